@@ -1,0 +1,74 @@
+package resource_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/finegrain/finegrain/resource"
+)
+
+// FuzzParse checks that Parse never panics, that what it accepts is a valid tuple, and
+// that Format writes it back to text that parses to the same tuple.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"cpu=2000,memory=4Gi", "", "cpu=", "gpu=1,gpu=1", "memory=-1", "disk=9999999999Pi", " net-io = 10Mi "} {
+		f.Add(s)
+	}
+	s := resource.Standard()
+	f.Fuzz(func(t *testing.T, text string) {
+		v, err := s.Parse(text)
+		if err != nil {
+			var de *resource.DimensionError
+			if !errors.As(err, &de) && !errors.Is(err, resource.ErrSyntax) {
+				t.Fatalf("Parse(%q) error %v is neither a DimensionError nor a syntax error", text, err)
+			}
+			return
+		}
+		if err := s.Validate(v); err != nil {
+			t.Fatalf("Parse(%q) = %v, invalid: %v", text, v, err)
+		}
+		back, err := s.Parse(s.Format(v))
+		if err != nil || back != v {
+			t.Fatalf("round trip of %v through %q gave %v, %v", v, s.Format(v), back, err)
+		}
+	})
+}
+
+// FuzzNewSchema checks that NewSchema never panics and that a schema it accepts indexes
+// every dimension by name.
+func FuzzNewSchema(f *testing.F) {
+	f.Add("cpu", "memory", "gpu", true, 3)
+	f.Add("a", "a", "", false, 9)
+	f.Fuzz(func(t *testing.T, a, b, c string, comp bool, n int) {
+		names := []string{a, b, c}
+		var dims []resource.Dimension
+		for i := 0; i < n%12; i++ {
+			dims = append(dims, resource.Dimension{Name: names[i%3] + string(rune('0'+i/3)), Compressible: comp && i%2 == 0})
+		}
+		s, err := resource.NewSchema(dims...)
+		if err != nil {
+			return
+		}
+		for i, d := range dims {
+			j, ok := s.Index(d.Name)
+			if !ok || j != i || s.Compressible().Has(i) != d.Compressible {
+				t.Fatalf("schema %v: dimension %d %q indexed at %d, %v", s, i, d.Name, j, ok)
+			}
+		}
+	})
+}
+
+// FuzzFromSlice checks that FromSlice accepts exactly the non-negative amounts that fit
+// the schema.
+func FuzzFromSlice(f *testing.F) {
+	f.Add(int64(1), int64(2), int64(3), int64(0))
+	f.Add(int64(-1), int64(2), int64(0), int64(7))
+	s := resource.MustSchema(resource.CPU, resource.Memory, resource.GPU)
+	f.Fuzz(func(t *testing.T, a, b, c, d int64) {
+		in := []int64{a, b, c, d}[:3+int(uint64(d)%2)]
+		v, err := s.FromSlice(in...)
+		ok := len(in) <= 3 && a >= 0 && b >= 0 && c >= 0
+		if (err == nil) != ok {
+			t.Fatalf("FromSlice(%v) = %v, %v", in, v, err)
+		}
+	})
+}

@@ -1,0 +1,165 @@
+package stage
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/finegrain/finegrain/resource"
+)
+
+// Forever is the end of time: a stage, reservation or window that never ends ends here.
+// Sums of times saturate at Forever instead of overflowing.
+const Forever = time.Duration(math.MaxInt64)
+
+// Sentinel errors of this package; errors.Is matches them through the wrapping.
+var (
+	// ErrEmptyProfile reports a profile without stages.
+	ErrEmptyProfile = errors.New("profile has no stages")
+	// ErrBadDuration reports a stage of zero or negative length.
+	ErrBadDuration = errors.New("stage duration must be positive")
+	// ErrNoRoom reports a profile that does not fit a timeline; it arrives inside a
+	// *FitError that says where.
+	ErrNoRoom = errors.New("not enough free resources")
+	// ErrUnknownReservation reports a handle the timeline does not hold: never
+	// reserved, or already released.
+	ErrUnknownReservation = errors.New("unknown reservation")
+	// ErrBeforeOrigin reports a time before the timeline's origin, which it keeps no
+	// state for (see Timeline.Trim).
+	ErrBeforeOrigin = errors.New("time before the timeline's origin")
+)
+
+// Stage is one execution stage of a task: for Duration, the task demands Demand.
+type Stage struct {
+	Duration time.Duration
+	Demand   resource.Tuple
+}
+
+// Profile is a task's demand over time (SPEC §2, "execution stages"): stages laid end to
+// end, the first starting when the task starts. A Profile is an immutable value; copies
+// share storage safely. Build one with NewProfile or Constant; the zero Profile has no
+// stages and is rejected wherever a demand is needed.
+type Profile struct {
+	schema  *resource.Schema
+	stages  []Stage
+	offsets []time.Duration // offsets[i] = start of stage i from the task's start; len = len(stages)+1
+	peak    resource.Tuple
+}
+
+// NewProfile validates the stages against schema and returns them as a profile. It fails
+// when there are no stages, a stage's duration is not positive, or a demand is negative
+// or outside the schema; the error names the stage. A stage of length Forever is an
+// open-ended one (a service); the total duration saturates at Forever.
+func NewProfile(schema *resource.Schema, stages ...Stage) (Profile, error) {
+	if schema == nil {
+		return Profile{}, fmt.Errorf("stage: nil schema: %w", resource.ErrSchemaMismatch)
+	}
+	if len(stages) == 0 {
+		return Profile{}, fmt.Errorf("stage: %w", ErrEmptyProfile)
+	}
+	p := Profile{
+		schema:  schema,
+		stages:  append([]Stage(nil), stages...),
+		offsets: make([]time.Duration, len(stages)+1),
+	}
+	for i, s := range stages {
+		if s.Duration <= 0 {
+			return Profile{}, fmt.Errorf("stage: stage %d: %w, got %v", i, ErrBadDuration, s.Duration)
+		}
+		if err := schema.Validate(s.Demand); err != nil {
+			return Profile{}, fmt.Errorf("stage: stage %d: %w", i, err)
+		}
+		p.offsets[i+1] = addSat(p.offsets[i], s.Duration)
+		p.peak = p.peak.Max(s.Demand)
+	}
+	return p, nil
+}
+
+// MustProfile is NewProfile for stages known to be valid; it panics on error.
+func MustProfile(schema *resource.Schema, stages ...Stage) Profile {
+	p, err := NewProfile(schema, stages...)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// Constant returns the one-stage profile that demands demand for d: how a request-based
+// scheduler sees every task (SPEC §3, request quantity). Pass Forever for a task of
+// unknown length.
+func Constant(schema *resource.Schema, demand resource.Tuple, d time.Duration) (Profile, error) {
+	return NewProfile(schema, Stage{Duration: d, Demand: demand})
+}
+
+// Schema is the schema the profile's demands are written in.
+func (p Profile) Schema() *resource.Schema { return p.schema }
+
+// Len is the number of stages.
+func (p Profile) Len() int { return len(p.stages) }
+
+// Stage returns stage i, 0 ≤ i < Len().
+func (p Profile) Stage(i int) Stage { return p.stages[i] }
+
+// Offset returns when stage i starts, counted from the task's start; Offset(Len()) is the
+// total duration.
+func (p Profile) Offset(i int) time.Duration { return p.offsets[i] }
+
+// Stages returns a copy of the stages.
+func (p Profile) Stages() []Stage { return append([]Stage(nil), p.stages...) }
+
+// Duration is the total duration: the sum of the stages' (Forever if any is).
+func (p Profile) Duration() time.Duration {
+	if len(p.offsets) == 0 {
+		return 0
+	}
+	return p.offsets[len(p.stages)]
+}
+
+// Peak is the per-dimension maximum demand over all stages: what the coarse-grained
+// matcher compares against (SPEC §3's Mx).
+func (p Profile) Peak() resource.Tuple { return p.peak }
+
+// At returns the demand at offset d from the task's start: that of the stage containing
+// d, or zero outside [0, Duration()).
+func (p Profile) At(d time.Duration) resource.Tuple {
+	i := p.StageAt(d)
+	if i < 0 {
+		return resource.Tuple{}
+	}
+	return p.stages[i].Demand
+}
+
+// StageAt returns the index of the stage containing offset d, or -1 outside
+// [0, Duration()).
+func (p Profile) StageAt(d time.Duration) int {
+	if d < 0 || d >= p.Duration() {
+		return -1
+	}
+	// The first offset beyond d starts the stage after the one containing d.
+	return sort.Search(len(p.stages), func(i int) bool { return p.offsets[i+1] > d })
+}
+
+// String formats the profile as "[dur demand, ...]" with demands in the schema's names.
+func (p Profile) String() string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, s := range p.stages {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%v {%s}", s.Duration, p.schema.Format(s.Demand))
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// addSat returns a + b for b ≥ 0, saturating at Forever.
+func addSat(a, b time.Duration) time.Duration {
+	if a > Forever-b {
+		return Forever
+	}
+	return a + b
+}
