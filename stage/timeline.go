@@ -326,60 +326,67 @@ func (tl *Timeline) fitError(c conflict, allow resource.Tuple) error {
 	}
 }
 
-// conflict finds the first stage of p, started at start, that some segment cannot hold:
-// a dimension where free − demand < −allow. Dimensions a stage does not demand are not
-// checked, so earlier compression there does not block it.
+// conflict finds the first segment, in time order, where some stage of p, started at
+// start, does not fit: a dimension the stage demands where free − demand < −allow.
+// Dimensions a stage does not demand are not checked, so earlier compression there does
+// not block it. One walk over the whole window serves every stage.
 func (tl *Timeline) conflict(start time.Duration, p Profile, allow resource.Tuple) (c conflict, bad bool) {
-	for i, s := range p.stages {
-		from := addSat(start, p.offsets[i])
-		to := addSat(start, p.offsets[i+1])
-		if from >= to {
-			break // past Forever
-		}
-		d := s.Demand
-		if d.IsZero() {
-			continue
-		}
-		tl.Walk(from, to, func(seg Segment) bool {
+	end := addSat(start, p.Duration())
+	i, n := 0, len(p.stages)
+	tl.Walk(start, end, func(seg Segment) bool {
+		// Stages before i ended at or before seg.Start; check those that begin before
+		// seg.End.
+		for j := i; j < n; j++ {
+			from := addSat(start, p.offsets[j])
+			if from >= seg.End {
+				break
+			}
+			d := &p.stages[j].Demand
 			for k := range d {
 				if d[k] > 0 && seg.Free[k]-d[k] < -allow[k] {
-					c = conflict{stage: i, dim: k, from: seg.Start, until: seg.End, demand: d[k], free: seg.Free[k]}
+					c = conflict{stage: j, dim: k, from: max(seg.Start, from), until: seg.End, demand: d[k], free: seg.Free[k]}
 					bad = true
 					return false
 				}
 			}
-			return true
-		})
-		if bad {
-			// The segment end reported by Walk is clipped to the stage; EarliestFit
-			// needs the real end of the constant segment.
-			c.until = tl.segmentEnd(c.from)
-			return c, true
 		}
+		for i < n && addSat(start, p.offsets[i+1]) <= seg.End {
+			i++
+		}
+		return true
+	})
+	if bad && c.until == end {
+		// Walk clips the last segment to the window; EarliestFit needs the real end of
+		// the constant segment.
+		c.until = tl.segmentEnd(c.from)
 	}
-	return c, false
+	return c, bad
 }
 
 // apply adds sign × p's demands, started at start, to the free amounts, then merges the
-// steps the change made equal to their predecessors.
+// steps the change made equal to their predecessors. It splits the steps at every stage
+// boundary first, so one pass over the window updates every stage.
 func (tl *Timeline) apply(start time.Duration, p Profile, sign int64) {
-	for i, s := range p.stages {
-		from := max(addSat(start, p.offsets[i]), tl.origin)
-		to := addSat(start, p.offsets[i+1])
-		if from >= to || s.Demand.IsZero() {
-			continue
-		}
-		tl.split(from)
-		tl.split(to)
-		delta := s.Demand
-		if sign < 0 {
-			delta = resource.Tuple{}.Sub(delta)
-		}
-		tl.steps.AscendRange(step{at: from}, step{at: to}, func(st step) bool {
-			*st.free = st.free.Add(delta)
-			return true
-		})
+	from := max(start, tl.origin)
+	end := addSat(start, p.Duration())
+	if from >= end {
+		return
 	}
+	for i := 0; i <= p.Len(); i++ {
+		tl.split(addSat(start, p.offsets[i]))
+	}
+	i := 0
+	tl.steps.AscendRange(step{at: from}, step{at: end}, func(st step) bool {
+		for addSat(start, p.offsets[i+1]) <= st.at {
+			i++
+		}
+		if sign < 0 {
+			*st.free = st.free.Sub(p.stages[i].Demand)
+		} else {
+			*st.free = st.free.Add(p.stages[i].Demand)
+		}
+		return true
+	})
 	for i := 0; i <= p.Len(); i++ {
 		tl.merge(addSat(start, p.offsets[i]))
 	}

@@ -1,0 +1,124 @@
+package stage_test
+
+import (
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// busyTimeline returns a timeline of about n segments: short reservations at random
+// starts over [0, n seconds), each within capacity on its own.
+func busyTimeline(b *testing.B, n int) *stage.Timeline {
+	r := rand.New(rand.NewSource(1))
+	tl, err := stage.NewTimeline(schema, tup(1<<40, 1<<40))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for tl.Len() < n {
+		start := time.Duration(r.Intn(n)) * time.Second
+		p := stage.MustProfile(schema, stage.Stage{Duration: time.Duration(1+r.Intn(3)) * time.Second, Demand: tup(int64(1+r.Intn(1000)), int64(1+r.Intn(1000)))})
+		if _, err := tl.Reserve(start, p, resource.Tuple{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return tl
+}
+
+func eightStages() stage.Profile {
+	st := make([]stage.Stage, 8)
+	for i := range st {
+		st[i] = stage.Stage{Duration: time.Duration(1+i%3) * time.Second, Demand: tup(int64(100*(i+1)), int64(50*(8-i)))}
+	}
+	return stage.MustProfile(schema, st...)
+}
+
+func BenchmarkReserveRelease(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		p    stage.Profile
+	}{
+		{"1stage", stage.MustProfile(schema, stage.Stage{Duration: 2 * time.Second, Demand: tup(100, 100)})},
+		{"8stages", eightStages()},
+	} {
+		b.Run(tc.name+"/1000segments", func(b *testing.B) {
+			tl := busyTimeline(b, 1000)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Duration(i%900) * time.Second
+				h, err := tl.Reserve(start, tc.p, resource.Tuple{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := tl.Release(h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkMinFree(b *testing.B) {
+	tl := busyTimeline(b, 1000)
+	for _, w := range []int{10, 100} {
+		b.Run(time.Duration(w*int(time.Second)).String()+"/1000segments", func(b *testing.B) {
+			b.ReportAllocs()
+			var sink resource.Tuple
+			for i := 0; i < b.N; i++ {
+				from := time.Duration(i%900) * time.Second
+				sink = sink.Add(tl.MinFree(from, from+time.Duration(w)*time.Second))
+			}
+			_ = sink
+		})
+	}
+}
+
+func BenchmarkWalk256(b *testing.B) {
+	tl := busyTimeline(b, 1000)
+	// Find a window holding 256 segments.
+	segs := tl.AppendSegments(nil, 0, stage.Forever)
+	from, to := segs[100].Start, segs[356].Start
+	b.ReportAllocs()
+	b.ResetTimer()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		tl.Walk(from, to, func(s stage.Segment) bool {
+			n++
+			return true
+		})
+	}
+	if n != 256*b.N {
+		b.Fatalf("walked %d segments, want %d", n, 256*b.N)
+	}
+}
+
+func BenchmarkSegmentsRange256(b *testing.B) {
+	tl := busyTimeline(b, 1000)
+	segs := tl.AppendSegments(nil, 0, stage.Forever)
+	from, to := segs[100].Start, segs[356].Start
+	b.ReportAllocs()
+	b.ResetTimer()
+	var sum int64
+	for i := 0; i < b.N; i++ {
+		for s := range tl.Segments(from, to) {
+			sum += s.Free[0]
+		}
+	}
+	_ = sum
+}
+
+func BenchmarkEarliestFit(b *testing.B) {
+	tl := busyTimeline(b, 1000)
+	// A demand that fits only where the timeline is quiet.
+	p := stage.MustProfile(schema, stage.Stage{Duration: 3 * time.Second, Demand: tup(1<<40-900, 1)})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := tl.EarliestFit(time.Duration(i%900)*time.Second, p, resource.Tuple{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
