@@ -1,0 +1,314 @@
+package predict_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+var (
+	sinkP    stage.Profile
+	sinkOK   bool
+	sinkV    resource.Vector
+	sinkRuns []predict.TaskProgress
+)
+
+// warmEstimator returns an estimator holding n keys of 8-stage profiles.
+func warmEstimator(b *testing.B, n int, opts ...predict.EstimatorOption) (*predict.SimilarTask, []predict.Key) {
+	e := newEst(b, opts...)
+	r := rng(1)
+	keys := make([]predict.Key, n)
+	for i := range keys {
+		keys[i] = predict.Key{Logic: fmt.Sprintf("app-%08x/map", i), InputSize: 128 << 20}
+		if err := e.Observe(keys[i], predict.Observation{Profile: randProfile(r, 8)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return e, keys
+}
+
+func BenchmarkEstimateHit(b *testing.B) {
+	e, keys := warmEstimator(b, 10000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkP, sinkOK = e.Estimate(keys[i%len(keys)])
+	}
+}
+
+func BenchmarkEstimateHitLogBuckets(b *testing.B) {
+	lb, _ := predict.LogBuckets(1.5)
+	e, keys := warmEstimator(b, 10000, predict.WithSizeBuckets(lb))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkP, sinkOK = e.Estimate(keys[i%len(keys)])
+	}
+}
+
+func BenchmarkEstimateHitParallel(b *testing.B) {
+	e, keys := warmEstimator(b, 10000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			p, ok := e.Estimate(keys[i%len(keys)])
+			if !ok || p.Len() == 0 {
+				b.Error("miss")
+			}
+			i++
+		}
+	})
+}
+
+func BenchmarkEstimateMiss(b *testing.B) {
+	e, _ := warmEstimator(b, 10000)
+	k := predict.Key{Logic: "unknown", InputSize: 1}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkP, sinkOK = e.Estimate(k)
+	}
+}
+
+func BenchmarkEstimateNearestSize(b *testing.B) {
+	e, keys := warmEstimator(b, 1000, predict.WithNearestSize(2))
+	k := keys[0]
+	k.InputSize += k.InputSize / 2
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkP, sinkOK = e.Estimate(k)
+	}
+}
+
+func BenchmarkObserve8Stages(b *testing.B) {
+	e, keys := warmEstimator(b, 1000)
+	r := rng(2)
+	obs := make([]predict.Observation, 64)
+	for i := range obs {
+		obs[i] = predict.Observation{Profile: randProfile(r, 8), Compression: randCompression(r, 8)}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := e.Observe(keys[i%len(keys)], obs[i%len(obs)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkObserveResample(b *testing.B) {
+	e, keys := warmEstimator(b, 1000)
+	r := rng(3)
+	obs := make([]predict.Observation, 64)
+	for i := range obs {
+		obs[i] = predict.Observation{Profile: randProfile(r, 5)}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := e.Observe(keys[i%len(keys)], obs[i%len(obs)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkObserveEvicting(b *testing.B) {
+	e, _ := warmEstimator(b, 1000, predict.WithMaxKeys(1000))
+	obs := predict.Observation{Profile: randProfile(rng(4), 8)}
+	keys := make([]predict.Key, 4096)
+	for i := range keys {
+		keys[i] = predict.Key{Logic: fmt.Sprintf("new-%d", i)}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := keys[i%len(keys)]
+		k.InputSize = int64(i)
+		if err := e.Observe(k, obs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// daySeries is a synthetic 288-sample day at five-minute intervals: plateaus with noise,
+// the shape of the PlanetLab traces.
+func daySeries() []predict.Sample {
+	s := make([]predict.Sample, 288)
+	r := rng(5)
+	level := int64(300)
+	for i := range s {
+		if i%40 == 0 {
+			level = 100 + r.Int64N(900)
+		}
+		s[i] = predict.Sample{At: time.Duration(i) * 5 * time.Minute, Usage: resource.Tuple{level + r.Int64N(100), 1<<30 + r.Int64N(1<<20)}}
+	}
+	return s
+}
+
+func BenchmarkSegment288(b *testing.B) {
+	s := daySeries()
+	sg, _ := predict.NewSegmenter()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p, err := sg.Segment(std, s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sinkP = p
+	}
+}
+
+func BenchmarkSegment288MinStage(b *testing.B) {
+	s := daySeries()
+	sg, _ := predict.NewSegmenter(predict.WithMinStage(time.Hour), predict.WithChangeThreshold(0.05))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkP, _ = sg.Segment(std, s)
+	}
+}
+
+func BenchmarkSegment288Percentile(b *testing.B) {
+	s := daySeries()
+	sg, _ := predict.NewSegmenter(predict.WithPercentile(0.95))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkP, _ = sg.Segment(std, s)
+	}
+}
+
+func BenchmarkSegmentPlanetLab(b *testing.B) {
+	all := planetLab(b)
+	sg, _ := predict.NewSegmenter()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkP, _ = sg.Segment(std, all[i%len(all)])
+	}
+}
+
+func BenchmarkConformity288(b *testing.B) {
+	w := make([]predict.Interval, 288)
+	for i := range w {
+		w[i] = predict.Interval{Duration: 5 * time.Minute, Actual: std.MustTuple(int64(600+i), 4<<30), Predicted: std.MustTuple(500, 4<<30), Idle: std.MustTuple(100, 1<<30)}
+	}
+	capacity := std.MustTuple(1000, 8<<30)
+	th := resource.Uniform(std.All(), 0.2)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkV, _ = predict.Conformity(std, capacity, th, w)
+	}
+}
+
+func BenchmarkConformityLog(b *testing.B) {
+	l, _ := predict.NewConformityLog(5)
+	servers := make([]string, 100)
+	for i := range servers {
+		servers[i] = fmt.Sprint("server-", i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s := servers[i%len(servers)]
+		_ = l.Record(s, resource.Vector{float64(i)})
+		sinkV, sinkOK = l.Mean(s)
+	}
+}
+
+func BenchmarkTrackerRunning1000(b *testing.B) {
+	tr, _ := predict.NewProgressTracker()
+	for i := 0; i < 1000; i++ {
+		id := fmt.Sprintf("task-%04d", i)
+		_ = tr.Start(id, fmt.Sprint("node", i%50), 0)
+		_ = tr.Update(id, math.Mod(float64(i)*0.37, 1), time.Minute)
+		if i%3 == 0 {
+			_ = tr.Finish(id, 2*time.Minute)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkRuns = tr.Running(3*time.Minute, sinkRuns[:0])
+	}
+}
+
+func BenchmarkTrackerUpdate(b *testing.B) {
+	tr, _ := predict.NewProgressTracker()
+	_ = tr.Start("t", "n", 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := tr.Update("t", 0.5, time.Duration(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDetectStraggler(b *testing.B) {
+	s := ps(10, .1, 20, .3, 30, .4, 40, .45)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		v, _ := predict.DetectStraggler(s, 0, 2*time.Minute)
+		sinkOK = v.Straggler
+	}
+}
+
+func BenchmarkDetectRedundant288(b *testing.B) {
+	u := make([]resource.Tuple, 288)
+	for i := range u {
+		u[i] = std.MustTuple(int64(100+i), int64(1<<30+i))
+	}
+	alloc := std.MustTuple(4000, 8<<30)
+	exp := resource.Uniform(std.All(), 0.8)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, _ := predict.DetectRedundant(std, u, alloc, exp)
+		sinkOK = r.IsRedundant()
+	}
+}
+
+// longSeries is a day at one-second intervals (86,400 samples): plateaus with noise.
+func longSeries() []predict.Sample {
+	s := make([]predict.Sample, 86400)
+	r := rng(6)
+	level := int64(300)
+	for i := range s {
+		if i%3600 == 0 {
+			level = 100 + r.Int64N(900)
+		}
+		s[i] = predict.Sample{At: time.Duration(i) * time.Second, Usage: resource.Tuple{level + r.Int64N(100)}}
+	}
+	return s
+}
+
+func BenchmarkSegmentDayPerSecond(b *testing.B) {
+	s := longSeries()
+	sg, _ := predict.NewSegmenter()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkP, _ = sg.Segment(std, s)
+	}
+}
+
+func BenchmarkSegmentDayPerSecondPercentile(b *testing.B) {
+	s := longSeries()
+	sg, _ := predict.NewSegmenter(predict.WithPercentile(0.95))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkP, _ = sg.Segment(std, s)
+	}
+}

@@ -1,0 +1,41 @@
+// Package predict learns what tasks will need and watches how they run: per-stage demand
+// profiles learned from similar tasks, stage segmentation of usage series, prediction
+// conformity, LATE's progress model, and the straggler and over-allocation detectors.
+//
+// What it implements, by SPEC reference:
+//
+//	§2 Def. 3      Key (similar tasks: same logic, same input size), with optional size
+//	               buckets (LogBuckets, LinearBuckets) and nearest-size scaling
+//	§2 eq. 8       Estimator, SimilarTask: iterative per-stage, per-dimension update with
+//	               the compression-aware weight w' = w × (1 − rcObs) (the eq. 8 Reading)
+//	§2 stages      Segmenter, Segment: usage samples → stages (the segmentation Reading)
+//	§2 eq. 14      stage.TimeAverage, reused by Conformity (not duplicated here)
+//	§2 eq. 16      Conformity (Def. 4), ConformityLog (the last k values per server,
+//	               the input of Alg. 3)
+//	§8 eq. 3.1     Phases, MapProgress, ReduceProgress
+//	§8 eq. 3.2–3.4 ProgressRate, TimeLeft, IsSlowTask; RuntimeEstimator and
+//	               ProgressObserver, implemented by ProgressTracker
+//	§11 S1–S4      DetectStraggler
+//	§11 T1–T2      DetectRedundant
+//
+// The Readings adopted where the sources are silent or ambiguous are stated where they
+// apply: the update rule and stage alignment (SimilarTask), the segmentation method
+// (Segmenter), T_SLO as a run time (DetectStraggler) and the reclaimable amount
+// (DetectRedundant).
+//
+// Learning a profile: segment each finished task's usage samples, feed the profile to
+// the estimator with the compression the task experienced, and ask for the next task of
+// the same key:
+//
+//	est, _ := predict.NewSimilarTask(resource.Standard())
+//	key := predict.Key{Logic: "wordcount/map", InputSize: 128 << 20}
+//	p, _ := predict.Segment(resource.Standard(), samples)
+//	_ = est.Observe(key, predict.Observation{Profile: p})
+//	if profile, ok := est.Estimate(key); ok {
+//		// fine-grained matching with profile
+//	}
+//
+// SimilarTask, ConformityLog and ProgressTracker are safe for concurrent use; Segmenter
+// is immutable. Bad input is rejected with a *FieldError (or a resource or stage error)
+// naming the field and value and wrapping a sentinel for errors.Is, and changes nothing.
+package predict

@@ -1,0 +1,635 @@
+package predict
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// Estimator predicts a task's demand profile from the tasks observed before it (SPEC §2).
+// It is the seam where other predictors plug in (sandbox runs, models, static analysis,
+// history: FGM §2.2). Implementations must be safe for concurrent use: observations
+// arrive asynchronously from many goroutines while the scheduler reads estimates.
+type Estimator interface {
+	// Estimate returns the predicted profile for a task of key k. false means the task
+	// is unpredictable (no or too little history): Alg. 1 then allocates its requested
+	// quantity.
+	Estimate(k Key) (stage.Profile, bool)
+	// Observe feeds what a task of key k was seen to use. A rejected observation
+	// changes nothing.
+	Observe(k Key, obs Observation) error
+}
+
+// Observation is what one task of a key was seen to do: its demand profile (typically
+// Segment applied to its usage samples) and how much it was compressed while it ran.
+type Observation struct {
+	// Profile is the observed demand over time, stages laid end to end. Its schema must
+	// equal the estimator's.
+	Profile stage.Profile
+	// Compression holds, for each stage of Profile, the compression ratio (eq. 1) the
+	// task experienced on each dimension during that stage, in [0, 1], zero on
+	// non-compressible dimensions. nil means the task was never compressed; otherwise
+	// the length must equal Profile.Len(). Usage observed under compression understates
+	// true demand, so a compressed stage counts for less (the eq. 8 Reading).
+	Compression []resource.Vector
+}
+
+// Resample says how an observation whose number of stages differs from the estimate's is
+// mapped onto the estimate's stages.
+type Resample uint8
+
+const (
+	// ResampleMean gives each estimate stage the time-weighted average (eq. 14) of the
+	// observed demand over the same relative interval. It preserves the observation's
+	// resource-time (the work the compression argument of eq. 3–4 conserves) and moves
+	// continuously with the stage boundaries. The default.
+	ResampleMean Resample = iota
+	// ResamplePeak gives each estimate stage the per-dimension peak of the observed
+	// stages overlapping its relative interval: never below the observation, but a
+	// sliver of a neighbouring high stage sets the whole stage.
+	ResamplePeak
+)
+
+// Defaults of SimilarTask. The paper's eq. 8 is lost, so no weight survives from it.
+const (
+	// DefaultBaseWeight is the base weight w of the iterative update (eq. 8 Reading):
+	// an uncompressed observation moves the estimate 30% of the way towards it.
+	DefaultBaseWeight = 0.3
+	// DefaultMinObservations is how many observations make a key predictable.
+	DefaultMinObservations = 1
+	// DefaultMaxKeys caps the keys a SimilarTask remembers before it evicts the least
+	// recently used.
+	DefaultMaxKeys = 1 << 16
+)
+
+type estConfig struct {
+	weight   float64
+	minObs   int
+	maxKeys  int
+	bucket   Bucketing
+	nearest  float64 // max size factor; 0 = off
+	scaler   SizeScaler
+	resample Resample
+}
+
+// EstimatorOption configures NewSimilarTask.
+type EstimatorOption func(*estConfig) error
+
+// WithBaseWeight sets the base weight w of the iterative update, in (0, 1]: 1 replaces
+// the estimate with every uncompressed observation, small values smooth more.
+func WithBaseWeight(w float64) EstimatorOption {
+	return func(c *estConfig) error {
+		if !(w > 0 && w <= 1) {
+			return fieldErr("base weight", w, ErrInvalidOption)
+		}
+		c.weight = w
+		return nil
+	}
+}
+
+// WithMinObservations sets how many observations a key needs before Estimate answers
+// for it (Alg. 1's unpredictable(t) below that); n ≥ 1.
+func WithMinObservations(n int) EstimatorOption {
+	return func(c *estConfig) error {
+		if n < 1 {
+			return fieldErr("minimum observations", n, ErrInvalidOption)
+		}
+		c.minObs = n
+		return nil
+	}
+}
+
+// WithMaxKeys caps the number of keys remembered; n ≥ 1. Observing a new key when the cap
+// is reached evicts the least recently used key (by Estimate hits and observations).
+func WithMaxKeys(n int) EstimatorOption {
+	return func(c *estConfig) error {
+		if n < 1 {
+			return fieldErr("maximum keys", n, ErrInvalidOption)
+		}
+		c.maxKeys = n
+		return nil
+	}
+}
+
+// WithSizeBuckets learns one profile per bucket of input sizes instead of per exact size
+// (see Key for the trade-off). b must not be nil.
+func WithSizeBuckets(b Bucketing) EstimatorOption {
+	return func(c *estConfig) error {
+		if b == nil {
+			return fieldErr("size bucketing", "nil", ErrInvalidOption)
+		}
+		c.bucket = b
+		return nil
+	}
+}
+
+// WithNearestSize lets Estimate answer for a size it has no profile for by scaling the
+// profile of the nearest predictable size of the same logic, provided the larger of the
+// two sizes is at most maxFactor times the smaller (sizes below 1 count as 1); maxFactor
+// must be a finite number ≥ 1. Nearness is by ratio; on a tie the larger known size is
+// used. See Key for the trade-off.
+func WithNearestSize(maxFactor float64) EstimatorOption {
+	return func(c *estConfig) error {
+		if !(maxFactor >= 1) || math.IsInf(maxFactor, 1) {
+			return fieldErr("nearest size factor", maxFactor, ErrInvalidOption)
+		}
+		c.nearest = maxFactor
+		return nil
+	}
+}
+
+// WithSizeScaler sets how WithNearestSize scales a profile between sizes; the default is
+// ScaleDurations. s must not be nil.
+func WithSizeScaler(s SizeScaler) EstimatorOption {
+	return func(c *estConfig) error {
+		if s == nil {
+			return fieldErr("size scaler", "nil", ErrInvalidOption)
+		}
+		c.scaler = s
+		return nil
+	}
+}
+
+// WithResample sets how observations with a different number of stages are merged; the
+// default is ResampleMean.
+func WithResample(r Resample) EstimatorOption {
+	return func(c *estConfig) error {
+		if r != ResampleMean && r != ResamplePeak {
+			return fieldErr("resample", r, ErrInvalidOption)
+		}
+		c.resample = r
+		return nil
+	}
+}
+
+// SimilarTask is the default Estimator: it learns, per similarity key (Def. 3), a
+// profile of stages whose durations and demands are updated iteratively from each
+// observation (SPEC §2, the eq. 8 Reading):
+//
+//	est ← (1 − w') × est + w' × obs,   w' = w × (1 − rcObs)
+//
+// per stage and per dimension, durations included, where w is the base weight and rcObs
+// the largest compression ratio (over compressible dimensions) the observed task
+// experienced in that stage. The first observation of a key initialises its estimate. A
+// stage observed under full compression (rcObs = 1) changes nothing; the update is a
+// convex combination, so every value stays between the old estimate and the
+// observation. The state is kept in floating point and rounded when the profile is
+// built, so small weights do not stall on integer rounding.
+//
+// Stage alignment (a Reading of ours: the paper does not say how observations of
+// differing stage counts combine). When the observation has as many stages as the
+// estimate, stage i updates stage i: durations are learned stage by stage and
+// boundaries move. Otherwise the estimate keeps its stages and the observation is
+// resampled onto them by relative time — estimate stage i covers the fraction [a, b)
+// of the estimate's total duration; it is updated from the observation over the same
+// fraction of the observation's total, with duration (b − a) × total, demand by the
+// Resample rule, and rcObs the largest ratio of the observed stages overlapping it. The
+// first observation of a key therefore fixes its number of stages; segment
+// observations of a logic with the same Segmenter so counts usually agree, and Forget a
+// key to restart it.
+//
+// Memory is bounded by WithMaxKeys: past the cap, the least recently used key is
+// evicted. The LRU order is exact: a use stamps the entry with a tick of a shared
+// counter (skipped when the entry already holds the latest tick), and eviction pops a
+// min-heap of stamps, re-placing entries whose stamp moved since they were placed.
+//
+// SimilarTask is safe for concurrent use. Reads take no lock: keys live in a sync.Map
+// and each key's current profile in an atomic pointer, so Estimate on a key it knows
+// allocates nothing and returns a shared immutable Profile. Writers (Observe, Forget,
+// eviction) serialise on a mutex. An Estimate racing with an Observe of the same key
+// sees the profile before or after it, never a mix.
+type SimilarTask struct {
+	schema *resource.Schema
+	cfg    estConfig
+
+	entries sync.Map // Key (canonical) → *entry; written only under mu
+	clock   atomic.Uint64
+
+	mu    sync.RWMutex       // serialises writers; read-held by the nearest-size path
+	count int                // number of entries
+	sizes map[string][]int64 // logic → sorted canonical sizes; only with WithNearestSize
+	lru   []*entry           // min-heap on entry.stamp
+}
+
+// snapshot is what readers see of an entry: replaced whole, never modified.
+type snapshot struct {
+	profile stage.Profile
+	n       int // observations so far
+}
+
+type entry struct {
+	snap atomic.Pointer[snapshot]
+	used atomic.Uint64 // last use, a tick of SimilarTask.clock
+
+	// Guarded by SimilarTask.mu.
+	key   Key               // canonical
+	dur   []float64         // per stage, nanoseconds
+	dem   []resource.Vector // per stage
+	stamp uint64            // the used value the heap is ordered by (≤ used)
+	index int               // position in SimilarTask.lru
+}
+
+func (s *SimilarTask) load(k Key) *entry {
+	if v, ok := s.entries.Load(k); ok {
+		return v.(*entry)
+	}
+	return nil
+}
+
+// touch marks e as the most recently used entry.
+func (s *SimilarTask) touch(e *entry) {
+	if e.used.Load() != s.clock.Load() { // otherwise e already holds the latest tick
+		e.used.Store(s.clock.Add(1))
+	}
+}
+
+// NewSimilarTask returns an empty SimilarTask for profiles in schema. It fails on a nil
+// schema or an invalid option.
+func NewSimilarTask(schema *resource.Schema, opts ...EstimatorOption) (*SimilarTask, error) {
+	if schema == nil {
+		return nil, fieldErr("schema", "nil", resource.ErrSchemaMismatch)
+	}
+	cfg := estConfig{
+		weight:  DefaultBaseWeight,
+		minObs:  DefaultMinObservations,
+		maxKeys: DefaultMaxKeys,
+		scaler:  ScaleDurations,
+	}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	s := &SimilarTask{schema: schema, cfg: cfg}
+	if cfg.nearest > 0 {
+		s.sizes = make(map[string][]int64)
+	}
+	return s, nil
+}
+
+// Schema is the schema of the profiles the estimator learns and returns.
+func (s *SimilarTask) Schema() *resource.Schema { return s.schema }
+
+func (s *SimilarTask) canon(k Key) Key {
+	if s.cfg.bucket != nil {
+		k.InputSize = s.cfg.bucket(k.InputSize)
+	}
+	return k
+}
+
+// Estimate implements Estimator. A key is predictable once it has the configured number
+// of observations; with WithNearestSize, an unpredictable key may be answered by scaling
+// a nearby size's profile (that path takes a read lock and allocates). An invalid key is
+// unpredictable.
+func (s *SimilarTask) Estimate(k Key) (stage.Profile, bool) {
+	if k.Logic == "" || k.InputSize < 0 {
+		return stage.Profile{}, false
+	}
+	ck := s.canon(k)
+	if e := s.load(ck); e != nil {
+		if sn := e.snap.Load(); sn.n >= s.cfg.minObs {
+			s.touch(e)
+			return sn.profile, true
+		}
+	}
+	if s.cfg.nearest == 0 {
+		return stage.Profile{}, false
+	}
+	s.mu.RLock()
+	src := s.nearestLocked(ck)
+	var from int64
+	if src != nil {
+		from = src.key.InputSize
+	}
+	s.mu.RUnlock()
+	if src == nil {
+		return stage.Profile{}, false
+	}
+	s.touch(src)
+	return s.cfg.scaler(src.snap.Load().profile, from, ck.InputSize)
+}
+
+// nearestLocked finds the predictable entry of the same logic whose size is nearest to
+// k's by ratio, within the configured factor. The caller holds s.mu.
+func (s *SimilarTask) nearestLocked(k Key) *entry {
+	sizes := s.sizes[k.Logic]
+	i, _ := slices.BinarySearch(sizes, k.InputSize)
+	ratio := func(a, b int64) float64 { return float64(max(a, b, 1)) / float64(max(min(a, b), 1)) }
+	var best *entry
+	bestR := math.Inf(1)
+	// The larger side first, so that on a tie the larger size wins.
+	for j := i; j < len(sizes); j++ {
+		r := ratio(sizes[j], k.InputSize)
+		if r > s.cfg.nearest {
+			break
+		}
+		if e := s.load(Key{k.Logic, sizes[j]}); e.snap.Load().n >= s.cfg.minObs {
+			best, bestR = e, r
+			break
+		}
+	}
+	for j := i - 1; j >= 0; j-- {
+		r := ratio(sizes[j], k.InputSize)
+		if r > s.cfg.nearest || r >= bestR {
+			break
+		}
+		if e := s.load(Key{k.Logic, sizes[j]}); e.snap.Load().n >= s.cfg.minObs {
+			best = e
+			break
+		}
+	}
+	return best
+}
+
+// Observe implements Estimator: it validates the observation and applies the iterative
+// update (eq. 8 Reading) to k's estimate, creating it (and evicting the least recently
+// used key if the cap is reached) on k's first observation. It fails, changing nothing,
+// on an invalid key, a profile of another schema or without stages, or compression
+// ratios of the wrong count, outside [0, 1], or on a non-compressible dimension.
+func (s *SimilarTask) Observe(k Key, obs Observation) error {
+	if err := k.validate(); err != nil {
+		return err
+	}
+	rc, err := s.validate(obs)
+	if err != nil {
+		return err
+	}
+	ck := s.canon(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.load(ck)
+	if e == nil {
+		s.insertLocked(newEntry(ck, obs.Profile))
+		return nil
+	}
+	odur, odem, orc := align(e.dur, obs.Profile, rc, s.cfg.resample)
+	dur := make([]float64, len(e.dur))
+	dem := make([]resource.Vector, len(e.dem))
+	stages := make([]stage.Stage, len(e.dur))
+	for i := range dur {
+		w := s.cfg.weight * (1 - orc[i])
+		dur[i] = (1-w)*e.dur[i] + w*odur[i]
+		stages[i].Duration = durationOf(dur[i])
+		for d := 0; d < s.schema.Len(); d++ {
+			dem[i][d] = (1-w)*e.dem[i][d] + w*odem[i][d]
+			stages[i].Demand[d] = amountOf(dem[i][d])
+		}
+	}
+	p, err := stage.NewProfile(s.schema, stages...)
+	if err != nil { // cannot happen for validated input; keep the old state if it does
+		return wrapf(err, "observe %q", ck.Logic)
+	}
+	e.dur, e.dem = dur, dem
+	e.snap.Store(&snapshot{profile: p, n: min(e.snap.Load().n+1, math.MaxInt32)})
+	s.touch(e)
+	return nil
+}
+
+// validate checks obs against the estimator's schema and returns the per-stage rcObs:
+// the largest compression ratio over the compressible dimensions.
+func (s *SimilarTask) validate(obs Observation) ([]float64, error) {
+	p := obs.Profile
+	if p.Len() == 0 {
+		return nil, wrapf(stage.ErrEmptyProfile, "observation")
+	}
+	if !s.schema.Equal(p.Schema()) {
+		return nil, fieldErr("observation schema", p.Schema(), resource.ErrSchemaMismatch)
+	}
+	rc := make([]float64, p.Len())
+	if obs.Compression == nil {
+		return rc, nil
+	}
+	if len(obs.Compression) != p.Len() {
+		return nil, fieldErr("observation compression stages", fmt.Sprintf("%d for %d stages", len(obs.Compression), p.Len()), ErrStageCount)
+	}
+	for i, v := range obs.Compression {
+		if err := s.schema.ValidateRatios(v, 1, true); err != nil {
+			return nil, wrapf(err, "observation compression[%d]", i)
+		}
+		rc[i] = v.MaxOver(s.schema.Compressible())
+	}
+	return rc, nil
+}
+
+func newEntry(k Key, p stage.Profile) *entry {
+	e := &entry{key: k, dur: make([]float64, p.Len()), dem: make([]resource.Vector, p.Len())}
+	e.snap.Store(&snapshot{profile: p, n: 1})
+	for i := range e.dur {
+		st := p.Stage(i)
+		e.dur[i] = float64(st.Duration)
+		e.dem[i] = st.Demand.Float()
+	}
+	return e
+}
+
+// align returns the observation's per-stage durations, demands and rcObs on the
+// estimate's stages (see SimilarTask: stage by stage when the counts agree, resampled by
+// relative time otherwise).
+func align(grid []float64, p stage.Profile, rc []float64, mode Resample) ([]float64, []resource.Vector, []float64) {
+	m := len(grid)
+	dur := make([]float64, m)
+	dem := make([]resource.Vector, m)
+	if p.Len() == m {
+		for i := range dur {
+			st := p.Stage(i)
+			dur[i] = float64(st.Duration)
+			dem[i] = st.Demand.Float()
+		}
+		return dur, dem, rc
+	}
+	k := p.Len()
+	orc := make([]float64, m)
+	// Relative boundaries of both partitions of [0, 1].
+	eb := fractions(m, func(i int) float64 { return grid[i] })
+	ob := fractions(k, func(j int) float64 { return float64(p.Stage(j).Duration) })
+	var obsTotal float64
+	for j := 0; j < k; j++ {
+		obsTotal += float64(p.Stage(j).Duration)
+	}
+	use := func(i, j int, weight float64) {
+		orc[i] = max(orc[i], rc[j])
+		dm := p.Stage(j).Demand
+		for d := range dem[i] {
+			x := float64(dm[d])
+			if mode == ResamplePeak {
+				dem[i][d] = max(dem[i][d], x)
+			} else {
+				dem[i][d] += x * weight
+			}
+		}
+	}
+	j := 0
+	for i := 0; i < m; i++ {
+		a, b := eb[i], eb[i+1]
+		dur[i] = (b - a) * obsTotal
+		for j < k-1 && ob[j+1] <= a {
+			j++
+		}
+		if !(b > a) { // a stage too thin to register as a fraction: take the demand at a
+			use(i, j, 1)
+			continue
+		}
+		for jj := j; jj < k && ob[jj] < b; jj++ {
+			if lo, hi := max(a, ob[jj]), min(b, ob[jj+1]); hi > lo {
+				use(i, jj, (hi-lo)/(b-a))
+			}
+		}
+	}
+	return dur, dem, orc
+}
+
+// fractions returns the n+1 boundaries, as fractions of the total, of n consecutive
+// lengths given by length(i); the first is 0 and the last exactly 1.
+func fractions(n int, length func(int) float64) []float64 {
+	b := make([]float64, n+1)
+	for i := 0; i < n; i++ {
+		b[i+1] = b[i] + length(i)
+	}
+	total := b[n]
+	for i := 1; i < n; i++ {
+		b[i] /= total
+	}
+	b[n] = 1
+	return b
+}
+
+// insertLocked adds a new entry, evicting the least recently used one first if the cap
+// is reached. The caller holds s.mu for writing.
+func (s *SimilarTask) insertLocked(e *entry) {
+	if s.count >= s.cfg.maxKeys {
+		s.evictLocked()
+	}
+	e.stamp = s.clock.Add(1)
+	e.used.Store(e.stamp)
+	s.entries.Store(e.key, e)
+	s.count++
+	e.index = len(s.lru)
+	s.lru = append(s.lru, e)
+	s.up(e.index)
+	if s.sizes != nil {
+		sz := s.sizes[e.key.Logic]
+		i, _ := slices.BinarySearch(sz, e.key.InputSize)
+		s.sizes[e.key.Logic] = slices.Insert(sz, i, e.key.InputSize)
+	}
+}
+
+// evictLocked removes the least recently used entry. Entries whose use stamp moved
+// since they were placed in the heap are re-placed first, so the entry removed has the
+// smallest current stamp of all.
+func (s *SimilarTask) evictLocked() {
+	for len(s.lru) > 0 {
+		e := s.lru[0]
+		if u := e.used.Load(); u != e.stamp {
+			e.stamp = u
+			s.down(0)
+			continue
+		}
+		s.removeLocked(e)
+		return
+	}
+}
+
+func (s *SimilarTask) removeLocked(e *entry) {
+	last := len(s.lru) - 1
+	i := e.index
+	if i != last {
+		s.swap(i, last)
+	}
+	s.lru[last] = nil
+	s.lru = s.lru[:last]
+	if i != last {
+		s.down(i)
+		s.up(i)
+	}
+	s.entries.Delete(e.key)
+	s.count--
+	if s.sizes != nil {
+		sz := s.sizes[e.key.Logic]
+		if j, ok := slices.BinarySearch(sz, e.key.InputSize); ok {
+			sz = slices.Delete(sz, j, j+1)
+		}
+		if len(sz) == 0 {
+			delete(s.sizes, e.key.Logic)
+		} else {
+			s.sizes[e.key.Logic] = sz
+		}
+	}
+}
+
+func (s *SimilarTask) swap(i, j int) {
+	s.lru[i], s.lru[j] = s.lru[j], s.lru[i]
+	s.lru[i].index, s.lru[j].index = i, j
+}
+
+func (s *SimilarTask) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if s.lru[p].stamp <= s.lru[i].stamp {
+			return
+		}
+		s.swap(i, p)
+		i = p
+	}
+}
+
+func (s *SimilarTask) down(i int) {
+	n := len(s.lru)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && s.lru[c+1].stamp < s.lru[c].stamp {
+			c++
+		}
+		if s.lru[i].stamp <= s.lru[c].stamp {
+			return
+		}
+		s.swap(i, c)
+		i = c
+	}
+}
+
+// Forget drops everything learned for k's key (its bucket, with WithSizeBuckets) and
+// reports whether there was anything. An invalid key is never known.
+func (s *SimilarTask) Forget(k Key) bool {
+	if k.validate() != nil {
+		return false
+	}
+	ck := s.canon(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.load(ck)
+	if e == nil {
+		return false
+	}
+	s.removeLocked(e)
+	return true
+}
+
+// Observations returns how many observations k's key has had (0 when unknown or
+// evicted). It does not count as a use for eviction.
+func (s *SimilarTask) Observations(k Key) int {
+	if k.validate() != nil {
+		return 0
+	}
+	if e := s.load(s.canon(k)); e != nil {
+		return e.snap.Load().n
+	}
+	return 0
+}
+
+// Len is the number of keys remembered.
+func (s *SimilarTask) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.count
+}

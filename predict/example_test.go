@@ -1,0 +1,154 @@
+package predict_test
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+)
+
+// Learn a demand profile from two similar tasks (same logic, same input size) and
+// predict the third: segment each finished task's usage samples into stages, feed the
+// profiles to the estimator, and ask for the key.
+func Example() {
+	schema := resource.Standard()
+	est, err := predict.NewSimilarTask(schema, predict.WithBaseWeight(0.5))
+	if err != nil {
+		panic(err)
+	}
+	key := predict.Key{Logic: "md5:9e107d9d372bb6826bd81d3542a419d6/map", InputSize: 128 << 20}
+
+	// Two map tasks sampled every 10 s: a CPU-bound read, then a memory-heavy spill.
+	// Usage is (millicores, MiB).
+	runs := [][][2]int64{
+		{{1900, 512}, {2000, 512}, {1950, 512}, {2000, 512}, {400, 2048}, {400, 2048}},
+		{{2000, 512}, {2000, 512}, {1800, 512}, {2000, 512}, {2000, 512}, {500, 1536}, {450, 1536}, {500, 1536}},
+	}
+	for _, run := range runs {
+		samples := make([]predict.Sample, len(run))
+		for i, u := range run {
+			samples[i] = predict.Sample{At: time.Duration(i) * 10 * time.Second, Usage: schema.MustTuple(u[0], u[1]<<20)}
+		}
+		profile, err := predict.Segment(schema, samples)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println("observed: ", profile)
+		if err := est.Observe(key, predict.Observation{Profile: profile}); err != nil {
+			panic(err)
+		}
+	}
+
+	third, ok := est.Estimate(key)
+	fmt.Println("predicted:", third, ok)
+	_, ok = est.Estimate(predict.Key{Logic: key.Logic, InputSize: 64 << 20})
+	fmt.Println("other input size predictable:", ok)
+	// Output:
+	// observed:  [40s {cpu=2000,memory=536870912}, 20s {cpu=400,memory=2147483648}]
+	// observed:  [50s {cpu=2000,memory=536870912}, 30s {cpu=500,memory=1610612736}]
+	// predicted: [45s {cpu=2000,memory=536870912}, 25s {cpu=450,memory=1879048192}] true
+	// other input size predictable: false
+}
+
+// A compressed observation counts for less (the eq. 8 Reading): the task below got 20%
+// less CPU than it needed, so its lower usage moves the estimate with weight
+// 0.5 × (1 − 0.2) = 0.4 instead of 0.5.
+func ExampleSimilarTask_Observe() {
+	schema := resource.Standard()
+	est, _ := predict.NewSimilarTask(schema, predict.WithBaseWeight(0.5))
+	key := predict.Key{Logic: "etl/reduce", InputSize: 1 << 30}
+	first, _ := predict.Segment(schema, []predict.Sample{{At: 0, Usage: schema.MustTuple(2000)}}, predict.WithLastDuration(time.Minute))
+	squeezed, _ := predict.Segment(schema, []predict.Sample{{At: 0, Usage: schema.MustTuple(1600)}}, predict.WithLastDuration(75*time.Second))
+	_ = est.Observe(key, predict.Observation{Profile: first})
+	_ = est.Observe(key, predict.Observation{Profile: squeezed, Compression: []resource.Vector{{0.2}}})
+	p, _ := est.Estimate(key)
+	fmt.Println(p)
+	// Output: [1m6s {cpu=1840}]
+}
+
+// Nearest-size scaling answers for an input size never seen, from the nearest one seen.
+func ExampleWithNearestSize() {
+	schema := resource.Standard()
+	est, _ := predict.NewSimilarTask(schema, predict.WithNearestSize(4))
+	seen, _ := predict.Segment(schema, []predict.Sample{{Usage: schema.MustTuple(1000)}}, predict.WithLastDuration(time.Minute))
+	_ = est.Observe(predict.Key{Logic: "scan", InputSize: 100}, predict.Observation{Profile: seen})
+	p, ok := est.Estimate(predict.Key{Logic: "scan", InputSize: 250})
+	fmt.Println(p, ok)
+	// Output: [2m30s {cpu=1000}] true
+}
+
+func ExampleSegment() {
+	schema := resource.Standard()
+	var samples []predict.Sample
+	for i, cpu := range []int64{100, 120, 100, 900, 880, 900, 900, 300} {
+		samples = append(samples, predict.Sample{At: time.Duration(i) * 5 * time.Minute, Usage: schema.MustTuple(cpu)})
+	}
+	p, _ := predict.Segment(schema, samples)
+	fmt.Println(p)
+	p, _ = predict.Segment(schema, samples, predict.WithMinStage(10*time.Minute))
+	fmt.Println(p)
+	// Output:
+	// [15m0s {cpu=120}, 20m0s {cpu=900}, 5m0s {cpu=300}]
+	// [15m0s {cpu=120}, 25m0s {cpu=900}]
+}
+
+func ExampleConformity() {
+	schema := resource.Standard()
+	capacity := schema.MustTuple(4000)
+	window := []predict.Interval{
+		{Duration: time.Minute, Actual: schema.MustTuple(3600), Predicted: schema.MustTuple(3000), Idle: schema.MustTuple(400)},
+		{Duration: time.Minute, Actual: schema.MustTuple(3000), Predicted: schema.MustTuple(3000), Idle: schema.MustTuple(1000)},
+	}
+	f, _ := predict.Conformity(schema, capacity, resource.Uniform(schema.All(), 0.2), window)
+	fmt.Printf("cpu F = %.0f millicores², rms error %.0f millicores\n", f[0], math.Sqrt(f[0]))
+
+	log, _ := predict.NewConformityLog(3)
+	_ = log.Record("node-1", f)
+	_ = log.Record("node-1", resource.Vector{20000})
+	mean, _ := log.Mean("node-1")
+	fmt.Printf("mean of the last values = %.0f\n", mean[0])
+	// Output:
+	// cpu F = 180000 millicores², rms error 424 millicores
+	// mean of the last values = 100000
+}
+
+func ExampleProgressTracker() {
+	tr, _ := predict.NewProgressTracker()
+	_ = tr.Start("map-1", "node-a", 0)
+	_ = tr.Start("map-2", "node-b", 0)
+	_ = tr.Start("map-3", "node-b", 0)
+	_ = tr.Finish("map-1", 100*time.Second)
+	_ = tr.Update("map-2", 0.8, 90*time.Second)
+	_ = tr.Update("map-3", 0.2, 90*time.Second)
+	for _, t := range tr.Running(100*time.Second, nil) {
+		fmt.Printf("%s on %s: progress %.1f, rate %.4f/s, time left %v, slow %v\n", t.Task, t.Node, t.Progress, t.Rate, t.TimeLeft, t.Slow)
+	}
+	a, _ := tr.NodeRate("node-a")
+	fmt.Printf("node-a rate %.3f/s from %d task(s)\n", a.Mean, a.N)
+	// Output:
+	// map-2 on node-b: progress 0.8, rate 0.0080/s, time left 25s, slow true
+	// map-3 on node-b: progress 0.2, rate 0.0020/s, time left 6m40s, slow true
+	// node-a rate 0.010/s from 1 task(s)
+}
+
+func ExampleDetectStraggler() {
+	samples := []predict.ProgressSample{
+		{At: 10 * time.Second, Progress: 0.10},
+		{At: 20 * time.Second, Progress: 0.30},
+		{At: 30 * time.Second, Progress: 0.40},
+		{At: 40 * time.Second, Progress: 0.45},
+	}
+	v, _ := predict.DetectStraggler(samples, 0, 2*time.Minute)
+	fmt.Printf("v1 %.3f/s, v2 %.3f/s, finish %v, straggler %v\n", v.V1, v.V2, v.Finish, v.Straggler)
+	// Output: v1 0.020/s, v2 0.005/s, finish 2m30s, straggler true
+}
+
+func ExampleDetectRedundant() {
+	schema := resource.Standard()
+	usage := []resource.Tuple{schema.MustTuple(800, 2<<30), schema.MustTuple(1000, 3<<30)}
+	r, _ := predict.DetectRedundant(schema, usage, schema.MustTuple(4000, 4<<30), resource.Uniform(schema.All(), 0.8))
+	fmt.Println("redundant:", r.IsRedundant(), "reclaim:", schema.Format(r.Reclaimable))
+	// Output: redundant: true reclaim: cpu=2750,memory=268435456
+}
