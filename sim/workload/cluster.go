@@ -1,0 +1,423 @@
+package workload
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/finegrain/finegrain/resource"
+)
+
+// NodeSpec describes one node of a simulated cluster.
+type NodeSpec struct {
+	// ID identifies the node; unique within the cluster.
+	ID string
+	// Rack names the rack the node sits in.
+	Rack string
+	// Capacity is what the node offers, in Schema().
+	Capacity resource.Tuple
+	// Speed is the node's task-processing rate relative to a normal node (1): a stage
+	// that lasts d on a normal node lasts d/Speed here. The PRRL thesis' slow and fast
+	// nodes have 0.8 and 1.2.
+	Speed float64
+	// Slots caps the tasks the node runs at once, as Hadoop 1 slots do (the thesis'
+	// model); 0 means no slot limit (only Capacity counts, as in YARN).
+	Slots int
+}
+
+// Cluster describes the machines a workload runs on: nodes in racks, and the bandwidth
+// one transfer of input data gets between two nodes (SPEC §10: transfer time = block
+// size / bandwidth). A Cluster is plain data; Validate it after building one by hand.
+type Cluster struct {
+	// Name describes the cluster, e.g. "fgm-23".
+	Name string
+	// Nodes lists the nodes; replica placements and localities refer to them by index.
+	Nodes []NodeSpec
+	// IntraRackBandwidth is the bytes/s a transfer between two nodes of the same rack
+	// gets.
+	IntraRackBandwidth int64
+	// CrossRackBandwidth is the bytes/s a transfer between two racks gets.
+	CrossRackBandwidth int64
+}
+
+// Validate checks the cluster: at least one node; node IDs non-empty and unique; racks
+// non-empty; capacities valid in Schema(); speeds positive and finite; slots not
+// negative; both bandwidths positive.
+func (c *Cluster) Validate() error {
+	if len(c.Nodes) == 0 {
+		return fieldErr("Nodes", 0, ErrEmpty)
+	}
+	if c.IntraRackBandwidth <= 0 {
+		return fieldErr("IntraRackBandwidth", c.IntraRackBandwidth, ErrInvalidValue)
+	}
+	if c.CrossRackBandwidth <= 0 {
+		return fieldErr("CrossRackBandwidth", c.CrossRackBandwidth, ErrInvalidValue)
+	}
+	seen := make(map[string]int, len(c.Nodes))
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		f := func(name string) string { return fmt.Sprintf("Nodes[%d](%s).%s", i, n.ID, name) }
+		switch {
+		case n.ID == "":
+			return fieldErr(f("ID"), n.ID, ErrEmpty)
+		case n.Rack == "":
+			return fieldErr(f("Rack"), n.Rack, ErrEmpty)
+		case !finite(n.Speed) || n.Speed <= 0:
+			return fieldErr(f("Speed"), n.Speed, ErrInvalidValue)
+		case n.Slots < 0:
+			return fieldErr(f("Slots"), n.Slots, ErrInvalidValue)
+		}
+		if err := schema.Validate(n.Capacity); err != nil {
+			return fieldErr(f("Capacity"), schema.Format(n.Capacity), err)
+		}
+		if k, dup := seen[n.ID]; dup {
+			return fieldErr(f("ID"), fmt.Sprintf("%s (also Nodes[%d])", n.ID, k), ErrDuplicateID)
+		}
+		seen[n.ID] = i
+	}
+	return nil
+}
+
+// Racks returns the distinct racks in order of first appearance.
+func (c *Cluster) Racks() []string {
+	var rs []string
+	seen := map[string]bool{}
+	for i := range c.Nodes {
+		if r := c.Nodes[i].Rack; !seen[r] {
+			seen[r] = true
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+// Capacity returns the sum of the nodes' capacities.
+func (c *Cluster) Capacity() resource.Tuple {
+	var t resource.Tuple
+	for i := range c.Nodes {
+		t = t.Add(c.Nodes[i].Capacity)
+	}
+	return t
+}
+
+// Locality is where a task runs relative to its input (SPEC §10's delay-scheduling
+// levels).
+type Locality uint8
+
+const (
+	// NodeLocal: the node holds a replica of the task's input.
+	NodeLocal Locality = iota
+	// RackLocal: a node of the same rack does.
+	RackLocal
+	// OffSwitch: only nodes of other racks do.
+	OffSwitch
+	// NoInput: the task reads no input block (reduce tasks, empty map tasks).
+	NoInput
+)
+
+// String returns "node-local", "rack-local", "off-switch" or "no-input".
+func (l Locality) String() string {
+	switch l {
+	case NodeLocal:
+		return "node-local"
+	case RackLocal:
+		return "rack-local"
+	case OffSwitch:
+		return "off-switch"
+	case NoInput:
+		return "no-input"
+	}
+	return fmt.Sprintf("Locality(%d)", uint8(l))
+}
+
+// Locality returns the locality of running on node (an index into Nodes) a task whose
+// input has replicas on the given nodes: NoInput when there are none. Indices out of
+// range count as nodes of no rack.
+func (c *Cluster) Locality(node int, replicas []int) Locality {
+	if len(replicas) == 0 {
+		return NoInput
+	}
+	rack := c.rack(node)
+	best := OffSwitch
+	for _, r := range replicas {
+		if r == node {
+			return NodeLocal
+		}
+		if rack != "" && c.rack(r) == rack {
+			best = RackLocal
+		}
+	}
+	return best
+}
+
+func (c *Cluster) rack(i int) string {
+	if i < 0 || i >= len(c.Nodes) {
+		return ""
+	}
+	return c.Nodes[i].Rack
+}
+
+// TransferTime returns how long moving bytes of input takes at locality l (SPEC §10):
+// 0 node-local or without input, bytes / IntraRackBandwidth rack-local, bytes /
+// CrossRackBandwidth off-switch. A non-positive bandwidth or byte count gives 0.
+func (c *Cluster) TransferTime(bytes int64, l Locality) time.Duration {
+	var bw int64
+	switch l {
+	case RackLocal:
+		bw = c.IntraRackBandwidth
+	case OffSwitch:
+		bw = c.CrossRackBandwidth
+	}
+	if bw <= 0 || bytes <= 0 {
+		return 0
+	}
+	d := float64(bytes) / float64(bw) * float64(time.Second)
+	if d >= math.MaxInt64 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(math.Round(d))
+}
+
+// ClusterOption configures FGMCluster and ThesisCluster. An invalid value makes the
+// constructor return an error wrapping ErrInvalidOption.
+type ClusterOption func(*clusterConfig) error
+
+type clusterConfig struct {
+	racks, perRack, slots int
+	intra, cross          int64
+	capacity              resource.Tuple
+}
+
+// WithRacks sets the number of racks (FGMCluster: 1, ThesisCluster: 3). Must be
+// positive.
+func WithRacks(n int) ClusterOption {
+	return func(c *clusterConfig) error {
+		if n <= 0 {
+			return optErr("racks", n)
+		}
+		c.racks = n
+		return nil
+	}
+}
+
+// WithNodesPerRack sets the nodes in each rack (FGMCluster: 23, ThesisCluster: 30, a
+// third slow, a third fast, the rest normal). Must be positive.
+func WithNodesPerRack(n int) ClusterOption {
+	return func(c *clusterConfig) error {
+		if n <= 0 {
+			return optErr("nodes per rack", n)
+		}
+		c.perRack = n
+		return nil
+	}
+}
+
+// WithSlots sets every node's slot count (FGMCluster: 0, no slot limit;
+// ThesisCluster: 4). Must not be negative.
+func WithSlots(n int) ClusterOption {
+	return func(c *clusterConfig) error {
+		if n < 0 {
+			return optErr("slots", n)
+		}
+		c.slots = n
+		return nil
+	}
+}
+
+// WithBandwidth sets the intra- and cross-rack bandwidth in bytes/s. Both must be
+// positive.
+func WithBandwidth(intra, cross int64) ClusterOption {
+	return func(c *clusterConfig) error {
+		if intra <= 0 {
+			return optErr("intra-rack bandwidth", intra)
+		}
+		if cross <= 0 {
+			return optErr("cross-rack bandwidth", cross)
+		}
+		c.intra, c.cross = intra, cross
+		return nil
+	}
+}
+
+// WithNodeCapacity sets every node's capacity, a valid tuple of Schema().
+func WithNodeCapacity(t resource.Tuple) ClusterOption {
+	return func(c *clusterConfig) error {
+		if err := schema.Validate(t); err != nil {
+			return fieldErr("node capacity", schema.Format(t), fmt.Errorf("%w: %w", ErrInvalidOption, err))
+		}
+		c.capacity = t
+		return nil
+	}
+}
+
+func (c *clusterConfig) apply(opts []ClusterOption) error {
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(c); err != nil {
+			return err
+		}
+	}
+	if c.racks*c.perRack > 1_000_000 {
+		return optErr("nodes", fmt.Sprintf("%d racks × %d nodes", c.racks, c.perRack))
+	}
+	return nil
+}
+
+// FGMCapacity is a node of the FGM evaluation cluster (FGM Table 1): 2 × Xeon
+// E5-2670 (8 cores each) = 16 cores, 8 × 4 GB = 32 GiB, 2 SAS 10k disks ≈ 2 × 150 MiB/s,
+// 2 × 1 Gb/s Ethernet = 250 MB/s.
+func FGMCapacity() resource.Tuple {
+	return schema.MustTuple(16000, 32*GiB, 300*MiB, 250_000_000)
+}
+
+// FGMCluster returns the FGM evaluation cluster (SPEC §7): 23 compute nodes of
+// FGMCapacity (the 24th server ran YARN's manager) in one rack, all of speed 1, no
+// slot limit; one transfer gets 1 Gb/s (125 MB/s). Nodes are "node01".."node23" in
+// "rack1".
+func FGMCluster(opts ...ClusterOption) (Cluster, error) {
+	cfg := clusterConfig{racks: 1, perRack: 23, intra: 125_000_000, cross: 125_000_000, capacity: FGMCapacity()}
+	if err := cfg.apply(opts); err != nil {
+		return Cluster{}, err
+	}
+	c := Cluster{Name: fmt.Sprintf("fgm-%d", cfg.racks*cfg.perRack), IntraRackBandwidth: cfg.intra, CrossRackBandwidth: cfg.cross}
+	w := max(2, len(fmt.Sprint(cfg.racks*cfg.perRack)))
+	for r := 0; r < cfg.racks; r++ {
+		for k := 0; k < cfg.perRack; k++ {
+			c.Nodes = append(c.Nodes, NodeSpec{
+				ID: fmt.Sprintf("node%0*d", w, len(c.Nodes)+1), Rack: fmt.Sprintf("rack%d", r+1),
+				Capacity: cfg.capacity, Speed: 1, Slots: cfg.slots,
+			})
+		}
+	}
+	return c, nil
+}
+
+// ThesisCapacity is a node of the PRRL thesis' simulated cluster: the thesis gives only
+// 4 slots; we give it 4 cores (one per slot), 8 GiB, 200 MiB/s of disk and 1 Gb/s of
+// network.
+func ThesisCapacity() resource.Tuple {
+	return schema.MustTuple(4000, 8*GiB, 200*MiB, 125_000_000)
+}
+
+// ThesisCluster returns the PRRL thesis' simulated cluster (SPEC §10, thesis §4.3.1): 3
+// racks, each of 10 slow (speed 0.8), 10 normal and 10 fast (1.2) nodes, 4 slots per
+// node, 20 MB/s within a rack and 5 MB/s across racks (MB read as MiB, so a 128 MiB
+// block moves in 6.4 s and 25.6 s, the thesis' figures). Nodes are
+// "rack1-node01".."rack3-node30", slow ones first in each rack.
+func ThesisCluster(opts ...ClusterOption) (Cluster, error) {
+	cfg := clusterConfig{racks: 3, perRack: 30, slots: 4, intra: 20 * MiB, cross: 5 * MiB, capacity: ThesisCapacity()}
+	if err := cfg.apply(opts); err != nil {
+		return Cluster{}, err
+	}
+	c := Cluster{Name: fmt.Sprintf("thesis-%dx%d", cfg.racks, cfg.perRack), IntraRackBandwidth: cfg.intra, CrossRackBandwidth: cfg.cross}
+	w := max(2, len(fmt.Sprint(cfg.perRack)))
+	third := cfg.perRack / 3
+	for r := 0; r < cfg.racks; r++ {
+		for k := 0; k < cfg.perRack; k++ {
+			speed := 1.0
+			switch {
+			case k < third:
+				speed = 0.8
+			case k >= cfg.perRack-third:
+				speed = 1.2
+			}
+			c.Nodes = append(c.Nodes, NodeSpec{
+				ID: fmt.Sprintf("rack%d-node%0*d", r+1, w, k+1), Rack: fmt.Sprintf("rack%d", r+1),
+				Capacity: cfg.capacity, Speed: speed, Slots: cfg.slots,
+			})
+		}
+	}
+	return c, nil
+}
+
+// DefaultReplication is HDFS's and the thesis' replica count.
+const DefaultReplication = 3
+
+// PlaceReplicas places replicas copies of every block on the cluster's nodes, as the
+// PRRL thesis' simulator does for load balance (SPEC §10, thesis §4.3.1), block by
+// block in order:
+//
+//  1. the first replica on the least-loaded node;
+//  2. the second on the least-loaded other node of the first one's rack;
+//  3. the third on the least-loaded node of another rack;
+//  4. any further ones on the least-loaded nodes not yet holding the block.
+//
+// Reading: "load" is the bytes of replicas a node already holds (the thesis does not
+// define it); ties go to the lower node index, so the placement is deterministic. When
+// the first replica's rack has no other node the second goes to another rack; when
+// there is one rack only the third goes to any other node of it.
+//
+// The result holds, for each block, the indices into c.Nodes of its replicas, first
+// replica first. It fails on an invalid cluster, replicas outside [1, number of nodes],
+// or a negative block size.
+func PlaceReplicas(c *Cluster, blocks []int64, replicas int) ([][]int, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if replicas < 1 || replicas > len(c.Nodes) {
+		return nil, fieldErr("replicas", fmt.Sprintf("%d for %d nodes", replicas, len(c.Nodes)), ErrInvalidValue)
+	}
+	for i, b := range blocks {
+		if b < 0 {
+			return nil, fieldErr(fmt.Sprintf("blocks[%d]", i), b, ErrInvalidValue)
+		}
+	}
+	n := len(c.Nodes)
+	rackOf := make([]int, n)
+	rackIdx := map[string]int{}
+	for i := range c.Nodes {
+		k, ok := rackIdx[c.Nodes[i].Rack]
+		if !ok {
+			k = len(rackIdx)
+			rackIdx[c.Nodes[i].Rack] = k
+		}
+		rackOf[i] = k
+	}
+	load := make([]int64, n)
+	chosen := make([]bool, n)
+	all := make([]int, len(blocks)*replicas)
+	out := make([][]int, len(blocks))
+	// least returns the least-loaded node not chosen that ok accepts, or -1.
+	least := func(ok func(i int) bool) int {
+		best := -1
+		for i := 0; i < n; i++ {
+			if !chosen[i] && ok(i) && (best < 0 || load[i] < load[best]) {
+				best = i
+			}
+		}
+		return best
+	}
+	anyNode := func(int) bool { return true }
+	for b, size := range blocks {
+		rs := all[b*replicas : (b+1)*replicas : (b+1)*replicas]
+		for k := range rs {
+			var i int
+			switch k {
+			case 0:
+				i = least(anyNode)
+			case 1:
+				r0 := rackOf[rs[0]]
+				if i = least(func(i int) bool { return rackOf[i] == r0 }); i < 0 {
+					i = least(anyNode)
+				}
+			case 2:
+				r0 := rackOf[rs[0]]
+				if i = least(func(i int) bool { return rackOf[i] != r0 }); i < 0 {
+					i = least(anyNode)
+				}
+			default:
+				i = least(anyNode)
+			}
+			rs[k] = i
+			chosen[i] = true
+		}
+		for _, i := range rs {
+			chosen[i] = false
+			load[i] += size
+		}
+		out[b] = rs
+	}
+	return out, nil
+}
