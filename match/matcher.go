@@ -1,0 +1,260 @@
+package match
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// Matcher decides whether, and how, a task whose demand over time is p fits server s
+// if it starts at start (an offset on the server's timeline, at or after its origin).
+// It only reads the server's timeline; the caller reserves after a successful match
+// (with Result.Allowance as the compression allowance). Implementations allocate
+// nothing and are safe for concurrent use as long as the timeline is not written
+// meanwhile.
+type Matcher interface {
+	Match(s Server, start time.Duration, p stage.Profile) Result
+}
+
+// RequestQuantity matches a task that cannot be predicted (a service, or a task
+// without enough history: Alg. 1 line 8, SPEC §3) by its request: the task gets exactly
+// what it asks for, held for its whole (declared, or Forever) duration, without
+// compression. Pass the request as a profile, usually one stage from stage.Constant;
+// a multi-stage profile is read as its peak held throughout. The task fits when the
+// server's free resources cover the request over [start, start + duration). Reserve
+// the request with Hold.
+type RequestQuantity struct{}
+
+// Match implements Matcher.
+func (RequestQuantity) Match(s Server, start time.Duration, p stage.Profile) Result {
+	return peakMatch(&s, start, p)
+}
+
+// Hold returns what a task matched by its request holds on the server: its peak for
+// its whole duration (stage.Constant), the profile to reserve.
+func (RequestQuantity) Hold(p stage.Profile) (stage.Profile, error) {
+	if p.Len() == 0 {
+		return stage.Profile{}, fmt.Errorf("match: %w", stage.ErrEmptyProfile)
+	}
+	return stage.Constant(p.Schema(), p.Peak(), p.Duration())
+}
+
+// CoarseGrained is the coarse-grained match of Alg. 1 lines 12–15: Mx is the task's
+// per-dimension peak demand over its whole duration T (Profile.Peak), Ax the server's
+// per-dimension minimum free amount over [start, start + T) (Timeline.MinFree); the
+// match fails when Ax < Mx in the sense of eq. 13, i.e. some dimension's peak is not
+// covered. It never compresses. On failure the result names the first such dimension
+// (in slot order), the first stage demanding that peak, and the first segment where
+// the minimum occurs.
+type CoarseGrained struct{}
+
+// Match implements Matcher.
+func (CoarseGrained) Match(s Server, start time.Duration, p stage.Profile) Result {
+	return peakMatch(&s, start, p)
+}
+
+// FineGrained is the fine-grained match of Alg. 2 (SPEC §4), exactly: the task's stages,
+// laid end to end from start, are walked together with the server's free segments;
+// every segment n overlapping a stage s must satisfy
+//
+//	nc + rc × N ≥ sc   and   nn ≥ sn
+//
+// on every dimension (eq. 13), where nc, nn are the compressible and non-compressible
+// parts of the segment's free amounts, sc, sn those of the stage's demand, N the
+// server's capacity and rc the compression ratios s.Allowance grants there (zero when
+// it is nil). Because the check is on every dimension, a segment already squeezed
+// below −rc × N on a compressible dimension refuses even a stage that does not demand
+// that dimension, as the algorithm is printed.
+//
+// A successful match reports the compression each stage would run under
+// (Result.StageRatio, Result.Compression; eq. 1 with the placed stage's demand) and
+// the allowance to reserve with (Result.Allowance). The walk costs O(log n + k) for a
+// timeline of n segments of which k overlap the task, and allocates nothing.
+type FineGrained struct{}
+
+// Match implements Matcher.
+func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result {
+	if err := check(&s, start, &p); err != nil {
+		return invalid(err)
+	}
+	tl := s.Timeline
+	schema := tl.Schema()
+	// The walk's state holds values only (no pointers to this frame), so that passing
+	// w.visit to Walk allocates nothing.
+	w := fineWalk{
+		id: s.ID, allow: s.Allowance, p: p, schema: schema, start: start,
+		sStart: start, sEnd: addSat(start, p.Offset(1)), d: p.Stage(0).Demand, n: p.Len(),
+		comp: schema.Compressible(), capacity: tl.Capacity(), ndims: schema.Len(),
+		r: Result{Stage: -1, Dim: -1, schema: schema, nstages: p.Len()},
+	}
+	w.compCap = w.capacity.Only(w.comp)
+	if f, ok := s.Allowance.(Fixed); ok {
+		// A constant allowance is the same on every segment: compute rc × N once.
+		w.allow, w.fixed = nil, scaleAllowance(w.compCap, resource.Vector(f))
+	}
+	tl.Walk(start, addSat(start, p.Duration()), w.visit)
+	if w.r.Code == Fit && w.r.Allowance != (resource.Tuple{}) {
+		w.r.Code = FitCompressed
+	}
+	return w.r
+}
+
+// fineWalk is the state of Alg. 2's walk: stage i of p, [sStart, sEnd), demanding d.
+type fineWalk struct {
+	id                string
+	allow             Allowance
+	fixed             resource.Tuple // rc × N when allow is nil because it is a Fixed
+	p                 stage.Profile
+	r                 Result
+	schema            *resource.Schema
+	start             time.Duration
+	sStart, sEnd      time.Duration
+	d                 resource.Tuple
+	i, n              int
+	ndims             int
+	comp              resource.Mask
+	capacity, compCap resource.Tuple
+}
+
+// visit checks one free segment against the stages it overlaps.
+func (w *fineWalk) visit(seg stage.Segment) bool {
+	for {
+		// Alg. 2 line 8: nc + rc × N < sc or nn < sn fails the match.
+		if short(&seg.Free, &w.d, w.ndims) && !w.squeeze(&seg) {
+			return false
+		}
+		// Alg. 2 lines 11–15: the next segment if this one ends within the stage, else
+		// the next stage against the same segment.
+		if seg.End < w.sEnd {
+			return true
+		}
+		w.i++
+		if w.i == w.n {
+			return false
+		}
+		w.sStart, w.sEnd = w.sEnd, addSat(w.start, w.p.Offset(w.i+1))
+		w.d = w.p.Stage(w.i).Demand
+		if seg.End == w.sStart {
+			return true
+		}
+	}
+}
+
+// short is free.AnyLess(demand) (eq. 13) over the first n slots (those of the schema;
+// the others are zero in both) without copying the tuples.
+func short(free, demand *resource.Tuple, n int) bool {
+	for k := 0; k < n && k < resource.MaxDims; k++ {
+		if free[k] < demand[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// squeeze handles a segment whose free amounts do not cover the stage's demand: it
+// fails the match (false) unless the compression allowed there makes up for it, and
+// records the compression.
+func (w *fineWalk) squeeze(seg *stage.Segment) bool {
+	d := &w.d
+	piece := stage.Segment{Start: max(seg.Start, w.sStart), End: min(seg.End, w.sEnd), Free: seg.Free}
+	allow := w.fixed
+	if w.allow != nil {
+		for k := range d {
+			if seg.Free[k] < d[k] && w.comp.Has(k) {
+				allow = allowance(w.allow, w.id, w.capacity, w.compCap, piece, *d)
+				break
+			}
+		}
+	}
+	for k := range d {
+		if seg.Free[k]+allow[k] < d[k] {
+			w.r = Result{
+				Code: NoRoom, Stage: w.i, Dim: k, DimName: w.schema.DimName(k),
+				From: piece.Start, Until: piece.End,
+				Demand: d[k], Free: seg.Free[k], Allowed: allow[k], schema: w.schema,
+			}
+			return false
+		}
+	}
+	// It fits by compression: every task sharing dimension k gets C/D of its demand,
+	// rc = (D − C)/D with D = C − free + demand (eq. 1).
+	for k := range d {
+		if d[k] > 0 && seg.Free[k] < d[k] {
+			squeeze := d[k] - seg.Free[k]
+			rc := float64(squeeze) / float64(w.capacity[k]-seg.Free[k]+d[k])
+			w.r.Compression[k] = max(w.r.Compression[k], rc)
+			w.r.Allowance[k] = max(w.r.Allowance[k], squeeze)
+			w.r.noteStage(w.i, rc)
+		}
+	}
+	return true
+}
+
+// Refuse is the matcher of a server whose policy accepts no task (StopAllocation): it
+// returns Unschedulable for every task.
+type Refuse struct{}
+
+// Match implements Matcher.
+func (Refuse) Match(Server, time.Duration, stage.Profile) Result {
+	return Result{Code: Unschedulable, Stage: -1, Dim: -1}
+}
+
+// peakMatch is the shared check of RequestQuantity and CoarseGrained: Ax < Mx (eq. 13).
+func peakMatch(s *Server, start time.Duration, p stage.Profile) Result {
+	if err := check(s, start, &p); err != nil {
+		return invalid(err)
+	}
+	tl := s.Timeline
+	end := addSat(start, p.Duration())
+	ax, mx := tl.MinFree(start, end), p.Peak()
+	schema := tl.Schema()
+	if !ax.AnyLess(mx) {
+		return Result{Code: Fit, Stage: -1, Dim: -1, schema: schema, nstages: p.Len()}
+	}
+	k := 0
+	for ax[k] >= mx[k] {
+		k++
+	}
+	r := Result{Code: NoRoom, Stage: -1, Dim: k, DimName: schema.DimName(k), Demand: mx[k], Free: ax[k], schema: schema}
+	for i := 0; i < p.Len(); i++ {
+		if p.Stage(i).Demand[k] == mx[k] {
+			r.Stage = i
+			break
+		}
+	}
+	tl.Walk(start, end, func(seg stage.Segment) bool {
+		if seg.Free[k] == ax[k] {
+			r.From, r.Until = seg.Start, seg.End
+			return false
+		}
+		return true
+	})
+	return r
+}
+
+// check validates the input common to every matcher.
+func check(s *Server, start time.Duration, p *stage.Profile) error {
+	if s.Timeline == nil {
+		return fmt.Errorf("match: server %q: %w", s.ID, ErrNilTimeline)
+	}
+	if p.Len() == 0 {
+		return fmt.Errorf("match: %w", stage.ErrEmptyProfile)
+	}
+	if tl := s.Timeline; !tl.Schema().Equal(p.Schema()) {
+		return fmt.Errorf("match: profile schema %v, server %q schema %v: %w", p.Schema(), s.ID, tl.Schema(), resource.ErrSchemaMismatch)
+	}
+	if o := s.Timeline.Origin(); start < o {
+		return fmt.Errorf("match: start %v before the origin %v of server %q's timeline: %w", start, o, s.ID, stage.ErrBeforeOrigin)
+	}
+	return nil
+}
+
+// addSat returns a + b for b ≥ 0, saturating at stage.Forever.
+func addSat(a, b time.Duration) time.Duration {
+	if a > stage.Forever-b {
+		return stage.Forever
+	}
+	return a + b
+}

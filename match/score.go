@@ -1,0 +1,200 @@
+package match
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/finegrain/finegrain/resource"
+)
+
+// Scorer ranks the servers a task fits, for push-mode placement (a task is pending:
+// pick a node). Score returns how good it is to place a task demanding demand on a
+// server of capacity whose free amount is free; higher is better. Implementations look
+// at the dimensions with a positive capacity, read shares clamped to [0, 1], and return
+// a number in [0, 1]. Place calls it with the server's minimum free amount over the
+// task's window (Timeline.MinFree) and the task's peak demand.
+type Scorer interface {
+	Score(capacity, free, demand resource.Tuple) float64
+}
+
+// LeastAllocated prefers the server left with the most free resources: the mean over
+// dimensions of (free − demand)/capacity. It spreads load (Kubernetes'
+// LeastAllocated). Dims limits the dimensions considered; zero means all.
+type LeastAllocated struct{ Dims resource.Mask }
+
+// Score implements Scorer.
+func (s LeastAllocated) Score(capacity, free, demand resource.Tuple) float64 {
+	sum, n := 0.0, 0
+	for k := range capacity {
+		if use(s.Dims, capacity, k) {
+			sum += 1 - after(capacity, free, demand, k)
+			n++
+		}
+	}
+	return mean(sum, n)
+}
+
+// MostAllocated prefers the server left with the least free resources: the mean over
+// dimensions of the utilisation after placement, (capacity − free + demand)/capacity.
+// It packs load (Kubernetes' MostAllocated). Dims limits the dimensions considered;
+// zero means all.
+type MostAllocated struct{ Dims resource.Mask }
+
+// Score implements Scorer.
+func (s MostAllocated) Score(capacity, free, demand resource.Tuple) float64 {
+	sum, n := 0.0, 0
+	for k := range capacity {
+		if use(s.Dims, capacity, k) {
+			sum += after(capacity, free, demand, k)
+			n++
+		}
+	}
+	return mean(sum, n)
+}
+
+// BestFit prefers the server where the task fits most tightly on the resource it needs
+// most: 1 − (free − demand)/capacity on the task's dominant dimension (its largest
+// share of this server's capacity; the first in slot order on ties). Classic best-fit
+// bin packing, read in several dimensions. Dims limits the dimensions considered; zero
+// means all.
+type BestFit struct{ Dims resource.Mask }
+
+// Score implements Scorer.
+func (s BestFit) Score(capacity, free, demand resource.Tuple) float64 {
+	dom, best := -1, -1.0
+	for k := range capacity {
+		if use(s.Dims, capacity, k) {
+			if sh := clamp01(float64(demand[k]) / float64(capacity[k])); sh > best {
+				dom, best = k, sh
+			}
+		}
+	}
+	if dom < 0 {
+		return 0
+	}
+	return after(capacity, free, demand, dom)
+}
+
+// BalancedAllocation prefers the server whose utilisation after placement is most even
+// across dimensions: 1 − the standard deviation of the utilisations (Kubernetes'
+// NodeResourcesBalancedAllocation). It avoids stranding one resource while another is
+// exhausted. Dims limits the dimensions considered; zero means all.
+type BalancedAllocation struct{ Dims resource.Mask }
+
+// Score implements Scorer.
+func (s BalancedAllocation) Score(capacity, free, demand resource.Tuple) float64 {
+	var u [resource.MaxDims]float64
+	sum, n := 0.0, 0
+	for k := range capacity {
+		if use(s.Dims, capacity, k) {
+			u[n] = after(capacity, free, demand, k)
+			sum += u[n]
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	m := sum / float64(n)
+	v := 0.0
+	for _, x := range u[:n] {
+		v += (x - m) * (x - m)
+	}
+	// Utilisations lie in [0, 1], so the standard deviation is at most 1/2.
+	return 1 - 2*math.Sqrt(v/float64(n))
+}
+
+// Alignment is Tetris' packing score: the dot product of the task's demand and the
+// server's free resources, both normalised by the server's capacity, divided by the
+// number of dimensions so that it lies in [0, 1]. A server whose free resources have
+// the shape of the demand scores high. Dims limits the dimensions considered; zero
+// means all.
+type Alignment struct{ Dims resource.Mask }
+
+// Score implements Scorer.
+func (s Alignment) Score(capacity, free, demand resource.Tuple) float64 {
+	sum, n := 0.0, 0
+	for k := range capacity {
+		if use(s.Dims, capacity, k) {
+			c := float64(capacity[k])
+			sum += clamp01(float64(demand[k])/c) * clamp01(float64(free[k])/c)
+			n++
+		}
+	}
+	return mean(sum, n)
+}
+
+func use(m resource.Mask, capacity resource.Tuple, k int) bool {
+	return capacity[k] > 0 && (m == 0 || m.Has(k))
+}
+
+// after is the utilisation of dimension k after placement, clamped to [0, 1].
+func after(capacity, free, demand resource.Tuple, k int) float64 {
+	c := float64(capacity[k])
+	return clamp01((c - float64(free[k]) + float64(demand[k])) / c)
+}
+
+func clamp01(x float64) float64 {
+	switch {
+	case !(x > 0):
+		return 0
+	case x > 1:
+		return 1
+	}
+	return x
+}
+
+func mean(sum float64, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// Placement is the outcome of Place.
+type Placement struct {
+	// Index is the chosen server's index in the slice given to Place, -1 when the task
+	// fits none.
+	Index int
+	// Server is the chosen server's ID.
+	Server string
+	// Score is the chosen server's score.
+	Score float64
+	// Result is the chosen server's match result; when the task fits none, the result
+	// of the first server (explaining why it did not fit there), or an Invalid result
+	// wrapping ErrNoServers when there are no servers.
+	Result Result
+}
+
+var errPlaceNone = fmt.Errorf("match: place: %w", ErrNoServers)
+
+// Place is push-mode placement: it matches task t, starting at start, against every
+// server with m, applies the QoS check q (nil for none) to those it fits, and returns
+// the fitting server sc scores highest. Ties go to the smaller server ID, then the
+// earlier index, so the choice is deterministic. A score that is NaN ranks last.
+func Place(servers []Server, start time.Duration, t Task, m Matcher, q QoSCheck, sc Scorer) Placement {
+	best := Placement{Index: -1, Score: math.Inf(-1), Result: invalid(errPlaceNone)}
+	for i := range servers {
+		s := servers[i]
+		r := m.Match(s, start, t.Profile)
+		if r.Code.OK() && q != nil {
+			r = q.CheckQoS(s, start, t, r)
+		}
+		if !r.Code.OK() {
+			if i == 0 {
+				best.Result = r
+			}
+			continue
+		}
+		tl := s.Timeline
+		score := sc.Score(tl.Capacity(), tl.MinFree(start, addSat(start, t.Profile.Duration())), t.Profile.Peak())
+		if score != score {
+			score = math.Inf(-1)
+		}
+		if best.Index < 0 || score > best.Score || (score == best.Score && s.ID < best.Server) {
+			best = Placement{Index: i, Server: s.ID, Score: score, Result: r}
+		}
+	}
+	return best
+}

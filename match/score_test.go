@@ -1,0 +1,115 @@
+package match_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/resource"
+)
+
+func TestScorers(t *testing.T) {
+	// cpu: capacity 1000, free 600, demand 100 → utilisation after 0.5
+	// mem: capacity 1000, free 300, demand 200 → utilisation after 0.9 (dominant: 0.2)
+	// net: capacity 0 → ignored
+	capacity, free, demand := tup(1000, 1000, 0), tup(600, 300, 0), tup(100, 200, 0)
+	cpuOnly := resource.Mask(1)
+	for _, tc := range []struct {
+		name string
+		s    match.Scorer
+		want float64
+	}{
+		{"least allocated", match.LeastAllocated{}, (0.5 + 0.1) / 2},
+		{"least allocated, cpu only", match.LeastAllocated{Dims: cpuOnly}, 0.5},
+		{"most allocated", match.MostAllocated{}, (0.5 + 0.9) / 2},
+		{"most allocated, cpu only", match.MostAllocated{Dims: cpuOnly}, 0.5},
+		{"best fit on the dominant dimension", match.BestFit{}, 0.9},
+		{"best fit, cpu only", match.BestFit{Dims: cpuOnly}, 0.5},
+		{"balanced", match.BalancedAllocation{}, 1 - 2*0.2},
+		{"balanced, one dimension", match.BalancedAllocation{Dims: cpuOnly}, 1},
+		{"alignment", match.Alignment{}, (0.1*0.6 + 0.2*0.3) / 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.InDelta(t, tc.want, tc.s.Score(capacity, free, demand), 1e-12)
+			assert.Zero(t, tc.s.Score(resource.Tuple{}, free, demand), "no capacity: nothing to score")
+		})
+	}
+	// Shares are clamped: a compressed (negative) free amount counts as full use.
+	assert.Equal(t, 0.0, match.LeastAllocated{}.Score(tup(1000, 0, 0), resource.Tuple{-100}, tup(50, 0, 0)))
+	assert.Equal(t, 1.0, match.MostAllocated{}.Score(tup(1000, 0, 0), resource.Tuple{-100}, tup(50, 0, 0)))
+}
+
+func TestPlace(t *testing.T) {
+	mk := func(id string, cpuUsed int64) match.Server {
+		tl := timeline(t, tup(4000, 8000, 1000))
+		if cpuUsed > 0 {
+			reserve(t, tl, 0, prof(st(10, cpuUsed, 0, 0)), resource.Tuple{})
+		}
+		return match.Server{ID: id, Timeline: tl}
+	}
+	task := match.Task{ID: "t", Profile: prof(st(2, 1000, 1000, 0))}
+	tight, loose, full := mk("tight", 2500), mk("loose", 500), mk("full", 3500)
+	servers := []match.Server{full, tight, loose}
+
+	p := match.Place(servers, 0, task, match.FineGrained{}, nil, match.MostAllocated{})
+	assert.Equal(t, 1, p.Index)
+	assert.Equal(t, "tight", p.Server)
+	assert.Equal(t, match.Fit, p.Result.Code)
+	p = match.Place(servers, 0, task, match.FineGrained{}, nil, match.LeastAllocated{})
+	assert.Equal(t, "loose", p.Server)
+	assert.InDelta(t, match.LeastAllocated{}.Score(tup(4000, 8000, 1000), tup(3500, 8000, 1000), task.Profile.Peak()), p.Score, 1e-12)
+
+	// Ties go to the smaller ID, whatever the order.
+	p = match.Place([]match.Server{mk("z", 0), mk("y", 0), mk("x", 3500)}, 0, task, match.FineGrained{}, nil, match.Alignment{})
+	assert.Equal(t, "y", p.Server)
+	assert.Equal(t, 1, p.Index)
+
+	// Nothing fits: the first server's reason.
+	big := match.Task{ID: "big", Profile: prof(st(1, 5000, 0, 0))}
+	p = match.Place(servers, 0, big, match.FineGrained{}, nil, match.LeastAllocated{})
+	assert.Equal(t, -1, p.Index)
+	assert.Equal(t, match.NoRoom, p.Result.Code)
+	assert.Equal(t, int64(500), p.Result.Free, "the first server, full, has 500 free")
+
+	// No servers.
+	p = match.Place(nil, 0, task, match.FineGrained{}, nil, match.LeastAllocated{})
+	assert.Equal(t, -1, p.Index)
+	assert.ErrorIs(t, p.Result.Err(), match.ErrNoServers)
+
+	// The QoS check removes a server: tight would need compression that makes R late.
+	ten := tenPercent(t)
+	for i := range servers {
+		servers[i].Allowance = ten
+	}
+	late := match.Running{Task: match.Task{ID: "R", Profile: prof(st(10, 2500, 0, 0)), Deadline: sec(10)}}
+	dc := match.DeadlineCheck{Running: func(id string) []match.Running {
+		if id == "tight" {
+			return []match.Running{late}
+		}
+		return nil
+	}}
+	wide := match.Task{ID: "w", Profile: prof(st(2, 1800, 0, 0))} // squeezes tight by 300
+	p = match.Place(servers, 0, wide, match.FineGrained{}, nil, match.MostAllocated{})
+	require.Equal(t, "tight", p.Server)
+	require.Equal(t, match.FitCompressed, p.Result.Code)
+	p = match.Place(servers, 0, wide, match.FineGrained{}, dc, match.MostAllocated{})
+	assert.Equal(t, "loose", p.Server)
+
+	// A NaN score ranks last.
+	p = match.Place([]match.Server{mk("a", 0), mk("b", 0)}, 0, task, match.FineGrained{}, nil, nanScorer{new(int)})
+	assert.Equal(t, "b", p.Server)
+}
+
+// nanScorer scores NaN on its first call and 0 afterwards.
+type nanScorer struct{ calls *int }
+
+func (s nanScorer) Score(resource.Tuple, resource.Tuple, resource.Tuple) float64 {
+	*s.calls++
+	if *s.calls == 1 {
+		return math.NaN()
+	}
+	return 0
+}

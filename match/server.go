@@ -1,0 +1,110 @@
+package match
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// Server is the view of one server that matchers read: its identity, its timeline of
+// free resources (capacity N = Timeline.Capacity()) and the compression its policy
+// allows. It is a small value; building one costs nothing. A matcher only reads the
+// timeline; the caller reserves on it after a successful match.
+type Server struct {
+	// ID names the server; it is passed to the Allowance.
+	ID string
+	// Timeline holds the server's capacity and free resources over time (Alg. 2's ns).
+	Timeline *stage.Timeline
+	// Allowance says how much compression the server's policy allows where; nil
+	// allows none (as when the policy forbids compression).
+	Allowance Allowance
+}
+
+// Allowance is the seam through which a server's compression policy reaches the
+// fine-grained matcher: Alg. 2's rc. The policy package's compression manager
+// implements it from eq. 6/7; Fixed is a constant one.
+type Allowance interface {
+	// Allowed returns, per dimension, the largest compression ratio allowed when the
+	// task stage demanding q.Demand is placed over q.Segment of server q.Server: free
+	// amounts may then go down to −ratio × capacity. Ratios are read as clamped to
+	// [0, 1] (NaN counts as 0) and only compressible dimensions are used; an
+	// implementation returns zero where its policy forbids compression.
+	Allowed(q AllowanceQuery) resource.Vector
+}
+
+// AllowanceQuery is what a matcher tells an Allowance about the placement being
+// considered: eq. 7 depends on the tasks already allocated over the segment and on the
+// task being matched.
+type AllowanceQuery struct {
+	// Server is the server's ID.
+	Server string
+	// Capacity is the server's total resources, N.
+	Capacity resource.Tuple
+	// Segment is the piece of the server's timeline, with its free amounts; capacity
+	// minus free is what the tasks already allocated there demand.
+	Segment stage.Segment
+	// Demand is the demand of the task's stage that overlaps Segment.
+	Demand resource.Tuple
+}
+
+// Fixed is an Allowance that allows the same compression ratio per dimension
+// everywhere: Alg. 2 with a constant rc, e.g. the paper's 10% limit on every
+// compressible resource. Build one with NewFixed or UniformAllowance.
+type Fixed resource.Vector
+
+// NewFixed returns the constant allowance of ratios, which must be numbers in [0, 1],
+// zero on non-compressible dimensions and outside the schema.
+func NewFixed(schema *resource.Schema, ratios resource.Vector) (Fixed, error) {
+	if schema == nil {
+		return Fixed{}, fmt.Errorf("match: nil schema: %w", resource.ErrSchemaMismatch)
+	}
+	if err := schema.ValidateRatios(ratios, 1, true); err != nil {
+		return Fixed{}, fmt.Errorf("match: compression allowance: %w", err)
+	}
+	return Fixed(ratios), nil
+}
+
+// UniformAllowance returns the constant allowance of ratio on every compressible
+// dimension of schema; UniformAllowance(s, resource.DefaultCompressionLimit) is the
+// paper's 10% limit. ratio must be a number in [0, 1].
+func UniformAllowance(schema *resource.Schema, ratio float64) (Fixed, error) {
+	if schema == nil {
+		return Fixed{}, fmt.Errorf("match: nil schema: %w", resource.ErrSchemaMismatch)
+	}
+	return NewFixed(schema, resource.Uniform(schema.Compressible(), ratio))
+}
+
+// Allowed returns the constant ratios, whatever the query.
+func (f Fixed) Allowed(AllowanceQuery) resource.Vector { return resource.Vector(f) }
+
+// allowance returns Alg. 2's rc × N for the compressible dimensions: the amount by
+// which free resources may go below zero over seg for a stage demanding d.
+func allowance(a Allowance, id string, capacity, compCap resource.Tuple, seg stage.Segment, d resource.Tuple) resource.Tuple {
+	if a == nil {
+		return resource.Tuple{}
+	}
+	return scaleAllowance(compCap, a.Allowed(AllowanceQuery{Server: id, Capacity: capacity, Segment: seg, Demand: d}))
+}
+
+// scaleAllowance returns rc × compCap with each ratio clamped to [0, 1] (NaN as 0);
+// compCap is zero outside the compressible dimensions. Amounts are integers, so Alg. 2's
+// free + rc × N ≥ demand holds exactly when demand − free ≤ ⌊rc × N⌋: the product is
+// rounded down, after a relative nudge of 1e-12 that keeps a product like 0.29 × 100
+// (28.999999999999996 in floating point) at 29.
+func scaleAllowance(compCap resource.Tuple, rc resource.Vector) resource.Tuple {
+	var t resource.Tuple
+	for k, x := range rc {
+		if compCap[k] == 0 || !(x > 0) {
+			continue
+		}
+		v := math.Floor(float64(compCap[k]) * min(x, 1) * (1 + 1e-12))
+		if v >= math.MaxInt64 {
+			t[k] = math.MaxInt64
+		} else {
+			t[k] = int64(v)
+		}
+	}
+	return t
+}

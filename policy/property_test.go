@@ -1,0 +1,148 @@
+package policy_test
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+
+	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/policy"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+func params() *gopter.TestParameters {
+	p := gopter.DefaultTestParameters()
+	p.MinSuccessfulTests = 1000
+	p.Rng.Seed(1) // deterministic runs; change the seed locally to explore
+	return p
+}
+
+func TestCompressionProperties(t *testing.T) {
+	props := gopter.NewProperties(params())
+	amounts := gen.Int64Range(-1000, 1<<40)
+	penalties := gen.Float64Range(0, 2)
+	limits := gen.Float64Range(0, 0.999)
+
+	props.Property("eq. 7: the allowed ratio lies in [0, limitation]", prop.ForAll(func(running, demand int64, p, lim float64) bool {
+		c, err := policy.NewCompression(schema, nil, policy.WithPenalty(p), policy.WithLimit(lim))
+		if err != nil {
+			return false
+		}
+		for k := 0; k < resource.MaxDims; k++ {
+			rc := c.Ratio(k, running, demand)
+			if !(rc >= 0 && rc <= c.Limit()[k]) {
+				return false
+			}
+		}
+		return true
+	}, amounts, amounts, penalties, limits))
+
+	props.Property("eq. 6: more running work allows less, more new work allows more", prop.ForAll(func(r1, r2, d1, d2 int64, p float64) bool {
+		c, _ := policy.NewCompression(schema, nil, policy.WithPenalty(p), policy.WithLimit(0.999))
+		rLo, rHi := min(r1, r2), max(r1, r2)
+		dLo, dHi := min(d1, d2), max(d1, d2)
+		return c.Ratio(0, rHi, dLo) <= c.Ratio(0, rLo, dLo)+1e-12 && c.Ratio(0, rLo, dLo) <= c.Ratio(0, rLo, dHi)+1e-12
+	}, amounts, amounts, amounts, amounts, penalties))
+
+	props.Property("managed fine-grained fits, once reserved, stay within −limit × N and ≥ 0", prop.ForAll(func(seed int64) bool {
+		r := rand.New(rand.NewSource(seed))
+		capacity := tup(100, 100, 50)
+		tl, _ := stage.NewTimeline(schema, capacity)
+		randProfile := func() stage.Profile {
+			st := make([]stage.Stage, 1+r.Intn(4))
+			for i := range st {
+				st[i] = stage.Stage{Duration: time.Duration(1+r.Intn(6)) * time.Second / 2, Demand: tup(int64(r.Intn(70)), int64(r.Intn(60)), int64(r.Intn(30)))}
+			}
+			return stage.MustProfile(schema, st...)
+		}
+		pct := int64(r.Intn(30))
+		c, _ := policy.NewCompression(schema, nil, policy.WithPenalty(float64(r.Intn(20))/100), policy.WithLimit(float64(pct)/100))
+		limit := tup(capacity[0]*pct/100, 0, capacity[2]*pct/100) // ⌊limit × N⌋, exactly
+		server := c.Server("s", tl)
+		// Place tasks as a scheduler would, each where the matcher accepts it.
+		for n := 0; n < 8; n++ {
+			p, start := randProfile(), time.Duration(r.Intn(30))*time.Second/2
+			res := match.FineGrained{}.Match(server, start, p)
+			if !res.Code.OK() {
+				continue
+			}
+			if _, err := tl.Reserve(start, p, res.Allowance); err != nil {
+				return false
+			}
+			for _, seg := range tl.AppendSegments(nil, start, start+p.Duration()) {
+				if seg.Free[1] < 0 || seg.Free[0] < -limit[0] || seg.Free[2] < -limit[2] {
+					return false
+				}
+			}
+		}
+		return true
+	}, gen.Int64()))
+
+	props.Property("no compression unless FineGrained, never on memory", prop.ForAll(func(mode uint8, free, demand int64) bool {
+		m := policy.Mode(mode % 4)
+		c, _ := policy.NewCompression(schema, modes{"s": m})
+		v := c.Allowed(match.AllowanceQuery{Server: "s", Capacity: tup(1000, 1000, 1000), Segment: stage.Segment{Free: resource.Tuple{free, free, free}}, Demand: tup(demand, demand, demand)})
+		if m != policy.FineGrained {
+			return v == resource.Vector{}
+		}
+		return v[1] == 0 && v[0] == v[2]
+	}, gen.UInt8(), gen.Int64Range(-500, 1000), gen.Int64Range(0, 2000)))
+
+	props.TestingRun(t)
+}
+
+func TestAdjusterProperties(t *testing.T) {
+	props := gopter.NewProperties(params())
+	scores := gen.Float64Range(0, 1)
+
+	props.Property("Alg. 3 modes grow with the score", prop.ForAll(func(s1, s2 float64) bool {
+		th := policy.DefaultThresholds
+		return th.Mode(min(s1, s2)) <= th.Mode(max(s1, s2))
+	}, scores, scores))
+
+	props.Property("Adjust sets Thresholds.Mode of the reduced conformity", prop.ForAll(func(cpu, mem, net float64) bool {
+		conf := newConformity()
+		a, _ := policy.NewAdjuster(schema, conf)
+		capacity := tup(4000, 8000, 100)
+		_ = a.AddServer("s", capacity)
+		mean := resource.Vector{share(cpu, 4000), share(mem, 8000), share(net, 100)}
+		conf.set("s", mean)
+		a.Adjust()
+		score, ok := a.Score("s")
+		want := math.Max(cpu, math.Max(mem, net))
+		return ok && math.Abs(score-want) < 1e-9 && a.Mode("s") == policy.DefaultThresholds.Mode(score)
+	}, scores, scores, scores))
+
+	props.Property("degrading is the mean stretch of the last Window reports, given MinReports", prop.ForAll(func(stretches []uint8, window, minReports int) bool {
+		minReports = min(minReports, window)
+		// Factor 1.505 is never exactly a mean of at most 6 tenths, so the order of
+		// floating-point summation cannot decide a tie.
+		d := policy.Degradation{Factor: 1.505, Window: window, MinReports: minReports}
+		a, err := policy.NewAdjuster(schema, newConformity(), policy.WithDegradation(d))
+		if err != nil {
+			return false
+		}
+		_ = a.AddServer("s", tup(1, 1, 1))
+		for i, x := range stretches {
+			_ = a.ObserveCompletion("s", 10*time.Millisecond, time.Duration(x)*time.Millisecond) // stretch x/10
+			last := stretches[max(0, i+1-window) : i+1]
+			sum := 0.0
+			for _, y := range last {
+				sum += float64(y) / 10
+			}
+			want := len(last) >= minReports && sum/float64(len(last)) >= 1.505
+			if got, _ := a.Degrading("s"); got != want {
+				return false
+			}
+		}
+		return true
+	}, gen.SliceOf(gen.UInt8Range(0, 40)), gen.IntRange(1, 6), gen.IntRange(1, 6)))
+
+	props.TestingRun(t)
+}
