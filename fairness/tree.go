@@ -1,0 +1,633 @@
+package fairness
+
+import (
+	"cmp"
+	"fmt"
+	"iter"
+	"slices"
+	"time"
+
+	"github.com/google/btree"
+
+	"github.com/finegrain/finegrain/resource"
+)
+
+// Tree is SPEC §10's three-level model kept incrementally ordered: queues (which may
+// nest), the jobs in them, and per job the count and demand of its pending tasks and the
+// usage of its running ones. Each queue orders its children by a Policy (DRF by default,
+// which makes the whole tree hierarchical DRF); a queue's counts and tuples are the sums
+// over everything below it.
+//
+// Each queue keeps its eligible children — jobs with pending tasks and queues holding
+// such a job, neither at its max share — in a B-tree ordered by the policy's key. A
+// change to a job (tasks submitted, started, finished) re-keys only the job and its
+// ancestors, O(depth × log n), so Next, the first job to offer resources to, costs
+// O(depth × log n) and Walk visits jobs in offer order without sorting anything.
+//
+// Policies take every share against the cluster's capacity, which SetCapacity changes
+// (re-keying everything). A Tree has a single owner: it is not safe for concurrent use.
+type Tree struct {
+	schema   *resource.Schema
+	capacity resource.Tuple
+	root     *tnode
+	queues   map[string]*tnode
+	jobs     map[string]*tnode
+	seq      uint64
+	free     *btree.FreeListG[*tnode]
+}
+
+// tnode is a queue or a job in the tree.
+type tnode struct {
+	Entry
+	parent   *tnode
+	key      Key    // the parent's policy's key, valid while inParent
+	seq      uint64 // creation order: the final tie-break
+	inParent bool   // held in parent.active
+	idx      int    // index in parent.kids
+	// queues only
+	policy Policy
+	kids   []*tnode
+	active *btree.BTreeG[*tnode]
+}
+
+func lessNode(a, b *tnode) bool {
+	if c := compareEntries(a.key, &a.Entry, b.key, &b.Entry); c != 0 {
+		return c < 0
+	}
+	return a.seq < b.seq
+}
+
+// TreeOption configures a Tree.
+type TreeOption func(*Tree) error
+
+// WithPolicy sets the policy the root queue orders its children by, which queues added
+// later inherit unless given their own (OrderedBy). The default is DRF, FGM's default
+// (SPEC §3).
+func WithPolicy(p Policy) TreeOption {
+	return func(t *Tree) error {
+		if p == nil {
+			return fmt.Errorf("fairness: tree policy: %w", ErrNilPolicy)
+		}
+		t.root.policy = p
+		return nil
+	}
+}
+
+// NewTree returns an empty tree for a cluster of the given capacity: a root queue with
+// no children. It fails on a nil schema, a capacity that is not a valid amount for the
+// schema, or a nil policy.
+func NewTree(schema *resource.Schema, capacity resource.Tuple, opts ...TreeOption) (*Tree, error) {
+	if schema == nil {
+		return nil, fmt.Errorf("fairness: nil schema: %w", resource.ErrSchemaMismatch)
+	}
+	if err := schema.Validate(capacity); err != nil {
+		return nil, fieldErr("capacity", capacity, err)
+	}
+	t := &Tree{
+		schema:   schema,
+		capacity: capacity,
+		queues:   make(map[string]*tnode),
+		jobs:     make(map[string]*tnode),
+		free:     btree.NewFreeListG[*tnode](btree.DefaultFreeListSize),
+	}
+	t.root = t.newNode(Entry{Kind: KindQueue, Share: DefaultShare()}, nil)
+	t.root.policy = DRF{}
+	for _, o := range opts {
+		if err := o(t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+func (t *Tree) newNode(e Entry, parent *tnode) *tnode {
+	t.seq++
+	n := &tnode{Entry: e, parent: parent, seq: t.seq}
+	if e.Kind == KindQueue {
+		n.active = btree.NewWithFreeListG(16, lessNode, t.free)
+	}
+	if parent != nil {
+		n.idx = len(parent.kids)
+		parent.kids = append(parent.kids, n)
+	}
+	return n
+}
+
+// Option configures a queue or a job added to, or updated in, a Tree.
+type Option func(*config)
+
+type config struct {
+	share     Share
+	priority  int
+	submitted time.Duration
+	policy    Policy
+	setPolicy bool
+}
+
+// Weight sets the entity's weight among its siblings (default 1; must be positive and
+// finite).
+func Weight(w float64) Option { return func(c *config) { c.share.Weight = w } }
+
+// MinShare sets the entity's min share, in its parent's policy's unit (default 0, none).
+func MinShare(m float64) Option { return func(c *config) { c.share.Min = m } }
+
+// MaxShare sets the entity's max share, in its parent's policy's unit (default 0, none).
+func MaxShare(m float64) Option { return func(c *config) { c.share.Max = m } }
+
+// WithShare sets weight, min and max share at once.
+func WithShare(s Share) Option { return func(c *config) { c.share = s } }
+
+// Priority sets the entity's priority for FIFO ordering (higher first; default 0).
+func Priority(p int) Option { return func(c *config) { c.priority = p } }
+
+// SubmittedAt sets when the entity arrived (default 0), the tie-break among equal keys.
+func SubmittedAt(at time.Duration) Option { return func(c *config) { c.submitted = at } }
+
+// OrderedBy sets the policy a queue orders its children by; without it a queue inherits
+// its parent's. It applies to queues only.
+func OrderedBy(p Policy) Option { return func(c *config) { c.policy, c.setPolicy = p, true } }
+
+func (t *Tree) configure(n *tnode, opts []Option) (config, error) {
+	c := config{share: n.Share, priority: n.Priority, submitted: n.Submitted, policy: n.policy}
+	for _, o := range opts {
+		o(&c)
+	}
+	if err := c.share.validate(); err != nil {
+		return c, err
+	}
+	if c.setPolicy {
+		if n.Kind != KindQueue {
+			return c, fieldErr("policy", "OrderedBy", ErrInvalidKind)
+		}
+		if c.policy == nil {
+			return c, fieldErr("policy", nil, ErrNilPolicy)
+		}
+	}
+	return c, nil
+}
+
+func who(k Kind, id string) string { return fmt.Sprintf("%s %q", k, id) }
+
+func (t *Tree) queue(id string) (*tnode, error) {
+	if id == "" {
+		return t.root, nil
+	}
+	if q, ok := t.queues[id]; ok {
+		return q, nil
+	}
+	return nil, fieldErr("queue", id, ErrUnknownQueue)
+}
+
+func (t *Tree) job(id string) (*tnode, error) {
+	if j, ok := t.jobs[id]; ok {
+		return j, nil
+	}
+	return nil, fieldErr("job", id, ErrUnknownJob)
+}
+
+// AddQueue adds an empty queue under parent ("" for the root). The queue orders its
+// children by the policy given with OrderedBy, else by its parent's policy at the time
+// it is added. It fails on an empty or duplicate ID, an unknown parent or a bad option.
+func (t *Tree) AddQueue(parent, id string, opts ...Option) error {
+	return t.add(parent, id, KindQueue, opts)
+}
+
+// AddJob adds a job with no tasks to a queue ("" for the root). It fails on an empty or
+// duplicate ID, an unknown queue or a bad option (OrderedBy does not apply to jobs).
+func (t *Tree) AddJob(queue, id string, opts ...Option) error {
+	return t.add(queue, id, KindJob, opts)
+}
+
+func (t *Tree) add(parent, id string, kind Kind, opts []Option) error {
+	ids := t.queues
+	if kind == KindJob {
+		ids = t.jobs
+	}
+	if id == "" {
+		return fieldErr(kind.String()+" ID", id, ErrInvalidID)
+	}
+	if _, dup := ids[id]; dup {
+		return fieldErr(kind.String()+" ID", id, ErrDuplicate)
+	}
+	p, err := t.queue(parent)
+	if err != nil {
+		return err
+	}
+	probe := tnode{Entry: Entry{Kind: kind, Share: DefaultShare()}}
+	c, err := t.configure(&probe, opts)
+	if err != nil {
+		return within(who(kind, id), err)
+	}
+	n := t.newNode(Entry{ID: id, Kind: kind, Priority: c.priority, Submitted: c.submitted, Share: c.share}, p)
+	if kind == KindQueue {
+		n.policy = p.policy
+		if c.setPolicy {
+			n.policy = c.policy
+		}
+	}
+	ids[id] = n
+	return nil
+}
+
+// UpdateQueue changes a queue's weight, shares, priority, submission time or policy,
+// re-ordering what the change affects. On error nothing changes.
+func (t *Tree) UpdateQueue(id string, opts ...Option) error {
+	if id == "" {
+		return fieldErr("queue", id, ErrInvalidID)
+	}
+	q, err := t.queue(id)
+	if err != nil {
+		return err
+	}
+	return t.update(q, opts)
+}
+
+// UpdateJob changes a job's weight, shares, priority or submission time. On error
+// nothing changes.
+func (t *Tree) UpdateJob(id string, opts ...Option) error {
+	j, err := t.job(id)
+	if err != nil {
+		return err
+	}
+	return t.update(j, opts)
+}
+
+func (t *Tree) update(n *tnode, opts []Option) error {
+	c, err := t.configure(n, opts)
+	if err != nil {
+		return within(who(n.Kind, n.ID), err)
+	}
+	t.detach(n)
+	n.Share, n.Priority, n.Submitted = c.share, c.priority, c.submitted
+	if c.setPolicy {
+		n.policy = c.policy
+		t.rebuild(n, false)
+	}
+	t.attach(n)
+	return nil
+}
+
+// RemoveJob removes a job, with its pending and running tasks, from the tree.
+func (t *Tree) RemoveJob(id string) error {
+	j, err := t.job(id)
+	if err != nil {
+		return err
+	}
+	t.change(j, -j.Running, -j.Pending, resource.Tuple{}.Sub(j.Usage), resource.Tuple{}.Sub(j.Demand))
+	t.unlink(j)
+	delete(t.jobs, id)
+	return nil
+}
+
+// RemoveQueue removes an empty queue. It fails on the root, an unknown queue, or a queue
+// that still holds queues or jobs.
+func (t *Tree) RemoveQueue(id string) error {
+	if id == "" {
+		return fieldErr("queue", id, ErrInvalidID)
+	}
+	q, err := t.queue(id)
+	if err != nil {
+		return err
+	}
+	if len(q.kids) > 0 {
+		return fieldErr(who(KindQueue, id)+" children", len(q.kids), ErrNotEmpty)
+	}
+	t.unlink(q) // an empty queue is never eligible: its parent's order is unaffected
+	delete(t.queues, id)
+	return nil
+}
+
+// unlink takes n out of its parent's kids. n must not be in its parent's active set: a
+// job with nothing pending, or an empty queue.
+func (t *Tree) unlink(n *tnode) {
+	p := n.parent
+	last := len(p.kids) - 1
+	p.kids[n.idx] = p.kids[last]
+	p.kids[n.idx].idx = n.idx
+	p.kids[last] = nil
+	p.kids = p.kids[:last]
+	n.parent = nil
+}
+
+// AddPending records tasks more tasks submitted to a job, asking for demand in total.
+// tasks must be positive.
+func (t *Tree) AddPending(job string, tasks int, demand resource.Tuple) error {
+	j, err := t.job(job)
+	if err != nil {
+		return err
+	}
+	if tasks <= 0 {
+		return fieldErr(who(KindJob, job)+" tasks", tasks, ErrInvalidCount)
+	}
+	if err := t.schema.Validate(demand); err != nil {
+		return fieldErr(who(KindJob, job)+" demand", demand, err)
+	}
+	t.change(j, 0, tasks, resource.Tuple{}, demand)
+	return nil
+}
+
+// RemovePending records tasks pending tasks of a job withdrawn (cancelled) without
+// running, asking for demand in total. It fails when the job has fewer pending tasks or
+// its pending demand does not cover demand.
+func (t *Tree) RemovePending(job string, tasks int, demand resource.Tuple) error {
+	j, err := t.job(job)
+	if err != nil {
+		return err
+	}
+	if err := t.checkTake(tasks, demand, j.Pending, j.Demand, "pending"); err != nil {
+		return within(who(KindJob, job), err)
+	}
+	t.change(j, 0, -tasks, resource.Tuple{}, resource.Tuple{}.Sub(demand))
+	return nil
+}
+
+// Start records one pending task of a job starting: it leaves the pending tasks with its
+// request and joins the running ones holding usage (often the same tuple; usage may
+// differ when the scheduler allocates a predicted profile's peak rather than the
+// request). It fails when the job has no pending task or its pending demand does not
+// cover request.
+func (t *Tree) Start(job string, request, usage resource.Tuple) error {
+	j, err := t.job(job)
+	if err != nil {
+		return err
+	}
+	if err := t.checkTake(1, request, j.Pending, j.Demand, "pending"); err != nil {
+		return within(who(KindJob, job), err)
+	}
+	if err := t.schema.Validate(usage); err != nil {
+		return fieldErr(who(KindJob, job)+" usage", usage, err)
+	}
+	t.change(j, 1, -1, usage, resource.Tuple{}.Sub(request))
+	return nil
+}
+
+// Allocate records one more task of a job running and holding usage, without taking it
+// from the pending tasks (a speculative copy, a task the caller does not count as
+// pending). Allocate does not enforce max shares; ask Admit first.
+func (t *Tree) Allocate(job string, usage resource.Tuple) error {
+	j, err := t.job(job)
+	if err != nil {
+		return err
+	}
+	if err := t.schema.Validate(usage); err != nil {
+		return fieldErr(who(KindJob, job)+" usage", usage, err)
+	}
+	t.change(j, 1, 0, usage, resource.Tuple{})
+	return nil
+}
+
+// Release records one running task of a job ending and giving back usage. It fails when
+// the job has no running task or does not hold usage.
+func (t *Tree) Release(job string, usage resource.Tuple) error {
+	j, err := t.job(job)
+	if err != nil {
+		return err
+	}
+	if err := t.checkTake(1, usage, j.Running, j.Usage, "running"); err != nil {
+		return within(who(KindJob, job), err)
+	}
+	t.change(j, -1, 0, resource.Tuple{}.Sub(usage), resource.Tuple{})
+	return nil
+}
+
+func (t *Tree) checkTake(tasks int, amount resource.Tuple, have int, held resource.Tuple, what string) error {
+	if tasks <= 0 {
+		return fieldErr("tasks", tasks, ErrInvalidCount)
+	}
+	if tasks > have {
+		return fieldErr(fmt.Sprintf("%s tasks (has %d)", what, have), tasks, ErrUnderflow)
+	}
+	if err := t.schema.Validate(amount); err != nil {
+		return fieldErr("amount", amount, err)
+	}
+	if !held.Covers(amount) {
+		return fieldErr(fmt.Sprintf("%s amount (holds %v)", what, held), amount, ErrUnderflow)
+	}
+	return nil
+}
+
+// Admit reports whether one more task of a job holding usage keeps the job and every
+// queue above it within its max share, as measured by the policy ordering it: nil when
+// it does, else an error wrapping ErrOverMax that names the first entity (from the job
+// up) it would take over. This is the Capacity policy's "elastic up to the maximum".
+func (t *Tree) Admit(job string, usage resource.Tuple) error {
+	j, err := t.job(job)
+	if err != nil {
+		return err
+	}
+	if err := t.schema.Validate(usage); err != nil {
+		return fieldErr(who(KindJob, job)+" usage", usage, err)
+	}
+	for n := j; n.parent != nil; n = n.parent {
+		if !n.Share.HasMax() {
+			continue
+		}
+		e := n.Entry
+		e.Running++
+		e.Usage = e.Usage.Add(usage)
+		used, _ := n.parent.policy.Measure(&e, t.capacity)
+		if used > n.Share.Max {
+			return fieldErr(fmt.Sprintf("%s %q share after allocation (max %v)", n.Kind, n.ID, n.Share.Max), used, ErrOverMax)
+		}
+	}
+	return nil
+}
+
+// change applies a delta to a job and its ancestors, keeping the ordered sets right.
+func (t *Tree) change(j *tnode, running, pending int, usage, demand resource.Tuple) {
+	t.detach(j)
+	for n := j; n != nil; n = n.parent {
+		n.Running += running
+		n.Pending += pending
+		n.Usage = n.Usage.Add(usage)
+		n.Demand = n.Demand.Add(demand)
+	}
+	t.attach(j)
+}
+
+// detach takes n and its ancestors out of their parents' active sets, before their
+// stats (and so their keys) change.
+func (t *Tree) detach(n *tnode) {
+	for ; n.parent != nil; n = n.parent {
+		if n.inParent {
+			n.parent.active.Delete(n)
+			n.inParent = false
+		}
+	}
+}
+
+// attach re-keys n and its ancestors and puts the eligible ones back, bottom-up, so a
+// queue's eligibility sees its children's.
+func (t *Tree) attach(n *tnode) {
+	for ; n != nil && n.parent != nil; n = n.parent {
+		t.place(n)
+	}
+}
+
+// place computes n's key under its parent's policy and inserts n in its parent's active
+// set when eligible: it has pending work (a job with pending tasks, a queue with an
+// eligible child) and is not at its max share.
+func (t *Tree) place(n *tnode) {
+	p := n.parent.policy
+	switch {
+	case n.Kind == KindJob && n.Pending == 0, n.Kind == KindQueue && n.active.Len() == 0:
+		return
+	}
+	if n.Share.HasMax() {
+		if used, _ := p.Measure(&n.Entry, t.capacity); used >= n.Share.Max {
+			return
+		}
+	}
+	n.key = p.Key(&n.Entry, t.capacity)
+	n.parent.active.ReplaceOrInsert(n)
+	n.inParent = true
+}
+
+// rebuild recomputes n's active set from its kids (and, when deep, theirs first).
+func (t *Tree) rebuild(n *tnode, deep bool) {
+	n.active.Clear(true)
+	for _, k := range n.kids {
+		k.inParent = false
+		if deep && k.Kind == KindQueue {
+			t.rebuild(k, true)
+		}
+		t.place(k)
+	}
+}
+
+// Capacity is the cluster capacity every share is taken against.
+func (t *Tree) Capacity() resource.Tuple { return t.capacity }
+
+// Schema is the schema of every tuple in the tree.
+func (t *Tree) Schema() *resource.Schema { return t.schema }
+
+// SetCapacity changes the cluster capacity (nodes joined or left) and re-orders the
+// whole tree, O(n log n). On error nothing changes.
+func (t *Tree) SetCapacity(c resource.Tuple) error {
+	if err := t.schema.Validate(c); err != nil {
+		return fieldErr("capacity", c, err)
+	}
+	if c == t.capacity {
+		return nil
+	}
+	t.capacity = c
+	t.rebuild(t.root, true)
+	return nil
+}
+
+// Len is the number of jobs in the tree.
+func (t *Tree) Len() int { return len(t.jobs) }
+
+// Queue returns a snapshot of a queue's entry ("" for the root, whose counts and tuples
+// are the cluster's totals).
+func (t *Tree) Queue(id string) (Entry, error) {
+	q, err := t.queue(id)
+	if err != nil {
+		return Entry{}, err
+	}
+	return q.Entry, nil
+}
+
+// Job returns a snapshot of a job's entry.
+func (t *Tree) Job(id string) (Entry, error) {
+	j, err := t.job(id)
+	if err != nil {
+		return Entry{}, err
+	}
+	return j.Entry, nil
+}
+
+// Parent returns the ID of the queue holding a queue or job of the given kind ("" for
+// the root).
+func (t *Tree) Parent(kind Kind, id string) (string, error) {
+	var n *tnode
+	var err error
+	switch kind {
+	case KindQueue:
+		if id == "" {
+			return "", fieldErr("queue", id, ErrInvalidID)
+		}
+		n, err = t.queue(id)
+	case KindJob:
+		n, err = t.job(id)
+	default:
+		return "", fieldErr("kind", kind, ErrInvalidKind)
+	}
+	if err != nil {
+		return "", err
+	}
+	return n.parent.ID, nil
+}
+
+// Next returns the job to offer resources to first: from the root down, the first
+// eligible child of each queue in its policy's order (SPEC §10: pick a queue, then a
+// job). ok is false when no job has pending tasks within its max share.
+func (t *Tree) Next() (job string, ok bool) {
+	n := t.root
+	for n.Kind == KindQueue {
+		c, ok := n.active.Min()
+		if !ok {
+			return "", false
+		}
+		n = c
+	}
+	return n.ID, true
+}
+
+// Walk calls fn with every eligible job in offer order — each queue's eligible children
+// in its policy's order, depth first — until fn returns false. This is Alg. 2.1's
+// "for each queue … for each job", for a scheduler that passes over jobs (no task fits,
+// delay scheduling). fn must not change the tree; stop the walk, change, walk again.
+func (t *Tree) Walk(fn func(job string) bool) {
+	t.walk(t.root, fn)
+}
+
+func (t *Tree) walk(q *tnode, fn func(string) bool) bool {
+	more := true
+	q.active.Ascend(func(c *tnode) bool {
+		if c.Kind == KindJob {
+			more = fn(c.ID)
+		} else {
+			more = t.walk(c, fn)
+		}
+		return more
+	})
+	return more
+}
+
+// Order is Walk as an iterator over job IDs, for use with range.
+func (t *Tree) Order() iter.Seq[string] {
+	return func(yield func(string) bool) { t.Walk(yield) }
+}
+
+// WalkChildren calls fn with the eligible children of one queue ("" for the root), in
+// its policy's order, until fn returns false: one level of the three-level model, as
+// PRRL's Alg. 4.2 picks a pool and then a job.
+func (t *Tree) WalkChildren(queue string, fn func(id string, kind Kind) bool) error {
+	q, err := t.queue(queue)
+	if err != nil {
+		return err
+	}
+	q.active.Ascend(func(c *tnode) bool { return fn(c.ID, c.Kind) })
+	return nil
+}
+
+// Snapshot returns, for a queue ("" for the root), every child's entry (eligible or
+// not) in ID order, then kind: a consistent view for reports and for WaterFill.
+func (t *Tree) Snapshot(queue string) ([]Entry, error) {
+	q, err := t.queue(queue)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(q.kids))
+	for _, k := range q.kids {
+		out = append(out, k.Entry)
+	}
+	slices.SortFunc(out, func(a, b Entry) int {
+		if c := cmp.Compare(a.ID, b.ID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Kind, b.Kind)
+	})
+	return out, nil
+}
