@@ -5,9 +5,20 @@
 //
 // Orchestrators — YARN-like resource managers, Kubernetes scheduler plugins, batch
 // systems — wire their own scheduler from the packages below, or use the reference
-// Scheduler of this package (arriving with SPEC §3's Algorithm 1, in pull and push
-// modes). The methods come from the papers restated in the project's SPEC.md; section
-// and equation numbers below refer to it.
+// Scheduler of this package: SPEC §3's Algorithm 1 in pull mode (Heartbeat: a node has
+// room, which tasks start there?) and push mode (Place: a task is pending, which node
+// takes it?). The methods come from the papers restated in the project's SPEC.md;
+// section and equation numbers below refer to it.
+//
+// Following a heartbeat: Scheduler.Heartbeat (pull.go) checks the node's idle
+// resources and mode (policy.Adjuster.Schedulable, Alg. 1 line 1), walks the jobs in
+// fairness order (fairness.Tree.Walk, line 4), lets delay scheduling pick the locality
+// (fairness.Delay.Offer, line 6) and the task (fairness.Pending.First), then
+// Scheduler.try (place.go) asks the estimator for the task's profile
+// (predict.Estimator.Estimate), matches it with the node mode's matcher
+// (match.FineGrained, Alg. 2, with the compression the policy.Compression manager
+// allows, eq. 6/7), runs the QoS check (match.DeadlineCheck, eq. 15), and
+// Scheduler.allocate reserves it on the node's stage.Timeline.
 //
 // Packages, lowest first (each imports only those above it):
 //

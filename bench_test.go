@@ -1,0 +1,184 @@
+package finegrain_test
+
+import (
+	"fmt"
+	"math/rand"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// benchProfile is a learned 4-stage (or 8-stage) profile of about 1 core and 1 GiB.
+func benchProfile(stages int, r *rand.Rand) stage.Profile {
+	st := make([]stage.Stage, stages)
+	for i := range st {
+		st[i] = stage.Stage{
+			Duration: time.Duration(5+r.Intn(20)) * time.Second,
+			Demand:   schema.MustTuple(int64(500+r.Intn(1000)), int64(256+r.Intn(1024))<<20),
+		}
+	}
+	return stage.MustProfile(schema, st...)
+}
+
+// benchCluster builds a scheduler with the given nodes, jobs and pending tasks per job.
+// Each job's tasks share a similarity key with a learned profile, so matching is
+// fine-grained.
+func benchCluster(b *testing.B, nodes, jobs, perJob, stages int, opts ...finegrain.Option) (*finegrain.Scheduler, []string) {
+	r := rand.New(rand.NewSource(1))
+	s, err := finegrain.New(schema, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < nodes; i++ {
+		if err := s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%06d", i), Rack: fmt.Sprintf("r%d", i%20), Capacity: schema.MustTuple(32000, 64*gib)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var ids []string
+	for j := 0; j < jobs; j++ {
+		jid := fmt.Sprintf("j%04d", j)
+		if err := s.SubmitJob(finegrain.Job{ID: jid, Submitted: time.Duration(j)}); err != nil {
+			b.Fatal(err)
+		}
+		key := predict.Key{Logic: jid, InputSize: 128 << 20}
+		if err := s.Estimator().Observe(key, predict.Observation{Profile: benchProfile(stages, r)}); err != nil {
+			b.Fatal(err)
+		}
+		batch := make([]finegrain.Task, perJob)
+		for i := range batch {
+			id := fmt.Sprintf("%s-t%d", jid, i)
+			batch[i] = finegrain.Task{ID: id, Job: jid, Key: key, Request: schema.MustTuple(2000, 2*gib),
+				Inputs: []string{fmt.Sprintf("n%06d", r.Intn(nodes))}}
+			ids = append(ids, id)
+		}
+		if err := s.Submit(batch...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s, ids
+}
+
+// BenchmarkHeartbeat is one pull decision (Alg. 1) with 1,000 jobs and 100,000 pending
+// tasks: a node with room for about 30 tasks asks for work; the tasks it gets are then
+// finished (untimed) so that every heartbeat sees the same load.
+func BenchmarkHeartbeat(b *testing.B) {
+	s, _ := benchCluster(b, 100, 1000, 100, 4, finegrain.WithoutDelayScheduling())
+	b.ReportAllocs()
+	b.ResetTimer()
+	started := 0
+	for i := 0; i < b.N; i++ {
+		now := time.Duration(i) * time.Millisecond
+		d, err := s.Heartbeat(fmt.Sprintf("n%06d", i%100), now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		started += len(d.Assignments)
+		for _, a := range d.Assignments {
+			if err := s.Failed(a.Task, now); err != nil { // back to pending
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(started)/float64(b.N), "tasks/heartbeat")
+}
+
+// BenchmarkHeartbeatDelay is BenchmarkHeartbeat with delay scheduling on.
+func BenchmarkHeartbeatDelay(b *testing.B) {
+	s, _ := benchCluster(b, 100, 1000, 100, 4)
+	b.ReportAllocs()
+	b.ResetTimer()
+	started := 0
+	for i := 0; i < b.N; i++ {
+		now := time.Duration(i) * time.Millisecond
+		d, err := s.Heartbeat(fmt.Sprintf("n%06d", i%100), now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		started += len(d.Assignments)
+		for _, a := range d.Assignments {
+			if err := s.Failed(a.Task, now); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(started)/float64(b.N), "tasks/heartbeat")
+}
+
+// BenchmarkPlace is push placement of 8-stage fine-grained profiles on clusters of 1,000
+// to 100,000 nodes, a quarter full: each op places one task and finishes it.
+func BenchmarkPlace(b *testing.B) {
+	for _, nodes := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			s, ids := benchCluster(b, nodes, 100, 100+nodes/10, 8)
+			// Fill a quarter of the cluster.
+			r := rand.New(rand.NewSource(2))
+			r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+			fill := nodes * 8
+			if fill > len(ids)/2 {
+				fill = len(ids) / 2
+			}
+			for _, id := range ids[:fill] {
+				if _, err := s.Place(id, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			rest := ids[fill:]
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				id := rest[i%len(rest)]
+				if _, err := s.Place(id, 0); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Failed(id, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "placements/s")
+		})
+	}
+}
+
+// BenchmarkMemory reports the heap a node and a pending task cost.
+func BenchmarkMemory(b *testing.B) {
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	for i := 0; i < b.N; i++ {
+		before := heap()
+		s, err := finegrain.New(schema)
+		if err != nil {
+			b.Fatal(err)
+		}
+		const nodes, tasks = 10000, 100000
+		for i := 0; i < nodes; i++ {
+			if err := s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%06d", i), Rack: "r", Capacity: schema.MustTuple(32000, 64*gib)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		mid := heap()
+		if err := s.SubmitJob(finegrain.Job{ID: "j"}); err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < tasks; i++ {
+			if err := s.Submit(finegrain.Task{ID: fmt.Sprintf("t%07d", i), Job: "j", Request: schema.MustTuple(1000, gib), Inputs: []string{"n000001"}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		after := heap()
+		b.ReportMetric(float64(mid-before)/nodes, "B/node")
+		b.ReportMetric(float64(after-mid)/tasks, "B/pending-task")
+		runtime.KeepAlive(s)
+	}
+}

@@ -1,0 +1,120 @@
+package finegrain
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// Assignment is a task placed on a node: the task now holds Profile on the node's
+// timeline from Start.
+type Assignment struct {
+	Task, Job, Node string
+	// Start is when the task's reservation begins: now, or later for a future-start
+	// placement.
+	Start time.Duration
+	// Profile is what is reserved: the predicted (or declared) stage profile, or the
+	// request held until the task finishes for an unpredictable task.
+	Profile stage.Profile
+	// Predicted reports whether Profile is a prediction (or declaration) matched stage
+	// by stage, rather than the request.
+	Predicted bool
+	// Result is the matcher's verdict: Fit, or FitCompressed with the compression each
+	// stage runs under.
+	Result match.Result
+	// Locality is how close the task runs to its input (pull mode).
+	Locality fairness.Level
+}
+
+// Reason says why a heartbeat stopped or why a job or task was passed over.
+type Reason uint8
+
+const (
+	// NoReason: nothing was refused.
+	NoReason Reason = iota
+	// NodeBusy: the node's free resources are below the idle threshold (Alg. 1 line 1).
+	NodeBusy
+	// PolicyStop: the node's mode is StopAllocation (Alg. 3).
+	PolicyStop
+	// NoPending: no job has a task to offer the node.
+	NoPending
+	// CapReached: the heartbeat started as many tasks as WithMaxPerHeartbeat allows.
+	CapReached
+	// NoRoom: the task does not fit; the match result says where.
+	NoRoom
+	// QoS: the task fits, but the QoS check (eq. 15 deadlines) refused it.
+	QoS
+	// LocalityWait: delay scheduling passed the offer, waiting for a more local node.
+	LocalityWait
+	// MaxShare: placing the task would take its job or a queue above its max share.
+	MaxShare
+)
+
+var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share"}
+
+func (r Reason) String() string {
+	if int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return fmt.Sprintf("Reason(%d)", uint8(r))
+}
+
+// Skip records a job passed over during a pass, and why.
+type Skip struct {
+	Job, Task string // Task is empty when the job was passed before a task was chosen
+	Reason    Reason
+	// Result is the match result for NoRoom and QoS.
+	Result match.Result
+}
+
+// MaxSkips is how many skips a Decision records in detail; Skipped counts them all.
+const MaxSkips = 16
+
+// Decision is the outcome of one heartbeat (pull mode): the tasks to start on the node,
+// why the pass stopped, and the first MaxSkips jobs passed over.
+type Decision struct {
+	Node        string
+	At          time.Duration
+	Assignments []Assignment
+	// Stop says why the pass ended: NodeBusy, PolicyStop, NoPending or CapReached.
+	Stop Reason
+	// Skips details the first MaxSkips jobs passed over; Skipped counts all of them.
+	Skips   []Skip
+	Skipped int
+}
+
+func (d *Decision) skip(sk Skip) {
+	d.Skipped++
+	if len(d.Skips) < MaxSkips {
+		d.Skips = append(d.Skips, sk)
+	}
+}
+
+// PlacementError is the error of a push placement that found no node: the task, how
+// many nodes were tried, and why the last of them refused.
+type PlacementError struct {
+	Task string
+	// Tried counts the nodes matched. Zero with Reason NoRoom means the index found no
+	// node with enough of dimension Dim free for the task's first stage.
+	Tried  int
+	Dim    string
+	Reason Reason
+	// Result is the last refusing node's match result, for NoRoom and QoS.
+	Result match.Result
+}
+
+func (e *PlacementError) Error() string {
+	if e.Tried == 0 && e.Reason == NoRoom {
+		return fmt.Sprintf("finegrain: task %q: no node has enough %s free: %v", e.Task, e.Dim, ErrNotPlaced)
+	}
+	if e.Reason == NoRoom || e.Reason == QoS {
+		return fmt.Sprintf("finegrain: task %q: %v after %d node(s): %v: %v", e.Task, e.Reason, e.Tried, e.Result, ErrNotPlaced)
+	}
+	return fmt.Sprintf("finegrain: task %q: %v after %d node(s): %v", e.Task, e.Reason, e.Tried, ErrNotPlaced)
+}
+
+// Unwrap returns ErrNotPlaced.
+func (e *PlacementError) Unwrap() error { return ErrNotPlaced }

@@ -1,0 +1,74 @@
+package finegrain_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// Pull mode with a scheduler wired from the blocks: Fair ordering instead of DRF, and
+// an estimator that learns from every observation at weight 0.5 and buckets input
+// sizes by powers of two.
+func Example() {
+	s := resource.MustSchema(resource.CPU, resource.Memory)
+	buckets, _ := predict.LogBuckets(2)
+	est, _ := predict.NewSimilarTask(s, predict.WithBaseWeight(0.5), predict.WithSizeBuckets(buckets))
+	sched, err := finegrain.New(s,
+		finegrain.WithOrdering(fairness.Fair{}),
+		finegrain.WithEstimator(est),
+		finegrain.WithoutDelayScheduling(),
+	)
+	if err != nil {
+		panic(err)
+	}
+	_ = sched.AddNode(finegrain.Node{ID: "node-1", Capacity: s.MustTuple(4000, 8<<30)})
+	_ = sched.SubmitJob(finegrain.Job{ID: "wordcount"})
+
+	// Tasks ask for 2 cores and 4 GiB each; only two such requests fit the node.
+	key := predict.Key{Logic: "wordcount/map", InputSize: 128 << 20}
+	for i := 0; i < 4; i++ {
+		_ = sched.Submit(finegrain.Task{ID: fmt.Sprintf("map-%d", i), Job: "wordcount", Key: key, Request: s.MustTuple(2000, 4<<30)})
+	}
+	d, _ := sched.Heartbeat("node-1", 0)
+	fmt.Println("unpredictable, by request:", len(d.Assignments), "started;", d.Stop)
+
+	// A finished task reports what it really used: 1 core and 1 GiB for 20 s.
+	used := stage.MustProfile(s, stage.Stage{Duration: 20 * time.Second, Demand: s.MustTuple(1000, 1<<30)})
+	_ = sched.Finished("map-0", 20*time.Second, &predict.Observation{Profile: used})
+
+	// Now tasks of that key are predictable and matched by their learned profile: the
+	// two cores and 4 GiB map-0 held now take two tasks.
+	d, _ = sched.Heartbeat("node-1", 20*time.Second)
+	for _, a := range d.Assignments {
+		fmt.Println(a.Task, "predicted:", a.Predicted, a.Profile)
+	}
+	// Output:
+	// unpredictable, by request: 2 started; node busy
+	// map-2 predicted: true [20s {cpu=1000,memory=1073741824}]
+	// map-3 predicted: true [20s {cpu=1000,memory=1073741824}]
+}
+
+// Push mode: a task is pending; the scheduler picks the node.
+func ExampleScheduler_Place() {
+	s := resource.MustSchema(resource.CPU, resource.Memory)
+	sched, _ := finegrain.New(s, finegrain.WithoutPrediction())
+	_ = sched.AddNode(finegrain.Node{ID: "small", Capacity: s.MustTuple(2000, 4<<30)})
+	_ = sched.AddNode(finegrain.Node{ID: "large", Capacity: s.MustTuple(16000, 64<<30)})
+	_ = sched.SubmitJob(finegrain.Job{ID: "web"})
+	_ = sched.Submit(
+		finegrain.Task{ID: "api", Job: "web", Request: s.MustTuple(1000, 2<<30)},
+		finegrain.Task{ID: "cache", Job: "web", Request: s.MustTuple(1000, 128<<30)},
+	)
+	a, err := sched.Place("api", 0)
+	fmt.Println(a.Node, err)
+	_, err = sched.Place("cache", 0)
+	fmt.Println(err)
+	// Output:
+	// large <nil>
+	// finegrain: task "cache": no node has enough memory free: no node fits the task
+}

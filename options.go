@@ -1,0 +1,210 @@
+package finegrain
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+
+	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/policy"
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+)
+
+// Option configures a Scheduler. The defaults are FGM's: DRF ordering, prediction from
+// similar tasks, fine-grained stage matching with at most 10% compression, the Alg. 3
+// adjuster, the eq. 15 deadline check, delay scheduling with W1 = 5 s and W2 = 20 s.
+type Option func(*config) error
+
+type config struct {
+	estimator   predict.Estimator
+	predict     bool
+	ordering    fairness.Policy
+	limit       float64
+	penalty     float64
+	adjust      []policy.Option
+	window      int
+	ihConform   resource.Vector
+	hasIh       bool
+	delay       []fairness.DelayOption
+	useDelay    bool
+	scorer      match.Scorer
+	candidates  int
+	qos         match.QoSCheck
+	hasQoS      bool
+	futureStart bool
+	maxPerBeat  int
+	logger      *slog.Logger
+}
+
+// WithEstimator replaces the similar-task estimator (predict.SimilarTask) by est.
+func WithEstimator(est predict.Estimator) Option {
+	return func(c *config) error {
+		if est == nil {
+			return fmt.Errorf("finegrain: estimator is nil: %w", ErrInvalid)
+		}
+		c.estimator = est
+		return nil
+	}
+}
+
+// WithoutPrediction makes every task unpredictable, so every task is placed by its
+// request held until it finishes (SPEC §3, request quantity): the way YARN's FIFO,
+// Capacity, Fair and DRF schedulers allocate, the baselines FGM is compared with.
+// Finished tasks still feed the estimator, if one is set.
+func WithoutPrediction() Option {
+	return func(c *config) error {
+		c.predict = false
+		return nil
+	}
+}
+
+// WithOrdering sets the fairness policy that orders queues and jobs (Alg. 1 line 4):
+// fairness.DRF (the default), fairness.Fair, fairness.FIFO, fairness.Capacity or your
+// own.
+func WithOrdering(p fairness.Policy) Option {
+	return func(c *config) error {
+		if p == nil {
+			return fmt.Errorf("finegrain: ordering is nil: %w", ErrInvalid)
+		}
+		c.ordering = p
+		return nil
+	}
+}
+
+// WithCompressionLimit sets eq. 7's limitation, the largest compression ratio allowed on
+// any compressible resource; 0 disables compression. Default resource.
+// DefaultCompressionLimit (10%).
+func WithCompressionLimit(x float64) Option {
+	return func(c *config) error {
+		if !(x >= 0 && x < 1) {
+			return fmt.Errorf("finegrain: compression limit %v not in [0, 1): %w", x, ErrInvalid)
+		}
+		c.limit = x
+		return nil
+	}
+}
+
+// WithContentionPenalty sets eq. 5/6's contention penalty p; default
+// policy.DefaultPenalty.
+func WithContentionPenalty(p float64) Option {
+	return func(c *config) error {
+		if !(p >= 0) || math.IsInf(p, 1) {
+			return fmt.Errorf("finegrain: contention penalty %v not a finite value ≥ 0: %w", p, ErrInvalid)
+		}
+		c.penalty = p
+		return nil
+	}
+}
+
+// WithAdjuster passes options to the per-server policy adjuster (Alg. 3): thresholds,
+// idle threshold, degradation, initial mode; see package policy.
+func WithAdjuster(opts ...policy.Option) Option {
+	return func(c *config) error {
+		c.adjust = append(c.adjust, opts...)
+		return nil
+	}
+}
+
+// WithConformityWindow sets k, how many recent conformity values (eq. 16) per server
+// the adjuster averages; default 5.
+func WithConformityWindow(k int) Option {
+	return func(c *config) error {
+		if k < 1 {
+			return fmt.Errorf("finegrain: conformity window %d < 1: %w", k, ErrInvalid)
+		}
+		c.window = k
+		return nil
+	}
+}
+
+// WithConformityIdleThreshold sets eq. 16's Th: usage above prediction counts against
+// a server only while its idle resources are below Th × capacity. Default 0.1 on every
+// dimension.
+func WithConformityIdleThreshold(th resource.Vector) Option {
+	return func(c *config) error {
+		c.ihConform, c.hasIh = th, true
+		return nil
+	}
+}
+
+// WithDelayScheduling configures delay scheduling for locality (SPEC §10, Alg. 2.1);
+// with no options it uses W1 = 5 s and W2 = 20 s. It is on by default.
+func WithDelayScheduling(opts ...fairness.DelayOption) Option {
+	return func(c *config) error {
+		c.useDelay, c.delay = true, opts
+		return nil
+	}
+}
+
+// WithoutDelayScheduling turns delay scheduling off: a job takes any offer, whatever
+// the locality of its best task there.
+func WithoutDelayScheduling() Option {
+	return func(c *config) error {
+		c.useDelay, c.delay = false, nil
+		return nil
+	}
+}
+
+// WithScorer sets how push placement ranks the nodes that fit; default
+// match.LeastAllocated{}.
+func WithScorer(s match.Scorer) Option {
+	return func(c *config) error {
+		if s == nil {
+			return fmt.Errorf("finegrain: scorer is nil: %w", ErrInvalid)
+		}
+		c.scorer = s
+		return nil
+	}
+}
+
+// WithCandidates sets how many fitting nodes push placement scores before it picks the
+// best (like the Kubernetes scheduler's percentage of nodes to score); 0 scores every
+// node that fits. Default 16.
+func WithCandidates(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("finegrain: candidates %d < 0: %w", n, ErrInvalid)
+		}
+		c.candidates = n
+		return nil
+	}
+}
+
+// WithQoS replaces the deadline QoS check (eq. 15) by q; nil disables QoS checks.
+func WithQoS(q match.QoSCheck) Option {
+	return func(c *config) error {
+		c.qos, c.hasQoS = q, true
+		return nil
+	}
+}
+
+// WithFutureStart lets push placement reserve a task at the earliest future start on
+// some node when no node fits now. Off by default.
+func WithFutureStart(on bool) Option {
+	return func(c *config) error {
+		c.futureStart = on
+		return nil
+	}
+}
+
+// WithMaxPerHeartbeat caps the tasks one heartbeat may start; 0 (the default) means no
+// cap: the pass stops when the node is used up.
+func WithMaxPerHeartbeat(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("finegrain: max per heartbeat %d < 0: %w", n, ErrInvalid)
+		}
+		c.maxPerBeat = n
+		return nil
+	}
+}
+
+// WithLogger logs every decision at debug level, and refused events at warn level.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		c.logger = l
+		return nil
+	}
+}

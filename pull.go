@@ -1,0 +1,126 @@
+package finegrain
+
+import (
+	"fmt"
+	"time"
+)
+
+// Heartbeat is pull mode, FGM's Algorithm 1 (SPEC §3): node id reports at now, and the
+// scheduler returns the tasks to start there.
+//
+//  1. If the node's free resources are below the idle threshold, or its mode is
+//     StopAllocation, nothing starts (line 1).
+//  2. Jobs are visited in the fairness order (line 4; DRF by default). As in Alg. 1 the
+//     order is taken once per pass over the jobs; a pass offers each job at most one
+//     task, and passes repeat, re-ordered, while tasks start.
+//  3. For each job, delay scheduling decides whether the job takes the node at the
+//     locality of its best task there (line 6); the job's first task at that level is
+//     chosen.
+//  4. The task is matched: by its request when it is unpredictable (line 8), by stages
+//     (Alg. 2) in the FineGrained modes, by its peak in CoarseGrained (line 12); when
+//     the match compresses anything, the QoS check runs (line 17, eq. 15 deadlines).
+//  5. An accepted task is reserved on the node's timeline and becomes Running; the
+//     heartbeat ends when the node is used up (below the idle threshold) or a pass
+//     starts nothing.
+//
+// A job whose chosen task does not fit, or that waits for locality, is passed over for
+// the rest of this heartbeat. When a queue has a max share, the order is re-taken
+// after every start, so that the max share is checked against up-to-date usage. The
+// Decision says what started, why the heartbeat ended, and which jobs were passed over
+// and why.
+func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.nodes[id]
+	if !ok {
+		return Decision{}, fmt.Errorf("finegrain: heartbeat of node %q: %w", id, ErrUnknownNode)
+	}
+	if now < 0 {
+		return Decision{}, fmt.Errorf("finegrain: heartbeat of node %q at %v: %w", id, now, ErrInvalid)
+	}
+	if s.delay != nil {
+		if err := s.delay.Heartbeat(now); err != nil {
+			return Decision{}, fmt.Errorf("finegrain: heartbeat of node %q: %w", id, err)
+		}
+	}
+	s.advance(now)
+	s.beat++
+	d := Decision{Node: id, At: now, Stop: NoPending}
+	for {
+		started := len(d.Assignments)
+		if !s.pass(n, now, &d) || len(d.Assignments) == started {
+			break
+		}
+	}
+	s.logDebug("heartbeat", "node", id, "at", now, "started", len(d.Assignments), "stop", d.Stop, "skipped", d.Skipped)
+	return d, nil
+}
+
+// pass walks the jobs once in fairness order, offering each at most one task on node
+// n, and reports whether the heartbeat may go on (false once it must stop, with d.Stop
+// set). The tree must not change during the walk, so the fairness bookkeeping of the
+// tasks started is applied when the walk ends.
+func (s *Scheduler) pass(n *node, now time.Duration, d *Decision) bool {
+	id, rack := n.spec.ID, n.spec.Rack
+	goOn := true
+	s.started = s.started[:0]
+	s.tree.Walk(func(jid string) bool {
+		if s.cfg.maxPerBeat > 0 && len(d.Assignments) >= s.cfg.maxPerBeat {
+			d.Stop, goOn = CapReached, false
+			return false
+		}
+		if ok, _ := s.adjuster.Schedulable(id, n.tl.FreeAt(now)); !ok {
+			d.Stop, goOn = NodeBusy, false
+			if !s.adjuster.Mode(id).Schedulable() {
+				d.Stop = PolicyStop
+			}
+			return false
+		}
+		j := s.jobs[jid]
+		if j.passed == s.beat {
+			return true
+		}
+		best, ok := s.pending.Best(jid, id, rack)
+		if !ok {
+			j.passed = s.beat
+			return true
+		}
+		level := best
+		if s.delay != nil {
+			l, take, err := s.delay.Offer(jid, best)
+			if err != nil || !take {
+				j.passed = s.beat
+				d.skip(Skip{Job: jid, Reason: LocalityWait})
+				return true
+			}
+			level = l
+		}
+		tid, level, _ := s.pending.First(jid, id, rack, level)
+		t := s.tasks[tid]
+		a, why := s.try(t, n, now)
+		if why == NoReason && !s.admit(t, a.profile) {
+			why = MaxShare
+		}
+		if why == NoReason {
+			as, ok := s.allocate(t, n, now, a, level, true)
+			if ok {
+				d.Assignments = append(d.Assignments, as)
+				s.started = append(s.started, t)
+				// With max shares in play, re-take the order before the next start.
+				return !s.hasMax
+			}
+			why = NoRoom
+		}
+		j.passed = s.beat
+		d.skip(Skip{Job: jid, Task: tid, Reason: why, Result: a.result})
+		if why == PolicyStop {
+			d.Stop, goOn = PolicyStop, false
+			return false
+		}
+		return true
+	})
+	for _, t := range s.started {
+		_ = s.tree.Start(t.spec.Job, t.request, t.usage)
+	}
+	return goOn
+}

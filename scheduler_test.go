@@ -1,0 +1,247 @@
+package finegrain_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+var schema = resource.MustSchema(resource.CPU, resource.Memory)
+
+const gib = 1 << 30
+
+func newScheduler(t testing.TB, opts ...finegrain.Option) *finegrain.Scheduler {
+	s, err := finegrain.New(schema, opts...)
+	require.NoError(t, err)
+	return s
+}
+
+func addNodes(t testing.TB, s *finegrain.Scheduler, n int, capacity resource.Tuple) {
+	for i := 0; i < n; i++ {
+		require.NoError(t, s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%d", i), Rack: fmt.Sprintf("r%d", i%2), Capacity: capacity}))
+	}
+}
+
+// The DRF paper's example run through the scheduler: one node of <9 CPU, 18 GB>, user A
+// with tasks <1 CPU, 4 GB>, user B with <3 CPU, 1 GB>, placed by request: A gets 3 tasks
+// and B gets 2.
+func TestPullDRFKnownAnswer(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling())
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(9000, 18*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "A"}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "B", Submitted: 1}))
+	for i := 0; i < 10; i++ {
+		require.NoError(t, s.Submit(
+			finegrain.Task{ID: fmt.Sprintf("a%d", i), Job: "A", Request: schema.MustTuple(1000, 4*gib)},
+			finegrain.Task{ID: fmt.Sprintf("b%d", i), Job: "B", Request: schema.MustTuple(3000, 1*gib), Submitted: 1},
+		))
+	}
+	d, err := s.Heartbeat("n", 0)
+	require.NoError(t, err)
+	got := map[string]int{}
+	for _, a := range d.Assignments {
+		got[a.Job]++
+		assert.False(t, a.Predicted)
+		assert.Equal(t, match.Fit, a.Result.Code)
+	}
+	assert.Equal(t, map[string]int{"A": 3, "B": 2}, got)
+	assert.Equal(t, finegrain.NodeBusy, d.Stop, "9 CPUs are used up")
+	p, r, _, _ := s.Counts()
+	assert.Equal(t, 15, p)
+	assert.Equal(t, 5, r)
+}
+
+// With prediction, a learned profile smaller than the request lets more tasks in; and a
+// task whose learned profile needs memory the node lacks is passed over with the reason.
+func TestPullPredictedProfiles(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	key := predict.Key{Logic: "wc/map", InputSize: 128 << 20}
+	// Teach the estimator: tasks of this key use 1 core, 1 GiB for 10 s, then 2 GiB.
+	learned := stage.MustProfile(schema,
+		stage.Stage{Duration: 10 * time.Second, Demand: schema.MustTuple(1000, 1*gib)},
+		stage.Stage{Duration: 5 * time.Second, Demand: schema.MustTuple(500, 2*gib)})
+	require.NoError(t, s.Estimator().Observe(key, predict.Observation{Profile: learned}))
+	for i := 0; i < 8; i++ {
+		// The request (2 cores, 4 GiB) would allow two tasks on the node.
+		require.NoError(t, s.Submit(finegrain.Task{ID: fmt.Sprintf("t%d", i), Job: "j", Key: key, Request: schema.MustTuple(2000, 4*gib)}))
+	}
+	d, err := s.Heartbeat("n", 0)
+	require.NoError(t, err)
+	assert.Len(t, d.Assignments, 4, "four predicted profiles fit where two requests would")
+	for _, a := range d.Assignments {
+		assert.True(t, a.Predicted)
+		assert.Equal(t, learned.Stages(), a.Profile.Stages())
+	}
+	require.NotEmpty(t, d.Skips)
+	assert.Equal(t, finegrain.NoRoom, d.Skips[0].Reason)
+	assert.Equal(t, "memory", d.Skips[0].Result.DimName, "the fifth task's second stage lacks memory")
+	assert.Equal(t, 1, d.Skips[0].Result.Stage)
+	assert.Equal(t, finegrain.NoPending, d.Stop)
+}
+
+func TestPushPlacement(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction())
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "small", Capacity: schema.MustTuple(2000, 2*gib)}))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "big", Capacity: schema.MustTuple(8000, 16*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "a", Job: "j", Request: schema.MustTuple(1000, 1*gib)},
+		finegrain.Task{ID: "huge", Job: "j", Request: schema.MustTuple(1000, 32*gib)},
+		finegrain.Task{ID: "later", Job: "j", Request: schema.MustTuple(8000, 1*gib), Duration: time.Minute},
+	))
+	a, err := s.Place("a", 0)
+	require.NoError(t, err)
+	assert.Equal(t, "big", a.Node, "least-allocated prefers the roomier node")
+	st, _ := s.State("a")
+	assert.Equal(t, finegrain.Running, st)
+
+	_, err = s.Place("huge", 0)
+	var pe *finegrain.PlacementError
+	require.ErrorAs(t, err, &pe)
+	assert.ErrorIs(t, err, finegrain.ErrNotPlaced)
+	assert.Equal(t, 0, pe.Tried, "the index stops before any node: none has 32 GiB free")
+	st, _ = s.State("huge")
+	assert.Equal(t, finegrain.Pending, st, "a failed placement leaves the task pending")
+
+	// "later" needs all 8 cores of big, where "a" holds one until it finishes.
+	_, err = s.Place("later", 0)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, finegrain.NoRoom, pe.Reason)
+	assert.Equal(t, "cpu", pe.Result.DimName)
+	require.NoError(t, s.Finished("a", 30*time.Second, nil))
+	a, err = s.Place("later", 30*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "big", a.Node)
+}
+
+func TestPushFutureStart(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithFutureStart(true))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "first", Job: "j", Request: schema.MustTuple(4000, 1*gib), Duration: time.Minute},
+		finegrain.Task{ID: "second", Job: "j", Request: schema.MustTuple(4000, 1*gib), Duration: time.Minute},
+	))
+	_, err := s.Place("first", 0)
+	require.NoError(t, err)
+	a, err := s.Place("second", 10*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, time.Minute, a.Start, "reserved to start when the first ends")
+}
+
+func TestDelaySchedulingThroughPull(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction())
+	addNodes(t, s, 4, schema.MustTuple(4000, 8*gib)) // n0, n2 in r0; n1, n3 in r1
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(1000, gib), Inputs: []string{"n0"}}))
+
+	d, err := s.Heartbeat("n1", 0) // off-switch: wait
+	require.NoError(t, err)
+	assert.Empty(t, d.Assignments)
+	assert.Equal(t, finegrain.LocalityWait, d.Skips[0].Reason)
+	d, err = s.Heartbeat("n2", 6*time.Second) // rack-local after W1 = 5 s
+	require.NoError(t, err)
+	require.Len(t, d.Assignments, 1)
+	assert.Equal(t, fairness.RackLocal, d.Assignments[0].Locality)
+}
+
+func TestLifecycleErrors(t *testing.T) {
+	s := newScheduler(t)
+	addNodes(t, s, 1, schema.MustTuple(4000, 8*gib))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(1000, gib)}))
+	other := stage.MustProfile(resource.Standard(), stage.Stage{Duration: time.Second})
+
+	tests := []struct {
+		name string
+		call func() error
+		want error
+	}{
+		{"empty node ID", func() error { return s.AddNode(finegrain.Node{Capacity: schema.MustTuple(1, 1)}) }, finegrain.ErrInvalid},
+		{"duplicate node", func() error { return s.AddNode(finegrain.Node{ID: "n0", Capacity: schema.MustTuple(1, 1)}) }, finegrain.ErrDuplicate},
+		{"negative capacity", func() error { return s.AddNode(finegrain.Node{ID: "x", Capacity: resource.Tuple{-1}}) }, resource.ErrNegative},
+		{"duplicate job", func() error { return s.SubmitJob(finegrain.Job{ID: "j"}) }, finegrain.ErrDuplicate},
+		{"job in unknown queue", func() error { return s.SubmitJob(finegrain.Job{ID: "k", Queue: "nope"}) }, finegrain.ErrUnknownQueue},
+		{"negative weight", func() error { return s.SubmitJob(finegrain.Job{ID: "k", Weight: -1}) }, finegrain.ErrInvalid},
+		{"duplicate task", func() error { return s.Submit(finegrain.Task{ID: "t", Job: "j"}) }, finegrain.ErrDuplicate},
+		{"duplicate in batch", func() error {
+			return s.Submit(finegrain.Task{ID: "u", Job: "j"}, finegrain.Task{ID: "u", Job: "j"})
+		}, finegrain.ErrDuplicate},
+		{"unknown job", func() error { return s.Submit(finegrain.Task{ID: "u", Job: "nope"}) }, finegrain.ErrUnknownJob},
+		{"negative request", func() error { return s.Submit(finegrain.Task{ID: "u", Job: "j", Request: resource.Tuple{0, -1}}) }, resource.ErrNegative},
+		{"schema mismatch", func() error { return s.Submit(finegrain.Task{ID: "u", Job: "j", Profile: other}) }, resource.ErrSchemaMismatch},
+		{"negative deadline", func() error { return s.Submit(finegrain.Task{ID: "u", Job: "j", Deadline: -1}) }, finegrain.ErrInvalid},
+		{"finish before start", func() error { return s.Finished("t", time.Second, nil) }, finegrain.ErrState},
+		{"fail a pending task", func() error { return s.Failed("t", time.Second) }, finegrain.ErrState},
+		{"started while pending", func() error { return s.Started("t", time.Second) }, finegrain.ErrState},
+		{"unknown task", func() error { return s.Cancel("nope", 0) }, finegrain.ErrUnknownTask},
+		{"unknown node heartbeat", func() error { _, err := s.Heartbeat("nope", 0); return err }, finegrain.ErrUnknownNode},
+		{"negative heartbeat", func() error { _, err := s.Heartbeat("n0", -1); return err }, finegrain.ErrInvalid},
+		{"unknown node removal", func() error { _, err := s.RemoveNode("nope", 0); return err }, finegrain.ErrUnknownNode},
+		{"unknown node usage", func() error { _, err := s.ReportUsage("nope", 0, nil); return err }, finegrain.ErrUnknownNode},
+		{"place unknown", func() error { _, err := s.Place("nope", 0); return err }, finegrain.ErrUnknownTask},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.ErrorIs(t, tc.call(), tc.want)
+			p, r, f, c := s.Counts()
+			assert.Equal(t, [4]int{1, 0, 0, 0}, [4]int{p, r, f, c}, "state unchanged")
+			st, _ := s.State("t")
+			assert.Equal(t, finegrain.Pending, st)
+		})
+	}
+	require.NoError(t, s.Cancel("t", 0))
+	assert.ErrorIs(t, s.Cancel("t", 0), finegrain.ErrState)
+	_, err := s.Place("t", 0)
+	assert.ErrorIs(t, err, finegrain.ErrState)
+
+	for _, o := range []finegrain.Option{
+		finegrain.WithCompressionLimit(1), finegrain.WithCompressionLimit(-0.1), finegrain.WithContentionPenalty(-1),
+		finegrain.WithConformityWindow(0), finegrain.WithCandidates(-1), finegrain.WithMaxPerHeartbeat(-1),
+		finegrain.WithEstimator(nil), finegrain.WithOrdering(nil), finegrain.WithScorer(nil),
+		finegrain.WithConformityIdleThreshold(resource.Vector{2}),
+	} {
+		_, err := finegrain.New(schema, o)
+		assert.ErrorIs(t, err, finegrain.ErrInvalid)
+	}
+	_, err = finegrain.New(nil)
+	assert.ErrorIs(t, err, resource.ErrSchemaMismatch)
+}
+
+func TestFailAndRemoveNodeRequeue(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling())
+	addNodes(t, s, 2, schema.MustTuple(4000, 8*gib))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	for i := 0; i < 4; i++ {
+		require.NoError(t, s.Submit(finegrain.Task{ID: fmt.Sprintf("t%d", i), Job: "j", Request: schema.MustTuple(2000, gib)}))
+	}
+	d, err := s.Heartbeat("n0", 0)
+	require.NoError(t, err)
+	require.Len(t, d.Assignments, 2)
+	require.NoError(t, s.Failed(d.Assignments[0].Task, time.Second))
+	st, _ := s.State(d.Assignments[0].Task)
+	assert.Equal(t, finegrain.Pending, st)
+	ids, err := s.RemoveNode("n0", 2*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, []string{d.Assignments[1].Task}, ids)
+	p, r, _, _ := s.Counts()
+	assert.Equal(t, 4, p)
+	assert.Equal(t, 0, r)
+	d, err = s.Heartbeat("n1", 3*time.Second)
+	require.NoError(t, err)
+	assert.Len(t, d.Assignments, 2)
+	assert.True(t, errors.Is(&finegrain.PlacementError{}, finegrain.ErrNotPlaced))
+}
