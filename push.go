@@ -7,8 +7,6 @@ import (
 	"github.com/finegrain/finegrain/fairness"
 )
 
-type fairnessLevel = fairness.Level
-
 // Place is push mode: task id is pending at now; the scheduler chooses a node for it,
 // reserves it there and returns the assignment — the way a Kubernetes-style
 // orchestrator asks a scheduler to bind a pod.
