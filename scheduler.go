@@ -372,15 +372,9 @@ func (s *Scheduler) Cancel(id string, now time.Duration) error {
 func (s *Scheduler) Started(id string, now time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, err := s.task(id)
+	t, err := s.running(id, "start", now)
 	if err != nil {
 		return err
-	}
-	if t.state != Running {
-		return fmt.Errorf("finegrain: start of task %q: it is %v: %w", id, t.state, ErrState)
-	}
-	if now < 0 {
-		return fmt.Errorf("finegrain: start of task %q at %v: %w", id, now, ErrInvalid)
 	}
 	t.start = now
 	return nil
@@ -388,19 +382,22 @@ func (s *Scheduler) Started(id string, now time.Duration) error {
 
 // Finished records that a running task finished at now: its resources return to its
 // node, and obs, when not nil, what it was seen to use, feeds the estimator under the
-// task's key (a rejected observation is reported, but the task still finishes).
+// task's key. An observation the estimator rejects is an error, and then nothing
+// changes: call again without it to finish the task anyway.
 func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, err := s.task(id)
+	t, err := s.running(id, "finish", now)
 	if err != nil {
 		return err
 	}
-	if t.state != Running {
-		return fmt.Errorf("finegrain: finish of task %q: it is %v: %w", id, t.state, ErrState)
-	}
 	if now < t.start {
 		return fmt.Errorf("finegrain: finish of task %q at %v before its start %v: %w", id, now, t.start, ErrState)
+	}
+	if obs != nil && t.spec.Key.Logic != "" {
+		if err := s.estimator.Observe(t.spec.Key, *obs); err != nil {
+			return fmt.Errorf("finegrain: finish of task %q: observation rejected: %w", id, err)
+		}
 	}
 	n := t.node
 	if t.planned > 0 {
@@ -409,11 +406,6 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 	s.release(t)
 	s.setState(t, Finished)
 	s.logDebug("task finished", "task", id, "node", n.spec.ID, "at", now)
-	if obs != nil && t.spec.Key.Logic != "" {
-		if err := s.estimator.Observe(t.spec.Key, *obs); err != nil {
-			return fmt.Errorf("finegrain: task %q finished; its observation was rejected: %w", id, err)
-		}
-	}
 	return nil
 }
 
@@ -422,16 +414,29 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 func (s *Scheduler) Failed(id string, now time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, err := s.task(id)
+	t, err := s.running(id, "failure", now)
 	if err != nil {
 		return err
-	}
-	if t.state != Running {
-		return fmt.Errorf("finegrain: failure of task %q: it is %v: %w", id, t.state, ErrState)
 	}
 	s.requeue(t)
 	s.logDebug("task failed", "task", id, "at", now)
 	return nil
+}
+
+// running returns the running task id for an event at now, or the error saying why
+// the event does not apply.
+func (s *Scheduler) running(id, event string, now time.Duration) (*task, error) {
+	t, err := s.task(id)
+	if err != nil {
+		return nil, err
+	}
+	if t.state != Running {
+		return nil, fmt.Errorf("finegrain: %s of task %q: it is %v: %w", event, id, t.state, ErrState)
+	}
+	if now < 0 {
+		return nil, fmt.Errorf("finegrain: %s of task %q at %v: %w", event, id, now, ErrInvalid)
+	}
+	return t, nil
 }
 
 // State returns a task's state, or false for an unknown task.

@@ -245,3 +245,25 @@ func TestFailAndRemoveNodeRequeue(t *testing.T) {
 	assert.Len(t, d.Assignments, 2)
 	assert.True(t, errors.Is(&finegrain.PlacementError{}, finegrain.ErrNotPlaced))
 }
+
+func TestFinishedWithBadObservationChangesNothing(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	addNodes(t, s, 1, schema.MustTuple(4000, 8*gib))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	key := predict.Key{Logic: "app", InputSize: 1}
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Key: key, Request: schema.MustTuple(1000, gib)}))
+	d, err := s.Heartbeat("n0", 0)
+	require.NoError(t, err)
+	require.Len(t, d.Assignments, 1)
+	bad := predict.Observation{Profile: stage.MustProfile(resource.Standard(), stage.Stage{Duration: time.Second})}
+	err = s.Finished("t", time.Second, &bad)
+	assert.ErrorIs(t, err, resource.ErrSchemaMismatch)
+	st, _ := s.State("t")
+	assert.Equal(t, finegrain.Running, st, "a rejected observation leaves the task running")
+	_, ok := s.Estimator().Estimate(key)
+	assert.False(t, ok)
+	require.NoError(t, s.Finished("t", time.Second, nil))
+	free, err := s.NodeFree("n0", time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(4000, 8*gib), free)
+}
