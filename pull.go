@@ -62,20 +62,14 @@ func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 // tasks started is applied when the walk ends.
 func (s *Scheduler) pass(n *node, now time.Duration, d *Decision) bool {
 	id, rack := n.spec.ID, n.spec.Rack
-	goOn := true
 	s.started = s.started[:0]
+	// Alg. 1 line 1, and the "resources used up" test of line 17: the node's free
+	// resources change only when a task starts, so the test runs then.
+	goOn := s.roomFor(n, now, d)
+	if !goOn {
+		return false
+	}
 	s.tree.Walk(func(jid string) bool {
-		if s.cfg.maxPerBeat > 0 && len(d.Assignments) >= s.cfg.maxPerBeat {
-			d.Stop, goOn = CapReached, false
-			return false
-		}
-		if ok, _ := s.adjuster.Schedulable(id, n.tl.FreeAt(now)); !ok {
-			d.Stop, goOn = NodeBusy, false
-			if !s.adjuster.Mode(id).Schedulable() {
-				d.Stop = PolicyStop
-			}
-			return false
-		}
 		j := s.jobs[jid]
 		if j.passed == s.beat {
 			return true
@@ -106,6 +100,9 @@ func (s *Scheduler) pass(n *node, now time.Duration, d *Decision) bool {
 			if ok {
 				d.Assignments = append(d.Assignments, as)
 				s.started = append(s.started, t)
+				if goOn = s.roomFor(n, now, d); !goOn {
+					return false
+				}
 				// With max shares in play, re-take the order before the next start.
 				return !s.hasMax
 			}
@@ -123,4 +120,22 @@ func (s *Scheduler) pass(n *node, now time.Duration, d *Decision) bool {
 		_ = s.tree.Start(t.spec.Job, t.request, t.usage)
 	}
 	return goOn
+}
+
+// roomFor reports whether node n may take another task at now: the per-heartbeat cap
+// is not reached, its mode is schedulable and its free resources are not below the
+// idle threshold. Otherwise it sets d.Stop.
+func (s *Scheduler) roomFor(n *node, now time.Duration, d *Decision) bool {
+	if s.cfg.maxPerBeat > 0 && len(d.Assignments) >= s.cfg.maxPerBeat {
+		d.Stop = CapReached
+		return false
+	}
+	if ok, _ := s.adjuster.Schedulable(n.spec.ID, n.tl.FreeAt(now)); !ok {
+		d.Stop = NodeBusy
+		if !s.adjuster.Mode(n.spec.ID).Schedulable() {
+			d.Stop = PolicyStop
+		}
+		return false
+	}
+	return true
 }
