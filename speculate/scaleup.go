@@ -1,0 +1,818 @@
+package speculate
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// Node is a server as the scale-up planner sees it: what it has and what its tasks
+// hold.
+type Node struct {
+	// ID names the node; unique in a PlanInput.
+	ID string
+	// Capacity is the node's total resources.
+	Capacity resource.Tuple
+	// Allocated is what the node's tasks hold in total. It may exceed Capacity on a
+	// compressible dimension (compressed tasks), never on a non-compressible one.
+	Allocated resource.Tuple
+}
+
+// Straggler is a latency-sensitive task found slow by predict.DetectStraggler (SPEC
+// §11, S1–S4), with the resources it needs to catch up (ScaleUp computes an amount).
+type Straggler struct {
+	// Task and Node identify the task and where it runs.
+	Task, Node string
+	// Allocated is what the task holds now; a move needs Allocated + Extra on the new
+	// node and frees Allocated on the old one.
+	Allocated resource.Tuple
+	// Extra is the expansion the task needs.
+	Extra resource.Tuple
+}
+
+// BatchTask is a batch task the planner may shrink: reclaim its redundant allocation
+// (predict.DetectRedundant, SPEC §11 T1–T2) or preempt part of it. Shrinking does not
+// kill the task.
+type BatchTask struct {
+	// Task and Node identify the task and where it runs.
+	Task, Node string
+	// Allocated is what the task holds now.
+	Allocated resource.Tuple
+	// Reclaimable is Rr, the redundant amount that can be taken back
+	// (predict.Redundancy.Reclaimable); zero for a task that is not redundant.
+	Reclaimable resource.Tuple
+	// Preemptible is Rp, how much more the task may be shrunk by preemption; zero for
+	// a task that may not be preempted. Reclaimable + Preemptible ≤ Allocated.
+	Preemptible resource.Tuple
+	// Priority orders preemption: lower priorities are preempted first.
+	Priority int
+}
+
+// Shrunk is a batch task that an earlier plan reclaimed from or preempted, and that
+// recovery may give resources back to.
+type Shrunk struct {
+	// Task and Node identify the task and where it runs.
+	Task, Node string
+	// Taken is what was taken from it and not yet given back.
+	Taken resource.Tuple
+	// Preempted reports that the amount was preempted (true) or reclaimed as
+	// redundant (false). Preempted tasks get their resources back first.
+	Preempted bool
+}
+
+// PlanInput is the state the scale-up planner decides on.
+type PlanInput struct {
+	// Nodes are the cluster's nodes; every node a task names must be here.
+	Nodes []Node
+	// Stragglers are the latency-sensitive tasks to expand.
+	Stragglers []Straggler
+	// NewDemand is the demand of newly arrived latency-sensitive tasks. The plan makes
+	// room for it (R_NE includes it); placing the tasks is the scheduler's job.
+	NewDemand resource.Tuple
+	// Batch are the batch tasks that may be reclaimed from or preempted.
+	Batch []BatchTask
+	// Shrunk are the batch tasks waiting for resources taken from them earlier.
+	Shrunk []Shrunk
+}
+
+// StepKind is the kind of a plan step.
+type StepKind uint8
+
+// The step kinds, in the order a plan lists them.
+const (
+	// Reclaim takes Step.Amount of a batch task's redundant allocation back.
+	Reclaim StepKind = iota
+	// Preempt shrinks a batch task's allocation by Step.Amount.
+	Preempt
+	// Expand grows a straggler's allocation in place by Step.Amount.
+	Expand
+	// Move moves a straggler from Step.From to Step.Node with the allocation
+	// Step.Amount (its old allocation plus the expansion), freeing Step.Released on
+	// Step.From.
+	Move
+	// Restore gives Step.Amount back to a batch task shrunk earlier.
+	Restore
+)
+
+// String names the kind.
+func (k StepKind) String() string {
+	switch k {
+	case Reclaim:
+		return "reclaim"
+	case Preempt:
+		return "preempt"
+	case Expand:
+		return "expand"
+	case Move:
+		return "move"
+	case Restore:
+		return "restore"
+	}
+	return fmt.Sprintf("StepKind(%d)", uint8(k))
+}
+
+// Step is one action of a plan, for the embedder to carry out (resize or move a
+// container).
+type Step struct {
+	// Kind is what to do.
+	Kind StepKind
+	// Task is the task acted on.
+	Task string
+	// Node is the node whose allocation changes: the task's node, or a Move's target.
+	Node string
+	// From is a Move's source node; empty otherwise.
+	From string
+	// For names the straggler a Reclaim or Preempt makes room for on its node (the
+	// local top-up); empty for the cluster-wide ones of steps 5–7.
+	For string
+	// Amount is the change: taken by Reclaim and Preempt, added by Expand and Restore;
+	// for Move the task's whole allocation on the target.
+	Amount resource.Tuple
+	// Released is what a Move frees on From: the task's old allocation.
+	Released resource.Tuple
+}
+
+// Unserved is a straggler the plan could not expand: no node had room, even after what
+// was reclaimed and preempted.
+type Unserved struct {
+	// Task and Node identify the straggler and where it runs.
+	Task, Node string
+	// Extra is the expansion it still needs.
+	Extra resource.Tuple
+}
+
+// Plan is the scale-up planner's decision (SPEC §11, steps 1–10 and recovery): steps to
+// apply in order, and the accounting behind them.
+type Plan struct {
+	// Steps are the actions in the order to apply them: reclaims, preemptions,
+	// expansions and moves, restores.
+	Steps []Step
+	// Idle is R_IDLE, the cluster's free resources: per node capacity − allocated,
+	// negative parts counted as zero.
+	Idle resource.Tuple
+	// Need is R_NE: the stragglers' expansions plus the new latency-sensitive demand.
+	Need resource.Tuple
+	// Reclaimed and Preempted are what the plan takes from batch tasks, summed.
+	Reclaimed, Preempted resource.Tuple
+	// Available is R_M at the end: Idle + Reclaimed + Preempted.
+	Available resource.Tuple
+	// Restored is what the plan gives back to shrunk batch tasks, summed.
+	Restored resource.Tuple
+	// Unserved are the stragglers left unexpanded.
+	Unserved []Unserved
+}
+
+// Covered reports whether the plan made enough room overall: Available covers Need.
+func (p Plan) Covered() bool { return p.Available.Covers(p.Need) }
+
+type plannerConfig struct {
+	moves, recovery, topUp bool
+}
+
+// PlannerOption configures NewPlanner.
+type PlannerOption func(*plannerConfig) error
+
+// WithMoves sets whether a straggler whose node has no room may be moved to one that
+// has (steps 4 and 9; default true).
+func WithMoves(on bool) PlannerOption {
+	return func(c *plannerConfig) error { c.moves = on; return nil }
+}
+
+// WithLocalTopUp sets whether a straggler that can neither expand in place nor move
+// may have room made on its own node by reclaiming from, then preempting, the batch
+// tasks there — only its deficit, and only when they can cover all of it (default
+// true). See Planner.
+func WithLocalTopUp(on bool) PlannerOption {
+	return func(c *plannerConfig) error { c.topUp = on; return nil }
+}
+
+// WithRecovery sets whether plans give shrunk batch tasks their resources back when
+// there is room (default true).
+func WithRecovery(on bool) PlannerOption {
+	return func(c *plannerConfig) error { c.recovery = on; return nil }
+}
+
+// Planner is the straggler scale-up planner for mixed workloads (SPEC §11; the HUST
+// patent, seed 002). It protects latency-sensitive tasks with the least loss to batch
+// work, without killing anything:
+//
+//	1     R_IDLE = the free resources; R_NE = the stragglers' expansions + the new
+//	      latency-sensitive demand; R_M = R_IDLE
+//	2     if R_IDLE covers R_NE go to 8, otherwise to 5
+//	5–6   while R_M does not cover R_NE and redundant batch tasks remain, reclaim
+//	      from one: R_M += Rr
+//	7     while R_M does not cover R_NE and preemptible batch tasks remain, preempt
+//	      one: R_M += Rp
+//	8–9   (3–4) expand each straggler in place if its node has room, otherwise move
+//	      it to a node that has room for its whole new allocation
+//	10    end; when nothing had to be reclaimed or preempted, recovery gives batch
+//	      tasks shrunk earlier their resources back, out of what R_NE leaves of
+//	      R_IDLE, preempted tasks first
+//
+// The plan is data: a list of Steps the embedder applies in order (Apply does it on
+// node totals and checks every step). A step never takes a node over its capacity on a
+// dimension it adds to, so applying the plan never takes a non-compressible dimension
+// over capacity.
+//
+// Readings, where the patent is silent or truncated (its text stops inside step 9):
+//   - "R_IDLE > R_NE" and "R_M > R_NE" compare tuples; we read them as "covers on every
+//     dimension" (≥), the complement of eq. 13's "less".
+//   - Reclaim and preemption take only what is still missing: from each task, on each
+//     dimension, the smaller of its Rr (Rp) and the remaining shortfall R_NE − R_M, and
+//     nothing from a task that would not reduce the shortfall. The last task is shrunk
+//     only as far as needed, so the plan never frees more than R_NE requires.
+//   - Which task to reclaim or preempt first: tasks on the node of a straggler that
+//     cannot expand in place come first (room there lets it expand in place), then
+//     those covering more of the shortfall, then by task ID; preemption takes lower
+//     Priority first.
+//   - Stragglers are expanded largest expansion (as a share of their node) first; a
+//     move goes to the node that keeps the most room (the largest smallest free share
+//     after the move), then the smallest ID. A move needs the whole new allocation on
+//     the target (the patent asks for "a node whose allocatable resources meet the
+//     expansion"; a container moved there needs its old allocation too).
+//   - R_M is a cluster-wide sum, so it can cover R_NE while no single node has room
+//     for a straggler. Then (WithLocalTopUp, on by default) the planner reclaims from,
+//     then preempts, the batch tasks on the straggler's own node — only the deficit,
+//     and only when they can cover all of it — and expands it in place; those steps
+//     name the straggler in Step.For. A straggler still without room is reported in
+//     Plan.Unserved and nothing is taken for it.
+//
+// A Planner is immutable and safe for concurrent use.
+type Planner struct {
+	schema *resource.Schema
+	cfg    plannerConfig
+}
+
+// NewPlanner returns a planner for tuples of schema, with moves and recovery on unless
+// opts turn them off. It fails on a nil schema or an invalid option.
+func NewPlanner(schema *resource.Schema, opts ...PlannerOption) (*Planner, error) {
+	if schema == nil {
+		return nil, fieldErr("schema", "nil", resource.ErrSchemaMismatch)
+	}
+	cfg := plannerConfig{moves: true, recovery: true, topUp: true}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	return &Planner{schema: schema, cfg: cfg}, nil
+}
+
+// fits reports whether free has room for req on every dimension req asks for.
+func fits(free, req resource.Tuple) bool {
+	for d := range req {
+		if req[d] > 0 && free[d] < req[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// positive returns t with negative slots set to zero.
+func positive(t resource.Tuple) resource.Tuple { return t.Max(resource.Tuple{}) }
+
+// addChecked returns a + b for non-negative tuples, and false on overflow.
+func addChecked(a, b resource.Tuple) (resource.Tuple, bool) {
+	for d := range a {
+		if a[d] > math.MaxInt64-b[d] {
+			return a, false
+		}
+		a[d] += b[d]
+	}
+	return a, true
+}
+
+// run is the working state of one Plan call.
+type run struct {
+	p     *Planner
+	in    PlanInput
+	idx   map[string]int
+	free  []resource.Tuple // per node: capacity − allocated, as the plan goes
+	remR  []resource.Tuple // per batch task: reclaimable not yet taken
+	remP  []resource.Tuple // per batch task: preemptible not yet taken
+	local [][]int          // per node: its batch tasks, lowest priority first, then ID; built on first use
+	avail resource.Tuple   // R_M
+	plan  Plan
+}
+
+type shrinkCand struct {
+	i     int // index into in.Batch
+	hot   bool
+	prio  int
+	score float64
+}
+
+// Plan decides steps 1–10 and recovery for in. It fails — and plans nothing — on a task
+// or node with an empty or duplicate ID, a task on a node not in in.Nodes, an amount
+// that is negative or outside the schema, a node allocated over its capacity on a
+// non-compressible dimension, a batch task whose Reclaimable + Preemptible exceeds its
+// allocation, listed tasks holding more than their node has allocated, or sums too
+// large for int64.
+func (p *Planner) Plan(in PlanInput) (Plan, error) {
+	idx, err := p.validate(in)
+	if err != nil {
+		return Plan{}, err
+	}
+	r := &run{p: p, in: in, idx: idx, free: make([]resource.Tuple, len(in.Nodes))}
+	for i, n := range in.Nodes {
+		r.free[i] = n.Capacity.Sub(n.Allocated)
+		r.plan.Idle, _ = addChecked(r.plan.Idle, positive(r.free[i])) // checked in validate
+	}
+	r.plan.Need = in.NewDemand
+	for _, s := range in.Stragglers {
+		r.plan.Need, _ = addChecked(r.plan.Need, s.Extra)
+	}
+	r.remR = make([]resource.Tuple, len(in.Batch))
+	r.remP = make([]resource.Tuple, len(in.Batch))
+	for i, b := range in.Batch {
+		r.remR[i], r.remP[i] = b.Reclaimable, b.Preemptible
+	}
+	r.avail = r.plan.Idle
+	needed := !r.avail.Covers(r.plan.Need) // step 2
+	if needed {
+		hot := make(map[int]bool)
+		for _, s := range in.Stragglers {
+			if n := idx[s.Node]; !fits(r.free[n], s.Extra) {
+				hot[n] = true
+			}
+		}
+		short0 := positive(r.plan.Need.Sub(r.avail))
+		for _, preempt := range []bool{false, true} { // steps 5–6, then 7
+			for _, c := range r.shrinkOrder(hot, short0, preempt) {
+				if r.avail.Covers(r.plan.Need) {
+					break
+				}
+				r.shrink(c.i, preempt, positive(r.plan.Need.Sub(r.avail)), "")
+			}
+		}
+	}
+	r.expand() // steps 3–4, 8–9
+	r.plan.Available = r.avail
+	if p.cfg.recovery && !needed && r.plan.Reclaimed.IsZero() && r.plan.Preempted.IsZero() {
+		r.recover()
+	}
+	return r.plan, nil
+}
+
+// shrink takes from batch task i the part of its remaining reclaimable (preemptible)
+// amount that is within limit, and plans the step; for names the straggler a local
+// top-up serves.
+func (r *run) shrink(i int, preempt bool, limit resource.Tuple, forTask string) resource.Tuple {
+	rem := &r.remR[i]
+	kind := Reclaim
+	if preempt {
+		rem, kind = &r.remP[i], Preempt
+	}
+	take := rem.Min(limit)
+	if take.IsZero() {
+		return take
+	}
+	*rem = rem.Sub(take)
+	t := &r.in.Batch[i]
+	if preempt {
+		r.plan.Preempted = r.plan.Preempted.Add(take)
+	} else {
+		r.plan.Reclaimed = r.plan.Reclaimed.Add(take)
+	}
+	r.plan.Steps = append(r.plan.Steps, Step{Kind: kind, Task: t.Task, Node: t.Node, For: forTask, Amount: take})
+	n := r.idx[t.Node]
+	r.free[n] = r.free[n].Add(take)
+	r.avail = r.avail.Add(take)
+	return take
+}
+
+// shrinkOrder lists the batch tasks that can help with the shortfall short0, in the
+// order steps 5–7 take them (see Planner's Readings).
+func (r *run) shrinkOrder(hot map[int]bool, short0 resource.Tuple, preempt bool) []shrinkCand {
+	var cands []shrinkCand
+	for i := range r.in.Batch {
+		t := &r.in.Batch[i]
+		amount := t.Reclaimable
+		if preempt {
+			amount = t.Preemptible
+		}
+		score := 0.0
+		for d := range amount {
+			if short0[d] > 0 && amount[d] > 0 {
+				score = max(score, float64(min(amount[d], short0[d]))/float64(short0[d]))
+			}
+		}
+		if score == 0 {
+			continue
+		}
+		cands = append(cands, shrinkCand{i: i, hot: hot[r.idx[t.Node]], prio: t.Priority, score: score})
+	}
+	slices.SortFunc(cands, func(a, b shrinkCand) int {
+		if preempt && a.prio != b.prio {
+			return cmp.Compare(a.prio, b.prio)
+		}
+		if a.hot != b.hot {
+			if a.hot {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(r.in.Batch[a.i].Task, r.in.Batch[b.i].Task)
+	})
+	return cands
+}
+
+// expand plans steps 8–9 (and 3–4): each straggler in place, else moved, else — with
+// the local top-up — in place after shrinking batch tasks on its node, else unserved.
+func (r *run) expand() {
+	in := r.in
+	order := make([]int, 0, len(in.Stragglers))
+	share := make([]float64, len(in.Stragglers))
+	for i, s := range in.Stragglers {
+		if s.Extra.IsZero() {
+			continue
+		}
+		order = append(order, i)
+		share[i] = s.Extra.DominantShare(in.Nodes[r.idx[s.Node]].Capacity)
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(share[b], share[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(in.Stragglers[a].Task, in.Stragglers[b].Task)
+	})
+	for _, i := range order {
+		s := &in.Stragglers[i]
+		n := r.idx[s.Node]
+		if fits(r.free[n], s.Extra) {
+			r.free[n] = r.free[n].Sub(s.Extra)
+			r.plan.Steps = append(r.plan.Steps, Step{Kind: Expand, Task: s.Task, Node: s.Node, Amount: s.Extra})
+			continue
+		}
+		if r.p.cfg.moves {
+			whole := s.Allocated.Add(s.Extra) // checked in validate
+			if t := bestTarget(in.Nodes, r.free, n, whole); t >= 0 {
+				r.free[t] = r.free[t].Sub(whole)
+				r.free[n] = r.free[n].Add(s.Allocated)
+				r.plan.Steps = append(r.plan.Steps, Step{Kind: Move, Task: s.Task, Node: in.Nodes[t].ID, From: s.Node, Amount: whole, Released: s.Allocated})
+				continue
+			}
+		}
+		if r.p.cfg.topUp && r.topUp(s, n) {
+			r.free[n] = r.free[n].Sub(s.Extra)
+			r.plan.Steps = append(r.plan.Steps, Step{Kind: Expand, Task: s.Task, Node: s.Node, Amount: s.Extra})
+			continue
+		}
+		r.plan.Unserved = append(r.plan.Unserved, Unserved{Task: s.Task, Node: s.Node, Extra: s.Extra})
+	}
+}
+
+// topUp makes room for straggler s on its node n by reclaiming, then preempting, from
+// the batch tasks on n — only the deficit, and only if the node can cover all of it.
+func (r *run) topUp(s *Straggler, n int) bool {
+	deficit := s.Extra.Sub(r.free[n]).Only(mask(s.Extra))
+	deficit = positive(deficit)
+	if r.local == nil {
+		r.local = make([][]int, len(r.in.Nodes))
+		for i := range r.in.Batch {
+			n := r.idx[r.in.Batch[i].Node]
+			r.local[n] = append(r.local[n], i)
+		}
+		for _, l := range r.local {
+			slices.SortFunc(l, func(a, b int) int {
+				if c := cmp.Compare(r.in.Batch[a].Priority, r.in.Batch[b].Priority); c != 0 {
+					return c
+				}
+				return cmp.Compare(r.in.Batch[a].Task, r.in.Batch[b].Task)
+			})
+		}
+	}
+	local := r.local[n]
+	var can resource.Tuple
+	for _, i := range local {
+		can, _ = addChecked(can, r.remR[i].Add(r.remP[i]).Min(deficit))
+	}
+	if !can.Covers(deficit) {
+		return false
+	}
+	for _, preempt := range []bool{false, true} {
+		for _, i := range local {
+			if deficit.IsZero() {
+				return true
+			}
+			deficit = deficit.Sub(r.shrink(i, preempt, deficit, s.Task))
+		}
+	}
+	return deficit.IsZero()
+}
+
+// mask is the set of dimensions where t is positive.
+func mask(t resource.Tuple) resource.Mask {
+	var m resource.Mask
+	for d, x := range t {
+		if x > 0 {
+			m |= 1 << d
+		}
+	}
+	return m
+}
+
+// bestTarget returns the node other than from with room for req that keeps the most
+// room — the largest smallest free share after the move — or −1.
+func bestTarget(nodes []Node, free []resource.Tuple, from int, req resource.Tuple) int {
+	best, bestSlack := -1, 0.0
+	for t := range nodes {
+		if t == from || !fits(free[t], req) {
+			continue
+		}
+		slack := math.Inf(1)
+		for d, c := range nodes[t].Capacity {
+			if c > 0 {
+				slack = min(slack, float64(free[t][d]-req[d])/float64(c))
+			}
+		}
+		if best < 0 || slack > bestSlack || slack == bestSlack && nodes[t].ID < nodes[best].ID {
+			best, bestSlack = t, slack
+		}
+	}
+	return best
+}
+
+// recover plans the resource recovery: shrunk tasks get back what their node has free,
+// within what R_NE leaves of R_IDLE, preempted tasks first, then by task ID.
+func (r *run) recover() {
+	in := r.in
+	surplus := positive(r.plan.Idle.Sub(r.plan.Need))
+	order := make([]int, len(in.Shrunk))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ra, rb := &in.Shrunk[a], &in.Shrunk[b]
+		if ra.Preempted != rb.Preempted {
+			if ra.Preempted {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(ra.Task, rb.Task)
+	})
+	for _, i := range order {
+		s := &in.Shrunk[i]
+		n := r.idx[s.Node]
+		give := s.Taken.Min(positive(r.free[n])).Min(surplus)
+		if give.IsZero() {
+			continue
+		}
+		r.free[n] = r.free[n].Sub(give)
+		surplus = surplus.Sub(give)
+		r.plan.Restored = r.plan.Restored.Add(give)
+		r.plan.Steps = append(r.plan.Steps, Step{Kind: Restore, Task: s.Task, Node: s.Node, Amount: give})
+	}
+}
+
+// validate checks in and returns the index of every node ID.
+func (p *Planner) validate(in PlanInput) (map[string]int, error) {
+	s := p.schema
+	idx := make(map[string]int, len(in.Nodes))
+	listed := make([]resource.Tuple, len(in.Nodes))
+	var idle resource.Tuple
+	for i, n := range in.Nodes {
+		field := func(f string) string { return fmt.Sprintf("Nodes[%d].%s", i, f) }
+		if n.ID == "" {
+			return nil, fieldErr(field("ID"), n.ID, ErrEmptyID)
+		}
+		if _, dup := idx[n.ID]; dup {
+			return nil, fieldErr(field("ID"), n.ID, ErrDuplicate)
+		}
+		if err := s.Validate(n.Capacity); err != nil {
+			return nil, wrapf(err, "%s", field("Capacity"))
+		}
+		if err := s.Validate(n.Allocated); err != nil {
+			return nil, wrapf(err, "%s", field("Allocated"))
+		}
+		if !n.Capacity.Only(s.NonCompressible()).Covers(n.Allocated.Only(s.NonCompressible())) {
+			return nil, fieldErr(field("Allocated"), s.Format(n.Allocated)+" > capacity "+s.Format(n.Capacity), ErrOverCapacity)
+		}
+		var ok bool
+		if idle, ok = addChecked(idle, positive(n.Capacity.Sub(n.Allocated))); !ok {
+			return nil, fieldErr("Nodes", "free resources sum overflows int64", ErrInvalidValue)
+		}
+		idx[n.ID] = i
+	}
+	tasks := make(map[string]struct{}, len(in.Stragglers)+len(in.Batch))
+	// task checks a task's ID and node, returning the node's index.
+	task := func(field func(string) string, id, node string) (int, error) {
+		if id == "" {
+			return 0, fieldErr(field("Task"), id, ErrEmptyID)
+		}
+		if _, dup := tasks[id]; dup {
+			return 0, fieldErr(field("Task"), id, ErrDuplicate)
+		}
+		tasks[id] = struct{}{}
+		if node == "" {
+			return 0, fieldErr(field("Node"), node, ErrEmptyID)
+		}
+		n, ok := idx[node]
+		if !ok {
+			return 0, fieldErr(field("Node"), node, ErrUnknownNode)
+		}
+		return n, nil
+	}
+	if err := s.Validate(in.NewDemand); err != nil {
+		return nil, wrapf(err, "NewDemand")
+	}
+	need := in.NewDemand
+	for i, st := range in.Stragglers {
+		field := func(f string) string { return fmt.Sprintf("Stragglers[%d].%s", i, f) }
+		n, err := task(field, st.Task, st.Node)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.Validate(st.Allocated); err != nil {
+			return nil, wrapf(err, "%s", field("Allocated"))
+		}
+		if err := s.Validate(st.Extra); err != nil {
+			return nil, wrapf(err, "%s", field("Extra"))
+		}
+		var ok1, ok2, ok3 bool
+		need, ok1 = addChecked(need, st.Extra)
+		_, ok2 = addChecked(st.Allocated, st.Extra)
+		listed[n], ok3 = addChecked(listed[n], st.Allocated)
+		if !ok1 || !ok2 || !ok3 {
+			return nil, fieldErr(field("Extra"), "amounts sum overflows int64", ErrInvalidValue)
+		}
+	}
+	for i, b := range in.Batch {
+		field := func(f string) string { return fmt.Sprintf("Batch[%d].%s", i, f) }
+		n, err := task(field, b.Task, b.Node)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.Validate(b.Allocated); err != nil {
+			return nil, wrapf(err, "%s", field("Allocated"))
+		}
+		if err := s.Validate(b.Reclaimable); err != nil {
+			return nil, wrapf(err, "%s", field("Reclaimable"))
+		}
+		if err := s.Validate(b.Preemptible); err != nil {
+			return nil, wrapf(err, "%s", field("Preemptible"))
+		}
+		shrink, ok := addChecked(b.Reclaimable, b.Preemptible)
+		if !ok || !b.Allocated.Covers(shrink) {
+			return nil, fieldErr(field("Preemptible"), fmt.Sprintf("reclaimable %s + preemptible %s > allocated %s",
+				s.Format(b.Reclaimable), s.Format(b.Preemptible), s.Format(b.Allocated)), ErrInconsistent)
+		}
+		if listed[n], ok = addChecked(listed[n], b.Allocated); !ok {
+			return nil, fieldErr(field("Allocated"), "amounts sum overflows int64", ErrInvalidValue)
+		}
+	}
+	for i, n := range in.Nodes {
+		if !n.Allocated.Covers(listed[i]) {
+			return nil, fieldErr(fmt.Sprintf("Nodes[%d].Allocated", i),
+				fmt.Sprintf("%s < %s held by the tasks listed on %s", s.Format(n.Allocated), s.Format(listed[i]), n.ID), ErrInconsistent)
+		}
+	}
+	shrunk := make(map[string]struct{}, len(in.Shrunk))
+	for i, r := range in.Shrunk {
+		field := func(f string) string { return fmt.Sprintf("Shrunk[%d].%s", i, f) }
+		if r.Task == "" {
+			return nil, fieldErr(field("Task"), r.Task, ErrEmptyID)
+		}
+		if _, dup := shrunk[r.Task]; dup {
+			return nil, fieldErr(field("Task"), r.Task, ErrDuplicate)
+		}
+		shrunk[r.Task] = struct{}{}
+		if _, ok := idx[r.Node]; !ok {
+			if r.Node == "" {
+				return nil, fieldErr(field("Node"), r.Node, ErrEmptyID)
+			}
+			return nil, fieldErr(field("Node"), r.Node, ErrUnknownNode)
+		}
+		if err := s.Validate(r.Taken); err != nil {
+			return nil, wrapf(err, "%s", field("Taken"))
+		}
+	}
+	return idx, nil
+}
+
+// Apply returns the nodes as they are after the steps, applied in order: each step's
+// amounts are added to or taken from the Allocated of the nodes it names. It checks
+// every step as it goes and fails — returning nothing — on a node not in nodes, an
+// allocation that would fall below zero, or a step that would take a non-compressible
+// dimension over capacity. nodes is not modified.
+func (p *Planner) Apply(nodes []Node, steps []Step) ([]Node, error) {
+	out := slices.Clone(nodes)
+	idx := make(map[string]int, len(out))
+	for i, n := range out {
+		idx[n.ID] = i
+	}
+	nc := p.schema.NonCompressible()
+	change := func(i int, node string, t resource.Tuple, add bool) error {
+		n, ok := idx[node]
+		if !ok {
+			return fieldErr(fmt.Sprintf("Steps[%d].Node", i), node, ErrUnknownNode)
+		}
+		if err := p.schema.Validate(t); err != nil {
+			return wrapf(err, "Steps[%d]", i)
+		}
+		a := out[n].Allocated
+		if add {
+			if _, ok := addChecked(a, t); !ok {
+				return fieldErr(fmt.Sprintf("Steps[%d].Amount", i), p.schema.Format(t), ErrInvalidValue)
+			}
+			a = a.Add(t)
+			for d := range a {
+				if nc.Has(d) && t[d] > 0 && a[d] > out[n].Capacity[d] {
+					return fieldErr(fmt.Sprintf("Steps[%d] (%s %s on %s)", i, steps[i].Kind, steps[i].Task, node),
+						p.schema.DimName(d)+" "+fmt.Sprint(a[d])+" > capacity "+fmt.Sprint(out[n].Capacity[d]), ErrOverCapacity)
+				}
+			}
+		} else {
+			a = a.Sub(t)
+			if a.HasNegative() {
+				return fieldErr(fmt.Sprintf("Steps[%d] (%s %s on %s)", i, steps[i].Kind, steps[i].Task, node), p.schema.Format(t), ErrInconsistent)
+			}
+		}
+		out[n].Allocated = a
+		return nil
+	}
+	for i, st := range steps {
+		var err error
+		switch st.Kind {
+		case Reclaim, Preempt:
+			err = change(i, st.Node, st.Amount, false)
+		case Expand, Restore:
+			err = change(i, st.Node, st.Amount, true)
+		case Move:
+			if err = change(i, st.Node, st.Amount, true); err == nil {
+				err = change(i, st.From, st.Released, false)
+			}
+		default:
+			err = fieldErr(fmt.Sprintf("Steps[%d].Kind", i), st.Kind, ErrInvalidValue)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ScaleUp returns the extra resources a straggler needs to finish within its objective
+// (SPEC §11), from the verdict predict.DetectStraggler gave at time now (its last
+// sample), the task's start and T_SLO, and its allocation.
+//
+// Reading: the patent does not say how much to add. At its current speed v2 the task
+// needs v.Finish − now more; it has start + slo − now left. Work is conserved under
+// more resources as under compression (eq. 4), so the compressible allocation must grow
+// by the factor k = (v.Finish − now)/(start + slo − now): Extra = ⌈(k − 1) × allocated⌉
+// on the compressible dimensions, nothing on the others (their amount does not set the
+// speed), and zero when k ≤ 1. It fails with ErrCannotMeet when the task makes no
+// progress (v.Finish is stage.Forever) or the objective's time has passed, and on a
+// negative time, a non-positive slo, now before start, or an invalid allocation.
+func ScaleUp(schema *resource.Schema, v predict.StragglerVerdict, now, start, slo time.Duration, allocated resource.Tuple) (resource.Tuple, error) {
+	switch {
+	case schema == nil:
+		return resource.Tuple{}, fieldErr("schema", "nil", resource.ErrSchemaMismatch)
+	case start < 0:
+		return resource.Tuple{}, fieldErr("start", start, ErrBadTime)
+	case now < start:
+		return resource.Tuple{}, fieldErr("now", now, ErrBadTime)
+	case slo <= 0:
+		return resource.Tuple{}, fieldErr("T_SLO", slo, ErrInvalidValue)
+	case v.Finish < 0:
+		return resource.Tuple{}, fieldErr("verdict finish", v.Finish, ErrBadTime)
+	}
+	if err := schema.Validate(allocated); err != nil {
+		return resource.Tuple{}, wrapf(err, "allocated")
+	}
+	if v.Finish == stage.Forever {
+		return resource.Tuple{}, fieldErr("verdict finish", "never (no progress)", ErrCannotMeet)
+	}
+	deadline := addSat(start, slo)
+	if deadline <= now {
+		return resource.Tuple{}, fieldErr("T_SLO", fmt.Sprintf("%v: deadline %v passed at %v", slo, deadline, now), ErrCannotMeet)
+	}
+	if v.Finish <= deadline {
+		return resource.Tuple{}, nil
+	}
+	k := float64(v.Finish-now) / float64(deadline-now)
+	var extra resource.Tuple
+	for d := 0; d < schema.Len(); d++ {
+		if schema.Dim(d).Compressible && allocated[d] > 0 {
+			x := math.Ceil(float64(allocated[d]) * (k - 1))
+			if x >= math.MaxInt64 {
+				return resource.Tuple{}, fieldErr("extra "+schema.DimName(d), x, ErrCannotMeet)
+			}
+			extra[d] = int64(x)
+		}
+	}
+	return extra, nil
+}
