@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/btree"
+
 	"github.com/finegrain/finegrain/stage"
 )
 
@@ -105,12 +107,13 @@ type ProgressTracker struct {
 
 	mu       sync.RWMutex
 	running  map[string]*taskState
+	byID     *btree.BTreeG[*taskState] // the running tasks in ID order, for Running
 	nodes    map[string]*rateAcc
 	finished rateAcc
 }
 
 type taskState struct {
-	node           string
+	id, node       string
 	start, updated time.Duration
 	progress       float64
 }
@@ -126,7 +129,12 @@ func NewProgressTracker(opts ...TrackerOption) (*ProgressTracker, error) {
 			return nil, err
 		}
 	}
-	return &ProgressTracker{cfg: cfg, running: make(map[string]*taskState), nodes: make(map[string]*rateAcc)}, nil
+	return &ProgressTracker{
+		cfg:     cfg,
+		running: make(map[string]*taskState),
+		byID:    btree.NewG(16, func(a, b *taskState) bool { return a.id < b.id }),
+		nodes:   make(map[string]*rateAcc),
+	}, nil
 }
 
 // Start implements ProgressObserver. It fails on an empty ID or node, or an ID already
@@ -143,7 +151,9 @@ func (t *ProgressTracker) Start(id, node string, at time.Duration) error {
 	if _, ok := t.running[id]; ok {
 		return fieldErr("task", id, ErrDuplicateTask)
 	}
-	t.running[id] = &taskState{node: node, start: at, updated: at}
+	ts := &taskState{id: id, node: node, start: at, updated: at}
+	t.running[id] = ts
+	t.byID.ReplaceOrInsert(ts)
 	return nil
 }
 
@@ -193,7 +203,7 @@ func (t *ProgressTracker) Finish(id string, at time.Duration) error {
 	}
 	acc.add(rate)
 	t.finished.add(rate)
-	delete(t.running, id)
+	t.forget(s)
 	return nil
 }
 
@@ -201,11 +211,17 @@ func (t *ProgressTracker) Finish(id string, at time.Duration) error {
 func (t *ProgressTracker) Abandon(id string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.running[id]; !ok {
+	s := t.running[id]
+	if s == nil {
 		return fieldErr("task", id, ErrUnknownTask)
 	}
-	delete(t.running, id)
+	t.forget(s)
 	return nil
+}
+
+func (t *ProgressTracker) forget(s *taskState) {
+	delete(t.running, s.id)
+	t.byID.Delete(s)
 }
 
 // Task implements RuntimeEstimator.
@@ -224,11 +240,10 @@ func (t *ProgressTracker) Running(now time.Duration, dst []TaskProgress) []TaskP
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	fin := t.finished.stats()
-	first := len(dst)
-	for id, s := range t.running {
-		dst = append(dst, t.view(id, s, now, fin))
-	}
-	slices.SortFunc(dst[first:], func(a, b TaskProgress) int { return cmp.Compare(a.Task, b.Task) })
+	t.byID.Ascend(func(s *taskState) bool {
+		dst = append(dst, t.view(s.id, s, now, fin))
+		return true
+	})
 	return dst
 }
 
