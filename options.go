@@ -36,6 +36,7 @@ type config struct {
 	futureStart bool
 	maxPerBeat  int
 	logger      *slog.Logger
+	matchers    map[policy.Mode]match.Matcher
 }
 
 // WithEstimator replaces the similar-task estimator (predict.SimilarTask) by est.
@@ -143,6 +144,23 @@ func WithDelayScheduling(opts ...fairness.DelayOption) Option {
 func WithoutDelayScheduling() Option {
 	return func(c *config) error {
 		c.useDelay, c.delay = false, nil
+		return nil
+	}
+}
+
+// WithMatcherFor replaces the matcher a node in mode uses for predictable tasks (by
+// default match.FineGrained in both fine-grained modes and match.CoarseGrained in
+// CoarseGrained). Unpredictable tasks are always matched by their request; a node in
+// StopAllocation takes nothing.
+func WithMatcherFor(mode policy.Mode, m match.Matcher) Option {
+	return func(c *config) error {
+		if m == nil || !mode.Schedulable() {
+			return fmt.Errorf("finegrain: matcher for mode %v: %w", mode, ErrInvalid)
+		}
+		if c.matchers == nil {
+			c.matchers = make(map[policy.Mode]match.Matcher)
+		}
+		c.matchers[mode] = m
 		return nil
 	}
 }

@@ -59,7 +59,11 @@ func (s *Scheduler) try(t *task, n *node, start time.Duration) (attempt, Reason)
 	server := s.compression.Server(n.spec.ID, n.tl)
 	var r match.Result
 	if predicted {
-		r = mode.Matcher().Match(server, start, p)
+		m := mode.Matcher()
+		if custom := s.cfg.matchers[mode]; custom != nil {
+			m = custom
+		}
+		r = m.Match(server, start, p)
 	} else {
 		r = match.RequestQuantity{}.Match(server, start, p)
 	}

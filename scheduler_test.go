@@ -12,6 +12,7 @@ import (
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/policy"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
@@ -266,4 +267,39 @@ func TestFinishedWithBadObservationChangesNothing(t *testing.T) {
 	free, err := s.NodeFree("n0", time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, schema.MustTuple(4000, 8*gib), free)
+}
+
+// A custom matcher for the fine-grained mode replaces Alg. 2: coarse-grained matching
+// refuses a task whose peak does not fit, though its stages would; Refuse takes nothing.
+func TestWithMatcherFor(t *testing.T) {
+	key := predict.Key{Logic: "app", InputSize: 1}
+	learned := stage.MustProfile(schema,
+		stage.Stage{Duration: 10 * time.Second, Demand: schema.MustTuple(500, gib)},
+		stage.Stage{Duration: 10 * time.Second, Demand: schema.MustTuple(3000, gib)})
+	run := func(opts ...finegrain.Option) error {
+		s := newScheduler(t, append(opts, finegrain.WithoutDelayScheduling(), finegrain.WithoutPrediction())...)
+		addNodes(t, s, 1, schema.MustTuple(4000, 8*gib))
+		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+		// A task by request holds 3 cores for the first 10 s.
+		require.NoError(t, s.Submit(finegrain.Task{ID: "first", Job: "j", Request: schema.MustTuple(3000, gib), Duration: 10 * time.Second}))
+		_, err := s.Place("first", 0)
+		require.NoError(t, err)
+		// The second declares its profile: 0.5 core for 10 s, then 3 cores.
+		require.NoError(t, s.Submit(finegrain.Task{ID: "second", Job: "j", Key: key, Profile: learned, Request: schema.MustTuple(3000, gib)}))
+		_, err = s.Place("second", 0)
+		return err
+	}
+	assert.NoError(t, run(), "fine-grained: the 3-core stage starts when the first task ends")
+	err := run(finegrain.WithMatcherFor(policy.FineGrained, match.CoarseGrained{}))
+	var pe *finegrain.PlacementError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, match.NoRoom, pe.Result.Code, "coarse-grained: the 3-core peak does not fit over [0, 20 s)")
+	err = run(finegrain.WithMatcherFor(policy.FineGrained, match.Refuse{}))
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, match.Unschedulable, pe.Result.Code)
+
+	_, err = finegrain.New(schema, finegrain.WithMatcherFor(policy.StopAllocation, match.FineGrained{}))
+	assert.ErrorIs(t, err, finegrain.ErrInvalid)
+	_, err = finegrain.New(schema, finegrain.WithMatcherFor(policy.FineGrained, nil))
+	assert.ErrorIs(t, err, finegrain.ErrInvalid)
 }
