@@ -51,9 +51,12 @@ const (
 	LocalityWait
 	// MaxShare: placing the task would take its job or a queue above its max share.
 	MaxShare
+	// PromisedElsewhere: under the pre-release list, every job that needs a slot was
+	// promised a busy slot elsewhere where its task finishes sooner.
+	PromisedElsewhere
 )
 
-var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share"}
+var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere"}
 
 func (r Reason) String() string {
 	if int(r) < len(reasonNames) {
@@ -79,7 +82,8 @@ type Decision struct {
 	Node        string
 	At          time.Duration
 	Assignments []Assignment
-	// Stop says why the pass ended: NodeBusy, PolicyStop, NoPending or CapReached.
+	// Stop says why the pass ended: NodeBusy, PolicyStop, NoPending, CapReached or
+	// PromisedElsewhere.
 	Stop Reason
 	// Skips details the first MaxSkips jobs passed over; Skipped counts all of them.
 	Skips   []Skip

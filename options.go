@@ -10,6 +10,7 @@ import (
 	"github.com/finegrain/finegrain/policy"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/speculate"
 )
 
 // Option configures a Scheduler. The defaults are FGM's: DRF ordering, prediction from
@@ -37,6 +38,7 @@ type config struct {
 	maxPerBeat  int
 	logger      *slog.Logger
 	matchers    map[policy.Mode]match.Matcher
+	prerelease  *speculate.FairPlacer
 }
 
 // WithEstimator replaces the similar-task estimator (predict.SimilarTask) by est.

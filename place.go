@@ -103,6 +103,7 @@ func (s *Scheduler) allocate(t *task, n *node, start time.Duration, a attempt, l
 		t.planned = a.profile.Duration()
 	}
 	n.running[t.spec.ID] = t
+	_ = s.tracker.Start(t.spec.ID, n.spec.ID, start)
 	s.setState(t, Running)
 	s.reindex(n)
 	as := Assignment{

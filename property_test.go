@@ -1,6 +1,7 @@
 package finegrain_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/speculate"
 	"github.com/finegrain/finegrain/stage"
 )
 
@@ -42,6 +44,13 @@ func runEvents(seed int64, steps int) string {
 	}
 	if r.Intn(3) == 0 {
 		opts = append(opts, finegrain.WithFutureStart(true))
+	}
+	if r.Intn(4) == 0 {
+		placer, err := speculate.NewFairPlacer()
+		if err != nil {
+			return err.Error()
+		}
+		opts = append(opts, finegrain.WithPreReleaseList(placer))
 	}
 	s, err := finegrain.New(schema, opts...)
 	if err != nil {
@@ -106,6 +115,15 @@ func runEvents(seed int64, steps int) string {
 					return "heartbeat started a task that was not pending: " + a.Task
 				}
 				want[a.Task] = finegrain.Running
+			}
+		case op < 6 && r.Intn(3) == 0:
+			if run := byState(finegrain.Running); len(run) > 0 {
+				// Progress of a task placed with a future start may come before it;
+				// only reports the scheduler rejects as out of order are allowed to fail.
+				err := s.Progress(pick(run), r.Float64(), now+time.Hour)
+				if err != nil && !errors.Is(err, predict.ErrBadProgress) && !errors.Is(err, predict.ErrBadTime) {
+					return "progress: " + err.Error()
+				}
 			}
 		case op < 6:
 			if p := byState(finegrain.Pending); len(p) > 0 {

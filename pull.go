@@ -38,7 +38,7 @@ func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 	if now < 0 {
 		return Decision{}, fmt.Errorf("finegrain: heartbeat of node %q at %v: %w", id, now, ErrInvalid)
 	}
-	if s.delay != nil {
+	if s.delay != nil && s.cfg.prerelease == nil {
 		if err := s.delay.Heartbeat(now); err != nil {
 			return Decision{}, fmt.Errorf("finegrain: heartbeat of node %q: %w", id, err)
 		}
@@ -46,6 +46,11 @@ func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 	s.advance(now)
 	s.beat++
 	d := Decision{Node: id, At: now, Stop: NoPending}
+	if s.cfg.prerelease != nil {
+		s.pullPreRelease(n, now, &d)
+		s.logDebug("heartbeat", "node", id, "at", now, "started", len(d.Assignments), "stop", d.Stop, "skipped", d.Skipped)
+		return d, nil
+	}
 	for {
 		started := len(d.Assignments)
 		if !s.pass(n, now, &d) || len(d.Assignments) == started {

@@ -57,6 +57,7 @@ type Scheduler struct {
 	adjuster    *policy.Adjuster
 	compression *policy.Compression
 	estimator   predict.Estimator
+	tracker     *predict.ProgressTracker
 
 	clock     time.Duration // the latest time the scheduler has been told
 	refreshed time.Duration // when the push index was last refreshed
@@ -158,6 +159,9 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		if s.estimator, err = predict.NewSimilarTask(schema); err != nil {
 			return nil, fmt.Errorf("finegrain: estimator: %w", err)
 		}
+	}
+	if s.tracker, err = predict.NewProgressTracker(); err != nil {
+		return nil, fmt.Errorf("finegrain: progress tracker: %w", err)
 	}
 	s.deadline = match.DeadlineCheck{Running: s.runningWithDeadlines}
 	if !cfg.hasQoS {
@@ -377,6 +381,9 @@ func (s *Scheduler) Started(id string, now time.Duration) error {
 		return err
 	}
 	t.start = now
+	// Restart the progress clock at the actual start.
+	_ = s.tracker.Abandon(id)
+	_ = s.tracker.Start(id, t.node.spec.ID, now)
 	return nil
 }
 
@@ -403,6 +410,9 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 	if t.planned > 0 {
 		_ = s.adjuster.ObserveCompletion(n.spec.ID, t.planned, now-t.start)
 	}
+	// The finished task's rate joins its node's (PRRL eq. 3.5); a task that ends the
+	// instant it starts has no rate and is dropped.
+	_ = s.tracker.Finish(t.spec.ID, now)
 	s.release(t)
 	s.setState(t, Finished)
 	s.logDebug("task finished", "task", id, "node", n.spec.ID, "at", now)
@@ -523,8 +533,10 @@ func (s *Scheduler) setState(t *task, st TaskState) {
 	s.count[st]++
 }
 
-// release returns a running task's reservation and fairness usage.
+// release returns a running task's reservation and fairness usage, and stops tracking
+// its progress.
 func (s *Scheduler) release(t *task) {
+	_ = s.tracker.Abandon(t.spec.ID)
 	n := t.node
 	_ = n.tl.Release(t.handle)
 	delete(n.running, t.spec.ID)
