@@ -147,19 +147,8 @@ type SizeScaler func(p stage.Profile, from, to int64) (stage.Profile, bool)
 // map-like tasks, wrong for tasks whose memory grows with input or whose time does not.
 // A stage never shrinks below one nanosecond.
 func ScaleDurations(p stage.Profile, from, to int64) (stage.Profile, bool) {
-	if p.Len() == 0 {
-		return stage.Profile{}, false
-	}
-	f := float64(max(to, 1)) / float64(max(from, 1))
-	stages := p.Stages()
-	for i := range stages {
-		stages[i].Duration = durationOf(float64(stages[i].Duration) * f)
-	}
-	q, err := stage.NewProfile(p.Schema(), stages...)
-	if err != nil {
-		return stage.Profile{}, false
-	}
-	return q, true
+	q, err := p.Stretch(float64(max(to, 1)) / float64(max(from, 1)))
+	return q, err == nil
 }
 
 // durationOf rounds x nanoseconds to a Duration of at least one nanosecond, saturating at

@@ -142,6 +142,32 @@ func (p Profile) StageAt(d time.Duration) int {
 	return sort.Search(len(p.stages), func(i int) bool { return p.offsets[i+1] > d })
 }
 
+// Stretch returns the profile with every stage's duration multiplied by f and the same
+// demands: the task on a node f times slower (f > 1) or faster, or slowed by
+// compression (f = resource.Slowdown's factor). Durations round to the nearest
+// nanosecond, never below one, and saturate at Forever. f must be a finite number > 0.
+func (p Profile) Stretch(f float64) (Profile, error) {
+	if !(f > 0) || math.IsInf(f, 1) {
+		return Profile{}, fmt.Errorf("stage: stretch factor %v not a finite number > 0: %w", f, ErrBadDuration)
+	}
+	if p.Len() == 0 {
+		return Profile{}, fmt.Errorf("stage: %w", ErrEmptyProfile)
+	}
+	stages := p.Stages()
+	for i := range stages {
+		d := math.Round(float64(stages[i].Duration) * f)
+		switch {
+		case d >= float64(Forever):
+			stages[i].Duration = Forever
+		case d < 1:
+			stages[i].Duration = 1
+		default:
+			stages[i].Duration = time.Duration(d)
+		}
+	}
+	return NewProfile(p.schema, stages...)
+}
+
 // String formats the profile as "[dur demand, ...]" with demands in the schema's names.
 func (p Profile) String() string {
 	var b strings.Builder

@@ -2,6 +2,7 @@ package stage_test
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -287,4 +288,29 @@ func TestWalkStops(t *testing.T) {
 	tl.Walk(0, stage.Forever, func(stage.Segment) bool { n++; return true })
 	assert.Equal(t, tl.Len(), n)
 	assert.True(t, errors.Is(&stage.FitError{}, stage.ErrNoRoom))
+}
+
+func TestStretch(t *testing.T) {
+	p := stage.MustProfile(schema,
+		stage.Stage{Duration: 2 * time.Second, Demand: tup(1000, 2000)},
+		stage.Stage{Duration: 3 * time.Second, Demand: tup(3000, 1000)})
+	q, err := p.Stretch(1.25)
+	require.NoError(t, err)
+	assert.Equal(t, []stage.Stage{
+		{Duration: 2500 * time.Millisecond, Demand: tup(1000, 2000)},
+		{Duration: 3750 * time.Millisecond, Demand: tup(3000, 1000)},
+	}, q.Stages())
+	assert.Equal(t, p.Peak(), q.Peak())
+	tiny, err := p.Stretch(1e-12)
+	require.NoError(t, err)
+	assert.Equal(t, time.Duration(2), tiny.Duration(), "a stage never shrinks below 1 ns")
+	huge, err := p.Stretch(1e300)
+	require.NoError(t, err)
+	assert.Equal(t, stage.Forever, huge.Duration())
+	for _, f := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+		_, err := p.Stretch(f)
+		assert.ErrorIs(t, err, stage.ErrBadDuration, "%v", f)
+	}
+	_, err = stage.Profile{}.Stretch(2)
+	assert.ErrorIs(t, err, stage.ErrEmptyProfile)
 }
