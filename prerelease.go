@@ -82,7 +82,7 @@ func (s *Scheduler) pullPreRelease(n *node, now time.Duration, d *Decision) {
 			why = MaxShare
 		}
 		if why == NoReason {
-			if as, ok := s.allocate(t, n, now, a, fairness.Level(pl.Locality), false); ok {
+			if as, ok := s.allocate(t, n, now, a, levelOf(pl.Locality), false); ok {
 				d.Assignments = append(d.Assignments, as)
 				continue
 			}
@@ -156,6 +156,18 @@ func (s *Scheduler) fairState(n *node, now time.Duration) speculate.FairState {
 		return cmpString(a.Task, b.Task)
 	})
 	return st
+}
+
+// levelOf maps speculate's locality to fairness's (the two packages are siblings and
+// do not import each other).
+func levelOf(l speculate.Locality) fairness.Level {
+	switch l {
+	case speculate.NodeLocal:
+		return fairness.NodeLocal
+	case speculate.RackLocal:
+		return fairness.RackLocal
+	}
+	return fairness.OffSwitch
 }
 
 // rootPool names the jobs submitted to no queue as a pool.
