@@ -11,8 +11,10 @@ import (
 //  1. If the node's free resources are below the idle threshold, or its mode is
 //     StopAllocation, nothing starts (line 1).
 //  2. Jobs are visited in the fairness order (line 4; DRF by default). As in Alg. 1 the
-//     order is taken once per pass over the jobs; a pass offers each job at most one
-//     task, and passes repeat, re-ordered, while tasks start.
+//     order is taken once per pass over the jobs. A job keeps taking tasks while the
+//     ordering's key for it does not change (FIFO); otherwise (DRF, Fair) the pass
+//     moves on to the next job after one task, and passes repeat, re-ordered, while
+//     tasks start.
 //  3. For each job, delay scheduling decides whether the job takes the node at the
 //     locality of its best task there (line 6); the job's first task at that level is
 //     chosen.
@@ -79,47 +81,55 @@ func (s *Scheduler) pass(n *node, now time.Duration, d *Decision) bool {
 		if j.passed == s.beat {
 			return true
 		}
-		best, ok := s.pending.Best(jid, id, rack)
-		if !ok {
-			j.passed = s.beat
-			return true
-		}
-		level := best
-		if s.delay != nil {
-			l, take, err := s.delay.Offer(jid, best)
-			if err != nil || !take {
+		for {
+			best, ok := s.pending.Best(jid, id, rack)
+			if !ok {
 				j.passed = s.beat
-				d.skip(Skip{Job: jid, Reason: LocalityWait})
 				return true
 			}
-			level = l
-		}
-		tid, level, _ := s.pending.First(jid, id, rack, level)
-		t := s.tasks[tid]
-		a, why := s.try(t, n, now)
-		if why == NoReason && !s.admit(t, a.profile) {
-			why = MaxShare
-		}
-		if why == NoReason {
-			as, ok := s.allocate(t, n, now, a, level, true)
-			if ok {
-				d.Assignments = append(d.Assignments, as)
-				s.started = append(s.started, t)
-				if goOn = s.roomFor(n, now, d); !goOn {
-					return false
+			level := best
+			if s.delay != nil {
+				l, take, err := s.delay.Offer(jid, best)
+				if err != nil || !take {
+					j.passed = s.beat
+					d.skip(Skip{Job: jid, Reason: LocalityWait})
+					return true
 				}
-				// With max shares in play, re-take the order before the next start.
-				return !s.hasMax
+				level = l
 			}
-			why = NoRoom
+			tid, level, _ := s.pending.First(jid, id, rack, level)
+			t := s.tasks[tid]
+			a, why := s.try(t, n, now)
+			if why == NoReason && !s.admit(t, a.profile) {
+				why = MaxShare
+			}
+			if why == NoReason {
+				as, ok := s.allocate(t, n, now, a, level, true)
+				if ok {
+					d.Assignments = append(d.Assignments, as)
+					s.started = append(s.started, t)
+					if goOn = s.roomFor(n, now, d); !goOn {
+						return false
+					}
+					if s.hasMax {
+						// Re-take the order, so max shares see up-to-date usage.
+						return false
+					}
+					if !s.keepsTurn(jid, t) {
+						return true
+					}
+					continue
+				}
+				why = NoRoom
+			}
+			j.passed = s.beat
+			d.skip(Skip{Job: jid, Task: tid, Reason: why, Result: a.result})
+			if why == PolicyStop {
+				d.Stop, goOn = PolicyStop, false
+				return false
+			}
+			return true
 		}
-		j.passed = s.beat
-		d.skip(Skip{Job: jid, Task: tid, Reason: why, Result: a.result})
-		if why == PolicyStop {
-			d.Stop, goOn = PolicyStop, false
-			return false
-		}
-		return true
 	})
 	for _, t := range s.started {
 		_ = s.tree.Start(t.spec.Job, t.request, t.usage)
@@ -143,4 +153,24 @@ func (s *Scheduler) roomFor(n *node, now time.Duration, d *Decision) bool {
 		return false
 	}
 	return true
+}
+
+// keepsTurn reports whether a job that just started task t keeps its place in the
+// order: whether the ordering's key for it is unchanged by one more task running.
+// Under FIFO (and inside Capacity's queues) it is, so the job goes on taking tasks as
+// a re-sort would let it; under DRF and Fair its key grows and the pass moves on to
+// the next job. The key is read with the scheduler's ordering (a queue configured with
+// its own ordering may differ).
+func (s *Scheduler) keepsTurn(jid string, t *task) bool {
+	e, err := s.tree.Job(jid)
+	if err != nil {
+		return false
+	}
+	capacity := s.tree.Capacity()
+	before := s.cfg.ordering.Key(&e, capacity)
+	e.Running++
+	e.Pending--
+	e.Usage = e.Usage.Add(t.usage)
+	e.Demand = e.Demand.Sub(t.request)
+	return s.cfg.ordering.Key(&e, capacity) == before
 }

@@ -303,3 +303,29 @@ func TestWithMatcherFor(t *testing.T) {
 	_, err = finegrain.New(schema, finegrain.WithMatcherFor(policy.FineGrained, nil))
 	assert.ErrorIs(t, err, finegrain.ErrInvalid)
 }
+
+// Under FIFO the first job takes every task it can before the next job gets any (its
+// key does not change as it runs); under DRF the jobs alternate.
+func TestPullFIFOHeadOfLine(t *testing.T) {
+	order := func(p fairness.Policy) []string {
+		s := newScheduler(t, finegrain.WithOrdering(p), finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling())
+		addNodes(t, s, 1, schema.MustTuple(4000, 8*gib))
+		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "a"}))
+		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "b", Submitted: 1}))
+		for i := 0; i < 3; i++ {
+			require.NoError(t, s.Submit(
+				finegrain.Task{ID: fmt.Sprintf("a%d", i), Job: "a", Request: schema.MustTuple(1000, gib)},
+				finegrain.Task{ID: fmt.Sprintf("b%d", i), Job: "b", Request: schema.MustTuple(1000, gib), Submitted: 1},
+			))
+		}
+		d, err := s.Heartbeat("n0", 0)
+		require.NoError(t, err)
+		var got []string
+		for _, a := range d.Assignments {
+			got = append(got, a.Task)
+		}
+		return got
+	}
+	assert.Equal(t, []string{"a0", "a1", "a2", "b0"}, order(fairness.FIFO{}))
+	assert.Equal(t, []string{"a0", "b0", "a1", "b1"}, order(fairness.DRF{}))
+}
