@@ -3,6 +3,9 @@ package finegrain
 import (
 	"fmt"
 	"time"
+
+	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/resource"
 )
 
 // Heartbeat is pull mode, FGM's Algorithm 1 (SPEC §3): node id reports at now, and the
@@ -115,7 +118,7 @@ func (s *Scheduler) pass(n *node, now time.Duration, d *Decision) bool {
 						// Re-take the order, so max shares see up-to-date usage.
 						return false
 					}
-					if !s.keepsTurn(jid, t) {
+					if !s.keepTurn {
 						return true
 					}
 					continue
@@ -155,22 +158,19 @@ func (s *Scheduler) roomFor(n *node, now time.Duration, d *Decision) bool {
 	return true
 }
 
-// keepsTurn reports whether a job that just started task t keeps its place in the
-// order: whether the ordering's key for it is unchanged by one more task running.
-// Under FIFO (and inside Capacity's queues) it is, so the job goes on taking tasks as
-// a re-sort would let it; under DRF and Fair its key grows and the pass moves on to
-// the next job. The key is read with the scheduler's ordering (a queue configured with
-// its own ordering may differ).
-func (s *Scheduler) keepsTurn(jid string, t *task) bool {
-	e, err := s.tree.Job(jid)
-	if err != nil {
-		return false
+// keepsTurn reports whether the scheduler's ordering keeps a job in its place when it
+// starts one more task: whether its key is independent of what the job runs. Under
+// FIFO (and inside Capacity's queues) it is, so a job goes on taking tasks as a re-sort
+// would let it; under DRF and Fair its key grows and a pass moves on to the next job
+// after one task. Decided once, in New, by probing the ordering with two entries that
+// differ only in what they run.
+func keepsTurn(p fairness.Policy, schema *resource.Schema) bool {
+	var capacity, usage resource.Tuple
+	for k := 0; k < schema.Len(); k++ {
+		capacity[k], usage[k] = 1<<40, 1<<30
 	}
-	capacity := s.tree.Capacity()
-	before := s.cfg.ordering.Key(&e, capacity)
-	e.Running++
-	e.Pending--
-	e.Usage = e.Usage.Add(t.usage)
-	e.Demand = e.Demand.Sub(t.request)
-	return s.cfg.ordering.Key(&e, capacity) == before
+	idle := fairness.Entry{ID: "probe", Kind: fairness.KindJob, Share: fairness.DefaultShare(), Pending: 2, Demand: usage.Add(usage)}
+	busy := idle
+	busy.Running, busy.Pending, busy.Usage, busy.Demand = 1, 1, usage, usage
+	return p.Key(&idle, capacity) == p.Key(&busy, capacity)
 }

@@ -64,6 +64,7 @@ type Scheduler struct {
 	beat      uint64        // heartbeat generation, marks jobs passed over in this pass
 	started   []*task       // tasks started in the current pass, for the tree
 	hasMax    bool          // some queue has a max share
+	keepTurn  bool          // the ordering keeps a job first as it starts tasks (FIFO)
 	deadline  match.DeadlineCheck
 }
 
@@ -121,6 +122,7 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		tasks:  make(map[string]*task),
 		keyDim: firstNonCompressible(schema),
 	}
+	s.keepTurn = keepsTurn(cfg.ordering, schema)
 	s.byFree = btree.NewG(16, func(a, b *node) bool {
 		if a.key != b.key {
 			return a.key > b.key
