@@ -1,0 +1,343 @@
+// Command compare measures the FGM paper's headline claims (SPEC §7) in the simulator:
+// it runs the paper-like offline and online workloads (sim/workload.FGM: MapReduce- and
+// Spark-like jobs, Facebook input sizes, 400 GiB) on the paper's 23-node cluster in the
+// dedicated and the cloud environment (other applications sharing the nodes) under
+// FIFO, Capacity, Fair, DRF (request-based, as YARN) and FGM (predicted stage profiles,
+// fine-grained matching with bounded compression, policy adjustment), and reports, per
+// scenario, a table with one row per policy — makespan, job completion, scheduling
+// response, Jain's index, utilisation, kills, compressed placements — and FGM's gain
+// over each baseline in percent.
+//
+//	go run ./examples/compare                    # everything, ~1 minute on 2 cores
+//	go run ./examples/compare -mode offline -env dedicated -runs 1
+//	go run ./examples/compare -swim ../shared/data/swim/FB-2009_samples_24_times_1hr_0.tsv
+//
+// Flags:
+//
+//	-seed N        first seed (default 1); run r uses seed N+r for the workload and the
+//	               background
+//	-runs N        seeds per scenario, averaged in the tables (default 3)
+//	-scale F       workload size factor (default 1: 400 GiB; with -swim, 0.1)
+//	-env E         dedicated, cloud or both (default both)
+//	-mode M        offline, online or both (default both)
+//	-series        also run the paper's online series, 50 to 400 GB (default true)
+//	-swim PATH     replay a SWIM trace (workload.LoadSWIM + FromSWIM) instead
+//	-planetlab DIR cloud background from PlanetLab CPU traces instead of the generator
+//	-reserve       cloud: tell every scheduler each node's memory less the background's
+//	               (as an operator sizes YARN's NodeManager); default: the whole machine
+//	-out DIR       output folder (default ./out)
+//	-workers N     simulations run in parallel (default: the number of CPUs)
+//
+// Outputs in -out: table.csv (the printed tables), runs.csv (one row per simulation,
+// every metric), jobs-SCENARIO.csv and samples-SCENARIO.csv (first seed), series.csv,
+// and SVG charts: jct-cdf-SCENARIO.svg (job-completion CDF), util-cpu-SCENARIO.svg and
+// util-memory-SCENARIO.svg (used and allocated over time), series-gain-ENV.svg (FGM's
+// gain in job completion against the data volume, online). Progress goes to stderr.
+// The results are deterministic for a given seed; see README.md for what the model
+// assumes.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/finegrain/finegrain/sim"
+	"github.com/finegrain/finegrain/sim/workload"
+)
+
+// scenario is one workload in one environment.
+type scenario struct {
+	mode  string // offline, online, or the SWIM trace's name
+	env   string // dedicated or cloud
+	gib   int64  // total input before scaling (FGM workloads)
+	table bool   // printed as a table (the series' other volumes are not)
+}
+
+func (s scenario) name() string {
+	if s.table {
+		return s.mode + "-" + s.env
+	}
+	return fmt.Sprintf("%s-%s-%dGiB", s.mode, s.env, s.gib)
+}
+
+// run is one simulation: a scenario, a seed, a policy.
+type run struct {
+	sc     scenario
+	seed   uint64
+	policy sim.Policy
+	res    *sim.Result
+	err    error
+	wall   time.Duration
+}
+
+type config struct {
+	seed      uint64
+	runs      int
+	scale     float64
+	envs      []string
+	modes     []string
+	series    bool
+	swim      string
+	planetlab string
+	reserve   bool
+	out       string
+	workers   int
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(2)
+	}
+	if err := compare(cfg, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (config, error) {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	var c config
+	var env, mode string
+	fs.Uint64Var(&c.seed, "seed", 1, "first seed")
+	fs.IntVar(&c.runs, "runs", 3, "seeds per scenario")
+	fs.Float64Var(&c.scale, "scale", 0, "workload size factor (default 1; 0.1 with -swim)")
+	fs.StringVar(&env, "env", "both", "dedicated, cloud or both")
+	fs.StringVar(&mode, "mode", "both", "offline, online or both")
+	fs.BoolVar(&c.series, "series", true, "also run the online series 50..400 GB")
+	fs.StringVar(&c.swim, "swim", "", "replay this SWIM trace instead of the FGM workload")
+	fs.StringVar(&c.planetlab, "planetlab", "", "cloud background from the PlanetLab traces in this folder")
+	fs.BoolVar(&c.reserve, "reserve", false, "cloud: tell schedulers each node's memory less the background's")
+	fs.StringVar(&c.out, "out", "out", "output folder")
+	fs.IntVar(&c.workers, "workers", runtime.NumCPU(), "simulations in parallel")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	switch {
+	case c.runs < 1:
+		return c, fmt.Errorf("-runs %d: must be at least 1", c.runs)
+	case c.workers < 1:
+		return c, fmt.Errorf("-workers %d: must be at least 1", c.workers)
+	case c.scale < 0 || c.scale > 1000 || c.scale != c.scale:
+		return c, fmt.Errorf("-scale %v: must be in (0, 1000]", c.scale)
+	}
+	if c.scale == 0 {
+		c.scale = 1
+		if c.swim != "" {
+			c.scale = 0.1
+		}
+	}
+	var err error
+	if c.envs, err = choice("-env", env, "dedicated", "cloud"); err != nil {
+		return c, err
+	}
+	if c.modes, err = choice("-mode", mode, "offline", "online"); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func choice(flagName, v, a, b string) ([]string, error) {
+	switch v {
+	case a:
+		return []string{a}, nil
+	case b:
+		return []string{b}, nil
+	case "both":
+		return []string{a, b}, nil
+	}
+	return nil, fmt.Errorf("%s %q: want %s, %s or both", flagName, v, a, b)
+}
+
+// scenarios lists what to run: the tables first, then the online series.
+func (c *config) scenarios() []scenario {
+	var out []scenario
+	if c.swim != "" {
+		name := strings.TrimSuffix(filepath.Base(c.swim), filepath.Ext(c.swim))
+		for _, e := range c.envs {
+			out = append(out, scenario{mode: "swim-" + name, env: e, table: true})
+		}
+		return out
+	}
+	for _, m := range c.modes {
+		for _, e := range c.envs {
+			out = append(out, scenario{mode: m, env: e, gib: 400, table: true})
+		}
+	}
+	if c.series && contains(c.modes, "online") {
+		for _, e := range c.envs {
+			for g := int64(50); g < 400; g += 50 {
+				out = append(out, scenario{mode: "online", env: e, gib: g})
+			}
+		}
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func compare(c config, stdout, stderr io.Writer) error {
+	start := time.Now()
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return err
+	}
+	cl, err := workload.FGMCluster()
+	if err != nil {
+		return err
+	}
+	var swim []workload.SWIMJob
+	if c.swim != "" {
+		if swim, err = workload.LoadSWIM(c.swim); err != nil {
+			return err
+		}
+	}
+	var planetlab []workload.Series
+	if c.planetlab != "" {
+		if planetlab, err = workload.LoadPlanetLabDir(c.planetlab); err != nil {
+			return err
+		}
+	}
+	// Workloads and backgrounds, one per (scenario, seed), built up front: the
+	// simulations of the five policies share them (read-only).
+	type input struct {
+		w  *workload.Workload
+		bg sim.Background
+	}
+	inputs := map[string]input{}
+	var runs []*run
+	total := 0
+	for _, sc := range c.scenarios() {
+		for r := 0; r < c.runs; r++ {
+			seed := c.seed + uint64(r)
+			w, err := buildWorkload(&c, sc, seed, swim)
+			if err != nil {
+				return err
+			}
+			var bg sim.Background
+			if sc.env == "cloud" {
+				if bg, err = background(seed, len(cl.Nodes), planetlab); err != nil {
+					return err
+				}
+			}
+			inputs[fmt.Sprint(sc.name(), seed)] = input{w: w, bg: bg}
+			for _, p := range sim.Policies() {
+				runs = append(runs, &run{sc: sc, seed: seed, policy: p})
+				total += w.NumTasks()
+			}
+		}
+	}
+	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr), progressbar.OptionSetWidth(30),
+		progressbar.OptionSetDescription(fmt.Sprintf("%d simulations", len(runs))), progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+	work := make(chan *run)
+	var wg sync.WaitGroup
+	for i := 0; i < c.workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range work {
+				in := inputs[fmt.Sprint(r.sc.name(), r.seed)]
+				done := 0
+				opts := []sim.Option{sim.WithProgress(func(p sim.Progress) {
+					_ = bar.Add(p.Finished - done)
+					done = p.Finished
+				})}
+				if in.bg != nil {
+					opts = append(opts, sim.WithBackground(in.bg))
+					if c.reserve {
+						opts = append(opts, sim.WithReservedBackground())
+					}
+				}
+				t0 := time.Now()
+				r.res, r.err = sim.Run(in.w, &cl, r.policy, opts...)
+				r.wall = time.Since(t0)
+				_ = bar.Add(in.w.NumTasks() - done)
+			}
+		}()
+	}
+	for _, r := range runs {
+		work <- r
+	}
+	close(work)
+	wg.Wait()
+	_ = bar.Finish()
+	for _, r := range runs {
+		if r.err != nil && !errors.Is(r.err, sim.ErrTimeLimit) {
+			return fmt.Errorf("%s seed %d %s: %w", r.sc.name(), r.seed, r.policy.Name, r.err)
+		}
+	}
+	if err := report(&c, runs, stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n%d simulations in %v; outputs in %s\n", len(runs), time.Since(start).Round(100*time.Millisecond), c.out)
+	return nil
+}
+
+// buildWorkload generates the scenario's workload for a seed.
+func buildWorkload(c *config, sc scenario, seed uint64, swim []workload.SWIMJob) (*workload.Workload, error) {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	if swim != nil {
+		w, err := workload.FromSWIM(strings.TrimPrefix(sc.mode, "swim-"), swim, r, workload.WithScale(c.scale))
+		return &w, err
+	}
+	opts := []workload.Option{workload.WithScale(c.scale), workload.WithTotalInput(sc.gib * workload.GiB)}
+	if sc.mode == "online" {
+		opts = append(opts, workload.WithOnline(workload.DefaultMeanInterarrival))
+	}
+	w, err := workload.FGM(r, opts...)
+	return &w, err
+}
+
+// background is the cloud environment's load for a seed: the generator's, or PlanetLab
+// series (four VMs' worth per server, ~50% cpu on average) with 5–15% memory.
+func background(seed uint64, nodes int, planetlab []workload.Series) (sim.Background, error) {
+	r := rand.New(rand.NewPCG(seed, 0xc10d))
+	if planetlab == nil {
+		return sim.RandomLoad(r, nodes)
+	}
+	l := &sim.SeriesLoad{CPUScale: 4, Memory: make([]float64, nodes)}
+	for i := range nodes {
+		l.CPU = append(l.CPU, planetlab[r.IntN(len(planetlab))])
+		l.Memory[i] = 0.05 + 0.1*r.Float64()
+	}
+	return l, nil
+}
+
+// writeFile writes what fn writes into path.
+func writeFile(path string, fn func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := fn(&b); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+// tabwriterFor returns a table writer on w.
+func tabwriterFor(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+}

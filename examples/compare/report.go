@@ -1,0 +1,290 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/finegrain/finegrain/sim"
+	"github.com/finegrain/finegrain/sim/workload"
+)
+
+// row is one policy in one scenario, averaged over the seeds.
+type row struct {
+	policy                         string
+	makespan, jct, p95, resp       float64 // seconds
+	small, large                   float64 // mean task turnaround, seconds
+	smallRun, largeRun             float64 // mean task run time, seconds
+	jain, cpu, mem, allocCPU       float64
+	kills, compressed, predicted   float64
+	unfinished                     int
+	gainMakespan, gainJCT, gainP95 float64 // FGM's gain over this policy, %
+}
+
+// aggregate averages the runs of one scenario per policy, in sim.Policies() order, and
+// computes FGM's gains over each baseline.
+func aggregate(runs []*run) []row {
+	var rows []row
+	for _, p := range sim.Policies() {
+		r := row{policy: p.Name}
+		n := 0.0
+		for _, x := range runs {
+			if x.policy.Name != p.Name {
+				continue
+			}
+			s := x.res.Summary
+			n++
+			r.makespan += s.Makespan.Seconds()
+			r.jct += s.JobCompletion.Mean.Seconds()
+			r.p95 += s.JobCompletion.P95.Seconds()
+			r.resp += s.Response.Mean.Seconds()
+			r.small += s.SmallTasks.Mean.Seconds()
+			r.large += s.LargeTasks.Mean.Seconds()
+			r.smallRun += s.SmallRuns.Mean.Seconds()
+			r.largeRun += s.LargeRuns.Mean.Seconds()
+			r.jain += s.Jain
+			r.cpu += s.Used[workload.SlotCPU]
+			r.mem += s.Used[workload.SlotMemory]
+			r.allocCPU += s.Allocated[workload.SlotCPU]
+			r.kills += float64(s.OOMKills)
+			r.compressed += float64(s.PlacedCompressed)
+			r.predicted += float64(s.PlacedPredicted)
+			r.unfinished += s.Jobs - s.JobsFinished
+		}
+		if n > 0 {
+			for _, v := range []*float64{&r.makespan, &r.jct, &r.p95, &r.resp, &r.small, &r.large, &r.smallRun, &r.largeRun, &r.jain, &r.cpu,
+				&r.mem, &r.allocCPU, &r.kills, &r.compressed, &r.predicted} {
+				*v /= n
+			}
+		}
+		rows = append(rows, r)
+	}
+	fgm := rows[len(rows)-1]
+	for i := range rows[:len(rows)-1] {
+		rows[i].gainMakespan = gain(rows[i].makespan, fgm.makespan)
+		rows[i].gainJCT = gain(rows[i].jct, fgm.jct)
+		rows[i].gainP95 = gain(rows[i].p95, fgm.p95)
+	}
+	return rows
+}
+
+// gain is how much lower (better) fgm is than base, in percent of base.
+func gain(base, fgm float64) float64 {
+	if base == 0 {
+		return 0
+	}
+	return (base - fgm) / base * 100
+}
+
+func report(c *config, runs []*run, out io.Writer) error {
+	byScenario := map[string][]*run{}
+	var order []scenario
+	for _, r := range runs {
+		k := r.sc.name()
+		if _, ok := byScenario[k]; !ok {
+			order = append(order, r.sc)
+		}
+		byScenario[k] = append(byScenario[k], r)
+	}
+	var table [][]string
+	table = append(table, []string{"scenario", "policy", "makespan_s", "jct_mean_s", "jct_p95_s", "response_mean_s",
+		"small_task_mean_s", "large_task_mean_s", "small_run_mean_s", "large_run_mean_s", "jain", "cpu_used", "memory_used", "cpu_allocated", "oom_kills",
+		"placed_compressed", "placed_predicted", "unfinished_jobs", "fgm_gain_makespan_pct", "fgm_gain_jct_pct", "fgm_gain_jct_p95_pct"})
+	for _, sc := range order {
+		if !sc.table {
+			continue
+		}
+		rs := byScenario[sc.name()]
+		rows := aggregate(rs)
+		first := rs[0]
+		fmt.Fprintf(out, "\n== %s: %s, %d jobs, %d tasks, %d node(s), %d seed(s) ==\n", sc.name(), first.res.Workload,
+			first.res.Summary.Jobs, first.res.Summary.Tasks, 23, c.runs)
+		printTable(out, rows)
+		for _, r := range rows {
+			table = append(table, []string{sc.name(), r.policy, f3(r.makespan), f3(r.jct), f3(r.p95), f3(r.resp), f3(r.small),
+				f3(r.large), f3(r.smallRun), f3(r.largeRun), f4(r.jain), f4(r.cpu), f4(r.mem), f4(r.allocCPU), f3(r.kills), f3(r.compressed), f3(r.predicted),
+				strconv.Itoa(r.unfinished), f3(r.gainMakespan), f3(r.gainJCT), f3(r.gainP95)})
+		}
+		if err := scenarioFiles(c, sc, rs); err != nil {
+			return err
+		}
+	}
+	if err := writeCSV(filepath.Join(c.out, "table.csv"), table); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(c.out, "runs.csv"), func(w io.Writer) error { return writeRuns(w, runs) }); err != nil {
+		return err
+	}
+	return series(c, order, byScenario, out)
+}
+
+func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+func f4(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+
+func printTable(out io.Writer, rows []row) {
+	tw := tabwriterFor(out)
+	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tcpu used\tmem used\tkills\tcompressed\tFGM gain: makespan\tJCT mean\tJCT p95\t")
+	for _, r := range rows {
+		g := fmt.Sprintf("%+.1f%%\t%+.1f%%\t%+.1f%%", r.gainMakespan, r.gainJCT, r.gainP95)
+		if r.policy == "FGM" {
+			g = "—\t—\t—"
+		}
+		unf := ""
+		if r.unfinished > 0 {
+			unf = fmt.Sprintf(" (%d unfinished)", r.unfinished)
+		}
+		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%.3f\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t\n", r.policy, dur(r.makespan), unf, dur(r.jct),
+			dur(r.p95), dur(r.resp), r.jain, 100*r.cpu, 100*r.mem, r.kills, r.compressed, g)
+	}
+	_ = tw.Flush()
+}
+
+// dur formats seconds compactly: "9m26s", "20.4s", "0.95s".
+func dur(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second).String()
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
+func writeCSV(path string, rows [][]string) error {
+	return writeFile(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		if err := cw.WriteAll(rows); err != nil {
+			return err
+		}
+		return cw.Error()
+	})
+}
+
+// writeRuns writes every simulation's summary, prefixed by scenario, seed and wall
+// time.
+func writeRuns(w io.Writer, runs []*run) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	cw := csv.NewWriter(w)
+	_ = cw.Write(append([]string{"scenario", "seed", "wall_s"}, sim.SummaryHeader(runs[0].res.Dims)...))
+	for _, r := range runs {
+		var b bytes.Buffer
+		if err := sim.WriteSummaryCSV(&b, false, r.res); err != nil {
+			return err
+		}
+		rec, err := csv.NewReader(&b).Read()
+		if err != nil {
+			return err
+		}
+		_ = cw.Write(append([]string{r.sc.name(), strconv.FormatUint(r.seed, 10), f3(r.wall.Seconds())}, rec...))
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// scenarioFiles writes the first seed's jobs and samples of every policy, and the
+// scenario's charts.
+func scenarioFiles(c *config, sc scenario, rs []*run) error {
+	var first []*sim.Result
+	for _, r := range rs {
+		if r.seed == c.seed {
+			first = append(first, r.res)
+		}
+	}
+	name := sc.name()
+	if err := writeFile(filepath.Join(c.out, "jobs-"+name+".csv"), func(w io.Writer) error {
+		for i, r := range first {
+			if err := r.WriteJobsCSV(w, i == 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(c.out, "samples-"+name+".csv"), func(w io.Writer) error {
+		for i, r := range first {
+			if err := r.WriteSamplesCSV(w, i == 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	title := fmt.Sprintf("%s, seed %d", name, c.seed)
+	if err := cdfChart(filepath.Join(c.out, "jct-cdf-"+name+".svg"), "Job completion: "+title, first); err != nil {
+		return err
+	}
+	for _, d := range []struct {
+		slot int
+		name string
+	}{{workload.SlotCPU, "cpu"}, {workload.SlotMemory, "memory"}} {
+		path := filepath.Join(c.out, "util-"+d.name+"-"+name+".svg")
+		if err := utilChart(path, fmt.Sprintf("%s used (solid), allocated (dashed): %s", d.name, title), d.slot, first); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// series reports the online series: FGM's gain over each baseline against the volume.
+func series(c *config, order []scenario, byScenario map[string][]*run, out io.Writer) error {
+	type point struct {
+		gib  int64
+		rows []row
+	}
+	perEnv := map[string][]point{}
+	var envs []string
+	for _, sc := range order {
+		if sc.mode != "online" {
+			continue
+		}
+		if _, ok := perEnv[sc.env]; !ok {
+			envs = append(envs, sc.env)
+		}
+		perEnv[sc.env] = append(perEnv[sc.env], point{gib: sc.gib, rows: aggregate(byScenario[sc.name()])})
+	}
+	if len(envs) == 0 || !c.series {
+		return nil
+	}
+	csvRows := [][]string{{"env", "gib", "policy", "makespan_s", "jct_mean_s", "fgm_gain_makespan_pct", "fgm_gain_jct_pct"}}
+	for _, env := range envs {
+		pts := perEnv[env]
+		slices.SortFunc(pts, func(a, b point) int { return int(a.gib - b.gib) })
+		fmt.Fprintf(out, "\n== online series, %s: FGM's gain in mean job completion (makespan) over each baseline ==\n", env)
+		tw := tabwriterFor(out)
+		fmt.Fprint(tw, "GiB\t")
+		for _, r := range pts[0].rows[:len(pts[0].rows)-1] {
+			fmt.Fprintf(tw, "%s\t", r.policy)
+		}
+		fmt.Fprintln(tw)
+		lines := map[string][][2]float64{}
+		for _, pt := range pts {
+			fmt.Fprintf(tw, "%d\t", int64(math.Round(float64(pt.gib)*c.scale)))
+			for _, r := range pt.rows {
+				csvRows = append(csvRows, []string{env, strconv.FormatInt(pt.gib, 10), r.policy, f3(r.makespan), f3(r.jct), f3(r.gainMakespan), f3(r.gainJCT)})
+				if r.policy == "FGM" {
+					continue
+				}
+				fmt.Fprintf(tw, "%+.1f%% (%+.1f%%)\t", r.gainJCT, r.gainMakespan)
+				lines[r.policy] = append(lines[r.policy], [2]float64{float64(pt.gib) * c.scale, r.gainJCT})
+			}
+			fmt.Fprintln(tw)
+		}
+		_ = tw.Flush()
+		if err := gainChart(filepath.Join(c.out, "series-gain-"+env+".svg"),
+			fmt.Sprintf("FGM's gain in mean job completion, online, %s", env), lines); err != nil {
+			return err
+		}
+	}
+	return writeCSV(filepath.Join(c.out, "series.csv"), csvRows)
+}

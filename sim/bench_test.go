@@ -1,0 +1,63 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/finegrain/finegrain/sim/workload"
+)
+
+// benchRun runs policy p on w and cl b.N times and reports simulated tasks per second
+// of wall time.
+func benchRun(b *testing.B, w *workload.Workload, cl *workload.Cluster, p Policy, opts ...Option) {
+	b.ReportAllocs()
+	start := time.Now()
+	var events int
+	for range b.N {
+		r, err := Run(w, cl, p, opts...)
+		require.NoError(b, err)
+		events = r.Summary.Events
+	}
+	el := time.Since(start).Seconds()
+	b.ReportMetric(float64(w.NumTasks())*float64(b.N)/el, "tasks/s")
+	b.ReportMetric(float64(events)*float64(b.N)/el, "events/s")
+}
+
+// The paper-like offline workload at a quarter of its size (100 GiB, ~1,300 tasks) on
+// the 23-node FGM cluster.
+func BenchmarkRunFGMCluster(b *testing.B) {
+	w, err := workload.FGM(rand.New(rand.NewPCG(1, 2)), workload.WithScale(0.25))
+	require.NoError(b, err)
+	cl, err := workload.FGMCluster()
+	require.NoError(b, err)
+	for _, p := range []Policy{DRF(), FGM()} {
+		b.Run(p.Name, func(b *testing.B) { benchRun(b, &w, &cl, p) })
+		b.Run(p.Name+"/cloud", func(b *testing.B) {
+			bg, err := RandomLoad(rand.New(rand.NewPCG(3, 4)), len(cl.Nodes))
+			require.NoError(b, err)
+			benchRun(b, &w, &cl, p, WithBackground(bg))
+		})
+	}
+}
+
+// Scaling towards the design budget (1,000,000 tasks on 1,000 nodes in 60 s): the same
+// generator with more input on 1,000 FGM nodes (20 racks of 50). Run with
+// -bench Scale -benchtime 1x.
+func BenchmarkScale(b *testing.B) {
+	for _, tasks := range []int{10_000, 100_000} {
+		total := int64(tasks) * 100 * workload.MiB // ~0.8 map tasks per 128 MiB plus reduces
+		w, err := workload.FGM(rand.New(rand.NewPCG(1, 2)), workload.WithTotalInput(total))
+		require.NoError(b, err)
+		cl, err := workload.FGMCluster(workload.WithRacks(20), workload.WithNodesPerRack(50))
+		require.NoError(b, err)
+		for _, p := range []Policy{DRF(), FGM()} {
+			b.Run(fmt.Sprintf("%s/%dtasks/%dnodes", p.Name, w.NumTasks(), len(cl.Nodes)), func(b *testing.B) {
+				benchRun(b, &w, &cl, p)
+			})
+		}
+	}
+}

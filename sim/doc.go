@@ -1,0 +1,131 @@
+// Package sim is a deterministic discrete-event cluster simulator that replays a
+// workload (package sim/workload) on a cluster through a scheduler's public API — the
+// reference finegrain.Scheduler, or anything that satisfies Scheduler — and measures
+// what the FGM paper measures (SPEC §7): job completion, workload completion
+// (makespan), scheduling response time, Jain's fairness index, utilisation, plus the
+// execution model's own counters (kills, compression, locality).
+//
+// # Driving the scheduler
+//
+// The simulator talks to the scheduler only through its public calls, in one of two
+// modes:
+//
+//   - Pull (the default, YARN's way and FGM's Alg. 1): every node heartbeats every H
+//     (WithHeartbeat, 1 s; nodes are staggered across the period) and once more, out of
+//     band, when a task on it finishes; Scheduler.Heartbeat returns the tasks to start.
+//   - Push (Kubernetes' way): Scheduler.Place is called for every task when it becomes
+//     pending; tasks that find no node are retried in submission order when a task
+//     ends and every H.
+//
+// Jobs arrive at their Submit time (SubmitJob, then Submit of their map tasks); a job's
+// reduce tasks are submitted when its last map task finishes; a job completes with its
+// last task. Each task is told to the scheduler with its similarity key
+// (workload.Job.Key, SPEC §2 Def. 3), the replica nodes of its input block, and its
+// declared request restricted to Policy.RequestDims (cpu and memory by default, what
+// YARN reserves). The scheduler never sees the task's true profile.
+//
+// # Execution model
+//
+// Each placed task runs its TRUE profile (workload.Task.True), stage by stage, on its
+// node — whatever the scheduler reserved for it:
+//
+//  1. Input. When the task's input block has no replica on the node, the block is moved
+//     first: a transfer stage of bytes / bandwidth (rack-local or cross-rack,
+//     workload.Cluster.TransferTime, SPEC §10) that holds the first stage's memory and
+//     uses net-io at the transfer rate. Its speed does not depend on the node's.
+//  2. Work. A stage's duration is its work in seconds on a normal node, alone; on a node
+//     of speed s it progresses s seconds of work per second.
+//  3. Sharing (a fluid model, recomputed at every event on the node: a stage starting or
+//     ending, a task starting, finishing or being killed, the background changing). On
+//     every compressible dimension k (cpu, disk-io, net-io) where the node's total true
+//     demand D_k — the current stages of its running tasks plus the background load —
+//     exceeds its capacity C_k, everybody using k gets C_k/D_k of its demand, which is
+//     the compression ratio rc_k = 1 − C_k/D_k (eq. 1). A task progresses at
+//     s × (1 − rc_max)/(1 + p) where rc_max is the largest rc_k over the dimensions it
+//     uses (eq. 4–5: T' = (1 + p) × T/(1 − rc); p is WithPenalty, default 0.05, and
+//     applies only while the task is compressed). Between events every rate is constant,
+//     so the next stage end is computed exactly (to the nanosecond).
+//  4. Non-compressible overrun. When the node's true memory demand (tasks plus
+//     background) exceeds its capacity, the most recently started task is killed, as an
+//     OOM killer would, and again until the demand fits. The kill is counted
+//     (Summary.OOMKills) and reported with Scheduler.Failed: the task is pending again
+//     and is placed anew later (the next periodic heartbeat or retry, so that a
+//     persistent overrun does not loop at one instant). A task is never silently
+//     dropped: every task finishes exactly once, after zero or more killed runs.
+//  5. Node failures (WithFailures): Scheduler.RemoveNode at the failure time, its
+//     running tasks are lost (Summary.NodeKills) and pending again; the node may come
+//     back empty after a while.
+//
+// What the model leaves out: memory bandwidth and caches, disk space, the node
+// speed's effect on demand rates (a fast node runs the same demand for less time),
+// contention beyond the eq. 5 penalty, and slots (workload.NodeSpec.Slots is not
+// enforced: the reference scheduler has no slot dimension).
+//
+// # Feedback
+//
+// A policy with Feedback (FGM) learns like a real fine-grained cluster:
+//
+//   - Finished tasks report Finished with a predict.Observation of what the node agent
+//     saw: each true stage with its observed duration (stretched by compression and
+//     node speed), its demand as allocated (the time average of what it got on
+//     compressible dimensions, its demand on memory), and the largest compression it
+//     experienced on each dimension during the stage (the eq. 8 Reading's rcObs). The
+//     input transfer is not part of the observation.
+//   - Every heartbeat period each node samples its usage: the time average of what its
+//     tasks and the background really got (Actual), what the scheduler holds reserved
+//     there (capacity − Scheduler.NodeFree: Predicted) and what is left (Idle). Every
+//     WithReportEvery (10 s) the window goes to Scheduler.ReportUsage (conformity, eq. 16
+//     → the Alg. 3 adjuster).
+//
+// Request-based baselines get neither: YARN has no such loop.
+//
+// # Policies
+//
+// FIFO, Capacity, Fair, DRF (request-based, WithoutPrediction, as YARN) and FGM (the
+// scheduler's defaults with feedback) are ready-made Policy values; Policies returns
+// them in that order. Policy.New is the seam for other schedulers: Fair with the
+// pre-release list (PRRL, SPEC §10) plugs in as a Scheduler that wraps the reference
+// one. Speculation (LATE, PRRL's backups, SPEC §8–9) needs the engine to run backup
+// copies of a task and keep the first to finish; it is not part of this version.
+//
+// # Background (the "cloud" environment)
+//
+// WithBackground adds other applications' load to every node (Background): RandomLoad
+// generates it from a seed (a CPU level per node moving every minute, a constant memory
+// share), SeriesLoad replays series such as the PlanetLab CPU traces
+// (workload.LoadPlanetLabDir). The scheduler does not see it; it competes with the tasks
+// under the execution model's rules and shows in the usage reports. With
+// WithReservedBackground every scheduler is told each node's capacity less the
+// background's memory, as an operator would size YARN's NodeManager.
+//
+// # Determinism
+//
+// Virtual time only; one binary heap of events ordered by (time, kind, sequence), so
+// simultaneous events run in a fixed order; no map is iterated for order; randomness
+// only in the caller-owned sources of the workload and background generators. The same
+// inputs give the same Result, byte for byte once written with the CSV writers, on a
+// given platform (the fluid model uses float64). Result.Timing, the wall-clock cost of
+// decisions (WithDecisionTiming), is the one exception.
+//
+// # Metrics
+//
+// Result holds per-job outcomes (JobResult: completion = submit → last task done,
+// response = submit → first placement), optional per-task records, samples every
+// WithSampleEvery (utilisation used / background / allocated per dimension, Jain's index
+// over the active queues' dominant shares of what the scheduler allocated to them,
+// fairness.Jain) and a Summary (makespan, job-completion and response distributions,
+// small vs large task turnaround, mean Jain, mean utilisation, placements, compressed
+// placements, kills, locality, time spent compressed, decision counts). WriteJobsCSV,
+// WriteSamplesCSV, WriteTasksCSV and WriteSummaryCSV write them as CSV.
+//
+// Example:
+//
+//	r := rand.New(rand.NewPCG(1, 2))
+//	w, _ := workload.FGM(r, workload.WithScale(0.1))
+//	cl, _ := workload.FGMCluster()
+//	for _, p := range sim.Policies() {
+//		res, err := sim.Run(&w, &cl, p)
+//		if err != nil { ... }
+//		fmt.Println(p.Name, res.Summary.Makespan, res.Summary.JobCompletion.Mean)
+//	}
+package sim

@@ -1,0 +1,668 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/sim/workload"
+)
+
+// taskState is where a task is in the simulation.
+type taskState uint8
+
+const (
+	tWaiting taskState = iota // not submitted yet: job not arrived, or a reduce waiting for its maps
+	tPending                  // submitted, waiting for a placement
+	tPlaced                   // placed with a future start (push mode), not running yet
+	tRunning                  // running on a node
+	tDone                     // finished
+)
+
+type simTask struct {
+	wt      *workload.Task
+	job     int32
+	state   taskState
+	attempt uint32 // placements so far; a stale evStart carries an older one
+	node    int32  // node of the current placement, -1 when none
+	ranOn   int32  // node of the last run that finished
+	exec    *exec
+	peak    resource.Tuple // what the scheduler holds for it (its fairness usage) while placed
+
+	submitted, start, finish time.Duration
+	compressed               time.Duration // time spent running compressed, all attempts
+	kills                    int32
+	locality                 workload.Locality
+}
+
+type simJob struct {
+	wj          *workload.Job
+	queue       int
+	maps, left  int // map tasks not finished; tasks not finished
+	first, done time.Duration
+	started     bool
+	firstTask   int32 // index of the job's first task in Sim.tasks
+}
+
+// Sim is one simulation: a workload on a cluster under a policy. Build it with New and
+// run it once with Run; the package-level Run does both.
+type Sim struct {
+	cfg    config
+	w      *workload.Workload
+	cl     *workload.Cluster
+	pol    Policy
+	sched  Scheduler
+	schema *resource.Schema
+	mask   resource.Mask // the request dimensions told to the scheduler
+
+	q       queue
+	now     time.Duration
+	ran     bool
+	nodes   []*node
+	nodeIdx map[string]int32
+	jobs    []simJob
+	tasks   []simTask
+	byID    map[string]int32
+	queues  []string
+	qIdx    map[string]int
+	blocks  [][]int // replica node indices per block
+
+	pending, running, finished, jobsDone int
+	startSeq                             uint64
+	reportN                              int // heartbeats per usage report
+	retry                                []int32
+	retryDue, inRetry                    bool
+	progressAt                           time.Duration // the last arrival, placement, finish or repair
+	failures                             []NodeFailure
+
+	m metrics
+}
+
+// New validates the workload, the cluster and the options, builds the policy's
+// scheduler, places the input replicas and returns a simulation ready to Run. The
+// workload and cluster are read, never modified; they must not change until Run
+// returns.
+func New(w *workload.Workload, cl *workload.Cluster, p Policy, opts ...Option) (*Sim, error) {
+	if w == nil || cl == nil {
+		return nil, fieldErr("workload/cluster", nil, ErrInvalidInput)
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.Validate(); err != nil {
+		return nil, fmt.Errorf("sim: workload: %w: %w", ErrInvalidInput, err)
+	}
+	if err := cl.Validate(); err != nil {
+		return nil, fmt.Errorf("sim: cluster: %w: %w", ErrInvalidInput, err)
+	}
+	if p.Name == "" {
+		return nil, fieldErr("policy.Name", p.Name, ErrInvalidInput)
+	}
+	s := &Sim{cfg: cfg, w: w, cl: cl, pol: p, schema: workload.Schema(), mask: p.requestDims()}
+	s.nodeIdx = make(map[string]int32, len(cl.Nodes))
+	for i := range cl.Nodes {
+		s.nodeIdx[cl.Nodes[i].ID] = int32(i)
+	}
+	down := map[string]time.Duration{} // for overlapping failures: when the node is back
+	for i, f := range cfg.failures {
+		if _, ok := s.nodeIdx[f.Node]; !ok {
+			return nil, fieldErr(fmt.Sprintf("failures[%d].Node", i), f.Node, ErrInvalidInput)
+		}
+		if back, ok := down[f.Node]; ok && (back == 0 || f.At < back) {
+			return nil, fieldErr(fmt.Sprintf("failures[%d].At", i), f.At, ErrInvalidInput)
+		}
+		down[f.Node] = 0
+		if f.Down > 0 {
+			down[f.Node] = f.At + f.Down
+		}
+	}
+	s.failures = cfg.failures
+	repl := min(cfg.replication, len(cl.Nodes))
+	var err error
+	if s.blocks, err = workload.PlaceReplicas(cl, w.Blocks, repl); err != nil {
+		return nil, fmt.Errorf("sim: replicas: %w: %w", ErrInvalidInput, err)
+	}
+	if s.sched, err = p.build(s.schema); err != nil {
+		return nil, err
+	}
+	s.queues = w.Queues()
+	s.qIdx = make(map[string]int, len(s.queues))
+	for i, q := range s.queues {
+		s.qIdx[q] = i
+		if p.Queue == nil {
+			err = s.sched.AddQueue("", q)
+		} else {
+			err = s.sched.AddQueue("", q, p.Queue(q, len(s.queues))...)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sim: queue %q: %w: %w", q, ErrScheduler, err)
+		}
+	}
+	s.nodes = make([]*node, len(cl.Nodes))
+	for i := range cl.Nodes {
+		spec := &cl.Nodes[i]
+		n := &node{idx: int32(i), spec: spec, up: true, adv: spec.Capacity}
+		if cfg.reserve && cfg.background != nil {
+			// What an operator leaves to the other applications: their non-compressible
+			// demand at the start, taken out of what the scheduler is told.
+			bg, _ := cfg.background.Load(i, spec.Capacity, 0)
+			for k := 0; k < s.schema.Len(); k++ {
+				if !s.schema.Compressible().Has(k) && bg[k] > 0 {
+					n.adv[k] = max(0, n.adv[k]-bg[k])
+				}
+			}
+		}
+		s.nodes[i] = n
+		if err := s.sched.AddNode(finegrain.Node{ID: spec.ID, Rack: spec.Rack, Capacity: n.adv}); err != nil {
+			return nil, fmt.Errorf("sim: node %q: %w: %w", spec.ID, ErrScheduler, err)
+		}
+	}
+	n := w.NumTasks()
+	s.tasks = make([]simTask, 0, n)
+	s.byID = make(map[string]int32, n)
+	s.jobs = make([]simJob, len(w.Jobs))
+	for j := range w.Jobs {
+		wj := &w.Jobs[j]
+		s.jobs[j] = simJob{wj: wj, queue: s.qIdx[wj.Queue], maps: wj.NumTasks(workload.Map), left: len(wj.Tasks), firstTask: int32(len(s.tasks))}
+		for k := range wj.Tasks {
+			s.byID[wj.Tasks[k].ID] = int32(len(s.tasks))
+			s.tasks = append(s.tasks, simTask{wt: &wj.Tasks[k], job: int32(j), node: -1, ranOn: -1})
+		}
+	}
+	s.reportN = int((cfg.reportEvery + cfg.heartbeat - 1) / cfg.heartbeat)
+	s.m.init(s)
+	return s, nil
+}
+
+// Run simulates the workload on the cluster under the policy, with the options, and
+// returns what happened: Run(w, cl, p, opts...) is New(...) then Sim.Run.
+func Run(w *workload.Workload, cl *workload.Cluster, p Policy, opts ...Option) (*Result, error) {
+	s, err := New(w, cl, p, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return s.Run()
+}
+
+// Run runs the simulation to the end: until every job has finished, or the time limit.
+// A Sim runs once; a second call fails. On ErrTimeLimit the Result is returned too,
+// with the unfinished jobs marked.
+func (s *Sim) Run() (*Result, error) {
+	if s.ran {
+		return nil, fieldErr("Sim.Run", "second call", ErrInvalidInput)
+	}
+	s.ran = true
+	for j := range s.jobs {
+		s.q.push(s.jobs[j].wj.Submit, evArrival, int32(j), 0)
+	}
+	h := s.cfg.heartbeat
+	for i, n := range s.nodes {
+		// Nodes heartbeat in a fixed stagger across the period, as real ones drift apart.
+		n.nextBeat = time.Duration(float64(h) * float64(i) / float64(len(s.nodes)))
+		s.q.push(n.nextBeat, evBeat, int32(i), 0)
+		s.loadBackground(n, 0)
+	}
+	for i, f := range s.failures {
+		s.q.push(f.At, evFail, int32(i), 0)
+	}
+	if s.cfg.mode == Push {
+		s.q.push(h, evRetry, 0, 0)
+	}
+	s.q.push(0, evSample, 0, 0)
+	var err error
+	for s.q.len() > 0 && s.jobsDone < len(s.jobs) {
+		ev := s.q.pop()
+		if ev.at > s.cfg.timeLimit {
+			s.now = s.cfg.timeLimit
+			err = fmt.Errorf("sim: %d of %d jobs unfinished at %v: %w", len(s.jobs)-s.jobsDone, len(s.jobs), s.now, ErrTimeLimit)
+			break
+		}
+		s.now = ev.at
+		s.m.events++
+		if err = s.handle(ev); err != nil {
+			return nil, err
+		}
+		if s.running == 0 && s.pending > 0 && s.now-s.progressAt > StallLimit {
+			err = fmt.Errorf("sim: %d of %d jobs unfinished at %v, no task placed for %v: %w", len(s.jobs)-s.jobsDone, len(s.jobs), s.now, StallLimit, ErrTimeLimit)
+			break
+		}
+	}
+	if err == nil && s.jobsDone < len(s.jobs) {
+		err = fmt.Errorf("sim: %d of %d jobs unfinished, nothing left to happen: %w", len(s.jobs)-s.jobsDone, len(s.jobs), ErrTimeLimit)
+	}
+	r := s.m.result(s)
+	if s.cfg.progress != nil {
+		s.cfg.progress(s.progress())
+	}
+	return r, err
+}
+
+func (s *Sim) progress() Progress {
+	return Progress{Now: s.now, Finished: s.finished, Total: len(s.tasks), Jobs: s.jobsDone, JobsTotal: len(s.jobs)}
+}
+
+func (s *Sim) handle(ev event) error {
+	switch ev.kind {
+	case evNode:
+		n := s.nodes[ev.a]
+		if n.up && uint32(n.ver) == ev.b {
+			return s.settle(n)
+		}
+	case evBackground:
+		n := s.nodes[ev.a]
+		if uint32(n.bgVer) == ev.b {
+			s.advance(n, s.now)
+			s.loadBackground(n, s.now)
+			if n.up {
+				return s.reschedule(n)
+			}
+		}
+	case evFail:
+		return s.fail(int(ev.a))
+	case evRepair:
+		return s.repair(int(ev.a))
+	case evStart:
+		t := &s.tasks[ev.a]
+		if t.state == tPlaced && t.attempt == ev.b {
+			n := s.nodes[t.node]
+			s.advance(n, s.now)
+			s.startExec(t, n)
+			return s.reschedule(n)
+		}
+	case evArrival:
+		return s.arrive(int(ev.a))
+	case evBeat:
+		return s.beat(s.nodes[ev.a])
+	case evExtra:
+		n := s.nodes[ev.a]
+		n.extraDue = false
+		if n.up && s.cfg.mode == Pull && s.pending > 0 {
+			return s.heartbeat(n)
+		}
+	case evRetry:
+		if ev.b == 0 { // the periodic one
+			s.q.push(s.now+s.cfg.heartbeat, evRetry, 0, 0)
+		} else {
+			s.retryDue = false
+		}
+		return s.retryPush()
+	case evSample:
+		s.sample()
+		s.q.push(s.now+s.cfg.sampleEvery, evSample, 0, 0)
+	}
+	return nil
+}
+
+// arrive submits job j and its map tasks (and its reduce tasks if it has no map).
+func (s *Sim) arrive(j int) error {
+	sj := &s.jobs[j]
+	wj := sj.wj
+	if err := s.sched.SubmitJob(finegrain.Job{ID: wj.ID, Queue: wj.Queue, Priority: wj.Priority, Submitted: wj.Submit}); err != nil {
+		return fmt.Errorf("sim: job %q: %w: %w", wj.ID, ErrScheduler, err)
+	}
+	s.m.active[sj.queue]++
+	s.progressAt = s.now
+	kind := workload.Map
+	if sj.maps == 0 {
+		kind = workload.Reduce
+	}
+	return s.submit(j, kind)
+}
+
+// submit makes job j's tasks of kind k pending.
+func (s *Sim) submit(j int, k workload.Kind) error {
+	sj := &s.jobs[j]
+	batch := make([]finegrain.Task, 0, len(sj.wj.Tasks))
+	var ids []int32
+	for i := range sj.wj.Tasks {
+		wt := &sj.wj.Tasks[i]
+		if wt.Kind != k {
+			continue
+		}
+		ti := sj.firstTask + int32(i)
+		ft := finegrain.Task{ID: wt.ID, Job: sj.wj.ID, Request: wt.Request.Only(s.mask), Submitted: s.now}
+		ft.Key = predict.Key(sj.wj.Key(wt))
+		if len(wt.Blocks) > 0 {
+			for _, b := range wt.Blocks {
+				for _, ni := range s.blocks[b] {
+					ft.Inputs = appendUnique(ft.Inputs, s.cl.Nodes[ni].ID)
+				}
+			}
+		}
+		batch = append(batch, ft)
+		ids = append(ids, ti)
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	if err := s.sched.Submit(batch...); err != nil {
+		return fmt.Errorf("sim: job %q: %w: %w", sj.wj.ID, ErrScheduler, err)
+	}
+	for _, ti := range ids {
+		t := &s.tasks[ti]
+		t.state, t.submitted = tPending, s.now
+		s.pending++
+	}
+	if s.cfg.mode == Push {
+		s.retry = append(s.retry, ids...)
+		return s.retryPush()
+	}
+	return nil
+}
+
+func appendUnique(xs []string, x string) []string {
+	for _, y := range xs {
+		if y == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+// beat is node n's periodic tick: a usage sample (and report), then a heartbeat.
+func (s *Sim) beat(n *node) error {
+	n.nextBeat = s.now + s.cfg.heartbeat
+	s.q.push(n.nextBeat, evBeat, n.idx, 0)
+	if !n.up {
+		return nil
+	}
+	s.advance(n, s.now)
+	if s.pol.Feedback {
+		if err := s.usageSample(n); err != nil {
+			return err
+		}
+	}
+	if s.cfg.mode == Pull && s.pending > 0 {
+		return s.heartbeat(n)
+	}
+	return nil
+}
+
+// heartbeat asks the scheduler what to start on n and starts it.
+func (s *Sim) heartbeat(n *node) error {
+	var start time.Time
+	if s.cfg.timing {
+		start = time.Now()
+	}
+	d, err := s.sched.Heartbeat(n.spec.ID, s.now)
+	if s.cfg.timing {
+		s.m.timing.add(time.Since(start))
+	}
+	s.m.heartbeats++
+	if err != nil {
+		return fmt.Errorf("sim: heartbeat of %q at %v: %w: %w", n.spec.ID, s.now, ErrScheduler, err)
+	}
+	for i := range d.Assignments {
+		if err := s.assign(&d.Assignments[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// assign carries out a placement the scheduler made.
+func (s *Sim) assign(a *finegrain.Assignment) error {
+	ti, ok := s.byID[a.Task]
+	if !ok || s.tasks[ti].state != tPending {
+		return fmt.Errorf("sim: assignment of task %q, which is not pending: %w", a.Task, ErrScheduler)
+	}
+	ni, ok := s.nodeIdx[a.Node]
+	if !ok || !s.nodes[ni].up {
+		return fmt.Errorf("sim: assignment of task %q to node %q, which is not up: %w", a.Task, a.Node, ErrScheduler)
+	}
+	if a.Start < s.now {
+		return fmt.Errorf("sim: assignment of task %q starts at %v, before now %v: %w", a.Task, a.Start, s.now, ErrScheduler)
+	}
+	t := &s.tasks[ti]
+	n := s.nodes[ni]
+	t.attempt++
+	t.node = ni
+	s.progressAt = s.now
+	t.peak = a.Profile.Peak()
+	s.pending--
+	s.m.placed(s, t, a)
+	sj := &s.jobs[t.job]
+	if !sj.started {
+		sj.started, sj.first = true, a.Start
+	}
+	if a.Start > s.now {
+		t.state = tPlaced
+		s.q.push(a.Start, evStart, ti, t.attempt)
+		return nil
+	}
+	s.advance(n, s.now)
+	s.startExec(t, n)
+	return s.reschedule(n)
+}
+
+// retryPush tries to place pending tasks in submission order (push mode), stopping
+// after pushRetries failures in a row. Tasks that become pending during the round (a
+// placement that is killed at once) wait for the next round.
+func (s *Sim) retryPush() error {
+	if s.inRetry {
+		s.wantRetry()
+		return nil
+	}
+	s.inRetry = true
+	defer func() { s.inRetry = false }()
+	batch := s.retry
+	s.retry = nil
+	keep := make([]int32, 0, len(batch))
+	fails, i := 0, 0
+	for ; i < len(batch) && fails < s.cfg.pushRetries; i++ {
+		ti := batch[i]
+		t := &s.tasks[ti]
+		if t.state != tPending {
+			continue
+		}
+		var start time.Time
+		if s.cfg.timing {
+			start = time.Now()
+		}
+		a, err := s.sched.Place(t.wt.ID, s.now)
+		if s.cfg.timing {
+			s.m.timing.add(time.Since(start))
+		}
+		s.m.placeCalls++
+		if err != nil {
+			if !errors.Is(err, finegrain.ErrNotPlaced) {
+				return fmt.Errorf("sim: place %q at %v: %w: %w", t.wt.ID, s.now, ErrScheduler, err)
+			}
+			fails++
+			keep = append(keep, ti)
+			continue
+		}
+		fails = 0
+		if err := s.assign(&a); err != nil {
+			return err
+		}
+	}
+	keep = append(keep, batch[i:]...)
+	s.retry = append(keep, s.retry...)
+	return nil
+}
+
+// wantRetry asks for a push retry round now (once).
+func (s *Sim) wantRetry() {
+	if s.cfg.mode == Push && !s.retryDue {
+		s.retryDue = true
+		s.q.push(s.now, evRetry, 0, 1)
+	}
+}
+
+// wantHeartbeat asks for an out-of-band heartbeat of n now (pull mode).
+func (s *Sim) wantHeartbeat(n *node) {
+	if s.cfg.mode == Pull && !n.extraDue {
+		n.extraDue = true
+		s.q.push(s.now, evExtra, n.idx, 0)
+	}
+}
+
+// finish reports task t's end to the scheduler and moves its job along.
+func (s *Sim) finish(t *simTask, n *node, obs *predict.Observation) error {
+	err := s.sched.Finished(t.wt.ID, s.now, obs)
+	if err != nil {
+		if errors.Is(err, finegrain.ErrState) || errors.Is(err, finegrain.ErrUnknownTask) {
+			return fmt.Errorf("sim: finish of %q at %v: %w: %w", t.wt.ID, s.now, ErrScheduler, err)
+		}
+		s.m.obsRejected++ // the task finished; only its observation was refused
+	}
+	t.state, t.finish, t.ranOn, t.node, t.exec = tDone, s.now, n.idx, -1, nil
+	s.running--
+	s.finished++
+	s.progressAt = s.now
+	s.m.taskDone(s, t)
+	sj := &s.jobs[t.job]
+	sj.left--
+	if t.wt.Kind == workload.Map {
+		sj.maps--
+		if sj.maps == 0 && sj.left > 0 {
+			if err := s.submit(int(t.job), workload.Reduce); err != nil {
+				return err
+			}
+		}
+	}
+	if sj.left == 0 {
+		sj.done = s.now
+		s.jobsDone++
+		s.m.active[sj.queue]--
+	}
+	s.wantHeartbeat(n)
+	s.wantRetry()
+	return nil
+}
+
+// kill ends task t's run as a failure (a non-compressible overrun): the scheduler gets
+// it back as pending.
+func (s *Sim) kill(t *simTask) error {
+	if err := s.sched.Failed(t.wt.ID, s.now); err != nil {
+		return fmt.Errorf("sim: kill of %q at %v: %w: %w", t.wt.ID, s.now, ErrScheduler, err)
+	}
+	s.m.unplaced(s, t)
+	t.state, t.node, t.exec = tPending, -1, nil
+	t.kills++
+	s.running--
+	s.pending++
+	s.m.oomKills++
+	if s.cfg.mode == Push {
+		s.retry = append(s.retry, s.byID[t.wt.ID])
+	}
+	// No out-of-band heartbeat or retry round: the overrun may persist (background
+	// memory the scheduler cannot see), and an immediate re-placement on the same node
+	// would be killed again at the same instant. The next periodic one offers it.
+	return nil
+}
+
+// fail takes failure i's node out of the cluster.
+func (s *Sim) fail(i int) error {
+	f := s.failures[i]
+	n := s.nodes[s.nodeIdx[f.Node]]
+	if !n.up {
+		return nil
+	}
+	s.advance(n, s.now)
+	ids, err := s.sched.RemoveNode(f.Node, s.now)
+	if err != nil {
+		return fmt.Errorf("sim: failure of %q at %v: %w: %w", f.Node, s.now, ErrScheduler, err)
+	}
+	for _, x := range n.running {
+		stopExec(x)
+	}
+	n.running = n.running[:0]
+	for _, id := range ids {
+		ti, ok := s.byID[id]
+		if !ok {
+			return fmt.Errorf("sim: failure of %q requeued unknown task %q: %w", f.Node, id, ErrScheduler)
+		}
+		t := &s.tasks[ti]
+		switch t.state {
+		case tRunning:
+			s.running--
+		case tPlaced:
+		default:
+			return fmt.Errorf("sim: failure of %q requeued task %q, which was not placed: %w", f.Node, id, ErrScheduler)
+		}
+		s.m.unplaced(s, t)
+		t.state, t.node, t.exec = tPending, -1, nil
+		s.pending++
+		s.m.nodeKills++
+		if s.cfg.mode == Push {
+			s.retry = append(s.retry, ti)
+		}
+	}
+	n.up = false
+	n.ver++
+	if err := s.recompute(n); err != nil { // nothing runs: usage drops to the background
+		return err
+	}
+	if f.Down > 0 {
+		s.q.push(f.At+f.Down, evRepair, int32(i), 0)
+	}
+	s.wantRetry()
+	return nil
+}
+
+// repair brings failure i's node back, empty.
+func (s *Sim) repair(i int) error {
+	f := s.failures[i]
+	n := s.nodes[s.nodeIdx[f.Node]]
+	if err := s.sched.AddNode(finegrain.Node{ID: n.spec.ID, Rack: n.spec.Rack, Capacity: n.adv}); err != nil {
+		return fmt.Errorf("sim: repair of %q at %v: %w: %w", f.Node, s.now, ErrScheduler, err)
+	}
+	s.advance(n, s.now)
+	n.up = true
+	s.progressAt = s.now
+	n.window = n.window[:0]
+	n.usedInt, n.sampleFrom = resource.Vector{}, s.now
+	s.wantRetry()
+	return nil
+}
+
+// usageSample records node n's usage since its last sample as one interval of eq. 16's
+// window, and sends the window when it is full.
+func (s *Sim) usageSample(n *node) error {
+	dt := s.now - n.sampleFrom
+	if dt <= 0 {
+		return nil
+	}
+	free, err := s.sched.NodeFree(n.spec.ID, s.now)
+	if err != nil {
+		return fmt.Errorf("sim: free of %q at %v: %w: %w", n.spec.ID, s.now, ErrScheduler, err)
+	}
+	capa := n.spec.Capacity
+	var iv predict.Interval
+	// Reserved is what the scheduler holds on the node: what it was told, less free.
+	reserved := n.adv.Sub(free)
+	iv.Duration = dt
+	sec := dt.Seconds()
+	for k := 0; k < s.schema.Len(); k++ {
+		act := int64(n.usedInt[k]/sec + 0.5)
+		iv.Actual[k] = act
+		iv.Predicted[k] = max(0, reserved[k])
+		iv.Idle[k] = max(0, capa[k]-act)
+	}
+	n.window = append(n.window, iv)
+	n.usedInt, n.sampleFrom = resource.Vector{}, s.now
+	if len(n.window) < s.reportN {
+		return nil
+	}
+	c, err := s.sched.ReportUsage(n.spec.ID, s.now, n.window)
+	n.window = n.window[:0]
+	if err != nil {
+		return fmt.Errorf("sim: usage report of %q at %v: %w: %w", n.spec.ID, s.now, ErrScheduler, err)
+	}
+	s.m.reports++
+	if c.From != c.To {
+		s.m.modeChanges++
+	}
+	if c.Recycle {
+		s.m.recycles++
+	}
+	return nil
+}

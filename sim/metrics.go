@@ -1,0 +1,388 @@
+package sim
+
+import (
+	"slices"
+	"time"
+
+	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/sim/workload"
+)
+
+// Result is what one run produced: per-job outcomes, time series and a summary, all
+// deterministic (the same inputs give the same Result, byte for byte once written as
+// CSV) except Timing.
+type Result struct {
+	// Policy, Workload and Cluster name what ran.
+	Policy, Workload, Cluster string
+	// Mode is pull or push.
+	Mode Mode
+	// Cloud reports whether a background load shared the nodes.
+	Cloud bool
+	// Dims names the dimensions of every Vector, in slot order.
+	Dims []string
+	// Jobs holds every job, in workload order.
+	Jobs []JobResult
+	// Tasks holds every task, in workload order, when WithTaskRecords was given.
+	Tasks []TaskResult
+	// Samples are the cluster-wide metrics every WithSampleEvery.
+	Samples []Sample
+	// Summary condenses the run into the metrics of SPEC §7.
+	Summary Summary
+	// Timing is the wall-clock time of the scheduler's decisions, when
+	// WithDecisionTiming was given; nil otherwise. It is not deterministic.
+	Timing *Timing
+}
+
+// JobResult is one job's outcome.
+type JobResult struct {
+	ID, Queue, App string
+	// Tasks is the job's number of tasks.
+	Tasks int
+	// Submit is when the job arrived, FirstStart when its first task was placed to
+	// start, Done when its last task finished.
+	Submit, FirstStart, Done time.Duration
+	// Finished is false for a job cut off by the time limit (Done is then zero).
+	Finished bool
+}
+
+// Completion is the job's completion time: from submission until its last task
+// finished (SPEC §7).
+func (j JobResult) Completion() time.Duration { return j.Done - j.Submit }
+
+// Response is the job's scheduling response time: from submission until the first
+// successful placement of one of its tasks (SPEC §7).
+func (j JobResult) Response() time.Duration { return j.FirstStart - j.Submit }
+
+// TaskResult is one task's outcome (WithTaskRecords).
+type TaskResult struct {
+	ID, Job string
+	Kind    workload.Kind
+	// Node is the node it finished on (empty when unfinished).
+	Node string
+	// Submitted is when it became pending, Start when its last run started, Finish
+	// when it finished.
+	Submitted, Start, Finish time.Duration
+	// Ideal is its true duration alone on a normal node.
+	Ideal time.Duration
+	// Compressed is the time it ran compressed, over all its runs.
+	Compressed time.Duration
+	// Kills counts its runs killed by a non-compressible overrun.
+	Kills    int
+	Locality workload.Locality
+}
+
+// Sample is the cluster at one instant. Vectors are fractions of the cluster's total
+// capacity per dimension (Result.Dims).
+type Sample struct {
+	At time.Duration
+	// Used is what the tasks really get; Background what the other applications get;
+	// Allocated what the scheduler has reserved (capacity − free on its timelines).
+	Used, Background, Allocated resource.Vector
+	Running, Pending            int
+	// ActiveQueues counts queues with unfinished submitted jobs; Jain is Jain's index
+	// (fairness.Jain) over their dominant shares of what the scheduler allocates to them
+	// (1 when fewer than two queues are active).
+	ActiveQueues int
+	Jain         float64
+}
+
+// Dist summarises a distribution of durations.
+type Dist struct {
+	N                        int
+	Mean, P50, P95, P99, Max time.Duration
+}
+
+// Summary is the run condensed into SPEC §7's metrics and the execution model's
+// counters.
+type Summary struct {
+	Jobs, JobsFinished, Tasks int
+	// Makespan is the workload's completion: from the first submission to the last job's
+	// end.
+	Makespan time.Duration
+	// JobCompletion and Response are the distributions of JobResult.Completion and
+	// JobResult.Response over finished jobs (Response over started ones).
+	JobCompletion, Response Dist
+	// SmallTasks and LargeTasks are the distributions of task turnaround (pending →
+	// finished) for tasks whose ideal duration is below WithSmallTask and the rest;
+	// SmallRuns and LargeRuns those of their run time (start → finish of the run that
+	// finished: input transfer, compression and node speed included, waiting not).
+	SmallTasks, LargeTasks, SmallRuns, LargeRuns Dist
+	// Jain is the mean of the samples' Jain index over samples with at least two
+	// active queues (1 when there is none); JainSamples counts them.
+	Jain        float64
+	JainSamples int
+	// Used and Background are exact time averages over [0, makespan] as fractions of
+	// capacity; Allocated is the mean of the samples.
+	Used, Background, Allocated resource.Vector
+	// Placements counts every placement (reruns included); PlacedPredicted those made
+	// with a predicted profile; PlacedCompressed those the matcher admitted with
+	// compression (match.FitCompressed).
+	Placements, PlacedPredicted, PlacedCompressed int
+	// OOMKills counts runs killed by a non-compressible overrun (each rerun later);
+	// NodeKills counts runs lost to node failures.
+	OOMKills, NodeKills int
+	// Locality counts runs started node-local, rack-local, off-switch and without input
+	// (indexed by workload.Locality).
+	Locality [4]int
+	// Compressed is the total task-time spent running compressed.
+	Compressed time.Duration
+	// Heartbeats and PlaceCalls count scheduler decisions; Reports usage reports;
+	// ModeChanges the Alg. 3 mode changes they caused; Recycles the Recycle signals;
+	// ObsRejected observations the estimator refused.
+	Heartbeats, PlaceCalls, Reports, ModeChanges, Recycles, ObsRejected int
+	// Events counts simulation events processed.
+	Events int
+}
+
+// Timing is the real wall-clock time of the scheduler's decision calls (Heartbeat,
+// Place). Not deterministic.
+type Timing struct {
+	Calls                      int
+	Total, Mean, P50, P99, Max time.Duration
+}
+
+type timing struct{ d []time.Duration }
+
+func (t *timing) add(d time.Duration) { t.d = append(t.d, d) }
+
+// metrics accumulates what a Result reports.
+type metrics struct {
+	capacity resource.Tuple
+	used     resource.Tuple // tasks' allocated total, cluster-wide
+	bgUsed   resource.Tuple
+	usedInt  resource.Vector
+	bgInt    resource.Vector
+	lastInt  time.Duration
+
+	active     []int
+	queueAlloc []resource.Tuple
+	shares     []float64
+	samples    []Sample
+
+	events, heartbeats, placeCalls, reports, modeChanges, recycles, obsRejected int
+	placements, placedPredicted, placedCompressed, oomKills, nodeKills          int
+	locality                                                                    [4]int
+	small, large, smallRun, largeRun                                            []time.Duration
+	timing                                                                      timing
+}
+
+func (m *metrics) init(s *Sim) {
+	m.capacity = s.cl.Capacity()
+	m.active = make([]int, len(s.queues))
+	m.queueAlloc = make([]resource.Tuple, len(s.queues))
+}
+
+func (m *metrics) integrate(now time.Duration) {
+	if now <= m.lastInt {
+		return
+	}
+	dt := (now - m.lastInt).Seconds()
+	for k := range m.used {
+		m.usedInt[k] += float64(m.used[k]) * dt
+		m.bgInt[k] += float64(m.bgUsed[k]) * dt
+	}
+	m.lastInt = now
+}
+
+func (m *metrics) setUsed(s *Sim, n *node, used, bg resource.Tuple) {
+	if used == n.used && bg == n.bgUsed {
+		return
+	}
+	m.integrate(s.now)
+	m.used = m.used.Sub(n.used).Add(used)
+	m.bgUsed = m.bgUsed.Sub(n.bgUsed).Add(bg)
+	n.used, n.bgUsed = used, bg
+}
+
+func (m *metrics) placed(s *Sim, t *simTask, a *finegrain.Assignment) {
+	m.placements++
+	if a.Predicted {
+		m.placedPredicted++
+	}
+	if a.Result.Compressed() {
+		m.placedCompressed++
+	}
+	q := s.jobs[t.job].queue
+	m.queueAlloc[q] = m.queueAlloc[q].Add(t.peak)
+}
+
+func (m *metrics) unplaced(s *Sim, t *simTask) {
+	q := s.jobs[t.job].queue
+	m.queueAlloc[q] = m.queueAlloc[q].Sub(t.peak)
+	t.peak = resource.Tuple{}
+}
+
+func (m *metrics) taskDone(s *Sim, t *simTask) {
+	m.unplaced(s, t)
+	d, run := t.finish-t.submitted, t.finish-t.start
+	if t.wt.True.Duration() < s.cfg.smallTask {
+		m.small, m.smallRun = append(m.small, d), append(m.smallRun, run)
+	} else {
+		m.large, m.largeRun = append(m.large, d), append(m.largeRun, run)
+	}
+}
+
+// sample records the cluster-wide metrics at now.
+func (s *Sim) sample() {
+	m := &s.m
+	capa := m.capacity.Float()
+	frac := func(t resource.Tuple) resource.Vector {
+		var v resource.Vector
+		for k := 0; k < s.schema.Len(); k++ {
+			if capa[k] > 0 {
+				v[k] = float64(t[k]) / capa[k]
+			}
+		}
+		return v
+	}
+	var alloc resource.Tuple
+	for _, n := range s.nodes {
+		if !n.up {
+			continue
+		}
+		free, err := s.sched.NodeFree(n.spec.ID, s.now)
+		if err != nil {
+			continue // the node is up here; a scheduler that lost it shows nothing allocated
+		}
+		alloc = alloc.Add(n.adv.Sub(free))
+	}
+	sm := Sample{At: s.now, Used: frac(m.used), Background: frac(m.bgUsed), Allocated: frac(alloc),
+		Running: s.running, Pending: s.pending, Jain: 1}
+	m.shares = m.shares[:0]
+	for q := range s.queues {
+		if m.active[q] > 0 {
+			m.shares = append(m.shares, max(0, m.queueAlloc[q].DominantShare(m.capacity)))
+		}
+	}
+	sm.ActiveQueues = len(m.shares)
+	if len(m.shares) >= 2 {
+		if j, err := fairness.Jain(m.shares); err == nil {
+			sm.Jain = j
+		}
+	}
+	m.samples = append(m.samples, sm)
+	if s.cfg.progress != nil {
+		s.cfg.progress(s.progress())
+	}
+}
+
+func (m *metrics) result(s *Sim) *Result {
+	m.integrate(s.now)
+	r := &Result{Policy: s.pol.Name, Workload: s.w.Name, Cluster: s.cl.Name, Mode: s.cfg.mode,
+		Cloud: s.cfg.background != nil, Samples: m.samples}
+	for k := 0; k < s.schema.Len(); k++ {
+		r.Dims = append(r.Dims, s.schema.DimName(k))
+	}
+	r.Jobs = make([]JobResult, len(s.jobs))
+	var jct, resp []time.Duration
+	first, last := time.Duration(-1), time.Duration(0)
+	for i := range s.jobs {
+		sj := &s.jobs[i]
+		jr := JobResult{ID: sj.wj.ID, Queue: sj.wj.Queue, App: sj.wj.App, Tasks: len(sj.wj.Tasks),
+			Submit: sj.wj.Submit, Finished: sj.left == 0}
+		if first < 0 || jr.Submit < first {
+			first = jr.Submit
+		}
+		if sj.started {
+			jr.FirstStart = sj.first
+			resp = append(resp, jr.Response())
+		}
+		if jr.Finished {
+			jr.Done = sj.done
+			jct = append(jct, jr.Completion())
+			last = max(last, jr.Done)
+		}
+		r.Jobs[i] = jr
+	}
+	if s.cfg.records {
+		r.Tasks = make([]TaskResult, len(s.tasks))
+		for i := range s.tasks {
+			t := &s.tasks[i]
+			tr := TaskResult{ID: t.wt.ID, Job: s.jobs[t.job].wj.ID, Kind: t.wt.Kind, Submitted: t.submitted,
+				Start: t.start, Finish: t.finish, Ideal: t.wt.True.Duration(), Compressed: t.compressed,
+				Kills: int(t.kills), Locality: t.locality}
+			if t.ranOn >= 0 {
+				tr.Node = s.cl.Nodes[t.ranOn].ID
+			}
+			r.Tasks[i] = tr
+		}
+	}
+	var compressed time.Duration
+	for i := range s.tasks {
+		compressed += s.tasks[i].compressed
+	}
+	sum := &r.Summary
+	sum.Jobs, sum.JobsFinished, sum.Tasks = len(s.jobs), s.jobsDone, len(s.tasks)
+	if first >= 0 && last > first {
+		sum.Makespan = last - first
+	}
+	sum.JobCompletion, sum.Response = dist(jct), dist(resp)
+	sum.SmallTasks, sum.LargeTasks = dist(m.small), dist(m.large)
+	sum.SmallRuns, sum.LargeRuns = dist(m.smallRun), dist(m.largeRun)
+	sum.Jain = 1
+	total := 0.0
+	for _, sm := range m.samples {
+		if sm.ActiveQueues >= 2 {
+			total += sm.Jain
+			sum.JainSamples++
+		}
+	}
+	if sum.JainSamples > 0 {
+		sum.Jain = total / float64(sum.JainSamples)
+	}
+	capa := m.capacity.Float()
+	if span := s.now.Seconds(); span > 0 {
+		for k := 0; k < s.schema.Len(); k++ {
+			if capa[k] > 0 {
+				sum.Used[k] = m.usedInt[k] / span / capa[k]
+				sum.Background[k] = m.bgInt[k] / span / capa[k]
+			}
+		}
+	}
+	if len(m.samples) > 0 {
+		for _, sm := range m.samples {
+			for k := range sum.Allocated {
+				sum.Allocated[k] += sm.Allocated[k]
+			}
+		}
+		for k := range sum.Allocated {
+			sum.Allocated[k] /= float64(len(m.samples))
+		}
+	}
+	sum.Placements, sum.PlacedPredicted, sum.PlacedCompressed = m.placements, m.placedPredicted, m.placedCompressed
+	sum.OOMKills, sum.NodeKills, sum.Locality, sum.Compressed = m.oomKills, m.nodeKills, m.locality, compressed
+	sum.Heartbeats, sum.PlaceCalls, sum.Reports = m.heartbeats, m.placeCalls, m.reports
+	sum.ModeChanges, sum.Recycles, sum.ObsRejected, sum.Events = m.modeChanges, m.recycles, m.obsRejected, m.events
+	if s.cfg.timing {
+		r.Timing = m.timing.summary()
+	}
+	return r
+}
+
+func (t *timing) summary() *Timing {
+	d := dist(t.d)
+	var total time.Duration
+	for _, x := range t.d {
+		total += x
+	}
+	return &Timing{Calls: d.N, Total: total, Mean: d.Mean, P50: d.P50, P99: d.P99, Max: d.Max}
+}
+
+// dist summarises xs (sorting it): mean, nearest-rank percentiles, max.
+func dist(xs []time.Duration) Dist {
+	if len(xs) == 0 {
+		return Dist{}
+	}
+	slices.Sort(xs)
+	total := 0.0
+	for _, x := range xs {
+		total += float64(x)
+	}
+	pct := func(p float64) time.Duration {
+		i := int(p*float64(len(xs))+0.999999999) - 1
+		return xs[max(0, min(len(xs)-1, i))]
+	}
+	return Dist{N: len(xs), Mean: time.Duration(total / float64(len(xs))), P50: pct(0.50), P95: pct(0.95), P99: pct(0.99), Max: xs[len(xs)-1]}
+}

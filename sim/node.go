@@ -1,0 +1,330 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/sim/workload"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// node is one simulated server: the tasks running on it and their fluid progress.
+type node struct {
+	idx  int32
+	spec *workload.NodeSpec
+	adv  resource.Tuple // the capacity the scheduler is told (WithReservedBackground)
+	up   bool
+
+	running []*exec // in start order: the last is the most recently started
+
+	bg     resource.Tuple // background demand
+	bgVer  uint64
+	used   resource.Tuple // what the tasks get (allocated), background excluded
+	bgUsed resource.Tuple // what the background gets
+	last   time.Duration  // progress is integrated up to here
+	ver    uint64         // bumped at every reschedule; stale evNode events are dropped
+
+	usedInt    resource.Vector // ∫ (used + bgUsed) dt since sampleFrom, unit·seconds
+	sampleFrom time.Duration
+	window     []predict.Interval
+
+	nextBeat time.Duration
+	extraDue bool
+}
+
+// exec is one run of a task on a node: the stage it is in, the work left in it, and
+// the rate it progresses at (the fluid model of doc.go).
+type exec struct {
+	task  *simTask
+	speed float64 // the node's speed factor
+
+	idx       int     // current stage of task.wt.True; -1 while moving non-local input
+	remaining float64 // work left in the stage, in seconds at rate 1
+	rate      float64 // work per second now
+	rcMax     float64 // the largest compression ratio on a dimension it uses now
+	demand    resource.Tuple
+	alloc     resource.Tuple
+
+	stageStart time.Duration
+	allocInt   resource.Vector // ∫ alloc dt over the current stage (feedback only)
+	stageRC    resource.Vector // the largest compression per dimension in the stage
+	obs        []stage.Stage
+	obsRC      []resource.Vector
+	anyRC      bool
+}
+
+// advance integrates node n's progress from n.last to t at the current rates.
+func (s *Sim) advance(n *node, t time.Duration) {
+	if t <= n.last {
+		return
+	}
+	d := t - n.last
+	dt := d.Seconds()
+	fb := s.pol.Feedback
+	for _, x := range n.running {
+		x.remaining -= x.rate * dt
+		if x.rcMax > 0 {
+			x.task.compressed += d
+		}
+		if fb && x.idx >= 0 {
+			for k := 0; k < s.schema.Len(); k++ {
+				x.allocInt[k] += float64(x.alloc[k]) * dt
+			}
+		}
+	}
+	if fb {
+		for k := 0; k < s.schema.Len(); k++ {
+			n.usedInt[k] += float64(n.used[k]+n.bgUsed[k]) * dt
+		}
+	}
+	n.last = t
+}
+
+// settle ends the stages that are done on node n at now, finishes the tasks whose last
+// stage ended, and reschedules the node.
+func (s *Sim) settle(n *node) error {
+	s.advance(n, s.now)
+	var buf [8]*exec
+	done := buf[:0]
+	keep := n.running[:0]
+	for _, x := range n.running {
+		if s.step(x) {
+			keep = append(keep, x)
+		} else {
+			done = append(done, x)
+		}
+	}
+	clear(n.running[len(keep):])
+	n.running = keep
+	if err := s.reschedule(n); err != nil {
+		return err
+	}
+	for _, x := range done {
+		var obs *predict.Observation
+		if s.pol.Feedback {
+			o, err := x.observation(s.schema)
+			if err != nil {
+				return err
+			}
+			obs = &o
+		}
+		if err := s.finish(x.task, n, obs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// step moves x past every stage it has completed; false when the task is done.
+func (s *Sim) step(x *exec) bool {
+	for x.remaining <= x.rate*1e-9 { // less than a nanosecond of work left
+		s.endStage(x)
+		if x.idx+1 >= x.task.wt.True.Len() {
+			return false
+		}
+		s.enterStage(x, x.idx+1)
+	}
+	return true
+}
+
+func (s *Sim) enterStage(x *exec, i int) {
+	st := x.task.wt.True.Stage(i)
+	x.idx, x.remaining, x.demand = i, st.Duration.Seconds(), st.Demand
+	x.stageStart, x.allocInt, x.stageRC = s.now, resource.Vector{}, resource.Vector{}
+}
+
+// endStage records the stage x just completed as the node agent saw it (feedback).
+func (s *Sim) endStage(x *exec) {
+	if !s.pol.Feedback || x.idx < 0 {
+		return
+	}
+	d := max(s.now-x.stageStart, 1)
+	sec := d.Seconds()
+	var seen resource.Tuple
+	comp := s.schema.Compressible()
+	for k := 0; k < s.schema.Len(); k++ {
+		if comp.Has(k) {
+			seen[k] = int64(math.Round(x.allocInt[k] / sec))
+		} else {
+			seen[k] = x.demand[k]
+		}
+		if x.stageRC[k] > 0 {
+			x.anyRC = true
+		}
+	}
+	x.obs = append(x.obs, stage.Stage{Duration: d, Demand: seen})
+	x.obsRC = append(x.obsRC, x.stageRC)
+}
+
+// observation is what the finished run x was seen to use: the stages as observed
+// (durations as they ran, demand as allocated) and the compression of each.
+func (x *exec) observation(schema *resource.Schema) (predict.Observation, error) {
+	p, err := stage.NewProfile(schema, x.obs...)
+	if err != nil {
+		return predict.Observation{}, fmt.Errorf("sim: observation of %q: %w", x.task.wt.ID, err)
+	}
+	o := predict.Observation{Profile: p}
+	if x.anyRC {
+		o.Compression = x.obsRC
+	}
+	return o, nil
+}
+
+// startExec starts task t on node n at now (n advanced to now): first the transfer of
+// its non-local input, then its true stages.
+func (s *Sim) startExec(t *simTask, n *node) {
+	s.startSeq++
+	x := &exec{task: t, speed: n.spec.Speed}
+	loc := workload.NoInput
+	var transfer time.Duration
+	var moved int64
+	for _, b := range t.wt.Blocks {
+		l := s.cl.Locality(int(n.idx), s.blocks[b])
+		if loc == workload.NoInput || l > loc {
+			loc = l
+		}
+		if d := s.cl.TransferTime(s.w.Blocks[b], l); d > 0 {
+			transfer += d
+			moved += s.w.Blocks[b]
+		}
+	}
+	if transfer > 0 {
+		x.idx, x.remaining, x.stageStart = -1, transfer.Seconds(), s.now
+		x.demand[workload.SlotMemory] = t.wt.True.Stage(0).Demand[workload.SlotMemory]
+		x.demand[workload.SlotNetIO] = max(1, int64(float64(moved)/transfer.Seconds()))
+	} else {
+		s.enterStage(x, 0)
+	}
+	t.locality = loc
+	s.m.locality[loc]++
+	n.running = append(n.running, x)
+	t.state, t.start, t.exec = tRunning, s.now, x
+	s.running++
+}
+
+// reschedule recomputes node n's shares and rates (killing tasks on a non-compressible
+// overrun) and schedules its next stage end.
+func (s *Sim) reschedule(n *node) error {
+	if err := s.recompute(n); err != nil {
+		return err
+	}
+	n.ver++
+	next := time.Duration(-1)
+	for _, x := range n.running {
+		if x.rate <= 0 {
+			continue
+		}
+		ns := math.Ceil(x.remaining / x.rate * 1e9)
+		if !(ns < float64(stage.Forever-s.now)) {
+			continue // beyond the end of time: the task never finishes
+		}
+		d := max(time.Duration(ns), 1)
+		if next < 0 || s.now+d < next {
+			next = s.now + d
+		}
+	}
+	if next >= 0 {
+		s.q.push(next, evNode, n.idx, uint32(n.ver))
+	}
+	return nil
+}
+
+// recompute applies the execution model on node n at now: kill the most recently
+// started tasks while the true demand exceeds a non-compressible capacity; then, on
+// every compressible dimension whose demand D exceeds the capacity C, every user gets
+// C/D of its demand (rc = 1 − C/D, eq. 1), and a task progresses at its speed ×
+// (1 − rcMax)/(1 + p) where rcMax is the largest rc on the dimensions it uses (eq. 5).
+func (s *Sim) recompute(n *node) error {
+	capa := n.spec.Capacity
+	dims := s.schema.Len()
+	comp := s.schema.Compressible()
+	var d resource.Tuple
+	for {
+		d = n.bg
+		for _, x := range n.running {
+			d = d.Add(x.demand)
+		}
+		over := false
+		for k := 0; k < dims; k++ {
+			if !comp.Has(k) && d[k] > capa[k] {
+				over = true
+			}
+		}
+		if !over || len(n.running) == 0 {
+			break
+		}
+		last := len(n.running) - 1
+		x := n.running[last]
+		n.running[last] = nil
+		n.running = n.running[:last]
+		if err := s.kill(x.task); err != nil {
+			return err
+		}
+	}
+	var rc resource.Vector
+	for k := 0; k < dims; k++ {
+		// A dimension the node has none of is not modelled (it cannot be shared).
+		if comp.Has(k) && capa[k] > 0 && d[k] > capa[k] {
+			rc[k] = 1 - float64(capa[k])/float64(d[k])
+		}
+	}
+	var used resource.Tuple
+	for _, x := range n.running {
+		x.alloc, x.rcMax = share(x.demand, rc, dims), 0
+		for k := 0; k < dims; k++ {
+			if rc[k] > 0 && x.demand[k] > 0 {
+				x.rcMax = max(x.rcMax, rc[k])
+				x.stageRC[k] = max(x.stageRC[k], rc[k])
+			}
+		}
+		speed := x.speed
+		if x.idx < 0 {
+			speed = 1 // moving input is bound by the network, not the node's speed
+		}
+		x.rate = speed
+		if x.rcMax > 0 {
+			x.rate = speed * (1 - x.rcMax) / (1 + s.cfg.penalty) // eq. 5
+		}
+		used = used.Add(x.alloc)
+	}
+	s.m.setUsed(s, n, used, share(n.bg, rc, dims))
+	return nil
+}
+
+// share is demand with every dimension k reduced to (1 − rc[k]) of itself, rounded
+// down so that the shares of a compressed dimension never add up to more than its
+// capacity.
+func share(demand resource.Tuple, rc resource.Vector, dims int) resource.Tuple {
+	out := demand
+	for k := 0; k < dims; k++ {
+		if rc[k] > 0 && demand[k] > 0 {
+			out[k] = int64(float64(demand[k]) * (1 - rc[k]))
+		}
+	}
+	return out
+}
+
+// stopExec ends x's run without a finish (its node failed).
+func stopExec(x *exec) { x.task.exec = nil }
+
+// loadBackground sets node n's background load at t and schedules its next change.
+func (s *Sim) loadBackground(n *node, t time.Duration) {
+	b := s.cfg.background
+	if b == nil {
+		return
+	}
+	d, next := b.Load(int(n.idx), n.spec.Capacity, t)
+	for k := range d {
+		if k >= s.schema.Len() || d[k] < 0 {
+			d[k] = 0 // a Background's contract; clamp rather than corrupt the model
+		}
+	}
+	n.bg = d
+	n.bgVer++
+	if next > t && next < stage.Forever {
+		s.q.push(next, evBackground, n.idx, uint32(n.bgVer))
+	}
+}

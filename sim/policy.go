@@ -1,0 +1,142 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/policy"
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/sim/workload"
+)
+
+// Scheduler is what the simulator drives: the public API of the reference
+// *finegrain.Scheduler, which satisfies it. It is the seam for another scheduler — a
+// wrapper that adds pre-release-list placement or speculation, a scheduler of your own
+// — built by Policy.New. The simulator calls it from one goroutine, in event order.
+type Scheduler interface {
+	AddNode(n finegrain.Node) error
+	RemoveNode(id string, now time.Duration) ([]string, error)
+	AddQueue(parent, id string, opts ...fairness.Option) error
+	SubmitJob(j finegrain.Job) error
+	Submit(tasks ...finegrain.Task) error
+	Heartbeat(node string, now time.Duration) (finegrain.Decision, error)
+	Place(task string, now time.Duration) (finegrain.Assignment, error)
+	Finished(task string, now time.Duration, obs *predict.Observation) error
+	Failed(task string, now time.Duration) error
+	ReportUsage(node string, now time.Duration, window []predict.Interval) (policy.Change, error)
+	NodeFree(node string, t time.Duration) (resource.Tuple, error)
+}
+
+var _ Scheduler = (*finegrain.Scheduler)(nil)
+
+// Policy is a named scheduler configuration to run a workload under: how to build the
+// scheduler, how to configure its queues, what users declare to it, and whether it
+// learns from the cluster's feedback.
+type Policy struct {
+	// Name identifies the policy in results and tables, e.g. "DRF".
+	Name string
+	// Options configure the reference scheduler (finegrain.New) when New is nil.
+	Options []finegrain.Option
+	// New builds the scheduler for the schema; nil means finegrain.New(schema,
+	// Options...). This is the extension point for schedulers other than the reference
+	// one (e.g. Fair with the pre-release list, from package speculate).
+	New func(schema *resource.Schema) (Scheduler, error)
+	// Queue returns the fairness options of queue name, one of n queues (sorted names);
+	// nil adds every queue with default options.
+	Queue func(name string, n int) []fairness.Option
+	// RequestDims is the set of dimensions of a task's declared request the scheduler is
+	// told about; 0 means workload.YARNDims() (cpu and memory, as YARN reserves).
+	RequestDims resource.Mask
+	// Feedback makes the simulator feed the scheduler as a fine-grained cluster would:
+	// every finished task reports an Observation of what it used (learning, eq. 8
+	// Reading), and every node reports its usage windows (conformity eq. 16 → Alg. 3).
+	// Request-based baselines leave it off: YARN has no such loop, and a baseline fed
+	// usage reports would stop allocating on overloaded nodes like FGM.
+	Feedback bool
+}
+
+// build returns the policy's scheduler.
+func (p *Policy) build(schema *resource.Schema) (Scheduler, error) {
+	if p.New != nil {
+		s, err := p.New(schema)
+		if err != nil {
+			return nil, fmt.Errorf("sim: policy %q: %w", p.Name, err)
+		}
+		if s == nil {
+			return nil, fieldErr("policy.New", p.Name, ErrInvalidInput)
+		}
+		return s, nil
+	}
+	s, err := finegrain.New(schema, p.Options...)
+	if err != nil {
+		return nil, fmt.Errorf("sim: policy %q: %w", p.Name, err)
+	}
+	return s, nil
+}
+
+func (p *Policy) requestDims() resource.Mask {
+	if p.RequestDims == 0 {
+		return workload.YARNDims()
+	}
+	return p.RequestDims
+}
+
+// FIFO is Hadoop's FIFO scheduler as FGM's baseline: request-based allocation (every
+// task holds its declared cpu and memory until it finishes), jobs in priority and
+// submission order.
+func FIFO() Policy {
+	return Policy{Name: "FIFO", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.FIFO{})}}
+}
+
+// Capacity is Hadoop's Capacity scheduler as FGM's baseline: request-based, each of the
+// n queues guaranteed 1/n of the cluster and elastic up to all of it, FIFO inside a
+// queue.
+func Capacity() Policy {
+	return Policy{
+		Name:    "Capacity",
+		Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Capacity{})},
+		Queue: func(_ string, n int) []fairness.Option {
+			return []fairness.Option{fairness.MinShare(1 / float64(n))}
+		},
+	}
+}
+
+// Fair is Hadoop's Fair scheduler as FGM's baseline: request-based, queues and jobs
+// ordered by running tasks over weight (SPEC §10's fair rule), with delay scheduling.
+func Fair() Policy {
+	return Policy{Name: "Fair", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{})}}
+}
+
+// DRF is YARN's dominant resource fairness as FGM's baseline: request-based, queues and
+// jobs ordered by weighted dominant share.
+func DRF() Policy {
+	return Policy{Name: "DRF", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{})}}
+}
+
+// FGM is the paper's scheduler with its defaults: DRF ordering, stage profiles predicted
+// from similar tasks, fine-grained matching (Alg. 2) with at most 10% compression, the
+// Alg. 3 adjuster fed by usage reports, delay scheduling; unpredictable tasks fall back
+// to their request.
+func FGM() Policy {
+	return Policy{Name: "FGM", Feedback: true}
+}
+
+// Baselines returns FGM's four baselines: FIFO, Capacity, Fair, DRF.
+func Baselines() []Policy { return []Policy{FIFO(), Capacity(), Fair(), DRF()} }
+
+// Policies returns the baselines followed by FGM, the comparison of SPEC §7.
+func Policies() []Policy { return append(Baselines(), FGM()) }
+
+// PolicyByName returns the named policy of Policies, ignoring case.
+func PolicyByName(name string) (Policy, error) {
+	for _, p := range Policies() {
+		if strings.EqualFold(p.Name, name) {
+			return p, nil
+		}
+	}
+	return Policy{}, fieldErr("policy", name, ErrUnknownPolicy)
+}
