@@ -90,17 +90,17 @@ func (s *Scheduler) pass(n *node, now time.Duration, d *Decision) bool {
 				j.passed = s.beat
 				return true
 			}
-			level := best
-			if s.delay != nil {
-				l, take, err := s.delay.Offer(jid, best)
-				if err != nil || !take {
-					j.passed = s.beat
-					d.skip(Skip{Job: jid, Reason: LocalityWait})
-					return true
-				}
-				level = l
+			// Delay scheduling (Alg. 2.1): a job whose best task here is less local than
+			// its wait allows passes the offer (Offer records the pass, and the wait
+			// grows); otherwise the launch is recorded only once a task has started, so
+			// a task that does not fit does not reset the job's wait.
+			if s.delay != nil && best > s.delay.Allowed(jid) {
+				_, _, _ = s.delay.Offer(jid, best)
+				j.passed = s.beat
+				d.skip(Skip{Job: jid, Reason: LocalityWait})
+				return true
 			}
-			tid, level, _ := s.pending.First(jid, id, rack, level)
+			tid, level, _ := s.pending.First(jid, id, rack, best)
 			t := s.tasks[tid]
 			a, why := s.try(t, n, now)
 			if why == NoReason && !s.admit(t, a.profile) {
@@ -109,6 +109,9 @@ func (s *Scheduler) pass(n *node, now time.Duration, d *Decision) bool {
 			if why == NoReason {
 				as, ok := s.allocate(t, n, now, a, level, true)
 				if ok {
+					if s.delay != nil {
+						_, _, _ = s.delay.Offer(jid, best)
+					}
 					d.Assignments = append(d.Assignments, as)
 					s.started = append(s.started, t)
 					if goOn = s.roomFor(n, now, d); !goOn {

@@ -329,3 +329,28 @@ func TestPullFIFOHeadOfLine(t *testing.T) {
 	assert.Equal(t, []string{"a0", "a1", "a2", "b0"}, order(fairness.FIFO{}))
 	assert.Equal(t, []string{"a0", "b0", "a1", "b1"}, order(fairness.DRF{}))
 }
+
+// Delay scheduling must not starve a job whose data sits on a node that can never fit
+// its task: the node-local offers that fail do not reset the job's wait, so after
+// W1 + W2 it launches off-switch elsewhere.
+func TestDelayDoesNotStarveOnUnfitLocalNode(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction())
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "tiny", Rack: "r0", Capacity: schema.MustTuple(500, gib)}))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "big", Rack: "r1", Capacity: schema.MustTuple(8000, 16*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(2000, 2*gib), Inputs: []string{"tiny"}}))
+	var placed time.Duration = -1
+	for now := time.Duration(0); now <= time.Minute && placed < 0; now += time.Second {
+		for _, node := range []string{"tiny", "big"} {
+			d, err := s.Heartbeat(node, now)
+			require.NoError(t, err)
+			if len(d.Assignments) > 0 {
+				assert.Equal(t, "big", d.Assignments[0].Node)
+				assert.Equal(t, fairness.OffSwitch, d.Assignments[0].Locality)
+				placed = now
+			}
+		}
+	}
+	require.GreaterOrEqual(t, placed, 25*time.Second, "it waits W1 + W2 for locality first")
+	assert.LessOrEqual(t, placed, 26*time.Second)
+}
