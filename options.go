@@ -39,6 +39,7 @@ type config struct {
 	logger      *slog.Logger
 	matchers    map[policy.Mode]match.Matcher
 	prerelease  *speculate.FairPlacer
+	holdTail    bool
 }
 
 // WithEstimator replaces the similar-task estimator (predict.SimilarTask) by est.
@@ -163,6 +164,19 @@ func WithMatcherFor(mode policy.Mode, m match.Matcher) Option {
 			c.matchers = make(map[policy.Mode]match.Matcher)
 		}
 		c.matchers[mode] = m
+		return nil
+	}
+}
+
+// WithHoldUntilFinished sets whether a task placed by a predicted (or declared)
+// profile keeps its last stage's non-compressible demand (memory) reserved from the
+// profile's end until it finishes. On by default: a task that outlives its prediction
+// still holds its memory, and the node is not over-committed behind its back. Off is
+// the paper's literal behaviour (the reservation ends with the prediction; the Alg. 3
+// adjuster reacts to the conformity the overrun causes).
+func WithHoldUntilFinished(on bool) Option {
+	return func(c *config) error {
+		c.holdTail = on
 		return nil
 	}
 }

@@ -12,18 +12,48 @@ import (
 // demand (prediction or request), how it matches the node (Alg. 1 lines 7–12 and
 // Alg. 2), the QoS check (line 17) and the allocation.
 
-// demand returns the profile a task is matched and reserved with, and whether it is a
-// prediction (matched stage by stage) rather than the request.
-func (s *Scheduler) demand(t *task) (stage.Profile, bool) {
+// want is what a task asks of a node.
+type want struct {
+	// plan is the profile the task is expected to follow: its declared profile, the
+	// estimator's prediction, or its request held for its duration.
+	plan stage.Profile
+	// hold is what is matched and reserved: plan, and for a predicted plan (with
+	// WithHoldUntilFinished, the default) its last stage's non-compressible demand
+	// from the plan's end until the task finishes, so that a task outliving its
+	// prediction keeps its memory.
+	hold stage.Profile
+	// predicted reports a stage-by-stage plan rather than the request.
+	predicted bool
+}
+
+// demand returns what task t asks of a node now.
+func (s *Scheduler) demand(t *task) want {
 	if t.spec.Profile.Len() > 0 {
-		return t.spec.Profile, true
+		return s.predictedWant(t.spec.Profile)
 	}
 	if s.cfg.predict && t.spec.Key.Logic != "" {
 		if p, ok := s.estimator.Estimate(t.spec.Key); ok && s.schema.Equal(p.Schema()) {
-			return p, true
+			return s.predictedWant(p)
 		}
 	}
-	return s.requestProfile(t), false
+	p := s.requestProfile(t)
+	return want{plan: p, hold: p}
+}
+
+func (s *Scheduler) predictedWant(p stage.Profile) want {
+	w := want{plan: p, hold: p, predicted: true}
+	if !s.cfg.holdTail || p.Duration() == stage.Forever {
+		return w
+	}
+	tail := p.Stage(p.Len() - 1).Demand.Only(s.schema.NonCompressible())
+	if tail.IsZero() {
+		return w
+	}
+	stages := append(p.Stages(), stage.Stage{Duration: stage.Forever, Demand: tail})
+	if q, err := stage.NewProfile(p.Schema(), stages...); err == nil {
+		w.hold = q
+	}
+	return w
 }
 
 // requestProfile is the request held for the declared duration, or until the task
@@ -42,37 +72,35 @@ func (s *Scheduler) requestProfile(t *task) stage.Profile {
 
 // attempt is one way of placing a task on a node.
 type attempt struct {
-	profile   stage.Profile
-	predicted bool
-	result    match.Result
+	want
+	result match.Result
 }
 
 // try matches task t on node n from start: request quantity for an unpredictable task
 // (Alg. 1 line 8), the node mode's matcher otherwise (fine-grained Alg. 2, or
 // coarse-grained), then the QoS check when the match compresses anything.
-func (s *Scheduler) try(t *task, n *node, start time.Duration) (attempt, Reason) {
+func (s *Scheduler) try(t *task, w want, n *node, start time.Duration) (attempt, Reason) {
 	mode := s.adjuster.Mode(n.spec.ID)
 	if !mode.Schedulable() {
-		return attempt{}, PolicyStop
+		return attempt{want: w}, PolicyStop
 	}
-	p, predicted := s.demand(t)
 	server := s.compression.Server(n.spec.ID, n.tl)
 	var r match.Result
-	if predicted {
+	if w.predicted {
 		m := mode.Matcher()
 		if custom := s.cfg.matchers[mode]; custom != nil {
 			m = custom
 		}
-		r = m.Match(server, start, p)
+		r = m.Match(server, start, w.hold)
 	} else {
-		r = match.RequestQuantity{}.Match(server, start, p)
+		r = match.RequestQuantity{}.Match(server, start, w.hold)
 	}
-	a := attempt{profile: p, predicted: predicted, result: r}
+	a := attempt{want: w, result: r}
 	if !r.Code.OK() {
 		return a, NoRoom
 	}
 	if r.Compressed() && s.cfg.qos != nil {
-		a.result = s.cfg.qos.CheckQoS(server, start, match.Task{ID: t.spec.ID, Profile: p, Deadline: t.spec.Deadline}, r)
+		a.result = s.cfg.qos.CheckQoS(server, start, match.Task{ID: t.spec.ID, Profile: w.plan, Deadline: t.spec.Deadline}, r)
 		if !a.result.Code.OK() {
 			return a, QoS
 		}
@@ -87,20 +115,20 @@ func (s *Scheduler) try(t *task, n *node, start time.Duration) (attempt, Reason)
 func (s *Scheduler) allocate(t *task, n *node, start time.Duration, a attempt, level fairness.Level, deferTree bool) (Assignment, bool) {
 	// The matcher reports how far below zero the task takes each free amount: exactly
 	// the allowance the reservation needs.
-	h, err := n.tl.Reserve(start, a.profile, a.result.Allowance)
+	h, err := n.tl.Reserve(start, a.hold, a.result.Allowance)
 	if err != nil {
 		s.logWarn("reservation refused after a match", "task", t.spec.ID, "node", n.spec.ID, "err", err)
 		return Assignment{}, false
 	}
-	usage := a.profile.Peak()
+	usage := a.hold.Peak()
 	_ = s.pending.Remove(t.spec.ID)
 	if !deferTree {
 		_ = s.tree.Start(t.spec.Job, t.request, usage)
 	}
-	t.node, t.handle, t.start, t.profile, t.usage = n, h, start, a.profile, usage
+	t.node, t.handle, t.start, t.profile, t.usage = n, h, start, a.plan, usage
 	t.planned = 0
 	if a.predicted {
-		t.planned = a.profile.Duration()
+		t.planned = a.plan.Duration()
 	}
 	n.running[t.spec.ID] = t
 	_ = s.tracker.Start(t.spec.ID, n.spec.ID, start)
@@ -108,16 +136,16 @@ func (s *Scheduler) allocate(t *task, n *node, start time.Duration, a attempt, l
 	s.reindex(n)
 	as := Assignment{
 		Task: t.spec.ID, Job: t.spec.Job, Node: n.spec.ID, Start: start,
-		Profile: a.profile, Predicted: a.predicted, Result: a.result, Locality: level,
+		Profile: a.plan, Predicted: a.predicted, Result: a.result, Locality: level,
 	}
 	s.logDebug("task placed", "task", t.spec.ID, "node", n.spec.ID, "start", start, "predicted", a.predicted, "result", a.result.Code, "locality", level)
 	return as, true
 }
 
-// admit asks the fairness tree whether the job may hold one more task of profile p
-// (max shares, Capacity's elasticity).
-func (s *Scheduler) admit(t *task, p stage.Profile) bool {
-	return s.tree.Admit(t.spec.Job, p.Peak()) == nil
+// admit asks the fairness tree whether the job may hold one more task wanting w (max
+// shares, Capacity's elasticity).
+func (s *Scheduler) admit(t *task, w want) bool {
+	return s.tree.Admit(t.spec.Job, w.hold.Peak()) == nil
 }
 
 func (s *Scheduler) logWarn(msg string, args ...any) {

@@ -77,8 +77,8 @@ func (s *Scheduler) pullPreRelease(n *node, now time.Duration, d *Decision) {
 			return
 		}
 		j, t := s.jobs[pl.Job], s.tasks[pl.Task]
-		a, why := s.try(t, n, now)
-		if why == NoReason && !s.admit(t, a.profile) {
+		a, why := s.try(t, s.demand(t), n, now)
+		if why == NoReason && !s.admit(t, a.want) {
 			why = MaxShare
 		}
 		if why == NoReason {

@@ -102,8 +102,8 @@ func (s *Scheduler) pass(n *node, now time.Duration, d *Decision) bool {
 			}
 			tid, level, _ := s.pending.First(jid, id, rack, best)
 			t := s.tasks[tid]
-			a, why := s.try(t, n, now)
-			if why == NoReason && !s.admit(t, a.profile) {
+			a, why := s.try(t, s.demand(t), n, now)
+			if why == NoReason && !s.admit(t, a.want) {
 				why = MaxShare
 			}
 			if why == NoReason {

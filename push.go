@@ -38,11 +38,11 @@ func (s *Scheduler) Place(id string, now time.Duration) (Assignment, error) {
 		return Assignment{}, fmt.Errorf("finegrain: place task %q at %v: %w", id, now, ErrInvalid)
 	}
 	s.advance(now)
-	p, _ := s.demand(t)
-	if !s.admit(t, p) {
+	w := s.demand(t)
+	if !s.admit(t, w) {
 		return Assignment{}, &PlacementError{Task: id, Reason: MaxShare}
 	}
-	need := p.Stage(0).Demand[s.keyDim]
+	need := w.hold.Stage(0).Demand[s.keyDim]
 	var (
 		best      *node
 		bestA     attempt
@@ -55,12 +55,12 @@ func (s *Scheduler) Place(id string, now time.Duration) (Assignment, error) {
 			return false
 		}
 		perr.Tried++
-		a, why := s.try(t, n, now)
+		a, why := s.try(t, w, n, now)
 		if why != NoReason {
 			perr.Reason, perr.Result = why, a.result
 			return true
 		}
-		score := s.cfg.scorer.Score(n.spec.Capacity, n.tl.FreeAt(now), a.profile.Peak())
+		score := s.cfg.scorer.Score(n.spec.Capacity, n.tl.FreeAt(now), w.hold.Peak())
 		if best == nil || score > bestScore {
 			best, bestA, bestScore = n, a, score
 		}
@@ -69,7 +69,7 @@ func (s *Scheduler) Place(id string, now time.Duration) (Assignment, error) {
 	})
 	start := now
 	if best == nil && s.cfg.futureStart {
-		best, bestA, start = s.earliest(t, now)
+		best, bestA, start = s.earliest(t, w, now)
 	}
 	if best == nil {
 		return Assignment{}, &perr
@@ -84,23 +84,22 @@ func (s *Scheduler) Place(id string, now time.Duration) (Assignment, error) {
 // earliest finds the node where t can start soonest after now, for future-start
 // placement: each node's timeline proposes its earliest fit (with the compression the
 // node allows), which is then matched as usual. Ties go to the node with more free.
-func (s *Scheduler) earliest(t *task, now time.Duration) (*node, attempt, time.Duration) {
+func (s *Scheduler) earliest(t *task, w want, now time.Duration) (*node, attempt, time.Duration) {
 	var (
 		best  *node
 		bestA attempt
 		start time.Duration
 	)
 	s.byFree.Ascend(func(n *node) bool {
-		p, _ := s.demand(t)
 		allow := n.spec.Capacity.Only(s.schema.Compressible()).ScaleEach(s.compression.Limit())
 		if !s.adjuster.Mode(n.spec.ID).Compressible() {
 			allow = allow.Scale(0)
 		}
-		at, err := n.tl.EarliestFit(now, p, allow)
+		at, err := n.tl.EarliestFit(now, w.hold, allow)
 		if err != nil || (best != nil && at >= start) {
 			return true
 		}
-		if a, why := s.try(t, n, at); why == NoReason {
+		if a, why := s.try(t, w, n, at); why == NoReason {
 			best, bestA, start = n, a, at
 		}
 		return true

@@ -108,6 +108,7 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		useDelay:   true,
 		scorer:     match.LeastAllocated{},
 		candidates: 16,
+		holdTail:   true,
 	}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {

@@ -354,3 +354,35 @@ func TestDelayDoesNotStarveOnUnfitLocalNode(t *testing.T) {
 	require.GreaterOrEqual(t, placed, 25*time.Second, "it waits W1 + W2 for locality first")
 	assert.LessOrEqual(t, placed, 26*time.Second)
 }
+
+// A task that outlives its prediction keeps its last stage's memory reserved until it
+// finishes (the default); with WithHoldUntilFinished(false) the reservation ends with
+// the prediction, as in the paper.
+func TestHoldUntilFinished(t *testing.T) {
+	p := stage.MustProfile(schema,
+		stage.Stage{Duration: 10 * time.Second, Demand: schema.MustTuple(2000, 4*gib)},
+		stage.Stage{Duration: 10 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})
+	for _, tc := range []struct {
+		opts []finegrain.Option
+		want int64 // memory free at 60 s, past the 20 s prediction
+	}{
+		{nil, 6 * gib},
+		{[]finegrain.Option{finegrain.WithHoldUntilFinished(false)}, 8 * gib},
+	} {
+		s := newScheduler(t, tc.opts...)
+		addNodes(t, s, 1, schema.MustTuple(4000, 8*gib))
+		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+		require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Profile: p}))
+		a, err := s.Place("t", 0)
+		require.NoError(t, err)
+		assert.Equal(t, p.Stages(), a.Profile.Stages(), "the assignment shows the plan")
+		free, err := s.NodeFree("n0", time.Minute)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, free[1])
+		assert.Equal(t, int64(4000), free[0], "CPU is not held past the plan")
+		require.NoError(t, s.Finished("t", time.Minute, nil))
+		free, err = s.NodeFree("n0", time.Minute)
+		require.NoError(t, err)
+		assert.Equal(t, schema.MustTuple(4000, 8*gib), free)
+	}
+}
