@@ -3,6 +3,7 @@ package finegrain
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/finegrain/finegrain/fairness"
@@ -151,9 +152,9 @@ func (s *Scheduler) fairState(n *node, now time.Duration) speculate.FairState {
 	}
 	slices.SortFunc(st.Busy, func(a, b speculate.BusySlot) int {
 		if a.Node != b.Node {
-			return cmpString(a.Node, b.Node)
+			return strings.Compare(a.Node, b.Node)
 		}
-		return cmpString(a.Task, b.Task)
+		return strings.Compare(a.Task, b.Task)
 	})
 	return st
 }
@@ -172,16 +173,6 @@ func levelOf(l speculate.Locality) fairness.Level {
 
 // rootPool names the jobs submitted to no queue as a pool.
 const rootPool = "(root)"
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 // locations are a task's input replicas with their racks.
 func (s *Scheduler) locations(t *task) []speculate.Location {
