@@ -111,7 +111,7 @@ func (c placed) demand(t time.Duration) (resource.Tuple, time.Duration) {
 	if i < 0 {
 		return resource.Tuple{}, stage.Forever
 	}
-	return c.p.Stage(i).Demand, addSat(c.start, c.p.Offset(i+1))
+	return c.p.Stage(i).Demand, stage.AddSat(c.start, c.p.Offset(i+1))
 }
 
 // lateness applies eq. 15 to task rt with the new task added; ok is false, with the
@@ -126,8 +126,8 @@ func lateness(tl *stage.Timeline, cand placed, rt Running) (Result, bool) {
 	first := -1
 	for i := 0; i < rt.Profile.Len(); i++ {
 		st := rt.Profile.Stage(i)
-		from := addSat(rt.Start, rt.Profile.Offset(i))
-		to := addSat(rt.Start, rt.Profile.Offset(i+1))
+		from := stage.AddSat(rt.Start, rt.Profile.Offset(i))
+		to := stage.AddSat(rt.Start, rt.Profile.Offset(i+1))
 		rc := 0.0
 		tl.Walk(from, to, func(seg stage.Segment) bool {
 			for t := seg.Start; t < seg.End; {
@@ -151,7 +151,7 @@ func lateness(tl *stage.Timeline, cand placed, rt Running) (Result, bool) {
 		} else {
 			di, _ = resource.IdealDuration(st.Duration, rc) // rc in [0, 1), Duration > 0: no error
 		}
-		finish = addSat(finish, di)
+		finish = stage.AddSat(finish, di)
 	}
 	if finish <= rt.Deadline {
 		return Result{}, true
@@ -176,7 +176,7 @@ func TheoreticalDuration(p stage.Profile, ratios []float64) (time.Duration, erro
 		if err != nil {
 			return 0, fieldErr(fmt.Sprintf("ratios[%d]", i), rc, resource.ErrInvalidRatio)
 		}
-		total = addSat(total, d)
+		total = stage.AddSat(total, d)
 	}
 	return total, nil
 }
@@ -200,7 +200,7 @@ func ResultDuration(p stage.Profile, r Result) (time.Duration, error) {
 		} else {
 			d, _ = resource.IdealDuration(p.Stage(i).Duration, rc)
 		}
-		total = addSat(total, d)
+		total = stage.AddSat(total, d)
 	}
 	return total, nil
 }

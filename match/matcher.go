@@ -85,7 +85,7 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 	// w.visit to Walk allocates nothing.
 	w := fineWalk{
 		id: s.ID, allow: s.Allowance, p: p, schema: schema, start: start,
-		sStart: start, sEnd: addSat(start, p.Offset(1)), d: p.Stage(0).Demand, n: p.Len(),
+		sStart: start, sEnd: stage.AddSat(start, p.Offset(1)), d: p.Stage(0).Demand, n: p.Len(),
 		comp: schema.Compressible(), capacity: tl.Capacity(), ndims: schema.Len(),
 		r: Result{Stage: -1, Dim: -1, schema: schema, nstages: p.Len()},
 	}
@@ -94,7 +94,7 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 		// A constant allowance is the same on every segment: compute rc × N once.
 		w.allow, w.fixed = nil, scaleAllowance(w.compCap, resource.Vector(f))
 	}
-	tl.Walk(start, addSat(start, p.Duration()), w.visit)
+	tl.Walk(start, stage.AddSat(start, p.Duration()), w.visit)
 	if w.r.Code == Fit && w.r.Allowance != (resource.Tuple{}) {
 		w.r.Code = FitCompressed
 	}
@@ -134,7 +134,7 @@ func (w *fineWalk) visit(seg stage.Segment) bool {
 		if w.i == w.n {
 			return false
 		}
-		w.sStart, w.sEnd = w.sEnd, addSat(w.start, w.p.Offset(w.i+1))
+		w.sStart, w.sEnd = w.sEnd, stage.AddSat(w.start, w.p.Offset(w.i+1))
 		w.d = w.p.Stage(w.i).Demand
 		if seg.End == w.sStart {
 			return true
@@ -207,7 +207,7 @@ func peakMatch(s *Server, start time.Duration, p stage.Profile) Result {
 		return invalid(err)
 	}
 	tl := s.Timeline
-	end := addSat(start, p.Duration())
+	end := stage.AddSat(start, p.Duration())
 	ax, mx := tl.MinFree(start, end), p.Peak()
 	schema := tl.Schema()
 	if !ax.AnyLess(mx) {
@@ -249,12 +249,4 @@ func check(s *Server, start time.Duration, p *stage.Profile) error {
 		return fmt.Errorf("match: start %v before the origin %v of server %q's timeline: %w", start, o, s.ID, stage.ErrBeforeOrigin)
 	}
 	return nil
-}
-
-// addSat returns a + b for b ≥ 0, saturating at stage.Forever.
-func addSat(a, b time.Duration) time.Duration {
-	if a > stage.Forever-b {
-		return stage.Forever
-	}
-	return a + b
 }

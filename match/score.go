@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // Scorer ranks the servers a task fits, for push-mode placement (a task is pending:
@@ -188,7 +189,7 @@ func Place(servers []Server, start time.Duration, t Task, m Matcher, q QoSCheck,
 			continue
 		}
 		tl := s.Timeline
-		score := sc.Score(tl.Capacity(), tl.MinFree(start, addSat(start, t.Profile.Duration())), t.Profile.Peak())
+		score := sc.Score(tl.Capacity(), tl.MinFree(start, stage.AddSat(start, t.Profile.Duration())), t.Profile.Peak())
 		if score != score {
 			score = math.Inf(-1)
 		}

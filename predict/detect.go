@@ -77,7 +77,7 @@ func DetectStraggler(samples []ProgressSample, start, slo time.Duration) (Stragg
 	case v.V2 <= 0:
 		v.Finish = stage.Forever
 	default:
-		left := secondsToDuration((1 - s[3].Progress) / v.V2)
+		left := stage.Seconds((1 - s[3].Progress) / v.V2)
 		if t4 > stage.Forever-left {
 			v.Finish = stage.Forever
 		} else {

@@ -110,19 +110,7 @@ func timeLeft(progress, rate float64) time.Duration {
 	if rate <= 0 {
 		return stage.Forever
 	}
-	return secondsToDuration((1 - progress) / rate)
-}
-
-// secondsToDuration converts seconds ≥ 0 to a Duration, saturating at stage.Forever.
-func secondsToDuration(s float64) time.Duration {
-	ns := s * 1e9
-	switch {
-	case !(ns > 0):
-		return 0
-	case ns >= float64(stage.Forever):
-		return stage.Forever
-	}
-	return time.Duration(math.Round(ns))
+	return stage.Seconds((1 - progress) / rate)
 }
 
 func checkProgress(field string, p float64) error {

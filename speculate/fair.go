@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // Locality is how close a task's input data is to the node that would run it (SPEC §10;
@@ -96,10 +97,10 @@ func (t RateTimes) TaskTime(node string) time.Duration {
 		return t.Default
 	}
 	if st, ok := t.Tasks.NodeRate(node); ok && st.N > 0 && st.Mean > 0 && finite(st.Mean) {
-		return seconds(1 / st.Mean)
+		return stage.Seconds(1 / st.Mean)
 	}
 	if fin := t.Tasks.Finished(); fin.N > 0 && fin.Mean > 0 && finite(fin.Mean) {
-		return seconds(1 / fin.Mean)
+		return stage.Seconds(1 / fin.Mean)
 	}
 	return t.Default
 }
@@ -338,9 +339,9 @@ func (f *FairPlacer) Transfer(l Locality) time.Duration {
 	case NodeLocal:
 		return 0
 	case RackLocal:
-		return seconds(float64(f.cfg.block) / f.cfg.rack)
+		return stage.Seconds(float64(f.cfg.block) / f.cfg.rack)
 	}
-	return seconds(float64(f.cfg.block) / f.cfg.across)
+	return stage.Seconds(float64(f.cfg.block) / f.cfg.across)
 }
 
 // placeJob is the working state of one job during a decision.
@@ -482,7 +483,7 @@ func (f *FairPlacer) finishOn(state FairState, pj *placeJob, node string, wait t
 			pj.times[node] = tt
 		}
 	}
-	return addSat(addSat(wait, tt), f.Transfer(loc)), loc, nil
+	return stage.AddSat(stage.AddSat(wait, tt), f.Transfer(loc)), loc, nil
 }
 
 // locality is the job's best locality on node (in rack).

@@ -796,7 +796,7 @@ func ScaleUp(schema *resource.Schema, v predict.StragglerVerdict, now, start, sl
 	if v.Finish == stage.Forever {
 		return resource.Tuple{}, fieldErr("verdict finish", "never (no progress)", ErrCannotMeet)
 	}
-	deadline := addSat(start, slo)
+	deadline := stage.AddSat(start, slo)
 	if deadline <= now {
 		return resource.Tuple{}, fieldErr("T_SLO", fmt.Sprintf("%v: deadline %v passed at %v", slo, deadline, now), ErrCannotMeet)
 	}

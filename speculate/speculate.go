@@ -279,28 +279,7 @@ func backupFinish(rate float64, wait time.Duration) time.Duration {
 	if !(rate > 0) {
 		return stage.Forever
 	}
-	return addSat(seconds(1/rate), wait)
-}
-
-// seconds converts s ≥ 0 seconds to a Duration, rounding to the nanosecond and
-// saturating at stage.Forever.
-func seconds(s float64) time.Duration {
-	ns := s * 1e9
-	switch {
-	case !(ns > 0):
-		return 0
-	case ns >= float64(stage.Forever):
-		return stage.Forever
-	}
-	return time.Duration(math.Round(ns))
-}
-
-// addSat returns a + b for a, b ≥ 0, saturating at stage.Forever.
-func addSat(a, b time.Duration) time.Duration {
-	if a > stage.Forever-b {
-		return stage.Forever
-	}
-	return a + b
+	return stage.AddSat(stage.Seconds(1/rate), wait)
 }
 
 // scratch is the per-decision working memory, pooled so that a decision allocates

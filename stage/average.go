@@ -24,7 +24,7 @@ func (a *TimeAverage) Add(value resource.Tuple, d time.Duration) {
 	for i, x := range value {
 		a.sum[i] += float64(x) * w
 	}
-	a.total = addSat(a.total, d)
+	a.total = AddSat(a.total, d)
 }
 
 // Duration is the total time recorded, T.

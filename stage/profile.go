@@ -72,7 +72,7 @@ func NewProfile(schema *resource.Schema, stages ...Stage) (Profile, error) {
 		if err := schema.Validate(s.Demand); err != nil {
 			return Profile{}, fmt.Errorf("stage: stage %d: %w", i, err)
 		}
-		p.offsets[i+1] = addSat(p.offsets[i], s.Duration)
+		p.offsets[i+1] = AddSat(p.offsets[i], s.Duration)
 		p.peak = p.peak.Max(s.Demand)
 	}
 	return p, nil
@@ -182,10 +182,24 @@ func (p Profile) String() string {
 	return b.String()
 }
 
-// addSat returns a + b for b ≥ 0, saturating at Forever.
-func addSat(a, b time.Duration) time.Duration {
-	if a > Forever-b {
+// AddSat returns t + d for d ≥ 0, saturating at Forever instead of overflowing: the
+// end of something that starts at t and lasts d.
+func AddSat(t, d time.Duration) time.Duration {
+	if t > Forever-d {
 		return Forever
 	}
-	return a + b
+	return t + d
+}
+
+// Seconds converts s seconds to a Duration, rounded to the nanosecond: 0 for s ≤ 0 or
+// NaN, Forever for anything at or beyond it (an infinite time left, a rate of zero).
+func Seconds(s float64) time.Duration {
+	ns := s * 1e9
+	switch {
+	case !(ns > 0):
+		return 0
+	case ns >= float64(Forever):
+		return Forever
+	}
+	return time.Duration(math.Round(ns))
 }

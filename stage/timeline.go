@@ -331,13 +331,13 @@ func (tl *Timeline) fitError(c conflict, allow resource.Tuple) error {
 // Dimensions a stage does not demand are not checked, so earlier compression there does
 // not block it. One walk over the whole window serves every stage.
 func (tl *Timeline) conflict(start time.Duration, p Profile, allow resource.Tuple) (c conflict, bad bool) {
-	end := addSat(start, p.Duration())
+	end := AddSat(start, p.Duration())
 	i, n := 0, len(p.stages)
 	tl.Walk(start, end, func(seg Segment) bool {
 		// Stages before i ended at or before seg.Start; check those that begin before
 		// seg.End.
 		for j := i; j < n; j++ {
-			from := addSat(start, p.offsets[j])
+			from := AddSat(start, p.offsets[j])
 			if from >= seg.End {
 				break
 			}
@@ -350,7 +350,7 @@ func (tl *Timeline) conflict(start time.Duration, p Profile, allow resource.Tupl
 				}
 			}
 		}
-		for i < n && addSat(start, p.offsets[i+1]) <= seg.End {
+		for i < n && AddSat(start, p.offsets[i+1]) <= seg.End {
 			i++
 		}
 		return true
@@ -368,16 +368,16 @@ func (tl *Timeline) conflict(start time.Duration, p Profile, allow resource.Tupl
 // boundary first, so one pass over the window updates every stage.
 func (tl *Timeline) apply(start time.Duration, p Profile, sign int64) {
 	from := max(start, tl.origin)
-	end := addSat(start, p.Duration())
+	end := AddSat(start, p.Duration())
 	if from >= end {
 		return
 	}
 	for i := 0; i <= p.Len(); i++ {
-		tl.split(addSat(start, p.offsets[i]))
+		tl.split(AddSat(start, p.offsets[i]))
 	}
 	i := 0
 	tl.steps.AscendRange(step{at: from}, step{at: end}, func(st step) bool {
-		for addSat(start, p.offsets[i+1]) <= st.at {
+		for AddSat(start, p.offsets[i+1]) <= st.at {
 			i++
 		}
 		if sign < 0 {
@@ -388,7 +388,7 @@ func (tl *Timeline) apply(start time.Duration, p Profile, sign int64) {
 		return true
 	})
 	for i := 0; i <= p.Len(); i++ {
-		tl.merge(addSat(start, p.offsets[i]))
+		tl.merge(AddSat(start, p.offsets[i]))
 	}
 }
 
