@@ -314,3 +314,15 @@ func TestStretch(t *testing.T) {
 	_, err = stage.Profile{}.Stretch(2)
 	assert.ErrorIs(t, err, stage.ErrEmptyProfile)
 }
+
+func TestTimeHelpers(t *testing.T) {
+	assert.Equal(t, 3*time.Second, stage.AddSat(time.Second, 2*time.Second))
+	assert.Equal(t, stage.Forever, stage.AddSat(stage.Forever-1, 2))
+	assert.Equal(t, stage.Forever, stage.AddSat(time.Hour, stage.Forever))
+	for _, tc := range []struct {
+		s    float64
+		want time.Duration
+	}{{1.5, 1500 * time.Millisecond}, {0, 0}, {-1, 0}, {math.NaN(), 0}, {math.Inf(1), stage.Forever}, {1e12, stage.Forever}, {1e-10, 0}} {
+		assert.Equal(t, tc.want, stage.Seconds(tc.s), "%v", tc.s)
+	}
+}
