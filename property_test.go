@@ -173,6 +173,13 @@ func runEvents(seed int64, steps int) string {
 				}
 			}
 		default:
+			if len(nodes) > 0 && r.Intn(3) == 1 {
+				load := schema.MustTuple(int64(r.Intn(3000)), int64(r.Intn(4))*gib)
+				held, err := s.SetExternalLoad(pick(nodes), now, load)
+				if err != nil || !load.Covers(held) {
+					return fmt.Sprintf("external load %v held %v: %v", load, held, err)
+				}
+			}
 			if len(nodes) > 1 && r.Intn(3) == 0 {
 				i := r.Intn(len(nodes))
 				requeued, err := s.RemoveNode(nodes[i], now)

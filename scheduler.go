@@ -69,10 +69,11 @@ type Scheduler struct {
 }
 
 type node struct {
-	spec    Node
-	tl      *stage.Timeline
-	running map[string]*task
-	key     int64 // free amount of keyDim when indexed
+	spec     Node
+	tl       *stage.Timeline
+	running  map[string]*task
+	key      int64        // free amount of keyDim when indexed
+	external stage.Handle // the reservation holding load the scheduler did not place
 }
 
 type job struct {
@@ -491,6 +492,46 @@ func (s *Scheduler) FreeSegments(id string, from, to time.Duration) ([]stage.Seg
 		return nil, fmt.Errorf("finegrain: node %q: %w", id, ErrUnknownNode)
 	}
 	return n.tl.AppendSegments(nil, from, to), nil
+}
+
+// SetExternalLoad tells the scheduler how much of node id is used, from now on, by
+// work it did not place — other applications sharing the server, the FGM paper's
+// "cloud" environment, as a node agent measures it. The load is held on the node's
+// timeline from now until the next report replaces it, so matching sees only what is
+// really left. Where the tasks already reserved there leave less than the load, the
+// scheduler holds what is free (the node is over-committed in fact; the adjuster sees
+// it in the usage reports); the amount held is returned. A zero load clears the
+// report.
+func (s *Scheduler) SetExternalLoad(id string, now time.Duration, load resource.Tuple) (resource.Tuple, error) {
+	if err := s.schema.Validate(load); err != nil {
+		return resource.Tuple{}, fmt.Errorf("finegrain: external load of node %q: %w", id, err)
+	}
+	if now < 0 {
+		return resource.Tuple{}, fmt.Errorf("finegrain: external load of node %q at %v: %w", id, now, ErrInvalid)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.nodes[id]
+	if !ok {
+		return resource.Tuple{}, fmt.Errorf("finegrain: external load of node %q: %w", id, ErrUnknownNode)
+	}
+	s.advance(now)
+	if n.external != 0 {
+		_ = n.tl.Release(n.external)
+		n.external = 0
+	}
+	held := load.Min(n.tl.MinFree(now, stage.Forever).Max(resource.Tuple{}))
+	if !held.IsZero() {
+		p, err := stage.Constant(s.schema, held, stage.Forever)
+		if err == nil {
+			n.external, err = n.tl.Reserve(max(now, n.tl.Origin()), p, resource.Tuple{})
+		}
+		if err != nil {
+			n.external, held = 0, resource.Tuple{}
+		}
+	}
+	s.reindex(n)
+	return held, nil
 }
 
 // ReportUsage is a node's periodic usage report: the window of intervals of actual

@@ -386,3 +386,43 @@ func TestHoldUntilFinished(t *testing.T) {
 		assert.Equal(t, schema.MustTuple(4000, 8*gib), free)
 	}
 }
+
+// Load the scheduler did not place (other applications) is held on the node until the
+// next report replaces it; where tasks leave less free, what is free is held.
+func TestSetExternalLoad(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction())
+	addNodes(t, s, 1, schema.MustTuple(4000, 8*gib))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(3500, gib)}))
+
+	held, err := s.SetExternalLoad("n0", 0, schema.MustTuple(1000, 2*gib))
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(1000, 2*gib), held)
+	free, err := s.NodeFree("n0", time.Hour)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(3000, 6*gib), free)
+	_, err = s.Place("t", 0)
+	assert.ErrorIs(t, err, finegrain.ErrNotPlaced, "3.5 cores do not fit beside the other applications' core")
+
+	held, err = s.SetExternalLoad("n0", 10*time.Second, resource.Tuple{})
+	require.NoError(t, err)
+	assert.True(t, held.IsZero())
+	_, err = s.Place("t", 10*time.Second)
+	require.NoError(t, err)
+
+	// The task holds 3.5 cores and 1 GiB: a report of 1 core and 8 GiB is held as what
+	// is left, 0.5 core and 7 GiB.
+	held, err = s.SetExternalLoad("n0", 20*time.Second, schema.MustTuple(1000, 8*gib))
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(500, 7*gib), held)
+
+	_, err = s.SetExternalLoad("nope", 0, resource.Tuple{})
+	assert.ErrorIs(t, err, finegrain.ErrUnknownNode)
+	_, err = s.SetExternalLoad("n0", 30*time.Second, resource.Tuple{0, -1})
+	assert.ErrorIs(t, err, resource.ErrNegative)
+	_, err = s.SetExternalLoad("n0", -1, resource.Tuple{})
+	assert.ErrorIs(t, err, finegrain.ErrInvalid)
+	free, err = s.NodeFree("n0", time.Hour)
+	require.NoError(t, err)
+	assert.Equal(t, resource.Tuple{}, free, "rejected reports change nothing")
+}
