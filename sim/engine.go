@@ -652,6 +652,14 @@ func (s *Sim) usageSample(n *node) error {
 	if len(n.window) < s.reportN {
 		return nil
 	}
+	// The node agent also reports what other applications use (the background), for a
+	// scheduler that can hold it (finegrain.Scheduler.SetExternalLoad); under
+	// WithReservedBackground the capacity it was told already leaves it out.
+	if ext, ok := s.sched.(externalLoader); ok && s.cfg.background != nil && !s.cfg.reserve {
+		if _, err := ext.SetExternalLoad(n.spec.ID, s.now, n.bg); err != nil {
+			return fmt.Errorf("sim: external load of %q at %v: %w: %w", n.spec.ID, s.now, ErrScheduler, err)
+		}
+	}
 	c, err := s.sched.ReportUsage(n.spec.ID, s.now, n.window)
 	n.window = n.window[:0]
 	if err != nil {

@@ -33,6 +33,15 @@ type Scheduler interface {
 
 var _ Scheduler = (*finegrain.Scheduler)(nil)
 
+// externalLoader is the optional call through which the simulator's node agents
+// report the load the scheduler did not place (the background) along with their usage
+// windows, for a policy with Feedback.
+type externalLoader interface {
+	SetExternalLoad(node string, now time.Duration, load resource.Tuple) (resource.Tuple, error)
+}
+
+var _ externalLoader = (*finegrain.Scheduler)(nil)
+
 // Policy is a named scheduler configuration to run a workload under: how to build the
 // scheduler, how to configure its queues, what users declare to it, and whether it
 // learns from the cluster's feedback.
