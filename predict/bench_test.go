@@ -167,25 +167,9 @@ func BenchmarkSegment288(b *testing.B) {
 	}
 }
 
-func BenchmarkSegment288MinStage(b *testing.B) {
-	s := daySeries()
-	sg, _ := predict.NewSegmenter(predict.WithMinStage(time.Hour), predict.WithChangeThreshold(0.05))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		sinkP, _ = sg.Segment(std, s)
-	}
-}
+func BenchmarkSegment288MinStage(b *testing.B) { benchSegment(b, daySeries(), predict.WithMinStage(time.Hour), predict.WithChangeThreshold(0.05)) }
 
-func BenchmarkSegment288Percentile(b *testing.B) {
-	s := daySeries()
-	sg, _ := predict.NewSegmenter(predict.WithPercentile(0.95))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		sinkP, _ = sg.Segment(std, s)
-	}
-}
+func BenchmarkSegment288Percentile(b *testing.B) { benchSegment(b, daySeries(), predict.WithPercentile(0.95)) }
 
 func BenchmarkSegmentPlanetLab(b *testing.B) {
 	all := planetLab(b)
@@ -293,22 +277,19 @@ func longSeries() []predict.Sample {
 	return s
 }
 
-func BenchmarkSegmentDayPerSecond(b *testing.B) {
-	s := longSeries()
-	sg, _ := predict.NewSegmenter()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		sinkP, _ = sg.Segment(std, s)
-	}
-}
+func BenchmarkSegmentDayPerSecond(b *testing.B) { benchSegment(b, longSeries()) }
 
-func BenchmarkSegmentDayPerSecondPercentile(b *testing.B) {
-	s := longSeries()
-	sg, _ := predict.NewSegmenter(predict.WithPercentile(0.95))
+func BenchmarkSegmentDayPerSecondPercentile(b *testing.B) { benchSegment(b, longSeries(), predict.WithPercentile(0.95)) }
+
+// benchSegment times segmenting series with a Segmenter built from opts.
+func benchSegment(b *testing.B, series []predict.Sample, opts ...predict.SegmentOption) {
+	sg, err := predict.NewSegmenter(opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		sinkP, _ = sg.Segment(std, s)
+		sinkP, _ = sg.Segment(std, series)
 	}
 }
