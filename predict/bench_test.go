@@ -167,9 +167,13 @@ func BenchmarkSegment288(b *testing.B) {
 	}
 }
 
-func BenchmarkSegment288MinStage(b *testing.B) { benchSegment(b, daySeries(), predict.WithMinStage(time.Hour), predict.WithChangeThreshold(0.05)) }
+func BenchmarkSegment288MinStage(b *testing.B) {
+	benchSegment(b, daySeries(), predict.WithMinStage(time.Hour), predict.WithChangeThreshold(0.05))
+}
 
-func BenchmarkSegment288Percentile(b *testing.B) { benchSegment(b, daySeries(), predict.WithPercentile(0.95)) }
+func BenchmarkSegment288Percentile(b *testing.B) {
+	benchSegment(b, daySeries(), predict.WithPercentile(0.95))
+}
 
 func BenchmarkSegmentPlanetLab(b *testing.B) {
 	all := planetLab(b)
@@ -279,7 +283,9 @@ func longSeries() []predict.Sample {
 
 func BenchmarkSegmentDayPerSecond(b *testing.B) { benchSegment(b, longSeries()) }
 
-func BenchmarkSegmentDayPerSecondPercentile(b *testing.B) { benchSegment(b, longSeries(), predict.WithPercentile(0.95)) }
+func BenchmarkSegmentDayPerSecondPercentile(b *testing.B) {
+	benchSegment(b, longSeries(), predict.WithPercentile(0.95))
+}
 
 // benchSegment times segmenting series with a Segmenter built from opts.
 func benchSegment(b *testing.B, series []predict.Sample, opts ...predict.SegmentOption) {
