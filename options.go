@@ -40,6 +40,9 @@ type config struct {
 	matchers    map[policy.Mode]match.Matcher
 	prerelease  *speculate.FairPlacer
 	holdTail    bool
+	// noQuickCheck turns off the demand-class checks of a pull pass (classes.go), for
+	// the test that shows they change no decision.
+	noQuickCheck bool
 }
 
 // WithEstimator replaces the similar-task estimator (predict.SimilarTask) by est.

@@ -122,6 +122,7 @@ func (s *Scheduler) allocate(t *task, n *node, start time.Duration, a attempt, l
 	}
 	usage := a.hold.Peak()
 	_ = s.pending.Remove(t.spec.ID)
+	s.removePending(s.jobs[t.spec.Job], t)
 	if !deferTree {
 		_ = s.tree.Start(t.spec.Job, t.request, usage)
 	}

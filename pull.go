@@ -50,6 +50,7 @@ func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 	}
 	s.advance(now)
 	s.beat++
+	clear(s.refused)
 	d := Decision{Node: id, At: now, Stop: NoPending}
 	if s.cfg.prerelease != nil {
 		s.pullPreRelease(n, now, &d)
@@ -79,9 +80,21 @@ func (s *Scheduler) pass(n *node, now time.Duration, d *Decision) bool {
 	if !goOn {
 		return false
 	}
+	free := n.tl.FreeAt(now)
 	s.tree.Walk(func(jid string) bool {
 		j := s.jobs[jid]
 		if j.passed == s.beat {
+			return true
+		}
+		if len(j.classes) == 0 {
+			j.passed = s.beat
+			return true
+		}
+		if !s.cfg.noQuickCheck && s.cannotStart(j, free) {
+			// None of the job's tasks can start here now (classes.go): pass it over
+			// without choosing a task, as a match would have refused each.
+			j.passed = s.beat
+			d.skip(Skip{Job: jid, Reason: NoRoom})
 			return true
 		}
 		for {
@@ -117,6 +130,7 @@ func (s *Scheduler) pass(n *node, now time.Duration, d *Decision) bool {
 					if goOn = s.roomFor(n, now, d); !goOn {
 						return false
 					}
+					free = n.tl.FreeAt(now)
 					if s.hasMax {
 						// Re-take the order, so max shares see up-to-date usage.
 						return false
@@ -127,6 +141,9 @@ func (s *Scheduler) pass(n *node, now time.Duration, d *Decision) bool {
 					continue
 				}
 				why = NoRoom
+			}
+			if why == NoRoom {
+				s.refuse(t)
 			}
 			j.passed = s.beat
 			d.skip(Skip{Job: jid, Task: tid, Reason: why, Result: a.result})

@@ -59,12 +59,13 @@ type Scheduler struct {
 	estimator   predict.Estimator
 	tracker     *predict.ProgressTracker
 
-	clock     time.Duration // the latest time the scheduler has been told
-	refreshed time.Duration // when the push index was last refreshed
-	beat      uint64        // heartbeat generation, marks jobs passed over in this pass
-	started   []*task       // tasks started in the current pass, for the tree
-	hasMax    bool          // some queue has a max share
-	keepTurn  bool          // the ordering keeps a job first as it starts tasks (FIFO)
+	clock     time.Duration        // the latest time the scheduler has been told
+	refreshed time.Duration        // when the push index was last refreshed
+	beat      uint64               // heartbeat generation, marks jobs passed over in this pass
+	started   []*task              // tasks started in the current pass, for the tree
+	refused   map[classID]struct{} // classes that did not fit the node in this heartbeat
+	hasMax    bool                 // some queue has a max share
+	keepTurn  bool                 // the ordering keeps a job first as it starts tasks (FIFO)
 	deadline  match.DeadlineCheck
 }
 
@@ -77,8 +78,10 @@ type node struct {
 }
 
 type job struct {
-	spec   Job
-	passed uint64 // the heartbeat generation in which the job was passed over
+	spec     Job
+	passed   uint64          // the heartbeat generation in which the job was passed over
+	classes  []demandClass   // what its pending tasks ask for (classes.go)
+	classIdx map[classID]int // index of each class in classes
 }
 
 type task struct {
@@ -117,12 +120,13 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		}
 	}
 	s := &Scheduler{
-		schema: schema,
-		cfg:    cfg,
-		nodes:  make(map[string]*node),
-		jobs:   make(map[string]*job),
-		tasks:  make(map[string]*task),
-		keyDim: firstNonCompressible(schema),
+		schema:  schema,
+		cfg:     cfg,
+		nodes:   make(map[string]*node),
+		refused: make(map[classID]struct{}),
+		jobs:    make(map[string]*job),
+		tasks:   make(map[string]*task),
+		keyDim:  firstNonCompressible(schema),
 	}
 	s.keepTurn = keepsTurn(cfg.ordering, schema)
 	s.byFree = btree.NewG(16, func(a, b *node) bool {
@@ -349,6 +353,7 @@ func (s *Scheduler) enqueue(t *task) {
 	// Both calls only fail on input validated above.
 	_ = s.pending.Add(fairness.Task{ID: t.spec.ID, Job: t.spec.Job, Priority: t.spec.Priority, Submitted: t.spec.Submitted, Locations: locs})
 	_ = s.tree.AddPending(t.spec.Job, 1, t.request)
+	s.addPending(s.jobs[t.spec.Job], t)
 }
 
 // Cancel withdraws a pending or running task; a running task's resources return to its
@@ -364,6 +369,7 @@ func (s *Scheduler) Cancel(id string, now time.Duration) error {
 	case Pending:
 		_ = s.pending.Remove(id)
 		_ = s.tree.RemovePending(t.spec.Job, 1, t.request)
+		s.removePending(s.jobs[t.spec.Job], t)
 	case Running:
 		s.release(t)
 	default:

@@ -66,8 +66,8 @@ func ExampleRun() {
 			s.Makespan.Round(time.Second), s.JobCompletion.Mean.Round(time.Second))
 	}
 	// Output:
-	// FIFO     240/240 jobs, makespan 6m9s, mean job completion 48s
-	// Capacity 240/240 jobs, makespan 6m18s, mean job completion 59s
+	// FIFO     240/240 jobs, makespan 6m11s, mean job completion 47s
+	// Capacity 240/240 jobs, makespan 6m17s, mean job completion 1m3s
 	// Fair     240/240 jobs, makespan 6m33s, mean job completion 19s
 	// DRF      240/240 jobs, makespan 6m34s, mean job completion 19s
 	// FGM      240/240 jobs, makespan 5m31s, mean job completion 18s
