@@ -27,6 +27,9 @@ type Assignment struct {
 	Result match.Result
 	// Locality is how close the task runs to its input (pull mode).
 	Locality fairness.Level
+	// BackupOf is, for a backup attempt (WithSpeculation), the task it backs up; Task
+	// is then BackupID(BackupOf). Empty for a task's own placement.
+	BackupOf string
 }
 
 // Reason says why a heartbeat stopped or why a job or task was passed over.

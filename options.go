@@ -39,6 +39,7 @@ type config struct {
 	logger      *slog.Logger
 	matchers    map[policy.Mode]match.Matcher
 	prerelease  *speculate.FairPlacer
+	speculator  speculate.Speculator
 	holdTail    bool
 	// noQuickCheck turns off the demand-class checks of a pull pass (classes.go), for
 	// the test that shows they change no decision.

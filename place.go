@@ -132,7 +132,10 @@ func (s *Scheduler) allocate(t *task, n *node, start time.Duration, a attempt, l
 		t.planned = a.plan.Duration()
 	}
 	n.running[t.spec.ID] = t
-	_ = s.tracker.Start(t.spec.ID, n.spec.ID, start)
+	j := s.jobs[t.spec.Job]
+	j.running[t.spec.ID] = t
+	s.busyJobs[j.spec.ID] = j
+	s.progressStart(t, n.spec.ID, start)
 	s.setState(t, Running)
 	s.reindex(n)
 	as := Assignment{

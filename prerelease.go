@@ -45,11 +45,18 @@ func WithPreReleaseList(p *speculate.FairPlacer) Option {
 func (s *Scheduler) Progress(id string, progress float64, now time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.running(id, "progress report", now); err != nil {
+	t, err := s.running(id, "progress report", now)
+	if err != nil {
 		return err
+	}
+	if t.backupOf != nil {
+		return nil // a backup's progress is not modelled (WithSpeculation)
 	}
 	if err := s.tracker.Update(id, progress, now); err != nil {
 		return fmt.Errorf("finegrain: progress of task %q: %w", id, err)
+	}
+	if j := s.jobs[t.spec.Job]; j.progress != nil {
+		_ = j.progress.Update(id, progress, now)
 	}
 	return nil
 }

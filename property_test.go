@@ -52,6 +52,13 @@ func runEvents(seed int64, steps int) string {
 		}
 		opts = append(opts, finegrain.WithPreReleaseList(placer))
 	}
+	if r.Intn(3) == 0 {
+		late, err := speculate.NewLATE(speculate.WithMinRuntime(0))
+		if err != nil {
+			return err.Error()
+		}
+		opts = append(opts, finegrain.WithSpeculation(late))
+	}
 	s, err := finegrain.New(schema, opts...)
 	if err != nil {
 		return err.Error()
@@ -72,6 +79,16 @@ func runEvents(seed int64, steps int) string {
 		}
 	}
 	want := map[string]finegrain.TaskState{}
+	backups := map[string]string{}    // running backup → its task
+	backupNode := map[string]string{} // running backup → its node
+	dropBackupOf := func(id string) {
+		for b, of := range backups {
+			if of == id {
+				delete(backups, b)
+				delete(backupNode, b)
+			}
+		}
+	}
 	var ids []string
 	now := time.Duration(0)
 	byState := func(st finegrain.TaskState) []string {
@@ -111,6 +128,16 @@ func runEvents(seed int64, steps int) string {
 				return "heartbeat: " + err.Error()
 			}
 			for _, a := range d.Assignments {
+				if a.BackupOf != "" {
+					if want[a.BackupOf] != finegrain.Running || a.Task != finegrain.BackupID(a.BackupOf) {
+						return "backup of a task that is not running: " + a.Task
+					}
+					if _, dup := backups[a.Task]; dup {
+						return "second backup of " + a.BackupOf
+					}
+					backups[a.Task], backupNode[a.Task] = a.BackupOf, a.Node
+					continue
+				}
 				if want[a.Task] != finegrain.Pending {
 					return "heartbeat started a task that was not pending: " + a.Task
 				}
@@ -138,6 +165,11 @@ func runEvents(seed int64, steps int) string {
 		case op < 8:
 			if run := byState(finegrain.Running); len(run) > 0 {
 				id := pick(run)
+				for b, of := range backups {
+					if of == id && r.Intn(2) == 0 {
+						id = b // the backup finishes first
+					}
+				}
 				var obs *predict.Observation
 				if r.Intn(2) == 0 {
 					obs = &predict.Observation{Profile: stage.MustProfile(schema,
@@ -148,14 +180,32 @@ func runEvents(seed int64, steps int) string {
 				if err != nil {
 					return "finish: " + err.Error()
 				}
+				if of, ok := backups[id]; ok {
+					id = of
+				}
+				dropBackupOf(id)
 				want[id] = finegrain.Finished
 			}
 		case op < 9:
 			if run := byState(finegrain.Running); len(run) > 0 && r.Intn(2) == 0 {
 				id := pick(run)
+				for b, of := range backups {
+					if of == id && r.Intn(2) == 0 {
+						if err := s.Failed(b, now); err != nil {
+							return "backup fail: " + err.Error()
+						}
+						delete(backups, b)
+						delete(backupNode, b)
+						id = ""
+					}
+				}
+				if id == "" {
+					break
+				}
 				if err := s.Failed(id, now); err != nil {
 					return "fail: " + err.Error()
 				}
+				dropBackupOf(id)
 				want[id] = finegrain.Pending
 			} else if len(ids) > 0 {
 				id := pick(ids)
@@ -165,6 +215,7 @@ func runEvents(seed int64, steps int) string {
 					if err != nil {
 						return "cancel: " + err.Error()
 					}
+					dropBackupOf(id)
 					want[id] = finegrain.Cancelled
 				default:
 					if err == nil {
@@ -190,7 +241,14 @@ func runEvents(seed int64, steps int) string {
 					if want[id] != finegrain.Running {
 						return "requeued a task that was not running"
 					}
+					dropBackupOf(id)
 					want[id] = finegrain.Pending
+				}
+				for b, n := range backupNode {
+					if n == nodes[i] {
+						delete(backups, b)
+						delete(backupNode, b)
+					}
 				}
 				nodes = append(nodes[:i], nodes[i+1:]...)
 				addNode(100 + step)
@@ -198,6 +256,12 @@ func runEvents(seed int64, steps int) string {
 		}
 		if msg := checkState(s, ids, want, nodes); msg != "" {
 			return fmt.Sprintf("step %d: %s", step, msg)
+		}
+		for _, id := range ids {
+			st, ok := s.State(finegrain.BackupID(id))
+			if _, running := backups[finegrain.BackupID(id)]; running != (ok && st == finegrain.Running) {
+				return fmt.Sprintf("step %d: backup of %s is %v (known %v), want running %v", step, id, st, ok, running)
+			}
 		}
 	}
 	return ""

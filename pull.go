@@ -54,6 +54,9 @@ func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 	d := Decision{Node: id, At: now, Stop: NoPending}
 	if s.cfg.prerelease != nil {
 		s.pullPreRelease(n, now, &d)
+		if s.cfg.speculator != nil {
+			s.speculatePass(n, now, &d)
+		}
 		s.logDebug("heartbeat", "node", id, "at", now, "started", len(d.Assignments), "stop", d.Stop, "skipped", d.Skipped)
 		return d, nil
 	}
@@ -62,6 +65,9 @@ func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 		if !s.pass(n, now, &d) || len(d.Assignments) == started {
 			break
 		}
+	}
+	if s.cfg.speculator != nil {
+		s.speculatePass(n, now, &d)
 	}
 	s.logDebug("heartbeat", "node", id, "at", now, "started", len(d.Assignments), "stop", d.Stop, "skipped", d.Skipped)
 	return d, nil

@@ -46,9 +46,10 @@ type Scheduler struct {
 	keyDim   int
 	capacity resource.Tuple // the cluster's total
 
-	jobs  map[string]*job
-	tasks map[string]*task
-	count [Cancelled + 1]int
+	jobs     map[string]*job
+	busyJobs map[string]*job // the jobs with running tasks
+	tasks    map[string]*task
+	count    [Cancelled + 1]int
 
 	tree        *fairness.Tree
 	pending     *fairness.Pending
@@ -79,9 +80,11 @@ type node struct {
 
 type job struct {
 	spec     Job
-	passed   uint64          // the heartbeat generation in which the job was passed over
-	classes  []demandClass   // what its pending tasks ask for (classes.go)
-	classIdx map[classID]int // index of each class in classes
+	passed   uint64                   // the heartbeat generation in which the job was passed over
+	classes  []demandClass            // what its pending tasks ask for (classes.go)
+	classIdx map[classID]int          // index of each class in classes
+	running  map[string]*task         // its running tasks (not their backups)
+	progress *predict.ProgressTracker // its tasks' progress, with speculation (speculation.go)
 }
 
 type task struct {
@@ -96,6 +99,10 @@ type task struct {
 	planned time.Duration // predicted duration, for degradation (0 when not predicted)
 	// reqProfile caches the request held for the declared duration (see requestProfile).
 	reqProfile stage.Profile
+	// Speculation (speculation.go): a running task's backup attempt, a backup's task,
+	// and the nodes where the task's backups failed.
+	backup, backupOf *task
+	failedOn         []string
 }
 
 // New returns a scheduler for resources described by schema, configured by opts.
@@ -120,13 +127,14 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		}
 	}
 	s := &Scheduler{
-		schema:  schema,
-		cfg:     cfg,
-		nodes:   make(map[string]*node),
-		refused: make(map[classID]struct{}),
-		jobs:    make(map[string]*job),
-		tasks:   make(map[string]*task),
-		keyDim:  firstNonCompressible(schema),
+		schema:   schema,
+		cfg:      cfg,
+		nodes:    make(map[string]*node),
+		refused:  make(map[classID]struct{}),
+		jobs:     make(map[string]*job),
+		busyJobs: make(map[string]*job),
+		tasks:    make(map[string]*task),
+		keyDim:   firstNonCompressible(schema),
 	}
 	s.keepTurn = keepsTurn(cfg.ordering, schema)
 	s.byFree = btree.NewG(16, func(a, b *node) bool {
@@ -228,7 +236,8 @@ func (s *Scheduler) AddNode(n Node) error {
 }
 
 // RemoveNode removes a server (it failed or left) at now. Its running tasks return to
-// pending; their IDs are returned in ID order.
+// pending; their IDs are returned in ID order. Backup attempts on the node end
+// (WithSpeculation), as do the backups of the tasks returned to pending.
 func (s *Scheduler) RemoveNode(id string, now time.Duration) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -237,10 +246,18 @@ func (s *Scheduler) RemoveNode(id string, now time.Duration) ([]string, error) {
 		return nil, fmt.Errorf("finegrain: remove node %q: %w", id, ErrUnknownNode)
 	}
 	ids := make([]string, 0, len(n.running))
-	for tid := range n.running {
+	var backups []*task
+	for tid, t := range n.running {
+		if t.backupOf != nil {
+			backups = append(backups, t)
+			continue
+		}
 		ids = append(ids, tid)
 	}
 	sort.Strings(ids)
+	for _, b := range backups {
+		s.dropBackup(b.backupOf, true)
+	}
 	for _, tid := range ids {
 		s.requeue(s.tasks[tid])
 	}
@@ -292,7 +309,7 @@ func (s *Scheduler) SubmitJob(j Job) error {
 		}
 		return fmt.Errorf("finegrain: job %q: %w", j.ID, err)
 	}
-	s.jobs[j.ID] = &job{spec: j}
+	s.jobs[j.ID] = &job{spec: j, running: map[string]*task{}}
 	return nil
 }
 
@@ -371,6 +388,11 @@ func (s *Scheduler) Cancel(id string, now time.Duration) error {
 		_ = s.tree.RemovePending(t.spec.Job, 1, t.request)
 		s.removePending(s.jobs[t.spec.Job], t)
 	case Running:
+		if t.backupOf != nil {
+			s.dropBackup(t.backupOf, false)
+			s.logDebug("backup cancelled", "task", id, "at", now)
+			return nil
+		}
 		s.release(t)
 	default:
 		return fmt.Errorf("finegrain: cancel task %q: it is %v: %w", id, t.state, ErrState)
@@ -391,9 +413,12 @@ func (s *Scheduler) Started(id string, now time.Duration) error {
 		return err
 	}
 	t.start = now
+	if t.backupOf != nil {
+		return nil
+	}
 	// Restart the progress clock at the actual start.
-	_ = s.tracker.Abandon(id)
-	_ = s.tracker.Start(id, t.node.spec.ID, now)
+	s.progressAbandon(t)
+	s.progressStart(t, t.node.spec.ID, now)
 	return nil
 }
 
@@ -420,9 +445,15 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 	if t.planned > 0 {
 		_ = s.adjuster.ObserveCompletion(n.spec.ID, t.planned, now-t.start)
 	}
-	// The finished task's rate joins its node's (PRRL eq. 3.5); a task that ends the
-	// instant it starts has no rate and is dropped.
-	_ = s.tracker.Finish(t.spec.ID, now)
+	// The finished run's rate joins its node's (PRRL eq. 3.5); a task that ends the
+	// instant it starts has no rate and is dropped. A backup that finishes first
+	// finishes its task.
+	if b := t; b.backupOf != nil {
+		t = b.backupOf
+		s.backupWon(t, b, now)
+	} else {
+		s.progressFinish(t, now)
+	}
 	s.release(t)
 	s.setState(t, Finished)
 	s.logDebug("task finished", "task", id, "node", n.spec.ID, "at", now)
@@ -437,6 +468,11 @@ func (s *Scheduler) Failed(id string, now time.Duration) error {
 	t, err := s.running(id, "failure", now)
 	if err != nil {
 		return err
+	}
+	if t.backupOf != nil {
+		s.dropBackup(t.backupOf, true)
+		s.logDebug("backup failed", "task", id, "at", now)
+		return nil
 	}
 	s.requeue(t)
 	s.logDebug("task failed", "task", id, "at", now)
@@ -583,13 +619,19 @@ func (s *Scheduler) setState(t *task, st TaskState) {
 	s.count[st]++
 }
 
-// release returns a running task's reservation and fairness usage, and stops tracking
-// its progress.
+// release returns a running task's reservation and fairness usage (and its backup's),
+// and stops tracking its progress.
 func (s *Scheduler) release(t *task) {
-	_ = s.tracker.Abandon(t.spec.ID)
+	s.dropBackup(t, false)
+	s.progressAbandon(t)
 	n := t.node
 	_ = n.tl.Release(t.handle)
 	delete(n.running, t.spec.ID)
+	if j := s.jobs[t.spec.Job]; len(j.running) > 0 {
+		if delete(j.running, t.spec.ID); len(j.running) == 0 {
+			delete(s.busyJobs, j.spec.ID)
+		}
+	}
 	_ = s.tree.Release(t.spec.Job, t.usage)
 	t.node, t.handle, t.profile, t.planned = nil, 0, stage.Profile{}, 0
 	s.reindex(n)
