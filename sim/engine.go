@@ -36,6 +36,10 @@ type simTask struct {
 	compressed               time.Duration // time spent running compressed, all attempts
 	kills                    int32
 	locality                 workload.Locality
+
+	backup     *exec          // the running backup attempt (speculation), nil when none
+	backupNode int32          // its node
+	backupPeak resource.Tuple // what the scheduler holds for it
 }
 
 type simJob struct {
@@ -282,7 +286,7 @@ func (s *Sim) handle(ev event) error {
 	case evExtra:
 		n := s.nodes[ev.a]
 		n.extraDue = false
-		if n.up && s.cfg.mode == Pull && s.pending > 0 {
+		if n.up && s.cfg.mode == Pull && (s.pending > 0 || s.pol.Progress) {
 			return s.heartbeat(n)
 		}
 	case evRetry:
@@ -378,7 +382,12 @@ func (s *Sim) beat(n *node) error {
 			return err
 		}
 	}
-	if s.cfg.mode == Pull && s.pending > 0 {
+	if s.pol.Progress {
+		if err := s.reportProgress(n); err != nil {
+			return err
+		}
+	}
+	if s.cfg.mode == Pull && (s.pending > 0 || s.pol.Progress) {
 		return s.heartbeat(n)
 	}
 	return nil
@@ -408,6 +417,9 @@ func (s *Sim) heartbeat(n *node) error {
 
 // assign carries out a placement the scheduler made.
 func (s *Sim) assign(a *finegrain.Assignment) error {
+	if a.BackupOf != "" {
+		return s.startBackup(a)
+	}
 	ti, ok := s.byID[a.Task]
 	if !ok || s.tasks[ti].state != tPending {
 		return fmt.Errorf("sim: assignment of task %q, which is not pending: %w", a.Task, ErrScheduler)
@@ -504,14 +516,32 @@ func (s *Sim) wantHeartbeat(n *node) {
 	}
 }
 
-// finish reports task t's end to the scheduler and moves its job along.
-func (s *Sim) finish(t *simTask, n *node, obs *predict.Observation) error {
-	err := s.sched.Finished(t.wt.ID, s.now, obs)
+// finish reports the end of task t's run x on node n to the scheduler (under the
+// backup's ID when x is t's backup), ends the other attempt if any, and moves the job
+// along.
+func (s *Sim) finish(t *simTask, x *exec, n *node, obs *predict.Observation) error {
+	id := t.wt.ID
+	if x.backup {
+		id = finegrain.BackupID(id)
+	}
+	err := s.sched.Finished(id, s.now, obs)
 	if err != nil {
 		if errors.Is(err, finegrain.ErrState) || errors.Is(err, finegrain.ErrUnknownTask) {
 			return fmt.Errorf("sim: finish of %q at %v: %w: %w", t.wt.ID, s.now, ErrScheduler, err)
 		}
 		s.m.obsRejected++ // the task finished; only its observation was refused
+	}
+	if x.backup {
+		s.m.backupsWon++
+		t.backup = nil
+		s.endBackup(t) // the backup's share of the fairness metric
+		if err := s.stopRun(t.exec, t.node); err != nil {
+			return err
+		}
+	} else if t.backup != nil { // the scheduler ended the backup with the task
+		if err := s.stopBackup(t); err != nil {
+			return err
+		}
 	}
 	t.state, t.finish, t.ranOn, t.node, t.exec = tDone, s.now, n.idx, -1, nil
 	s.running--
@@ -540,9 +570,25 @@ func (s *Sim) finish(t *simTask, n *node, obs *predict.Observation) error {
 
 // kill ends task t's run as a failure (a non-compressible overrun): the scheduler gets
 // it back as pending.
-func (s *Sim) kill(t *simTask) error {
+func (s *Sim) kill(x *exec) error {
+	t := x.task
+	if x.backup {
+		// Only the backup is lost; the task runs on.
+		if err := s.sched.Failed(finegrain.BackupID(t.wt.ID), s.now); err != nil {
+			return fmt.Errorf("sim: kill of the backup of %q at %v: %w: %w", t.wt.ID, s.now, ErrScheduler, err)
+		}
+		t.backup = nil
+		s.endBackup(t)
+		s.m.oomKills++
+		return nil
+	}
 	if err := s.sched.Failed(t.wt.ID, s.now); err != nil {
 		return fmt.Errorf("sim: kill of %q at %v: %w: %w", t.wt.ID, s.now, ErrScheduler, err)
+	}
+	if t.backup != nil { // the scheduler dropped the backup with its task
+		if err := s.stopBackup(t); err != nil {
+			return err
+		}
 	}
 	s.m.unplaced(s, t)
 	t.state, t.node, t.exec = tPending, -1, nil
@@ -572,6 +618,11 @@ func (s *Sim) fail(i int) error {
 		return fmt.Errorf("sim: failure of %q at %v: %w: %w", f.Node, s.now, ErrScheduler, err)
 	}
 	for _, x := range n.running {
+		if x.backup { // the scheduler dropped it
+			x.task.backup = nil
+			s.endBackup(x.task)
+			s.m.nodeKills++
+		}
 		stopExec(x)
 	}
 	n.running = n.running[:0]
@@ -581,6 +632,11 @@ func (s *Sim) fail(i int) error {
 			return fmt.Errorf("sim: failure of %q requeued unknown task %q: %w", f.Node, id, ErrScheduler)
 		}
 		t := &s.tasks[ti]
+		if t.backup != nil { // the scheduler dropped it with its task
+			if err := s.stopBackup(t); err != nil {
+				return err
+			}
+		}
 		switch t.state {
 		case tRunning:
 			s.running--

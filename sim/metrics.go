@@ -123,6 +123,9 @@ type Summary struct {
 	// OOMKills counts runs killed by a non-compressible overrun (each rerun later);
 	// NodeKills counts runs lost to node failures.
 	OOMKills, NodeKills int
+	// Backups counts the backup attempts a speculating scheduler launched;
+	// BackupsWon those that finished before the task they backed up.
+	Backups, BackupsWon int
 	// Locality counts runs started node-local, rack-local, off-switch and without input
 	// (indexed by workload.Locality).
 	Locality [4]int
@@ -163,6 +166,7 @@ type metrics struct {
 
 	events, heartbeats, placeCalls, reports, modeChanges, recycles, obsRejected int
 	placements, placedPredicted, placedCompressed, oomKills, nodeKills          int
+	backups, backupsWon                                                         int
 	locality                                                                    [4]int
 	small, large, smallRun, largeRun                                            []time.Duration
 	timing                                                                      timing
@@ -354,6 +358,7 @@ func (m *metrics) result(s *Sim) *Result {
 	sum.Placements, sum.PlacedPredicted, sum.PlacedCompressed = m.placements, m.placedPredicted, m.placedCompressed
 	sum.OOMKills, sum.NodeKills, sum.Locality, sum.Compressed = m.oomKills, m.nodeKills, m.locality, compressed
 	sum.Heartbeats, sum.PlaceCalls, sum.Reports = m.heartbeats, m.placeCalls, m.reports
+	sum.Backups, sum.BackupsWon = m.backups, m.backupsWon
 	sum.ModeChanges, sum.Recycles, sum.ObsRejected, sum.Events = m.modeChanges, m.recycles, m.obsRejected, m.events
 	if s.cfg.timing {
 		r.Timing = m.timing.summary()

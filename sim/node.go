@@ -38,8 +38,12 @@ type node struct {
 // exec is one run of a task on a node: the stage it is in, the work left in it, and
 // the rate it progresses at (the fluid model of doc.go).
 type exec struct {
-	task  *simTask
-	speed float64 // the node's speed factor
+	task     *simTask
+	speed    float64 // the node's speed factor
+	backup   bool    // a backup attempt (speculation)
+	work     float64 // the run's total work (transfer and stages), seconds at rate 1
+	done     float64 // work of the stages completed
+	transfer float64 // work of moving the input, seconds
 
 	idx       int     // current stage of task.wt.True; -1 while moving non-local input
 	remaining float64 // work left in the stage, in seconds at rate 1
@@ -111,7 +115,7 @@ func (s *Sim) settle(n *node) error {
 			}
 			obs = &o
 		}
-		if err := s.finish(x.task, n, obs); err != nil {
+		if err := s.finish(x.task, x, n, obs); err != nil {
 			return err
 		}
 	}
@@ -122,6 +126,7 @@ func (s *Sim) settle(n *node) error {
 func (s *Sim) step(x *exec) bool {
 	for x.remaining <= x.rate*1e-9 { // less than a nanosecond of work left
 		s.endStage(x)
+		x.done += x.stageWork()
 		if x.idx+1 >= x.task.wt.True.Len() {
 			return false
 		}
@@ -176,8 +181,18 @@ func (x *exec) observation(schema *resource.Schema) (predict.Observation, error)
 // startExec starts task t on node n at now (n advanced to now): first the transfer of
 // its non-local input, then its true stages.
 func (s *Sim) startExec(t *simTask, n *node) {
+	x, loc := s.newExec(t, n)
+	t.locality = loc
+	s.m.locality[loc]++
+	n.running = append(n.running, x)
+	t.state, t.start, t.exec = tRunning, s.now, x
+	s.running++
+}
+
+// newExec is a run of task t on node n from now, and the locality of its input there.
+func (s *Sim) newExec(t *simTask, n *node) (*exec, workload.Locality) {
 	s.startSeq++
-	x := &exec{task: t, speed: n.spec.Speed}
+	x := &exec{task: t, speed: n.spec.Speed, work: t.wt.True.Duration().Seconds()}
 	loc := workload.NoInput
 	var transfer time.Duration
 	var moved int64
@@ -193,16 +208,31 @@ func (s *Sim) startExec(t *simTask, n *node) {
 	}
 	if transfer > 0 {
 		x.idx, x.remaining, x.stageStart = -1, transfer.Seconds(), s.now
+		x.transfer = transfer.Seconds()
+		x.work += x.transfer
 		x.demand[workload.SlotMemory] = t.wt.True.Stage(0).Demand[workload.SlotMemory]
 		x.demand[workload.SlotNetIO] = max(1, int64(float64(moved)/transfer.Seconds()))
 	} else {
 		s.enterStage(x, 0)
 	}
-	t.locality = loc
-	s.m.locality[loc]++
-	n.running = append(n.running, x)
-	t.state, t.start, t.exec = tRunning, s.now, x
-	s.running++
+	return x, loc
+}
+
+// stageWork is the work of the stage x is in (the transfer while idx is -1).
+func (x *exec) stageWork() float64 {
+	if x.idx < 0 {
+		return x.transfer
+	}
+	return x.task.wt.True.Stage(x.idx).Duration.Seconds()
+}
+
+// progress is the share of its work run x has done, in [0, 1] (node advanced to now).
+func (x *exec) progress() float64 {
+	if x.work <= 0 {
+		return 0
+	}
+	p := (x.done + x.stageWork() - max(x.remaining, 0)) / x.work
+	return min(max(p, 0), 1)
 }
 
 // reschedule recomputes node n's shares and rates (killing tasks on a non-compressible
@@ -260,7 +290,7 @@ func (s *Sim) recompute(n *node) error {
 		x := n.running[last]
 		n.running[last] = nil
 		n.running = n.running[:last]
-		if err := s.kill(x.task); err != nil {
+		if err := s.kill(x); err != nil {
 			return err
 		}
 	}

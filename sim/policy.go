@@ -11,6 +11,7 @@ import (
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/sim/workload"
+	"github.com/finegrain/finegrain/speculate"
 )
 
 // Scheduler is what the simulator drives: the public API of the reference
@@ -66,6 +67,11 @@ type Policy struct {
 	// Request-based baselines leave it off: YARN has no such loop, and a baseline fed
 	// usage reports would stop allocating on overloaded nodes like FGM.
 	Feedback bool
+	// Progress makes every node report the progress of its running tasks (the share of
+	// their work done, eq. 3.1's input) at each heartbeat, before asking for work, to a
+	// scheduler that takes it (finegrain.Scheduler.Progress): what speculation and the
+	// pre-release list read.
+	Progress bool
 }
 
 // build returns the policy's scheduler.
@@ -134,15 +140,63 @@ func FGM() Policy {
 	return Policy{Name: "FGM", Feedback: true}
 }
 
+// FairPreRelease is Hadoop's Fair scheduler choosing tasks by the pre-release resource
+// list (PRRL thesis ch. 4, Alg. 4.1/4.2; finegrain.WithPreReleaseList) instead of delay
+// scheduling: request-based, node agents report progress so that busy slots have a
+// time left. Compare it with Fair (delay scheduling) for locality and job completion.
+func FairPreRelease() Policy {
+	return Policy{Name: "Fair+PRL", Progress: true, New: func(schema *resource.Schema) (Scheduler, error) {
+		placer, err := speculate.NewFairPlacer()
+		if err != nil {
+			return nil, err
+		}
+		return finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithPreReleaseList(placer))
+	}}
+}
+
+// FairLATE is Fair (with delay scheduling) speculating with LATE (SPEC §8; Hadoop's
+// defaults: speculativeCap 0.1, slowTaskThreshold 1, slowNodeThreshold 1, 60 s minimum
+// runtime); node agents report progress.
+func FairLATE() Policy {
+	return Policy{Name: "Fair+LATE", Progress: true, New: func(schema *resource.Schema) (Scheduler, error) {
+		late, err := speculate.NewLATE()
+		if err != nil {
+			return nil, err
+		}
+		return finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithSpeculation(late))
+	}}
+}
+
+// FairPRRL is Fair (with delay scheduling) speculating with the pre-release resource
+// list (SPEC §9, thesis Alg. 3.1; LATE's defaults); node agents report progress.
+func FairPRRL() Policy {
+	return Policy{Name: "Fair+PRRL", Progress: true, New: func(schema *resource.Schema) (Scheduler, error) {
+		prrl, err := speculate.NewPRRL()
+		if err != nil {
+			return nil, err
+		}
+		return finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithSpeculation(prrl))
+	}}
+}
+
+// Placements returns Fair with delay scheduling and Fair with the pre-release list
+// (SPEC §10's comparison).
+func Placements() []Policy { return []Policy{Fair(), FairPreRelease()} }
+
+// Speculations returns Fair without speculation, with LATE and with PRRL (SPEC §8–9's
+// comparison).
+func Speculations() []Policy { return []Policy{Fair(), FairLATE(), FairPRRL()} }
+
 // Baselines returns FGM's four baselines: FIFO, Capacity, Fair, DRF.
 func Baselines() []Policy { return []Policy{FIFO(), Capacity(), Fair(), DRF()} }
 
 // Policies returns the baselines followed by FGM, the comparison of SPEC §7.
 func Policies() []Policy { return append(Baselines(), FGM()) }
 
-// PolicyByName returns the named policy of Policies, ignoring case.
+// PolicyByName returns the named policy of Policies, Placements or Speculations,
+// ignoring case.
 func PolicyByName(name string) (Policy, error) {
-	for _, p := range Policies() {
+	for _, p := range append(Policies(), FairPreRelease(), FairLATE(), FairPRRL()) {
 		if strings.EqualFold(p.Name, name) {
 			return p, nil
 		}
