@@ -61,9 +61,15 @@ func (s *Scheduler) classOf(t *task) classID {
 	return classID{key: t.spec.Key, request: t.spec.Request, duration: t.spec.Duration}
 }
 
-// addPending counts task t among its job's pending demand classes.
+// addPending counts task t among its job's pending demand classes, and the
+// scheduler's.
 func (s *Scheduler) addPending(j *job, t *task) {
 	id := s.classOf(t)
+	if c := s.classes[id]; c != nil {
+		c.n++
+	} else {
+		s.classes[id] = &demandClass{id: id, n: 1}
+	}
 	if i, ok := j.classIdx[id]; ok {
 		j.classes[i].n++
 		return
@@ -75,9 +81,15 @@ func (s *Scheduler) addPending(j *job, t *task) {
 	j.classes = append(j.classes, demandClass{id: id, n: 1})
 }
 
-// removePending takes task t out of its job's pending demand classes.
+// removePending takes task t out of its job's pending demand classes, and the
+// scheduler's.
 func (s *Scheduler) removePending(j *job, t *task) {
 	id := s.classOf(t)
+	if c := s.classes[id]; c != nil {
+		if c.n--; c.n == 0 {
+			delete(s.classes, id)
+		}
+	}
 	i, ok := j.classIdx[id]
 	if !ok {
 		return
@@ -131,6 +143,26 @@ func (s *Scheduler) cannotStart(j *job, free resource.Tuple) bool {
 	}
 	return true
 }
+
+// noneCanStart reports whether no pending task at all can start now on a node with
+// free resources free: the checks of cannotStart over the scheduler's classes, for a
+// heartbeat to end before walking the jobs. With more than maxGlobalClasses classes it
+// does not look and reports false.
+func (s *Scheduler) noneCanStart(free resource.Tuple) bool {
+	if len(s.classes) > maxGlobalClasses {
+		return false
+	}
+	for _, c := range s.classes {
+		s.needs(c)
+		if covers(free, c.need, c.dims) {
+			return false
+		}
+	}
+	return true
+}
+
+// maxGlobalClasses bounds the classes noneCanStart looks at.
+const maxGlobalClasses = 256
 
 // refuse remembers, for the rest of the heartbeat, that task t's class does not fit the
 // node. Declared profiles are not remembered (two may share a first stage only).

@@ -42,7 +42,8 @@ const (
 	NodeBusy
 	// PolicyStop: the node's mode is StopAllocation (Alg. 3).
 	PolicyStop
-	// NoPending: no job has a task to offer the node.
+	// NoPending: no job has a task to offer the node (none is pending, or every job
+	// was passed over).
 	NoPending
 	// CapReached: the heartbeat started as many tasks as WithMaxPerHeartbeat allows.
 	CapReached
@@ -76,11 +77,12 @@ type Skip struct {
 	Result match.Result
 }
 
-// MaxSkips is how many skips a Decision records in detail; Skipped counts them all.
-const MaxSkips = 16
+// MaxSkips is the most skips a Decision can detail (WithSkipDetails).
+const MaxSkips = 64
 
 // Decision is the outcome of one heartbeat (pull mode): the tasks to start on the node,
-// why the pass stopped, and the first MaxSkips jobs passed over.
+// why the pass stopped, how many jobs were passed over and, with WithSkipDetails, the
+// first of them and why.
 type Decision struct {
 	Node        string
 	At          time.Duration
@@ -88,14 +90,22 @@ type Decision struct {
 	// Stop says why the pass ended: NodeBusy, PolicyStop, NoPending, CapReached or
 	// PromisedElsewhere.
 	Stop Reason
-	// Skips details the first MaxSkips jobs passed over; Skipped counts all of them.
+	// Skips details the first jobs passed over, as many as WithSkipDetails asks (none
+	// by default); Skipped counts all of them. Without details, a heartbeat that can
+	// tell at once that no pending task can start on the node (classes.go) walks no
+	// job: Stop is NoPending and Skipped 0.
 	Skips   []Skip
 	Skipped int
+
+	details int // how many skips to detail
 }
 
 func (d *Decision) skip(sk Skip) {
 	d.Skipped++
-	if len(d.Skips) < MaxSkips {
+	if len(d.Skips) < d.details {
+		if d.Skips == nil {
+			d.Skips = make([]Skip, 0, d.details)
+		}
 		d.Skips = append(d.Skips, sk)
 	}
 }

@@ -12,13 +12,17 @@
 //
 // Following a heartbeat: Scheduler.Heartbeat (pull.go) checks the node's idle
 // resources and mode (policy.Adjuster.Schedulable, Alg. 1 line 1), walks the jobs in
-// fairness order (fairness.Tree.Walk, line 4), lets delay scheduling pick the locality
-// (fairness.Delay.Offer, line 6) and the task (fairness.Pending.First), then
-// Scheduler.try (place.go) asks the estimator for the task's profile
-// (predict.Estimator.Estimate), matches it with the node mode's matcher
+// fairness order (fairness.Tree.Walk, line 4), passing over at once a job none of whose
+// tasks can start on the node (its demand classes, classes.go), lets delay scheduling
+// pick the locality (fairness.Delay.Offer, line 6) and the task
+// (fairness.Pending.First), then Scheduler.try (place.go) asks the estimator for the
+// task's profile (predict.Estimator.Estimate), matches it with the node mode's matcher
 // (match.FineGrained, Alg. 2, with the compression the policy.Compression manager
 // allows, eq. 6/7), runs the QoS check (match.DeadlineCheck, eq. 15), and
-// Scheduler.allocate reserves it on the node's stage.Timeline.
+// Scheduler.allocate reserves it on the node's stage.Timeline. With WithPreReleaseList
+// the pre-release list (speculate.FairPlacer, Alg. 4.2) chooses instead of delay
+// scheduling (prerelease.go); with WithSpeculation, a node with room left is then
+// offered to speculate.Speculator (LATE, PRRL) for backup attempts (speculation.go).
 //
 // Packages, lowest first (each imports only those above it):
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"time"
 
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/match"
@@ -40,6 +41,7 @@ type config struct {
 	matchers    map[policy.Mode]match.Matcher
 	prerelease  *speculate.FairPlacer
 	speculator  speculate.Speculator
+	skipDetails int
 	holdTail    bool
 	// noQuickCheck turns off the demand-class checks of a pull pass (classes.go), for
 	// the test that shows they change no decision.
@@ -139,6 +141,12 @@ func WithConformityIdleThreshold(th resource.Vector) Option {
 
 // WithDelayScheduling configures delay scheduling for locality (SPEC §10, Alg. 2.1);
 // with no options it uses W1 = 5 s and W2 = 20 s. It is on by default.
+//
+// In the time-based variant a job's wait grows in steps of at least DelayUpdate of
+// cluster time, as Hadoop's Fair Scheduler updates it from its update thread: a job
+// that passed up an offer during a step is credited with the whole step. (Credited per
+// node heartbeat instead, a job on a large cluster would have to pass up an offer on
+// nearly every heartbeat to wait at all, and jobs waiting for locality would starve.)
 func WithDelayScheduling(opts ...fairness.DelayOption) Option {
 	return func(c *config) error {
 		c.useDelay, c.delay = true, opts
@@ -243,6 +251,25 @@ func WithMaxPerHeartbeat(n int) Option {
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
 		c.logger = l
+		return nil
+	}
+}
+
+// DelayUpdate is the step in which delay scheduling's waits grow (WithDelayScheduling):
+// Hadoop's Fair Scheduler update interval.
+const DelayUpdate = 500 * time.Millisecond
+
+// WithSkipDetails makes each Decision detail the first n jobs a heartbeat passed over
+// (Decision.Skips: the job, the task, the reason and the match result), for debugging
+// why tasks wait. Off (0) by default: a heartbeat that passes over many jobs then
+// allocates nothing for them, and Decision.Skipped still counts them. n must be in [0,
+// MaxSkips].
+func WithSkipDetails(n int) Option {
+	return func(c *config) error {
+		if n < 0 || n > MaxSkips {
+			return fmt.Errorf("finegrain: skip details %d, want 0..%d: %w", n, MaxSkips, ErrInvalid)
+		}
+		c.skipDetails = n
 		return nil
 	}
 }

@@ -43,15 +43,16 @@ func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 	if now < 0 {
 		return Decision{}, fmt.Errorf("finegrain: heartbeat of node %q at %v: %w", id, now, ErrInvalid)
 	}
-	if s.delay != nil && s.cfg.prerelease == nil {
+	if s.delay != nil && s.cfg.prerelease == nil && (!s.delayTicked || now < s.delayTick || now-s.delayTick >= DelayUpdate) {
 		if err := s.delay.Heartbeat(now); err != nil {
 			return Decision{}, fmt.Errorf("finegrain: heartbeat of node %q: %w", id, err)
 		}
+		s.delayTick, s.delayTicked = now, true
 	}
 	s.advance(now)
 	s.beat++
 	clear(s.refused)
-	d := Decision{Node: id, At: now, Stop: NoPending}
+	d := Decision{Node: id, At: now, Stop: NoPending, details: s.cfg.skipDetails}
 	if s.cfg.prerelease != nil {
 		s.pullPreRelease(n, now, &d)
 		if s.cfg.speculator != nil {
@@ -87,6 +88,9 @@ func (s *Scheduler) pass(n *node, now time.Duration, d *Decision) bool {
 		return false
 	}
 	free := n.tl.FreeAt(now)
+	if !s.cfg.noQuickCheck && s.cfg.skipDetails == 0 && s.noneCanStart(free) {
+		return false // as a walk passing every job over would end: NoPending
+	}
 	s.tree.Walk(func(jid string) bool {
 		j := s.jobs[jid]
 		if j.passed == s.beat {

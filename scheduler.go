@@ -47,7 +47,8 @@ type Scheduler struct {
 	capacity resource.Tuple // the cluster's total
 
 	jobs     map[string]*job
-	busyJobs map[string]*job // the jobs with running tasks
+	busyJobs map[string]*job          // the jobs with running tasks
+	classes  map[classID]*demandClass // every pending task's demand class (classes.go)
 	tasks    map[string]*task
 	count    [Cancelled + 1]int
 
@@ -60,14 +61,16 @@ type Scheduler struct {
 	estimator   predict.Estimator
 	tracker     *predict.ProgressTracker
 
-	clock     time.Duration        // the latest time the scheduler has been told
-	refreshed time.Duration        // when the push index was last refreshed
-	beat      uint64               // heartbeat generation, marks jobs passed over in this pass
-	started   []*task              // tasks started in the current pass, for the tree
-	refused   map[classID]struct{} // classes that did not fit the node in this heartbeat
-	hasMax    bool                 // some queue has a max share
-	keepTurn  bool                 // the ordering keeps a job first as it starts tasks (FIFO)
-	deadline  match.DeadlineCheck
+	clock       time.Duration // the latest time the scheduler has been told
+	refreshed   time.Duration // when the push index was last refreshed
+	beat        uint64        // heartbeat generation, marks jobs passed over in this pass
+	delayTick   time.Duration // when delay scheduling's waits last grew (DelayUpdate)
+	delayTicked bool
+	started     []*task              // tasks started in the current pass, for the tree
+	refused     map[classID]struct{} // classes that did not fit the node in this heartbeat
+	hasMax      bool                 // some queue has a max share
+	keepTurn    bool                 // the ordering keeps a job first as it starts tasks (FIFO)
+	deadline    match.DeadlineCheck
 }
 
 type node struct {
@@ -133,6 +136,7 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		refused:  make(map[classID]struct{}),
 		jobs:     make(map[string]*job),
 		busyJobs: make(map[string]*job),
+		classes:  make(map[classID]*demandClass),
 		tasks:    make(map[string]*task),
 		keyDim:   firstNonCompressible(schema),
 	}

@@ -66,7 +66,7 @@ func TestPullDRFKnownAnswer(t *testing.T) {
 // With prediction, a learned profile smaller than the request lets more tasks in; and a
 // task whose learned profile needs memory the node lacks is passed over with the reason.
 func TestPullPredictedProfiles(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	s := newScheduler(t, finegrain.WithoutDelayScheduling(), finegrain.WithSkipDetails(finegrain.MaxSkips))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	key := predict.Key{Logic: "wc/map", InputSize: 128 << 20}
@@ -144,7 +144,7 @@ func TestPushFutureStart(t *testing.T) {
 }
 
 func TestDelaySchedulingThroughPull(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction())
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithSkipDetails(4))
 	addNodes(t, s, 4, schema.MustTuple(4000, 8*gib)) // n0, n2 in r0; n1, n3 in r1
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(1000, gib), Inputs: []string{"n0"}}))
@@ -425,4 +425,52 @@ func TestSetExternalLoad(t *testing.T) {
 	free, err = s.NodeFree("n0", time.Hour)
 	require.NoError(t, err)
 	assert.Equal(t, resource.Tuple{}, free, "rejected reports change nothing")
+}
+
+// Decisions detail skipped jobs only when asked. Without details, a node that can take
+// none of the pending tasks is not walked at all.
+func TestSkipDetails(t *testing.T) {
+	for _, n := range []int{0, 1, 3} {
+		s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithSkipDetails(n))
+		addNodes(t, s, 1, schema.MustTuple(1000, gib))
+		for j := 0; j < 3; j++ {
+			require.NoError(t, s.SubmitJob(finegrain.Job{ID: fmt.Sprintf("j%d", j)}))
+			require.NoError(t, s.Submit(finegrain.Task{ID: fmt.Sprintf("t%d", j), Job: fmt.Sprintf("j%d", j), Request: schema.MustTuple(1000, 2*gib)}))
+		}
+		d, err := s.Heartbeat("n0", 0)
+		require.NoError(t, err)
+		assert.Equal(t, finegrain.NoPending, d.Stop)
+		if n == 0 {
+			assert.Zero(t, d.Skipped)
+			assert.Empty(t, d.Skips)
+			continue
+		}
+		assert.Equal(t, 3, d.Skipped)
+		assert.Len(t, d.Skips, n)
+	}
+	for _, n := range []int{-1, finegrain.MaxSkips + 1} {
+		_, err := finegrain.New(schema, finegrain.WithSkipDetails(n))
+		assert.ErrorIs(t, err, finegrain.ErrInvalid)
+	}
+}
+
+// Delay scheduling's waits grow in steps of DelayUpdate: the job passes up an offer at
+// 0 s; a heartbeat at 0.1 s from a node too small for it offers it nothing and is
+// within the step; at 5 s the job is credited with the whole 5 s and takes a
+// rack-local node. (Credited per heartbeat, it would have waited 0.1 s.)
+func TestDelayWaitsGrowInUpdateSteps(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction())
+	addNodes(t, s, 4, schema.MustTuple(4000, 8*gib)) // n0, n2 in r0; n1, n3 in r1
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "small", Rack: "r1", Capacity: schema.MustTuple(500, gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(1000, gib), Inputs: []string{"n0"}}))
+	for _, node := range []string{"n1", "small"} {
+		d, err := s.Heartbeat(node, map[string]time.Duration{"n1": 0, "small": 100 * time.Millisecond}[node])
+		require.NoError(t, err)
+		require.Empty(t, d.Assignments)
+	}
+	d, err := s.Heartbeat("n2", 5*time.Second) // rack-local: waited 5 s ≥ W1
+	require.NoError(t, err)
+	require.Len(t, d.Assignments, 1)
+	assert.Equal(t, fairness.RackLocal, d.Assignments[0].Locality)
 }

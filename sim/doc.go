@@ -79,14 +79,34 @@
 //
 // Request-based baselines get neither: YARN has no such loop.
 //
+// A policy with Progress (the speculation and pre-release-list ones) has its node
+// agents report, at every heartbeat and before asking for work, the progress of each
+// task running there: the share of its work done (input transfer and true stages, in
+// seconds at full speed), which grows more slowly on a slow or compressed node — what
+// Hadoop's progress score measures for a map (eq. 3.1's input). Such nodes heartbeat
+// even when nothing is pending, so that idle nodes can take backups.
+//
+// # Speculation
+//
+// A scheduler that speculates (finegrain.WithSpeculation) returns backup attempts in
+// its decisions (Assignment.BackupOf). The engine runs a backup as a second run of the
+// task on its node — its own input transfer, the node's speed, the same true profile —
+// and the first run to finish finishes the task: the scheduler hears Finished under
+// that run's ID (finegrain.BackupID for the backup) and the other run stops at once,
+// freeing its node. An overrun kill or a node failure ends a backup alone; a task
+// killed or lost takes its backup with it (the scheduler drops it) and runs again.
+// Summary.Backups and BackupsWon count backups launched and those that finished first;
+// locality counts include backups' runs.
+//
 // # Policies
 //
 // FIFO, Capacity, Fair, DRF (request-based, WithoutPrediction, as YARN) and FGM (the
 // scheduler's defaults with feedback) are ready-made Policy values; Policies returns
-// them in that order. Policy.New is the seam for other schedulers: Fair with the
-// pre-release list (PRRL, SPEC §10) plugs in as a Scheduler that wraps the reference
-// one. Speculation (LATE, PRRL's backups, SPEC §8–9) needs the engine to run backup
-// copies of a task and keep the first to finish; it is not part of this version.
+// them in that order. For the PRRL thesis' comparisons, FairPreRelease (Fair choosing
+// tasks by the pre-release resource list instead of delay scheduling, SPEC §10) pairs
+// with Fair in Placements, and FairLATE and FairPRRL (Fair with LATE or PRRL
+// speculation, SPEC §8–9) with Fair in Speculations; examples/thesis runs both on the
+// thesis' heterogeneous cluster. Policy.New is the seam for other schedulers.
 //
 // # Background (the "cloud" environment)
 //

@@ -66,9 +66,9 @@ func ExampleRun() {
 			s.Makespan.Round(time.Second), s.JobCompletion.Mean.Round(time.Second))
 	}
 	// Output:
-	// FIFO     240/240 jobs, makespan 6m11s, mean job completion 47s
-	// Capacity 240/240 jobs, makespan 6m17s, mean job completion 1m3s
-	// Fair     240/240 jobs, makespan 6m33s, mean job completion 19s
-	// DRF      240/240 jobs, makespan 6m34s, mean job completion 19s
-	// FGM      240/240 jobs, makespan 5m31s, mean job completion 18s
+	// FIFO     240/240 jobs, makespan 6m10s, mean job completion 48s
+	// Capacity 240/240 jobs, makespan 6m19s, mean job completion 58s
+	// Fair     240/240 jobs, makespan 6m27s, mean job completion 19s
+	// DRF      240/240 jobs, makespan 6m31s, mean job completion 19s
+	// FGM      240/240 jobs, makespan 5m39s, mean job completion 18s
 }
