@@ -42,6 +42,9 @@
 // tasks holding Slot1 and Slot2 exactly; delay scheduling's wait grows between
 // heartbeats, which here are the three moments a slot frees.
 //
+// examples/thesis compares delay scheduling and the pre-release list on whole workloads
+// in the library's simulator.
+//
 //	go run ./examples/locality
 package main
 

@@ -10,7 +10,9 @@
 // (15 GB = 120 maps; replicas placed by workload.PlaceReplicas), and Pi-like jobs of
 // 90 s maps that read nothing. All jobs are submitted at 0 s.
 //
-// The simulation (sim.go) is a small discrete-event model written for this example:
+// The simulation (sim.go) is a small discrete-event model written for this example
+// (examples/thesis runs the comparison in the library's simulator instead, through
+// finegrain.WithSpeculation):
 //
 //   - Every node has a heartbeat every 3 s, at a phase drawn per node. At a heartbeat
 //     the node reports the progress of the original attempts it runs to their job's
