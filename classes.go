@@ -165,10 +165,17 @@ func (s *Scheduler) noneCanStart(free resource.Tuple) bool {
 const maxGlobalClasses = 256
 
 // refuse remembers, for the rest of the heartbeat, that task t's class does not fit the
-// node. Declared profiles are not remembered (two may share a first stage only).
+// node, when other jobs have tasks of the class (t's job is passed over anyway).
+// Declared profiles are not remembered (two may share a first stage only).
 func (s *Scheduler) refuse(t *task) {
-	if t.spec.Profile.Len() == 0 {
-		s.refused[s.classOf(t)] = struct{}{}
+	if t.spec.Profile.Len() > 0 {
+		return
+	}
+	id := s.classOf(t)
+	j := s.jobs[t.spec.Job]
+	i, ok := j.classIdx[id]
+	if g := s.classes[id]; ok && g != nil && g.n > j.classes[i].n {
+		s.refused[id] = struct{}{}
 	}
 }
 
