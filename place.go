@@ -121,8 +121,9 @@ func (s *Scheduler) allocate(t *task, n *node, start time.Duration, a attempt, l
 		return Assignment{}, false
 	}
 	usage := a.hold.Peak()
+	j := s.jobs[t.spec.Job]
 	_ = s.pending.Remove(t.spec.ID)
-	s.removePending(s.jobs[t.spec.Job], t)
+	s.removePending(j, t)
 	if !deferTree {
 		_ = s.tree.Start(t.spec.Job, t.request, usage)
 	}
@@ -132,7 +133,6 @@ func (s *Scheduler) allocate(t *task, n *node, start time.Duration, a attempt, l
 		t.planned = a.plan.Duration()
 	}
 	n.running[t.spec.ID] = t
-	j := s.jobs[t.spec.Job]
 	j.running[t.spec.ID] = t
 	s.busyJobs[j.spec.ID] = j
 	s.progressStart(t, n.spec.ID, start)

@@ -2,8 +2,6 @@ package finegrain
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/finegrain/finegrain/fairness"
@@ -150,19 +148,7 @@ func (s *Scheduler) fairState(n *node, now time.Duration) speculate.FairState {
 		st.Pools[i].Jobs = append(st.Pools[i].Jobs, pj)
 		return true
 	})
-	for _, m := range s.nodes {
-		for _, t := range m.running {
-			if left, ok := s.timeLeft(t, now); ok {
-				st.Busy = append(st.Busy, speculate.BusySlot{Task: t.spec.ID, Node: m.spec.ID, TimeLeft: left})
-			}
-		}
-	}
-	slices.SortFunc(st.Busy, func(a, b speculate.BusySlot) int {
-		if a.Node != b.Node {
-			return strings.Compare(a.Node, b.Node)
-		}
-		return strings.Compare(a.Task, b.Task)
-	})
+	st.Busy = s.busySlots(now, true)
 	return st
 }
 

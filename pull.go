@@ -43,11 +43,11 @@ func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 	if now < 0 {
 		return Decision{}, fmt.Errorf("finegrain: heartbeat of node %q at %v: %w", id, now, ErrInvalid)
 	}
-	if s.delay != nil && s.cfg.prerelease == nil && (!s.delayTicked || now < s.delayTick || now-s.delayTick >= DelayUpdate) {
+	if s.delay != nil && s.cfg.prerelease == nil && (now < s.delayTick || now-s.delayTick >= DelayUpdate) {
 		if err := s.delay.Heartbeat(now); err != nil {
 			return Decision{}, fmt.Errorf("finegrain: heartbeat of node %q: %w", id, err)
 		}
-		s.delayTick, s.delayTicked = now, true
+		s.delayTick = now
 	}
 	s.advance(now)
 	s.beat++

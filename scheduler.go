@@ -61,16 +61,15 @@ type Scheduler struct {
 	estimator   predict.Estimator
 	tracker     *predict.ProgressTracker
 
-	clock       time.Duration // the latest time the scheduler has been told
-	refreshed   time.Duration // when the push index was last refreshed
-	beat        uint64        // heartbeat generation, marks jobs passed over in this pass
-	delayTick   time.Duration // when delay scheduling's waits last grew (DelayUpdate)
-	delayTicked bool
-	started     []*task              // tasks started in the current pass, for the tree
-	refused     map[classID]struct{} // classes that did not fit the node in this heartbeat
-	hasMax      bool                 // some queue has a max share
-	keepTurn    bool                 // the ordering keeps a job first as it starts tasks (FIFO)
-	deadline    match.DeadlineCheck
+	clock     time.Duration        // the latest time the scheduler has been told
+	refreshed time.Duration        // when the push index was last refreshed
+	beat      uint64               // heartbeat generation, marks jobs passed over in this pass
+	delayTick time.Duration        // when delay scheduling's waits last grew (DelayUpdate); -DelayUpdate before the first heartbeat
+	started   []*task              // tasks started in the current pass, for the tree
+	refused   map[classID]struct{} // classes that did not fit the node in this heartbeat
+	hasMax    bool                 // some queue has a max share
+	keepTurn  bool                 // the ordering keeps a job first as it starts tasks (FIFO)
+	deadline  match.DeadlineCheck
 }
 
 type node struct {
@@ -130,15 +129,16 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		}
 	}
 	s := &Scheduler{
-		schema:   schema,
-		cfg:      cfg,
-		nodes:    make(map[string]*node),
-		refused:  make(map[classID]struct{}),
-		jobs:     make(map[string]*job),
-		busyJobs: make(map[string]*job),
-		classes:  make(map[classID]*demandClass),
-		tasks:    make(map[string]*task),
-		keyDim:   firstNonCompressible(schema),
+		schema:    schema,
+		cfg:       cfg,
+		nodes:     make(map[string]*node),
+		refused:   make(map[classID]struct{}),
+		jobs:      make(map[string]*job),
+		busyJobs:  make(map[string]*job),
+		delayTick: -DelayUpdate,
+		classes:   make(map[classID]*demandClass),
+		tasks:     make(map[string]*task),
+		keyDim:    firstNonCompressible(schema),
 	}
 	s.keepTurn = keepsTurn(cfg.ordering, schema)
 	s.byFree = btree.NewG(16, func(a, b *node) bool {

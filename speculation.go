@@ -87,7 +87,7 @@ func (s *Scheduler) speculatePass(n *node, now time.Duration, d *Decision) {
 			return
 		}
 		if !busyDone {
-			busy, busyDone = s.busySlots(now), true
+			busy, busyDone = s.busySlots(now, false), true
 		}
 		req := speculate.Request{Node: n.spec.ID, Now: now, Busy: otherJobs(busy, j)}
 		dec, err := s.cfg.speculator.Speculate(s.specJob(j, now), req)
@@ -122,13 +122,14 @@ func (s *Scheduler) specJob(j *job, now time.Duration) speculate.Job {
 	return sj
 }
 
-// busySlots lists every running task's slot with its time left, for PRRL's
-// pre-release list, sorted by node and task.
-func (s *Scheduler) busySlots(now time.Duration) []speculate.BusySlot {
+// busySlots lists the slots of the running tasks (and, with backups, of their backup
+// attempts) whose time left is known, with that time left, sorted by node and task:
+// the pre-release resources of SPEC §9 and §10.
+func (s *Scheduler) busySlots(now time.Duration, backups bool) []speculate.BusySlot {
 	var out []speculate.BusySlot
 	for _, m := range s.nodes {
 		for _, t := range m.running {
-			if t.backupOf != nil {
+			if t.backupOf != nil && !backups {
 				continue
 			}
 			if left, ok := s.timeLeft(t, now); ok {

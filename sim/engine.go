@@ -286,7 +286,7 @@ func (s *Sim) handle(ev event) error {
 	case evExtra:
 		n := s.nodes[ev.a]
 		n.extraDue = false
-		if n.up && s.cfg.mode == Pull && (s.pending > 0 || s.pol.Progress) {
+		if n.up && s.asksForWork() {
 			return s.heartbeat(n)
 		}
 	case evRetry:
@@ -387,10 +387,17 @@ func (s *Sim) beat(n *node) error {
 			return err
 		}
 	}
-	if s.cfg.mode == Pull && (s.pending > 0 || s.pol.Progress) {
+	if s.asksForWork() {
 		return s.heartbeat(n)
 	}
 	return nil
+}
+
+// asksForWork reports whether a node heartbeats the scheduler for work: in pull mode,
+// while tasks are pending, or always when the policy reports progress (a node may then
+// take a backup).
+func (s *Sim) asksForWork() bool {
+	return s.cfg.mode == Pull && (s.pending > 0 || s.pol.Progress)
 }
 
 // heartbeat asks the scheduler what to start on n and starts it.

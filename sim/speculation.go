@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/resource"
 )
 
 // This file runs the backup attempts a speculating scheduler launches
@@ -64,7 +65,7 @@ func (s *Sim) startBackup(a *finegrain.Assignment) error {
 func (s *Sim) endBackup(t *simTask) {
 	q := s.jobs[t.job].queue
 	s.m.queueAlloc[q] = s.m.queueAlloc[q].Sub(t.backupPeak)
-	t.backupPeak = t.backupPeak.Sub(t.backupPeak)
+	t.backupPeak = resource.Tuple{}
 }
 
 // stopBackup ends task t's backup run, which the scheduler has already dropped.
