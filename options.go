@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"time"
 
 	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/policy"
 	"github.com/finegrain/finegrain/predict"
@@ -43,9 +43,7 @@ type config struct {
 	speculator  speculate.Speculator
 	skipDetails int
 	holdTail    bool
-	// noQuickCheck turns off the demand-class checks of a pull pass (classes.go), for
-	// the test that shows they change no decision.
-	noQuickCheck bool
+	edits       []pluginEdit // WithPlugin, WithPluginBefore, WithoutPlugin, in order
 }
 
 // WithEstimator replaces the similar-task estimator (predict.SimilarTask) by est.
@@ -247,17 +245,14 @@ func WithMaxPerHeartbeat(n int) Option {
 	}
 }
 
-// WithLogger logs every decision at debug level, and refused events at warn level.
+// WithLogger logs every decision at debug level, and unexpected refusals at warn
+// level.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
 		c.logger = l
 		return nil
 	}
 }
-
-// DelayUpdate is the step in which delay scheduling's waits grow (WithDelayScheduling):
-// Hadoop's Fair Scheduler update interval.
-const DelayUpdate = 500 * time.Millisecond
 
 // WithSkipDetails makes each Decision detail the first n jobs a heartbeat passed over
 // (Decision.Skips: the job, the task, the reason and the match result), for debugging
@@ -270,6 +265,107 @@ func WithSkipDetails(n int) Option {
 			return fmt.Errorf("finegrain: skip details %d, want 0..%d: %w", n, MaxSkips, ErrInvalid)
 		}
 		c.skipDetails = n
+		return nil
+	}
+}
+
+// WithPreReleaseList makes pull mode choose tasks by the pre-release resource list
+// (plugins.PreReleaseList, PRRL thesis Alg. 4.1/4.2) instead of the fairness order with
+// delay scheduling: on a heartbeat, p picks the pool and job by the fair rule and
+// either gives the node a task of that job (node-local, else rack-local, else any) or
+// promises the job a busy slot elsewhere where its task would finish sooner, and moves
+// on. There are no wait parameters. A job's task time on a node comes from the
+// progress the embedder reports (Scheduler.Progress). Each decision costs O(pending +
+// running): meant for clusters of the thesis' scale. Push mode is unaffected.
+func WithPreReleaseList(p *speculate.FairPlacer) Option {
+	return func(c *config) error {
+		if p == nil {
+			return fmt.Errorf("finegrain: pre-release placer is nil: %w", ErrInvalid)
+		}
+		c.prerelease = p
+		return nil
+	}
+}
+
+// WithSpeculation turns on speculative execution in pull mode with sp (LATE or PRRL
+// from package speculate, or another speculate.Speculator; plugins.Speculation).
+// After a heartbeat's passes have started what they could, while the node has room,
+// the jobs with running tasks and none pending are visited in priority then
+// submission order, and sp decides whether one of each job's running tasks gets a
+// backup attempt on the node. sp sees, for each job, a progress model of that job's
+// own tasks (fed by Progress, Started, Finished and Failed), the tasks already backed
+// up, and, as nodes not to back up on, each task's own node and the nodes where its
+// backup failed; PRRL also sees the other jobs' running tasks as slots that free when
+// their time left is up.
+//
+// A backup is placed like its task (same demand, same plugins) and comes back in the
+// Decision as an Assignment whose Task is BackupID(task) and BackupOf the task. The
+// embedder runs it and reports on it by that ID — Progress is accepted and ignored,
+// Finished, Failed, Cancel — under these rules:
+//
+//   - The first attempt to finish finishes the task: Finished on either ID releases
+//     both attempts' resources (stop the other attempt). A backup that wins counts on
+//     its node's task rate.
+//   - Failed (or Cancel) on a backup drops the backup only; the task runs on.
+//   - Failed on a task, or RemoveNode of its node, drops its backup with it and makes
+//     the task pending again (stop the backup); Cancel on a task cancels both.
+//
+// A task has at most one backup at a time. Backups hold resources and count in their
+// job's fairness usage while they run; Counts and State count the task once (State of
+// a backup ID reports Running while it runs).
+func WithSpeculation(sp speculate.Speculator) Option {
+	return func(c *config) error {
+		if sp == nil {
+			return fmt.Errorf("finegrain: speculator is nil: %w", ErrInvalid)
+		}
+		c.speculator = sp
+		return nil
+	}
+}
+
+// pluginEdit is one change to the default plugin list.
+type pluginEdit struct {
+	plugin framework.Plugin // to add; nil for a removal
+	before string           // add before this plugin; "" appends
+	remove string           // the plugin to remove
+}
+
+// WithPlugin adds p to the scheduler's plugins, after the built-in ones, at every
+// extension point p implements (package framework: PreFilter, Filter, PostFilter,
+// Score, Reserve, Permit, NodeGate, JobFilter, Pass; a DemandPlugin replaces the
+// demand step). Options apply in order.
+func WithPlugin(p framework.Plugin) Option {
+	return func(c *config) error {
+		if p == nil {
+			return fmt.Errorf("finegrain: plugin is nil: %w", ErrInvalid)
+		}
+		c.edits = append(c.edits, pluginEdit{plugin: p})
+		return nil
+	}
+}
+
+// WithPluginBefore adds p just before the plugin named before, so that at every
+// extension point both implement, p runs first: WithPluginBefore("StageMatch", f)
+// filters before matching. New fails when no plugin is named before.
+func WithPluginBefore(before string, p framework.Plugin) Option {
+	return func(c *config) error {
+		if p == nil || before == "" {
+			return fmt.Errorf("finegrain: plugin %v before %q: %w", p, before, ErrInvalid)
+		}
+		c.edits = append(c.edits, pluginEdit{plugin: p, before: before})
+		return nil
+	}
+}
+
+// WithoutPlugin removes the plugin named name (a built-in one, listed by
+// Scheduler.Plugins, or one added earlier); with WithPluginBefore it reorders. New
+// fails when no plugin is named name.
+func WithoutPlugin(name string) Option {
+	return func(c *config) error {
+		if name == "" {
+			return fmt.Errorf("finegrain: plugin name is empty: %w", ErrInvalid)
+		}
+		c.edits = append(c.edits, pluginEdit{remove: name})
 		return nil
 	}
 }

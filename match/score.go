@@ -170,6 +170,20 @@ type Placement struct {
 
 var errPlaceNone = fmt.Errorf("match: place: %w", ErrNoServers)
 
+// ScoreServer is how a task demanding p from start scores on server s: sc applied
+// to the server's capacity, its least free amount over the task's window
+// (Timeline.MinFree from start to start + p's duration) and p's peak demand. A NaN
+// score is −∞, so it ranks last. Place and the reference Scheduler's node scoring both
+// score this way.
+func ScoreServer(sc Scorer, s Server, start time.Duration, p stage.Profile) float64 {
+	tl := s.Timeline
+	score := sc.Score(tl.Capacity(), tl.MinFree(start, stage.AddSat(start, p.Duration())), p.Peak())
+	if score != score {
+		return math.Inf(-1)
+	}
+	return score
+}
+
 // Place is push-mode placement: it matches task t, starting at start, against every
 // server with m, applies the QoS check q (nil for none) to those it fits, and returns
 // the fitting server sc scores highest. Ties go to the smaller server ID, then the
@@ -188,11 +202,7 @@ func Place(servers []Server, start time.Duration, t Task, m Matcher, q QoSCheck,
 			}
 			continue
 		}
-		tl := s.Timeline
-		score := sc.Score(tl.Capacity(), tl.MinFree(start, stage.AddSat(start, t.Profile.Duration())), t.Profile.Peak())
-		if score != score {
-			score = math.Inf(-1)
-		}
+		score := ScoreServer(sc, s, start, t.Profile)
 		if best.Index < 0 || score > best.Score || (score == best.Score && s.ID < best.Server) {
 			best = Placement{Index: i, Server: s.ID, Score: score, Result: r}
 		}

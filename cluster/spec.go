@@ -1,4 +1,4 @@
-package finegrain
+package cluster
 
 import (
 	"errors"
@@ -10,11 +10,11 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// Sentinel errors of the Scheduler; every error it returns wraps one of these (or a
-// sentinel of a lower package, such as resource.ErrNegative), so errors.Is works.
+// Sentinel errors; every error of the package wraps one of these (or a sentinel of a
+// lower package, such as resource.ErrNegative), so errors.Is works.
 var (
 	// ErrUnknownNode, ErrUnknownTask, ErrUnknownJob and ErrUnknownQueue report an ID the
-	// scheduler does not hold.
+	// state does not hold.
 	ErrUnknownNode  = errors.New("unknown node")
 	ErrUnknownTask  = errors.New("unknown task")
 	ErrUnknownJob   = errors.New("unknown job")
@@ -24,25 +24,23 @@ var (
 	// ErrInvalid reports a malformed argument: empty ID, negative time, bad option.
 	ErrInvalid = errors.New("invalid argument")
 	// ErrState reports an event that does not fit the task's state, such as a finish
-	// before any start or a second cancellation.
+	// before any start, a second cancellation or a commit of a task not reserved.
 	ErrState = errors.New("event does not fit the task's state")
-	// ErrNotPlaced reports a push placement that found no node; the returned Decision
-	// says why.
-	ErrNotPlaced = errors.New("no node fits the task")
 )
 
-// Node describes one server of the cluster.
-type Node struct {
+// NodeSpec describes one server of the cluster.
+type NodeSpec struct {
 	// ID names the node; unique in the cluster.
 	ID string
-	// Rack names the node's rack, for locality (SPEC §10); may be empty.
+	// Rack names the node's rack, for locality; may be empty.
 	Rack string
 	// Capacity is the node's total resources, N in the paper.
 	Capacity resource.Tuple
 }
 
-// Job groups tasks for fairness (SPEC §10's middle level).
-type Job struct {
+// JobSpec describes a job: a group of tasks that fairness treats as one (the middle
+// level of queue → job → task).
+type JobSpec struct {
 	// ID names the job; unique.
 	ID string
 	// Queue names the queue the job belongs to; "" is the default queue.
@@ -55,18 +53,18 @@ type Job struct {
 	Submitted time.Duration
 }
 
-// Task is one unit of work to place on a node.
-type Task struct {
+// TaskSpec describes one unit of work to place on a node.
+type TaskSpec struct {
 	// ID names the task; unique.
 	ID string
 	// Job names the task's job, which must have been submitted.
 	Job string
-	// Key is the task's similarity key (SPEC §2, Def. 3): the estimator predicts its
-	// stage profile from earlier tasks of the same key. A zero Key (empty Logic) makes
-	// the task unpredictable: it is placed by its request.
+	// Key is the task's similarity key (docs/methods.md §2, Def. 3): the estimator
+	// predicts its stage profile from earlier tasks of the same key. A zero Key (empty
+	// Logic) makes the task unpredictable: it is placed by its request.
 	Key predict.Key
 	// Request is the quantity the user asked for. Unpredictable tasks get exactly this
-	// (SPEC §3, request quantity).
+	// (request quantity).
 	Request resource.Tuple
 	// Duration is how long the request is held when known; 0 means until the task
 	// finishes.
@@ -92,25 +90,33 @@ type TaskState uint8
 const (
 	// Pending: waiting for a node.
 	Pending TaskState = iota + 1
-	// Running: holds an allocation on a node (its start may lie in the future when it
-	// was placed with a future start).
+	// Running: holds a committed reservation on a node (its start may lie in the future
+	// when it was placed with a future start).
 	Running
 	// Finished: done; its resources were returned.
 	Finished
 	// Cancelled: withdrawn by the embedder.
 	Cancelled
+	// Reserved: holds a tentative reservation on a node, visible to every later
+	// decision, that is either committed (Running) or rolled back (Pending). A task is
+	// Reserved only between the Reserve and Permit steps of a scheduling cycle, or
+	// while a Permit plugin keeps it waiting.
+	Reserved
 )
 
+var stateNames = [...]string{"", "pending", "running", "finished", "cancelled", "reserved"}
+
 func (s TaskState) String() string {
-	switch s {
-	case Pending:
-		return "pending"
-	case Running:
-		return "running"
-	case Finished:
-		return "finished"
-	case Cancelled:
-		return "cancelled"
+	if s > 0 && int(s) < len(stateNames) {
+		return stateNames[s]
 	}
 	return fmt.Sprintf("TaskState(%d)", uint8(s))
 }
+
+// BackupSuffix ends the ID of a backup attempt: the backup of task "t7" is
+// "t7"+BackupSuffix. The state names backups; a submitted task whose ID ends with it is
+// never backed up.
+const BackupSuffix = "#backup"
+
+// BackupID returns the ID of task id's backup attempt.
+func BackupID(id string) string { return id + BackupSuffix }

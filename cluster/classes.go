@@ -1,0 +1,133 @@
+package cluster
+
+import (
+	"iter"
+	"time"
+
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+)
+
+// This file keeps, for every job and for the cluster, the distinct demands of the
+// pending tasks — their demand classes — so that a pull cycle can tell without looking
+// tasks up that none of a job's tasks can start on a node (plugins.DemandClasses). A
+// job's map tasks share one key and one request, so a job has one or two classes.
+
+// ClassID identifies a demand class: tasks that ask a node for the same thing now.
+// Undeclared tasks of one class are matched against the same profile (their key's
+// prediction, or their request held for their duration).
+type ClassID struct {
+	// Key is the tasks' similarity key.
+	Key predict.Key
+	// Request and Duration are the tasks' request and declared duration (undeclared
+	// tasks).
+	Request  resource.Tuple
+	Duration time.Duration
+	// Declared is set for tasks that declare their profiles; First is then the
+	// declared first stage's non-compressible demand (two such tasks may share only
+	// that).
+	Declared bool
+	First    resource.Tuple
+}
+
+// Class is a demand class with its pending tasks.
+type Class struct {
+	ID ClassID
+	// Slot is the class's small integer, unique among the classes with pending tasks
+	// and reused once a class has none, for plugins that keep per-class scratch in a
+	// slice (State.ClassSlots bounds it).
+	Slot int
+	// Serial numbers the class among every class the state ever held: a slot's
+	// scratch is the class's while the serials match.
+	Serial uint64
+	// N counts the pending tasks of the class (of the job, in JobInfo.Classes; of the
+	// cluster, in State.Classes).
+	N int
+}
+
+// ClassOf is task t's demand class.
+func (s *State) ClassOf(t *TaskInfo) ClassID {
+	if t.spec.Profile.Len() > 0 {
+		return ClassID{Key: t.spec.Key, Declared: true, First: t.spec.Profile.Stage(0).Demand.Only(s.schema.NonCompressible())}
+	}
+	return ClassID{Key: t.spec.Key, Request: t.spec.Request, Duration: t.spec.Duration}
+}
+
+// Classes yields the cluster's demand classes, in no particular order.
+func (s *State) Classes() iter.Seq[*Class] {
+	return func(yield func(*Class) bool) {
+		for _, c := range s.classes {
+			if !yield(c) {
+				return
+			}
+		}
+	}
+}
+
+// NumClasses is how many demand classes have pending tasks.
+func (s *State) NumClasses() int { return len(s.classes) }
+
+// ClassPending is how many pending tasks of the cluster are of class id.
+func (s *State) ClassPending(id ClassID) int {
+	if c := s.classes[id]; c != nil {
+		return c.N
+	}
+	return 0
+}
+
+// ClassSlots bounds Class.Slot: every slot is below it.
+func (s *State) ClassSlots() int { return s.nslots }
+
+// addPending counts task t among its job's pending demand classes, and the cluster's.
+func (s *State) addPending(j *JobInfo, t *TaskInfo) {
+	id := s.ClassOf(t)
+	c := s.classes[id]
+	if c != nil {
+		c.N++
+	} else {
+		slot := s.nslots
+		if k := len(s.slots); k > 0 {
+			slot, s.slots = s.slots[k-1], s.slots[:k-1]
+		} else {
+			s.nslots++
+		}
+		s.serial++
+		c = &Class{ID: id, Slot: slot, Serial: s.serial, N: 1}
+		s.classes[id] = c
+	}
+	if i, ok := j.classIdx[id]; ok {
+		j.classes[i].N++
+		return
+	}
+	if j.classIdx == nil {
+		j.classIdx = map[ClassID]int{}
+	}
+	j.classIdx[id] = len(j.classes)
+	j.classes = append(j.classes, Class{ID: id, Slot: c.Slot, Serial: c.Serial, N: 1})
+}
+
+// removePending takes task t out of its job's pending demand classes, and the
+// cluster's.
+func (s *State) removePending(j *JobInfo, t *TaskInfo) {
+	id := s.ClassOf(t)
+	if c := s.classes[id]; c != nil {
+		if c.N--; c.N == 0 {
+			delete(s.classes, id)
+			s.slots = append(s.slots, c.Slot)
+		}
+	}
+	i, ok := j.classIdx[id]
+	if !ok {
+		return
+	}
+	if j.classes[i].N--; j.classes[i].N > 0 {
+		return
+	}
+	last := len(j.classes) - 1
+	if i != last {
+		j.classes[i] = j.classes[last]
+		j.classIdx[j.classes[i].ID] = i
+	}
+	j.classes = j.classes[:last]
+	delete(j.classIdx, id)
+}

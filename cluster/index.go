@@ -1,0 +1,88 @@
+package cluster
+
+import (
+	"time"
+
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// This file keeps the free-capacity index: the nodes in a B-tree by the free amount
+// of the schema's first non-compressible dimension (memory in the standard schema),
+// roomiest first, so that a push placement visits nodes from the roomiest down and
+// stops at the first with too little.
+
+// refreshEvery is how much time may pass before every node's index key is recomputed.
+// Keys change exactly on reserve and release; between those, stages and reservations
+// ending raise a node's free amount without an event, so a key may understate it for
+// up to this long (the node is then visited later, or missed by a push placement's
+// early stop).
+const refreshEvery = time.Second
+
+// IndexDim is the dimension the free index orders nodes by.
+func (s *State) IndexDim() int { return s.keyDim }
+
+// Advance moves the state's clock to now (never back), refreshing the free index when
+// it is stale.
+func (s *State) Advance(now time.Duration) {
+	if now <= s.clock {
+		return
+	}
+	s.clock = now
+	if now-s.refreshed < refreshEvery {
+		return
+	}
+	s.refreshed = now
+	for _, n := range s.nodes {
+		s.reindex(n)
+	}
+}
+
+// reindex updates a node's position in the free index after its timeline changed.
+func (s *State) reindex(n *NodeInfo) {
+	key := n.tl.FreeAt(s.clock)[s.keyDim]
+	if key == n.key {
+		return
+	}
+	s.byFree.Delete(n)
+	n.key = key
+	s.byFree.ReplaceOrInsert(n)
+}
+
+// ByFree calls fn with the nodes whose indexed free amount of IndexDim is at least
+// need, roomiest first (ties in ID order), until fn returns false. The indexed amount
+// is the node's free amount at the clock, refreshed as Advance says.
+func (s *State) ByFree(need int64, fn func(n *NodeInfo) bool) {
+	s.byFree.Ascend(func(n *NodeInfo) bool {
+		if n.key < need {
+			return false
+		}
+		return fn(n)
+	})
+}
+
+// SetExternalLoad holds on node n, from now until the next report replaces it, load
+// that the scheduler did not place (other applications sharing the server). Where the
+// reservations already there leave less than load, what is free is held; the amount
+// held is returned. A zero load clears the report.
+func (s *State) SetExternalLoad(n *NodeInfo, now time.Duration, load resource.Tuple) (resource.Tuple, error) {
+	if err := s.schema.Validate(load); err != nil {
+		return resource.Tuple{}, err
+	}
+	if n.external != 0 {
+		_ = n.tl.Release(n.external)
+		n.external = 0
+	}
+	held := load.Min(n.tl.MinFree(now, stage.Forever).Max(resource.Tuple{}))
+	if !held.IsZero() {
+		p, err := stage.Constant(s.schema, held, stage.Forever)
+		if err == nil {
+			n.external, err = n.tl.Reserve(max(now, n.tl.Origin()), p, resource.Tuple{})
+		}
+		if err != nil {
+			n.external, held = 0, resource.Tuple{}
+		}
+	}
+	s.reindex(n)
+	return held, nil
+}

@@ -1,0 +1,100 @@
+package cluster
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/finegrain/finegrain/predict"
+)
+
+// This file feeds the progress models (docs/methods.md §8): the cluster's, which the
+// pre-release list and Scheduler.Runtime read, and with WithJobProgress one per job,
+// which speculation reads.
+
+// Started records that running task t actually started at now (it may differ from
+// the planned start): its progress clock restarts there.
+func (s *State) Started(t *TaskInfo, now time.Duration) error {
+	if err := s.own(t, nil); err != nil {
+		return err
+	}
+	if t.state != Running {
+		return fmt.Errorf("cluster: start of task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+	}
+	t.start = now
+	if t.backupOf != nil {
+		return nil
+	}
+	s.progressAbandon(t)
+	s.progressStart(t, t.node.spec.ID, now)
+	return nil
+}
+
+// ReportProgress records running task t's progress in [0, 1] at now. A backup's
+// progress is accepted and not modelled.
+func (s *State) ReportProgress(t *TaskInfo, progress float64, now time.Duration) error {
+	if err := s.own(t, nil); err != nil {
+		return err
+	}
+	if t.state != Running {
+		return fmt.Errorf("cluster: progress of task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+	}
+	if t.backupOf != nil {
+		return nil
+	}
+	if err := s.tracker.Update(t.spec.ID, progress, now); err != nil {
+		return fmt.Errorf("cluster: progress of task %q: %w", t.spec.ID, err)
+	}
+	if j := s.jobs[t.spec.Job]; j.progress != nil {
+		_ = j.progress.Update(t.spec.ID, progress, now)
+	}
+	return nil
+}
+
+func (s *State) progressStart(t *TaskInfo, node string, at time.Duration) {
+	_ = s.tracker.Start(t.spec.ID, node, at)
+	if j := s.jobs[t.spec.Job]; s.perJob {
+		if j.progress == nil {
+			j.progress, _ = predict.NewProgressTracker()
+		}
+		_ = j.progress.Start(t.spec.ID, node, at)
+	}
+}
+
+func (s *State) progressFinish(t *TaskInfo, at time.Duration) {
+	_ = s.tracker.Finish(t.spec.ID, at)
+	if j := s.jobs[t.spec.Job]; j.progress != nil {
+		_ = j.progress.Finish(t.spec.ID, at)
+	}
+}
+
+func (s *State) progressAbandon(t *TaskInfo) {
+	_ = s.tracker.Abandon(t.spec.ID)
+	if j := s.jobs[t.spec.Job]; j.progress != nil {
+		_ = j.progress.Abandon(t.spec.ID)
+	}
+}
+
+// backupWon records that task t's backup b finished first at now, on b's node: the
+// run counts on that node's rate (eq. 3.5), from the backup's start.
+func (s *State) backupWon(t, b *TaskInfo, now time.Duration) {
+	s.progressAbandon(t)
+	node := b.node.spec.ID
+	_ = s.tracker.Start(b.spec.ID, node, b.start)
+	_ = s.tracker.Finish(b.spec.ID, now)
+	if j := s.jobs[t.spec.Job]; j.progress != nil {
+		_ = j.progress.Start(b.spec.ID, node, b.start)
+		_ = j.progress.Finish(b.spec.ID, now)
+	}
+}
+
+// TimeLeft is when placed task t's slot frees, from now: by its reported progress
+// (eq. 3.4), else by what remains of its predicted duration; false when unknown.
+func (s *State) TimeLeft(t *TaskInfo, now time.Duration) (time.Duration, bool) {
+	if p, ok := s.tracker.Task(t.spec.ID, now); ok && p.Progress > 0 && p.Rate > 0 {
+		return max(p.TimeLeft, 0), true
+	}
+	if t.planned > 0 {
+		return max(t.start+t.planned-now, 0), true
+	}
+	return 0, false
+}

@@ -1,0 +1,288 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// This file is the task life cycle: two-phase reservations (Reserve, Commit,
+// Unreserve), eviction and failure (back to pending), finish and cancellation, and
+// speculative backup attempts, which follow the same two phases.
+
+// Reservation is what a placement holds on a node.
+type Reservation struct {
+	// Start is when the reservation begins: now, or later for a future start.
+	Start time.Duration
+	// Hold is what is reserved on the node's timeline.
+	Hold stage.Profile
+	// Plan is the profile the task is expected to follow (Hold without the part held
+	// until the task finishes); empty means Hold.
+	Plan stage.Profile
+	// Predicted reports a stage-by-stage plan (a prediction or a declaration) rather
+	// than the request.
+	Predicted bool
+	// Allowance is how far below zero the reservation may take each free amount
+	// (compression, as the matcher reported it in match.Result.Allowance).
+	Allowance resource.Tuple
+}
+
+// own checks that t and n are this state's.
+func (s *State) own(t *TaskInfo, n *NodeInfo) error {
+	if t == nil || s.tasks[t.spec.ID] != t {
+		return fmt.Errorf("cluster: task: %w", ErrUnknownTask)
+	}
+	if n != nil && s.nodes[n.spec.ID] != n {
+		return fmt.Errorf("cluster: node %q: %w", n.spec.ID, ErrUnknownNode)
+	}
+	return nil
+}
+
+// Reserve holds r on node n for pending task t, tentatively: the timeline, the free
+// index and the fairness usage see it at once, and t is Reserved until Commit or
+// Unreserve. A refused reservation (the timeline has no room, a malformed profile)
+// changes nothing.
+func (s *State) Reserve(t *TaskInfo, n *NodeInfo, r Reservation) error {
+	if err := s.own(t, n); err != nil {
+		return err
+	}
+	if t.state != Pending || t.backupOf != nil {
+		return fmt.Errorf("cluster: reserve task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+	}
+	h, err := s.hold(n, r)
+	if err != nil {
+		return fmt.Errorf("cluster: reserve task %q on node %q: %w", t.spec.ID, n.spec.ID, err)
+	}
+	usage := r.Hold.Peak()
+	s.dequeue(t, true)
+	s.treeApply(treeOp{kind: opStart, job: t.spec.Job, a: t.spec.Request, b: usage})
+	s.place(t, n, h, r, usage)
+	s.setState(t, Reserved)
+	return nil
+}
+
+// hold reserves r on n's timeline.
+func (s *State) hold(n *NodeInfo, r Reservation) (stage.Handle, error) {
+	if r.Start < 0 {
+		return 0, fmt.Errorf("start %v: %w", r.Start, ErrInvalid)
+	}
+	if r.Hold.Len() == 0 {
+		return 0, fmt.Errorf("empty profile: %w", ErrInvalid)
+	}
+	return n.tl.Reserve(r.Start, r.Hold, r.Allowance)
+}
+
+// place records that t holds reservation h of r on n.
+func (s *State) place(t *TaskInfo, n *NodeInfo, h stage.Handle, r Reservation, usage resource.Tuple) {
+	plan := r.Plan
+	if plan.Len() == 0 {
+		plan = r.Hold
+	}
+	t.node, t.handle, t.start, t.plan, t.usage, t.planned = n, h, r.Start, plan, usage, 0
+	if r.Predicted {
+		t.planned = plan.Duration()
+	}
+	n.tasks[t.spec.ID] = t
+	s.reindex(n)
+}
+
+// ReserveBackup holds r on node n for a backup attempt of running task t,
+// tentatively, and returns the attempt (ID BackupID(t.ID()), Reserved until Commit or
+// Unreserve). It fails, changing nothing, when t is not running, already has a
+// backup, is itself a backup or is named like one, or when n is t's own node.
+func (s *State) ReserveBackup(t *TaskInfo, n *NodeInfo, r Reservation) (*TaskInfo, error) {
+	if err := s.own(t, n); err != nil {
+		return nil, err
+	}
+	id := BackupID(t.spec.ID)
+	switch {
+	case t.state != Running || t.backupOf != nil || t.backup != nil:
+		return nil, fmt.Errorf("cluster: back up task %q: it is %v or backed up: %w", t.spec.ID, t.state, ErrState)
+	case strings.HasSuffix(t.spec.ID, BackupSuffix) || s.tasks[id] != nil:
+		return nil, fmt.Errorf("cluster: back up task %q: %q is taken: %w", t.spec.ID, id, ErrDuplicate)
+	case t.node == n:
+		return nil, fmt.Errorf("cluster: back up task %q on its own node %q: %w", t.spec.ID, n.spec.ID, ErrInvalid)
+	}
+	h, err := s.hold(n, r)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: back up task %q on node %q: %w", t.spec.ID, n.spec.ID, err)
+	}
+	spec := t.spec
+	spec.ID = id
+	b := &TaskInfo{spec: spec, state: Reserved, backupOf: t}
+	usage := r.Hold.Peak()
+	s.treeApply(treeOp{kind: opAllocate, job: t.spec.Job, a: usage})
+	t.backup = b
+	s.tasks[id] = b
+	s.place(b, n, h, r, usage)
+	return b, nil
+}
+
+// Commit makes reserved task (or backup attempt) t Running.
+func (s *State) Commit(t *TaskInfo) error {
+	if err := s.own(t, nil); err != nil {
+		return err
+	}
+	if t.state != Reserved {
+		return fmt.Errorf("cluster: commit task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+	}
+	if t.backupOf != nil {
+		t.state = Running
+		return nil
+	}
+	j := s.jobs[t.spec.Job]
+	j.running[t.spec.ID] = t
+	s.busyJobs[j.spec.ID] = j
+	s.progressStart(t, t.node.spec.ID, t.start)
+	s.setState(t, Running)
+	return nil
+}
+
+// Unreserve rolls reserved task t back to Pending, or drops reserved backup attempt
+// t: everything is as it was before Reserve (ReserveBackup).
+func (s *State) Unreserve(t *TaskInfo) error {
+	if err := s.own(t, nil); err != nil {
+		return err
+	}
+	if t.state != Reserved {
+		return fmt.Errorf("cluster: unreserve task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+	}
+	if t.backupOf != nil {
+		s.dropBackup(t.backupOf, false)
+		return nil
+	}
+	s.requeue(t)
+	return nil
+}
+
+// Evict releases running task t's reservation and makes it pending again, its
+// backup dropped; for a backup attempt, drops the attempt. The task keeps its place
+// among its job's pending tasks.
+func (s *State) Evict(t *TaskInfo) error {
+	return s.stop(t, "evict", false)
+}
+
+// Fail records that running task t was lost (killed, out of memory): as Evict, and a
+// failed backup's node is remembered as one not to back the task up on again.
+func (s *State) Fail(t *TaskInfo) error {
+	return s.stop(t, "fail", true)
+}
+
+func (s *State) stop(t *TaskInfo, event string, failed bool) error {
+	if err := s.own(t, nil); err != nil {
+		return err
+	}
+	if t.state != Running {
+		return fmt.Errorf("cluster: %s task %q: it is %v: %w", event, t.spec.ID, t.state, ErrState)
+	}
+	if t.backupOf != nil {
+		s.dropBackup(t.backupOf, failed)
+		return nil
+	}
+	s.requeue(t)
+	return nil
+}
+
+// Finish records that running task t finished at now: its resources (and its
+// backup's) return to their nodes and its run joins its node's progress rate. When t
+// is a backup attempt, the backup won: its task finishes, and the run counts on the
+// backup's node.
+func (s *State) Finish(t *TaskInfo, now time.Duration) error {
+	if err := s.own(t, nil); err != nil {
+		return err
+	}
+	if t.state != Running {
+		return fmt.Errorf("cluster: finish task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+	}
+	if now < t.start {
+		return fmt.Errorf("cluster: finish of task %q at %v before its start %v: %w", t.spec.ID, now, t.start, ErrState)
+	}
+	if b := t; b.backupOf != nil {
+		t = b.backupOf
+		s.backupWon(t, b, now)
+	} else {
+		s.progressFinish(t, now)
+	}
+	s.release(t)
+	s.setState(t, Finished)
+	return nil
+}
+
+// Cancel withdraws a pending, reserved or running task; a placed task's resources
+// return to its node. Cancelling a backup attempt drops the attempt only.
+func (s *State) Cancel(t *TaskInfo) error {
+	if err := s.own(t, nil); err != nil {
+		return err
+	}
+	switch t.state {
+	case Pending:
+		s.dequeue(t, false)
+	case Running, Reserved:
+		if t.backupOf != nil {
+			s.dropBackup(t.backupOf, false)
+			return nil
+		}
+		s.release(t)
+	default:
+		return fmt.Errorf("cluster: cancel task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+	}
+	s.setState(t, Cancelled)
+	return nil
+}
+
+func (s *State) setState(t *TaskInfo, st TaskState) {
+	if t.backupOf == nil {
+		s.count[t.state]--
+		s.count[st]++
+	}
+	t.state = st
+}
+
+// release returns a placed task's reservation and fairness usage (and its backup's),
+// and stops tracking its progress.
+func (s *State) release(t *TaskInfo) {
+	s.dropBackup(t, false)
+	n := t.node
+	if t.state == Running {
+		s.progressAbandon(t)
+		if j := s.jobs[t.spec.Job]; len(j.running) > 0 {
+			if delete(j.running, t.spec.ID); len(j.running) == 0 {
+				delete(s.busyJobs, j.spec.ID)
+			}
+		}
+	}
+	_ = n.tl.Release(t.handle)
+	delete(n.tasks, t.spec.ID)
+	s.treeApply(treeOp{kind: opRelease, job: t.spec.Job, a: t.usage})
+	t.node, t.handle, t.plan, t.planned, t.usage = nil, 0, stage.Profile{}, 0, resource.Tuple{}
+	s.reindex(n)
+}
+
+// requeue returns a placed task to pending.
+func (s *State) requeue(t *TaskInfo) {
+	s.release(t)
+	s.setState(t, Pending)
+	s.enqueue(t)
+}
+
+// dropBackup ends task t's backup attempt, if it has one: its resources return to its
+// node and its ID is forgotten. failed records its node as one not to back t up on.
+func (s *State) dropBackup(t *TaskInfo, failed bool) {
+	b := t.backup
+	if b == nil {
+		return
+	}
+	n := b.node
+	if failed {
+		t.failedOn = append(t.failedOn, n.spec.ID)
+	}
+	_ = n.tl.Release(b.handle)
+	delete(n.tasks, b.spec.ID)
+	s.treeApply(treeOp{kind: opRelease, job: t.spec.Job, a: b.usage})
+	delete(s.tasks, b.spec.ID)
+	t.backup, b.backupOf, b.node, b.state = nil, nil, nil, Cancelled
+	s.reindex(n)
+}

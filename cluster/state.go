@@ -1,0 +1,510 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/btree"
+
+	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// State is a cluster's scheduling state. Build one with New.
+type State struct {
+	schema *resource.Schema
+
+	nodes    map[string]*NodeInfo
+	byFree   *btree.BTreeG[*NodeInfo] // nodes by free amount of keyDim, descending
+	keyDim   int
+	capacity resource.Tuple // the cluster's total
+
+	jobs     map[string]*JobInfo
+	jobList  []*JobInfo          // by JobInfo.Index
+	busyJobs map[string]*JobInfo // the jobs with running tasks
+	classes  map[ClassID]*Class  // every pending task's demand class (classes.go)
+	slots    []int               // class slots free for reuse
+	nslots   int                 // class slots handed out
+	serial   uint64              // classes created
+	tasks    map[string]*TaskInfo
+	count    [Reserved + 1]int
+
+	tree     *fairness.Tree
+	pending  *fairness.Pending
+	ordering fairness.Policy
+	hasMax   bool // some queue has a max share
+	tracker  *predict.ProgressTracker
+	perJob   bool // keep a progress tracker per job
+
+	clock     time.Duration // the latest time the state has been told
+	refreshed time.Duration // when the free index was last refreshed
+	walking   int           // Walks under way: tree changes wait (deferred) until none is
+	deferred  []treeOp
+}
+
+// Option configures a State.
+type Option func(*config) error
+
+type config struct {
+	ordering fairness.Policy
+	perJob   bool
+}
+
+// WithOrdering sets the fairness policy that orders queues and jobs (Walk); default
+// fairness.DRF.
+func WithOrdering(p fairness.Policy) Option {
+	return func(c *config) error {
+		if p == nil {
+			return fmt.Errorf("cluster: ordering is nil: %w", ErrInvalid)
+		}
+		c.ordering = p
+		return nil
+	}
+}
+
+// WithJobProgress keeps, besides the cluster-wide progress model, one per job
+// (JobInfo.Progress), so that a speculator compares a task with its own job's tasks.
+func WithJobProgress(on bool) Option {
+	return func(c *config) error {
+		c.perJob = on
+		return nil
+	}
+}
+
+// New returns an empty state for resources described by schema.
+func New(schema *resource.Schema, opts ...Option) (*State, error) {
+	if schema == nil {
+		return nil, fmt.Errorf("cluster: nil schema: %w", resource.ErrSchemaMismatch)
+	}
+	cfg := config{ordering: fairness.DRF{}}
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("cluster: nil option: %w", ErrInvalid)
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	s := &State{
+		schema:   schema,
+		nodes:    make(map[string]*NodeInfo),
+		jobs:     make(map[string]*JobInfo),
+		busyJobs: make(map[string]*JobInfo),
+		classes:  make(map[ClassID]*Class),
+		tasks:    make(map[string]*TaskInfo),
+		keyDim:   firstNonCompressible(schema),
+		ordering: cfg.ordering,
+		perJob:   cfg.perJob,
+		pending:  fairness.NewPending(),
+	}
+	s.byFree = btree.NewG(16, func(a, b *NodeInfo) bool {
+		if a.key != b.key {
+			return a.key > b.key
+		}
+		return a.spec.ID < b.spec.ID
+	})
+	var err error
+	if s.tree, err = fairness.NewTree(schema, resource.Tuple{}, fairness.WithPolicy(cfg.ordering)); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	if s.tracker, err = predict.NewProgressTracker(); err != nil {
+		return nil, fmt.Errorf("cluster: progress tracker: %w", err)
+	}
+	return s, nil
+}
+
+// firstNonCompressible is the dimension the free index sorts nodes by: a task can only
+// start where this much of it is free, compression or not. Without one, slot 0.
+func firstNonCompressible(schema *resource.Schema) int {
+	for k := 0; k < schema.Len(); k++ {
+		if !schema.Dim(k).Compressible {
+			return k
+		}
+	}
+	return 0
+}
+
+// Schema is the schema of every amount the state holds.
+func (s *State) Schema() *resource.Schema { return s.schema }
+
+// Ordering is the fairness policy that orders queues and jobs.
+func (s *State) Ordering() fairness.Policy { return s.ordering }
+
+// Capacity is the cluster's total resources.
+func (s *State) Capacity() resource.Tuple { return s.capacity }
+
+// Clock is the latest time the state has been told (Advance).
+func (s *State) Clock() time.Duration { return s.clock }
+
+// Progress is the progress model of the running tasks, fed by Started, Progress,
+// Finish and the rest of the life cycle.
+func (s *State) Progress() *predict.ProgressTracker { return s.tracker }
+
+// AddNode adds a server. It fails on an empty or duplicate ID or an invalid capacity.
+func (s *State) AddNode(spec NodeSpec) error {
+	if spec.ID == "" {
+		return fmt.Errorf("cluster: node ID is empty: %w", ErrInvalid)
+	}
+	if _, ok := s.nodes[spec.ID]; ok {
+		return fmt.Errorf("cluster: node %q: %w", spec.ID, ErrDuplicate)
+	}
+	tl, err := stage.NewTimeline(s.schema, spec.Capacity)
+	if err != nil {
+		return fmt.Errorf("cluster: node %q: %w", spec.ID, err)
+	}
+	total := s.capacity.Add(spec.Capacity)
+	if err := s.tree.SetCapacity(total); err != nil {
+		return fmt.Errorf("cluster: node %q: %w", spec.ID, err)
+	}
+	s.capacity = total
+	n := &NodeInfo{spec: spec, tl: tl, tasks: make(map[string]*TaskInfo)}
+	s.nodes[spec.ID] = n
+	n.key = tl.FreeAt(s.clock)[s.keyDim]
+	s.byFree.ReplaceOrInsert(n)
+	return nil
+}
+
+// RemoveNode removes a server (it failed or left). Its running tasks return to pending
+// and are returned in ID order; reservations not yet committed are rolled back; backup
+// attempts on the node end, as do the backups of the tasks returned to pending.
+func (s *State) RemoveNode(id string) ([]string, error) {
+	n, ok := s.nodes[id]
+	if !ok {
+		return nil, fmt.Errorf("cluster: remove node %q: %w", id, ErrUnknownNode)
+	}
+	var ids []string
+	var backups, reserved []*TaskInfo
+	for tid, t := range n.tasks {
+		switch {
+		case t.backupOf != nil:
+			backups = append(backups, t)
+		case t.state == Reserved:
+			reserved = append(reserved, t)
+		default:
+			ids = append(ids, tid)
+		}
+	}
+	slices.Sort(ids)
+	slices.SortFunc(backups, byID)
+	slices.SortFunc(reserved, byID)
+	for _, b := range backups {
+		s.dropBackup(b.backupOf, true)
+	}
+	for _, t := range reserved {
+		s.requeue(t)
+	}
+	for _, tid := range ids {
+		s.requeue(s.tasks[tid])
+	}
+	s.byFree.Delete(n)
+	delete(s.nodes, id)
+	s.capacity = s.capacity.Sub(n.spec.Capacity)
+	_ = s.tree.SetCapacity(s.capacity)
+	return ids, nil
+}
+
+func byID(a, b *TaskInfo) int { return strings.Compare(a.spec.ID, b.spec.ID) }
+
+// AddQueue adds a queue under parent ("" for the root), configured by fairness options
+// (weight, min and max share, the ordering among its children).
+func (s *State) AddQueue(parent, id string, opts ...fairness.Option) error {
+	if err := s.tree.AddQueue(parent, id, opts...); err != nil {
+		if errors.Is(err, fairness.ErrUnknownQueue) {
+			return fmt.Errorf("cluster: queue %q: %w: %w", id, ErrUnknownQueue, err)
+		}
+		return fmt.Errorf("cluster: %w", err)
+	}
+	if e, err := s.tree.Queue(id); err == nil && e.Share.HasMax() {
+		s.hasMax = true
+	}
+	return nil
+}
+
+// AddJob adds a job to its queue. It fails on an empty or duplicate ID, an unknown
+// queue, a negative or NaN weight or a negative submission time.
+func (s *State) AddJob(spec JobSpec) error {
+	if spec.ID == "" {
+		return fmt.Errorf("cluster: job ID is empty: %w", ErrInvalid)
+	}
+	if spec.Submitted < 0 || !(spec.Weight >= 0) {
+		return fmt.Errorf("cluster: job %q: submitted %v, weight %v: %w", spec.ID, spec.Submitted, spec.Weight, ErrInvalid)
+	}
+	if _, ok := s.jobs[spec.ID]; ok {
+		return fmt.Errorf("cluster: job %q: %w", spec.ID, ErrDuplicate)
+	}
+	w := spec.Weight
+	if w == 0 {
+		w = 1
+	}
+	if err := s.tree.AddJob(spec.Queue, spec.ID, fairness.Weight(w), fairness.Priority(spec.Priority), fairness.SubmittedAt(spec.Submitted)); err != nil {
+		if errors.Is(err, fairness.ErrUnknownQueue) {
+			return fmt.Errorf("cluster: job %q: %w: %w", spec.ID, ErrUnknownQueue, err)
+		}
+		return fmt.Errorf("cluster: job %q: %w", spec.ID, err)
+	}
+	j := &JobInfo{spec: spec, index: len(s.jobList), running: map[string]*TaskInfo{}}
+	s.jobs[spec.ID] = j
+	s.jobList = append(s.jobList, j)
+	return nil
+}
+
+// Submit adds tasks, all or none: it fails, adding nothing, when any task has an empty
+// or duplicate ID, an unknown job, an invalid request, key or profile, or a negative
+// time.
+func (s *State) Submit(specs ...TaskSpec) error {
+	seen := make(map[string]bool, len(specs))
+	for i := range specs {
+		if err := s.validateTask(&specs[i], seen); err != nil {
+			return err
+		}
+	}
+	for i := range specs {
+		t := &TaskInfo{spec: specs[i], state: Pending}
+		t.spec.Inputs = slices.Clone(t.spec.Inputs)
+		s.tasks[t.spec.ID] = t
+		s.count[Pending]++
+		s.enqueue(t)
+	}
+	return nil
+}
+
+func (s *State) validateTask(t *TaskSpec, seen map[string]bool) error {
+	switch {
+	case t.ID == "":
+		return fmt.Errorf("cluster: task ID is empty: %w", ErrInvalid)
+	case seen[t.ID] || s.tasks[t.ID] != nil:
+		return fmt.Errorf("cluster: task %q: %w", t.ID, ErrDuplicate)
+	case s.jobs[t.Job] == nil:
+		return fmt.Errorf("cluster: task %q: job %q: %w", t.ID, t.Job, ErrUnknownJob)
+	case t.Duration < 0 || t.Deadline < 0 || t.Submitted < 0:
+		return fmt.Errorf("cluster: task %q: duration %v, deadline %v, submitted %v: %w", t.ID, t.Duration, t.Deadline, t.Submitted, ErrInvalid)
+	case t.Key.InputSize < 0:
+		return fmt.Errorf("cluster: task %q: key input size %d: %w", t.ID, t.Key.InputSize, ErrInvalid)
+	case t.Profile.Len() > 0 && !s.schema.Equal(t.Profile.Schema()):
+		return fmt.Errorf("cluster: task %q: profile: %w", t.ID, resource.ErrSchemaMismatch)
+	}
+	if err := s.schema.Validate(t.Request); err != nil {
+		return fmt.Errorf("cluster: task %q: request: %w", t.ID, err)
+	}
+	seen[t.ID] = true
+	return nil
+}
+
+// enqueue makes a task pending in the fairness tree, the locality index and its
+// demand classes.
+func (s *State) enqueue(t *TaskInfo) {
+	// Both calls only fail on input validated at submission.
+	_ = s.pending.Add(fairness.Task{ID: t.spec.ID, Job: t.spec.Job, Priority: t.spec.Priority, Submitted: t.spec.Submitted, Locations: s.Locations(t)})
+	s.treeApply(treeOp{kind: opAddPending, job: t.spec.Job, a: t.spec.Request})
+	s.addPending(s.jobs[t.spec.Job], t)
+}
+
+// dequeue takes a pending task out of the fairness tree's pending demand (unless it
+// starts: then Tree.Start does), the locality index and its demand classes.
+func (s *State) dequeue(t *TaskInfo, starts bool) {
+	_ = s.pending.Remove(t.spec.ID)
+	if !starts {
+		s.treeApply(treeOp{kind: opRemovePending, job: t.spec.Job, a: t.spec.Request})
+	}
+	s.removePending(s.jobs[t.spec.Job], t)
+}
+
+// Locations are task t's input replicas with the racks of the nodes holding them (""
+// for a node the state does not hold).
+func (s *State) Locations(t *TaskInfo) []fairness.Location {
+	if len(t.spec.Inputs) == 0 {
+		return nil
+	}
+	locs := make([]fairness.Location, 0, len(t.spec.Inputs))
+	for _, id := range t.spec.Inputs {
+		rack := ""
+		if n := s.nodes[id]; n != nil {
+			rack = n.spec.Rack
+		}
+		locs = append(locs, fairness.Location{Node: id, Rack: rack})
+	}
+	return locs
+}
+
+// Locality is how close node n is to task t's input: node-local for a task without
+// inputs.
+func (s *State) Locality(t *TaskInfo, n *NodeInfo) fairness.Level {
+	if len(t.spec.Inputs) == 0 {
+		return fairness.NodeLocal
+	}
+	level := fairness.OffSwitch
+	for _, id := range t.spec.Inputs {
+		if id == n.spec.ID {
+			return fairness.NodeLocal
+		}
+		if m := s.nodes[id]; m != nil && m.spec.Rack != "" && m.spec.Rack == n.spec.Rack {
+			level = fairness.RackLocal
+		}
+	}
+	return level
+}
+
+// Node returns a node.
+func (s *State) Node(id string) (*NodeInfo, bool) {
+	n, ok := s.nodes[id]
+	return n, ok
+}
+
+// Job returns a job.
+func (s *State) Job(id string) (*JobInfo, bool) {
+	j, ok := s.jobs[id]
+	return j, ok
+}
+
+// JobAt returns the job of index i (JobInfo.Index), for plugins that keep per-job
+// scratch in slices.
+func (s *State) JobAt(i int) *JobInfo { return s.jobList[i] }
+
+// NumJobs is how many jobs have been added; JobInfo.Index is below it.
+func (s *State) NumJobs() int { return len(s.jobList) }
+
+// Task returns a task, or a backup attempt by its BackupID.
+func (s *State) Task(id string) (*TaskInfo, bool) {
+	t, ok := s.tasks[id]
+	return t, ok
+}
+
+// NumNodes is how many nodes the cluster has.
+func (s *State) NumNodes() int { return len(s.nodes) }
+
+// Count is how many tasks are in state st (backup attempts are not counted).
+func (s *State) Count(st TaskState) int {
+	if int(st) >= len(s.count) {
+		return 0
+	}
+	return s.count[st]
+}
+
+// Nodes yields every node, in ID order.
+func (s *State) Nodes() iter.Seq[*NodeInfo] {
+	return func(yield func(*NodeInfo) bool) {
+		ids := make([]string, 0, len(s.nodes))
+		for id := range s.nodes {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			if !yield(s.nodes[id]) {
+				return
+			}
+		}
+	}
+}
+
+// BusyJobs yields the jobs with running tasks, in no particular order.
+func (s *State) BusyJobs() iter.Seq[*JobInfo] {
+	return func(yield func(*JobInfo) bool) {
+		for _, j := range s.busyJobs {
+			if !yield(j) {
+				return
+			}
+		}
+	}
+}
+
+// JobEntry is a job's fairness entry: its share settings, usage and demand.
+func (s *State) JobEntry(id string) (fairness.Entry, error) { return s.tree.Job(id) }
+
+// QueueEntry is a queue's fairness entry.
+func (s *State) QueueEntry(id string) (fairness.Entry, error) { return s.tree.Queue(id) }
+
+// HasMaxShare reports whether some queue has a max share.
+func (s *State) HasMaxShare() bool { return s.hasMax }
+
+// Admit reports whether job j may hold one more task using usage within every max
+// share above it (fairness.Tree.Admit): nil when it may.
+func (s *State) Admit(j *JobInfo, usage resource.Tuple) error {
+	return s.tree.Admit(j.spec.ID, usage)
+}
+
+// Walk calls fn with every job that has pending tasks, in fairness order (queues,
+// then jobs, each in its policy's order), until fn returns false. The order is taken
+// once: changes fn makes to fairness usage (Reserve, Commit) take effect in the tree
+// when the walk ends, so that the walk sees one consistent order, as Alg. 1 line 4
+// sorts once per pass.
+func (s *State) Walk(fn func(j *JobInfo) bool) {
+	s.walking++
+	s.tree.Walk(func(id string) bool { return fn(s.jobs[id]) })
+	if s.walking--; s.walking > 0 {
+		return
+	}
+	for _, op := range s.deferred {
+		s.treeApply(op)
+	}
+	s.deferred = s.deferred[:0]
+}
+
+// BestLocality is the best locality level at which job j has a pending task for node
+// n; false when j has none pending.
+func (s *State) BestLocality(j *JobInfo, n *NodeInfo) (fairness.Level, bool) {
+	return s.pending.Best(j.spec.ID, n.spec.ID, n.spec.Rack)
+}
+
+// FirstPending is job j's first pending task, in task order, at locality worst or
+// better for node n.
+func (s *State) FirstPending(j *JobInfo, n *NodeInfo, worst fairness.Level) (*TaskInfo, fairness.Level, bool) {
+	id, l, ok := s.pending.First(j.spec.ID, n.spec.ID, n.spec.Rack, worst)
+	if !ok {
+		return nil, 0, false
+	}
+	return s.tasks[id], l, true
+}
+
+// AscendPending calls fn with job j's pending tasks at locality worst or better for
+// node n, best locality first and in task order within a level, until fn returns
+// false.
+func (s *State) AscendPending(j *JobInfo, n *NodeInfo, worst fairness.Level, fn func(t *TaskInfo, l fairness.Level) bool) {
+	s.pending.Ascend(j.spec.ID, n.spec.ID, n.spec.Rack, worst, func(id string, l fairness.Level) bool {
+		return fn(s.tasks[id], l)
+	})
+}
+
+// treeOp is a change to the fairness tree, applied at once or, during a Walk, when
+// it ends.
+type treeOp struct {
+	kind opKind
+	job  string
+	a, b resource.Tuple
+}
+
+type opKind uint8
+
+const (
+	opAddPending    opKind = iota // a: demand
+	opRemovePending               // a: demand
+	opStart                       // a: request, b: usage
+	opAllocate                    // a: usage
+	opRelease                     // a: usage
+)
+
+// treeApply applies op, or defers it during a walk. The tree calls cannot fail on the
+// state's own bookkeeping.
+func (s *State) treeApply(op treeOp) {
+	if s.walking > 0 {
+		s.deferred = append(s.deferred, op)
+		return
+	}
+	switch op.kind {
+	case opAddPending:
+		_ = s.tree.AddPending(op.job, 1, op.a)
+	case opRemovePending:
+		_ = s.tree.RemovePending(op.job, 1, op.a)
+	case opStart:
+		_ = s.tree.Start(op.job, op.a, op.b)
+	case opAllocate:
+		_ = s.tree.Allocate(op.job, op.a)
+	case opRelease:
+		_ = s.tree.Release(op.job, op.a)
+	}
+}

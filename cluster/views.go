@@ -1,0 +1,184 @@
+package cluster
+
+import (
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// NodeInfo is the read-only view of one node that plugins read: its spec, its
+// timeline of free resources and the tasks reserved or running on it. It stays valid
+// while the state holds the node. Do not change the timeline: reserve through the
+// State.
+type NodeInfo struct {
+	spec     NodeSpec
+	tl       *stage.Timeline
+	tasks    map[string]*TaskInfo // reserved and running attempts, backups included
+	key      int64                // free amount of the index dimension when indexed
+	external stage.Handle         // the reservation holding load the scheduler did not place
+}
+
+// ID names the node.
+func (n *NodeInfo) ID() string { return n.spec.ID }
+
+// Rack is the node's rack, "" when unknown.
+func (n *NodeInfo) Rack() string { return n.spec.Rack }
+
+// Capacity is the node's total resources.
+func (n *NodeInfo) Capacity() resource.Tuple { return n.spec.Capacity }
+
+// Spec is the node as it was added.
+func (n *NodeInfo) Spec() NodeSpec { return n.spec }
+
+// Timeline is the node's free resources over time, every reservation subtracted.
+// Read it; never reserve or release on it directly.
+func (n *NodeInfo) Timeline() *stage.Timeline { return n.tl }
+
+// NumTasks is how many task attempts (reserved or running, backups included) the node
+// holds.
+func (n *NodeInfo) NumTasks() int { return len(n.tasks) }
+
+// Tasks returns the task attempts the node holds (reserved or running, backups
+// included) in ID order. It allocates; call it where the list is needed.
+func (n *NodeInfo) Tasks() []*TaskInfo {
+	out := make([]*TaskInfo, 0, len(n.tasks))
+	for _, t := range n.tasks {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, byID)
+	return out
+}
+
+// JobInfo is the read-only view of one job.
+type JobInfo struct {
+	spec     JobSpec
+	index    int
+	classes  []Class                  // what its pending tasks ask for (classes.go)
+	classIdx map[ClassID]int          // index of each class in classes
+	running  map[string]*TaskInfo     // its running tasks (not their backups)
+	progress *predict.ProgressTracker // its tasks' progress (WithJobProgress)
+}
+
+// ID names the job.
+func (j *JobInfo) ID() string { return j.spec.ID }
+
+// Spec is the job as it was added.
+func (j *JobInfo) Spec() JobSpec { return j.spec }
+
+// Index is the job's dense index, from 0 in the order jobs were added, for plugins
+// that keep per-job scratch in a slice (State.NumJobs bounds it).
+func (j *JobInfo) Index() int { return j.index }
+
+// Classes are the demand classes of the job's pending tasks (classes.go), in no
+// particular order. The slice is the state's: read it, do not keep it.
+func (j *JobInfo) Classes() []Class { return j.classes }
+
+// NumRunning is how many of the job's tasks are running (backups not counted).
+func (j *JobInfo) NumRunning() int { return len(j.running) }
+
+// IsRunning reports whether task id is one of the job's running tasks.
+func (j *JobInfo) IsRunning(id string) bool {
+	_, ok := j.running[id]
+	return ok
+}
+
+// Running returns the job's running tasks in ID order.
+func (j *JobInfo) Running() []*TaskInfo {
+	out := make([]*TaskInfo, 0, len(j.running))
+	for _, t := range j.running {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, byID)
+	return out
+}
+
+// Progress is the progress model of the job's own tasks, or nil without
+// WithJobProgress or before one of its tasks ran.
+func (j *JobInfo) Progress() *predict.ProgressTracker { return j.progress }
+
+// TaskInfo is the read-only view of one task, or of a task's backup attempt.
+type TaskInfo struct {
+	spec    TaskSpec
+	state   TaskState
+	usage   resource.Tuple // what fairness counts as held while placed: the hold's peak
+	node    *NodeInfo
+	handle  stage.Handle
+	start   time.Duration
+	plan    stage.Profile // what the task is expected to follow
+	planned time.Duration // predicted duration, 0 when placed by its request
+	// reqProfile caches the request held for the declared duration (RequestProfile).
+	reqProfile atomic.Pointer[stage.Profile]
+	// Speculation: a running task's backup attempt, a backup's task, and the nodes
+	// where the task's backups failed.
+	backup, backupOf *TaskInfo
+	failedOn         []string
+}
+
+// ID names the task (BackupID(task) for a backup attempt).
+func (t *TaskInfo) ID() string { return t.spec.ID }
+
+// Job names the task's job.
+func (t *TaskInfo) Job() string { return t.spec.Job }
+
+// Spec is the task as it was submitted. Its slices are the state's: do not change
+// them.
+func (t *TaskInfo) Spec() TaskSpec { return t.spec }
+
+// Key is the task's similarity key.
+func (t *TaskInfo) Key() predict.Key { return t.spec.Key }
+
+// Request is what the task asked for.
+func (t *TaskInfo) Request() resource.Tuple { return t.spec.Request }
+
+// Declared is the task's declared stage profile; empty when it declared none.
+func (t *TaskInfo) Declared() stage.Profile { return t.spec.Profile }
+
+// State is where the task is in its life.
+func (t *TaskInfo) State() TaskState { return t.state }
+
+// Node is the node the task is reserved or running on; nil otherwise.
+func (t *TaskInfo) Node() *NodeInfo { return t.node }
+
+// Start is when the task's reservation begins (or when it reported starting).
+func (t *TaskInfo) Start() time.Duration { return t.start }
+
+// Plan is the profile the placed task is expected to follow: its declaration, the
+// prediction, or its request held for its duration.
+func (t *TaskInfo) Plan() stage.Profile { return t.plan }
+
+// Planned is the placed task's predicted duration; 0 when it was placed by its
+// request.
+func (t *TaskInfo) Planned() time.Duration { return t.planned }
+
+// Usage is what fairness counts the placed task as holding: the peak of its
+// reservation.
+func (t *TaskInfo) Usage() resource.Tuple { return t.usage }
+
+// Backup is a running task's backup attempt, or nil.
+func (t *TaskInfo) Backup() *TaskInfo { return t.backup }
+
+// BackupOf is, for a backup attempt, the task it backs up; nil for a task.
+func (t *TaskInfo) BackupOf() *TaskInfo { return t.backupOf }
+
+// FailedOn lists the nodes where the task's backups failed. Read it; do not keep it.
+func (t *TaskInfo) FailedOn() []string { return t.failedOn }
+
+// RequestProfile is the task's request held for its declared duration, or until it
+// finishes (stage.Forever); built once, and safe to call concurrently.
+func (t *TaskInfo) RequestProfile(schema *resource.Schema) stage.Profile {
+	if p := t.reqProfile.Load(); p != nil {
+		return *p
+	}
+	d := t.spec.Duration
+	if d == 0 {
+		d = stage.Forever
+	}
+	// Cannot fail: the request was validated at submission.
+	p, _ := stage.Constant(schema, t.spec.Request, d)
+	t.reqProfile.Store(&p)
+	return p
+}

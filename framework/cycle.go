@@ -1,0 +1,397 @@
+package framework
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/resource"
+)
+
+// Mode is the kind of cycle under way.
+type Mode uint8
+
+const (
+	// Pull: a node has room; which tasks start there (Heartbeat)?
+	Pull Mode = iota
+	// Push: a task is pending; which node takes it (Place)?
+	Push
+	// Probe: a host scheduler asks whether a task fits a node, or how a node scores,
+	// without reserving (Framework.Filter, Framework.Score).
+	Probe
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Pull:
+		return "pull"
+	case Push:
+		return "push"
+	case Probe:
+		return "probe"
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// Cycle is one scheduling cycle — a heartbeat, a placement or a probe — and holds
+// its scratch: plugins read what they need of it and never keep it.
+type Cycle struct {
+	fw   *Framework
+	mode Mode
+	now  time.Duration
+	gen  uint64
+	node *cluster.NodeInfo // pull: the heartbeat's node
+	d    *Decision         // pull: what the heartbeat decided so far
+
+	free   resource.Tuple // pull: the node's free amount at now, while freeOK
+	freeOK bool
+}
+
+// State is the cluster state the cycle decides on.
+func (c *Cycle) State() *cluster.State { return c.fw.state }
+
+// Mode is the kind of cycle.
+func (c *Cycle) Mode() Mode { return c.mode }
+
+// Now is the time of the cycle.
+func (c *Cycle) Now() time.Duration { return c.now }
+
+// Gen numbers the cycle: plugins keep per-cycle scratch stamped with it (it grows from
+// cycle to cycle; probes share the number of the cycle before them).
+func (c *Cycle) Gen() uint64 { return c.gen }
+
+// Decision is what a pull cycle decided so far; nil in other modes.
+func (c *Cycle) Decision() *Decision { return c.d }
+
+// Warn logs an unexpected event at warn level, when the framework has a logger.
+func (c *Cycle) Warn(msg string, args ...any) { c.fw.warn(msg, args...) }
+
+// prepare starts attempt a of task t on node n (nil in push mode until a node is
+// chosen) from start: the demand step.
+func (c *Cycle) prepare(a *Attempt, t *cluster.TaskInfo, n *cluster.NodeInfo, start time.Duration, level fairness.Level, backup bool) {
+	*a = Attempt{Task: t, Node: n, Start: start, Level: level, Backup: backup}
+	a.Demand = c.fw.demand.Demand(c, t)
+}
+
+// preFilter runs the PreFilter plugins.
+func (c *Cycle) preFilter(a *Attempt) Status {
+	for _, p := range c.fw.preFilters {
+		if st := p.PreFilter(c, a); !st.OK() {
+			return named(st, p)
+		}
+	}
+	return Status{}
+}
+
+// Filter runs the Filter plugins on attempt a (its Task, Demand, Node and Start set)
+// and reports the first refusal; a.Result holds the match verdict. PostFilter plugins
+// call it on the placements they propose.
+func (c *Cycle) Filter(a *Attempt) Status {
+	a.Result = match.Result{Code: match.Fit, Stage: -1, Dim: -1}
+	for _, p := range c.fw.filters {
+		if st := p.Filter(c, a); !st.OK() {
+			return named(st, p)
+		}
+	}
+	return Status{}
+}
+
+func named(st Status, p Plugin) Status {
+	if st.Plugin == "" {
+		st.Plugin = p.Name()
+	}
+	if st.Code == Error {
+		st.Code = Unschedulable
+	}
+	if st.Reason == NoReason {
+		st.Reason = PluginRefused
+	}
+	return st
+}
+
+// score is attempt a's total over the Score plugins, without normalisation.
+func (c *Cycle) score(a *Attempt) float64 {
+	total := 0.0
+	for _, p := range c.fw.scores {
+		total += finite(p.Score(c, a))
+	}
+	return total
+}
+
+func finite(x float64) float64 {
+	if x != x {
+		return math.Inf(-1)
+	}
+	return x
+}
+
+// bind reserves attempt a (Reserve: the state, then the Reserve plugins), asks the
+// Permit plugins and commits it. On Wait the task stays Reserved; on any refusal the
+// reservation is rolled back and nothing has changed.
+func (c *Cycle) bind(a *Attempt) (Assignment, Status) {
+	st := c.fw.state
+	r := cluster.Reservation{Start: a.Start, Hold: a.Demand.Hold, Plan: a.Demand.Plan, Predicted: a.Demand.Predicted, Allowance: a.Result.Allowance}
+	if a.Backup {
+		b, err := st.ReserveBackup(a.Task, a.Node, r)
+		if err != nil {
+			return Assignment{}, Refuse(NoRoom)
+		}
+		a.Task = b
+	} else if err := st.Reserve(a.Task, a.Node, r); err != nil {
+		// It should not, after a successful match.
+		c.fw.warn("reservation refused after a match", "task", a.Task.ID(), "node", a.Node.ID(), "err", err)
+		return Assignment{}, Refuse(NoRoom)
+	}
+	c.freeOK = false
+	for i, p := range c.fw.reserves {
+		if s := p.Reserve(c, a); !s.OK() {
+			c.rollback(a, i)
+			return Assignment{}, named(s, p)
+		}
+	}
+	var timeout time.Duration
+	waits := false
+	for _, p := range c.fw.permits {
+		s, wait := p.Permit(c, a)
+		switch {
+		case s.Code == Wait:
+			if !waits || wait < timeout {
+				timeout = wait
+			}
+			waits = true
+		case !s.OK():
+			c.rollback(a, len(c.fw.reserves))
+			s = named(s, p)
+			s.Reason = PermitDenied
+			return Assignment{}, s
+		}
+	}
+	if waits {
+		c.fw.waiting[a.Task.ID()] = &waiter{a: *a, deadline: c.now + max(timeout, 0)}
+		return Assignment{}, Status{Code: Wait, Reason: PermitWaiting}
+	}
+	return c.commit(a), Status{}
+}
+
+// commit makes reserved attempt a Running and returns its assignment.
+func (c *Cycle) commit(a *Attempt) Assignment {
+	_ = c.fw.state.Commit(a.Task) // a reserved task always commits
+	as := Assignment{
+		Task: a.Task.ID(), Job: a.Task.Job(), Node: a.Node.ID(), Start: a.Start,
+		Profile: a.Demand.Plan, Predicted: a.Demand.Predicted, Result: a.Result, Locality: a.Level,
+	}
+	if b := a.Task.BackupOf(); b != nil {
+		as.BackupOf = b.ID()
+	}
+	if c.fw.logger != nil {
+		c.fw.debug("task placed", "task", as.Task, "node", as.Node, "start", as.Start, "predicted", as.Predicted, "result", as.Result.Code, "locality", as.Locality, "backup of", as.BackupOf)
+	}
+	return as
+}
+
+// rollback undoes a reservation: the first n Reserve plugins' Unreserve, in reverse
+// order, then the state's.
+func (c *Cycle) rollback(a *Attempt, n int) {
+	for i := n - 1; i >= 0; i-- {
+		c.fw.reserves[i].Unreserve(c, a)
+	}
+	_ = c.fw.state.Unreserve(a.Task)
+	c.freeOK = false
+}
+
+// Free is the pull cycle's node's free resources at now, as its timeline holds them.
+func (c *Cycle) Free() resource.Tuple {
+	if !c.freeOK {
+		c.free, c.freeOK = c.node.Timeline().FreeAt(c.now), true
+	}
+	return c.free
+}
+
+// Room reports whether the pull cycle's node may take another task (every NodeGate
+// plugin agrees); otherwise it sets the Decision's Stop.
+func (c *Cycle) Room() bool {
+	for _, p := range c.fw.gates {
+		if st := p.Gate(c, c.node); !st.OK() {
+			c.d.Stop = st.Reason
+			return false
+		}
+	}
+	return true
+}
+
+// FilterPass runs the JobFilter plugins' pass check; false (with the Decision's Stop
+// set) when the pass should not walk the jobs.
+func (c *Cycle) FilterPass() bool {
+	for _, p := range c.fw.jobFilters {
+		if st := p.FilterPass(c, c.node); !st.OK() {
+			c.d.Stop = st.Reason
+			return false
+		}
+	}
+	return true
+}
+
+// FilterJob runs the JobFilter plugins on job j; on a refusal it passes the job over
+// for the rest of the heartbeat and returns false.
+func (c *Cycle) FilterJob(j *cluster.JobInfo) bool {
+	for _, p := range c.fw.jobFilters {
+		if st := p.FilterJob(c, j, c.node); !st.OK() {
+			c.PassOver(j, Skip{Job: j.ID(), Reason: named(st, p).Reason})
+			return false
+		}
+	}
+	return true
+}
+
+// Passed reports whether job j was passed over in this heartbeat.
+func (c *Cycle) Passed(j *cluster.JobInfo) bool {
+	i := j.Index()
+	return i < len(c.fw.passed) && c.fw.passed[i] == c.gen
+}
+
+// PassOver passes job j over for the rest of the heartbeat; sk, when its Reason is
+// set, is recorded in the Decision as a skip.
+func (c *Cycle) PassOver(j *cluster.JobInfo, sk Skip) {
+	if n := c.fw.state.NumJobs(); len(c.fw.passed) < n {
+		c.fw.passed = append(c.fw.passed, make([]uint64, n-len(c.fw.passed))...)
+	}
+	c.fw.passed[j.Index()] = c.gen
+	if sk.Reason != NoReason {
+		c.d.skip(sk)
+	}
+}
+
+// Try is a pull cycle's task step: task t of job j is offered the heartbeat's node now
+// at locality level — demand, PreFilter, Filter, Reserve, Permit, commit. On success
+// the assignment joins the Decision. Otherwise the job is passed over for the rest of
+// the heartbeat (a skip saying why), the JobFilter plugins learn of the refusal, and
+// the status says why; a Closed status means the heartbeat should end.
+func (c *Cycle) Try(j *cluster.JobInfo, t *cluster.TaskInfo, level fairness.Level) Status {
+	a := &c.fw.scratch
+	c.prepare(a, t, c.node, c.now, level, false)
+	st := c.preFilter(a)
+	if st.OK() {
+		st = c.Filter(a)
+	}
+	var as Assignment
+	if st.OK() {
+		as, st = c.bind(a)
+	}
+	if st.OK() {
+		c.d.Assignments = append(c.d.Assignments, as)
+		return st
+	}
+	for _, p := range c.fw.jobFilters {
+		p.Refused(c, a, st)
+	}
+	c.PassOver(j, Skip{Job: j.ID(), Task: t.ID(), Reason: st.Reason, Result: a.Result})
+	if st.Reason == PolicyStop {
+		st.Code = Closed
+		c.d.Stop = PolicyStop
+	}
+	return st
+}
+
+// TryBackup is a pull cycle's backup step: a backup attempt of running task t is
+// offered the heartbeat's node now, through the same steps as Try. On success the
+// assignment (Task cluster.BackupID(t), BackupOf t) joins the Decision; a refusal is
+// not recorded.
+func (c *Cycle) TryBackup(t *cluster.TaskInfo) Status {
+	a := &c.fw.scratch
+	c.prepare(a, t, c.node, c.now, c.fw.state.Locality(t, c.node), true)
+	st := c.preFilter(a)
+	if st.OK() {
+		st = c.Filter(a)
+	}
+	var as Assignment
+	if st.OK() {
+		as, st = c.bind(a)
+	}
+	if st.OK() {
+		c.d.Assignments = append(c.d.Assignments, as)
+	}
+	return st
+}
+
+// waiter is a task a Permit plugin keeps reserved.
+type waiter struct {
+	a        Attempt
+	deadline time.Duration
+}
+
+// Waiting returns the tasks Permit plugins keep reserved, in ID order.
+func (c *Cycle) Waiting() []*cluster.TaskInfo {
+	out := make([]*cluster.TaskInfo, 0, len(c.fw.waiting))
+	for _, w := range c.fw.waiting {
+		out = append(out, w.a.Task)
+	}
+	slices.SortFunc(out, func(a, b *cluster.TaskInfo) int { return strings.Compare(a.ID(), b.ID()) })
+	return out
+}
+
+// Allow commits waiting task id. Its assignment joins the Decision in a pull cycle
+// (its node may differ from the heartbeat's) or waits in Framework.TakePermitted
+// otherwise.
+func (c *Cycle) Allow(id string) error {
+	w, err := c.waiter(id, "allow")
+	if err != nil {
+		return err
+	}
+	as := c.commit(&w.a)
+	if c.d != nil {
+		c.d.Assignments = append(c.d.Assignments, as)
+	} else {
+		c.fw.permitted = append(c.fw.permitted, as)
+	}
+	return nil
+}
+
+// Reject rolls waiting task id's reservation back: it is pending again.
+func (c *Cycle) Reject(id string) error {
+	w, err := c.waiter(id, "reject")
+	if err != nil {
+		return err
+	}
+	c.rollback(&w.a, len(c.fw.reserves))
+	return nil
+}
+
+// waiter takes waiting task id off the waiting list. A task that left its
+// reservation by other means (cancelled, its node removed) is dropped from the list
+// and reported as not waiting.
+func (c *Cycle) waiter(id, event string) (*waiter, error) {
+	w, ok := c.fw.waiting[id]
+	if ok {
+		delete(c.fw.waiting, id)
+		ok = w.a.Task.State() == cluster.Reserved && w.a.Task.Node() == w.a.Node
+	}
+	if !ok {
+		return nil, fmt.Errorf("framework: %s task %q: not waiting: %w", event, id, cluster.ErrState)
+	}
+	return w, nil
+}
+
+// expire rejects the waiting tasks whose wait is over, in ID order.
+func (c *Cycle) expire() {
+	if len(c.fw.waiting) == 0 {
+		return
+	}
+	for _, t := range c.Waiting() {
+		if w := c.fw.waiting[t.ID()]; w.deadline <= c.now {
+			_ = c.Reject(t.ID())
+		}
+	}
+}
+
+// TakePermitted returns, and forgets, the assignments of waiting tasks allowed outside
+// a pull cycle.
+func (f *Framework) TakePermitted() []Assignment {
+	out := f.permitted
+	f.permitted = nil
+	return out
+}

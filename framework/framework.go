@@ -1,0 +1,204 @@
+package framework
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/finegrain/finegrain/cluster"
+)
+
+// Framework runs scheduling cycles over a cluster.State with a set of plugins. It is
+// driven by one owner at a time (the reference Scheduler holds its lock), except
+// Filter and Score, which only read and may run concurrently.
+type Framework struct {
+	state *cluster.State
+
+	demand      DemandPlugin
+	preFilters  []PreFilterPlugin
+	filters     []FilterPlugin
+	postFilters []PostFilterPlugin
+	scores      []ScorePlugin
+	reserves    []ReservePlugin
+	permits     []PermitPlugin
+	gates       []NodeGatePlugin
+	jobFilters  []JobFilterPlugin
+	passes      []PassPlugin
+	all         []Plugin
+
+	candidates int
+	details    int
+	logger     *slog.Logger
+
+	// Scratch reused from cycle to cycle (a single owner drives cycles).
+	gen     uint64   // the current cycle's generation
+	passed  []uint64 // by job index: the generation of the pull cycle that passed it over
+	scratch Attempt  // the attempt of a pull Try
+	cands   []Attempt
+	totals  []float64
+	scores1 []float64
+
+	waiting   map[string]*waiter // tasks a Permit plugin keeps waiting, by ID
+	permitted []Assignment       // waiting tasks allowed in push cycles, not yet taken
+}
+
+// Option configures a Framework.
+type Option func(*Framework) error
+
+// WithCandidates sets how many nodes that pass the filters push placement scores
+// before it picks the best (like the Kubernetes scheduler's percentage of nodes to
+// score); 0 scores every node that passes. Default 16.
+func WithCandidates(n int) Option {
+	return func(f *Framework) error {
+		if n < 0 {
+			return fmt.Errorf("framework: candidates %d < 0: %w", n, cluster.ErrInvalid)
+		}
+		f.candidates = n
+		return nil
+	}
+}
+
+// WithSkipDetails makes each Decision detail the first n jobs a heartbeat passed over
+// (Decision.Skips). n must be in [0, MaxSkips]; default 0.
+func WithSkipDetails(n int) Option {
+	return func(f *Framework) error {
+		if n < 0 || n > MaxSkips {
+			return fmt.Errorf("framework: skip details %d, want 0..%d: %w", n, MaxSkips, cluster.ErrInvalid)
+		}
+		f.details = n
+		return nil
+	}
+}
+
+// WithLogger logs every placement at debug level and unexpected refusals at warn
+// level; nil logs nothing.
+func WithLogger(l *slog.Logger) Option {
+	return func(f *Framework) error {
+		f.logger = l
+		return nil
+	}
+}
+
+// New returns a framework running plugins, in the given order at each extension point
+// they implement, over state. It fails on a nil state or plugin, a duplicate name, a
+// plugin that implements no extension point, or no DemandPlugin.
+func New(state *cluster.State, plugins []Plugin, opts ...Option) (*Framework, error) {
+	if state == nil {
+		return nil, fmt.Errorf("framework: nil state: %w", cluster.ErrInvalid)
+	}
+	f := &Framework{state: state, candidates: 16, waiting: map[string]*waiter{}}
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("framework: nil option: %w", cluster.ErrInvalid)
+		}
+		if err := o(f); err != nil {
+			return nil, err
+		}
+	}
+	names := map[string]bool{}
+	for i, p := range plugins {
+		if p == nil {
+			return nil, fmt.Errorf("framework: plugin %d is nil: %w", i, cluster.ErrInvalid)
+		}
+		name := p.Name()
+		if name == "" || names[name] {
+			return nil, fmt.Errorf("framework: plugin name %q empty or used twice: %w", name, cluster.ErrInvalid)
+		}
+		names[name] = true
+		if !f.register(p) {
+			return nil, fmt.Errorf("framework: plugin %q implements no extension point: %w", name, cluster.ErrInvalid)
+		}
+		f.all = append(f.all, p)
+	}
+	if f.demand == nil {
+		return nil, fmt.Errorf("framework: no demand plugin: %w", cluster.ErrInvalid)
+	}
+	return f, nil
+}
+
+// register adds p at every extension point it implements, and reports whether there
+// was one.
+func (f *Framework) register(p Plugin) bool {
+	any := false
+	if x, ok := p.(DemandPlugin); ok {
+		f.demand, any = x, true
+	}
+	if x, ok := p.(PreFilterPlugin); ok {
+		f.preFilters, any = append(f.preFilters, x), true
+	}
+	if x, ok := p.(FilterPlugin); ok {
+		f.filters, any = append(f.filters, x), true
+	}
+	if x, ok := p.(PostFilterPlugin); ok {
+		f.postFilters, any = append(f.postFilters, x), true
+	}
+	if x, ok := p.(ScorePlugin); ok {
+		f.scores, any = append(f.scores, x), true
+	}
+	if x, ok := p.(ReservePlugin); ok {
+		f.reserves, any = append(f.reserves, x), true
+	}
+	if x, ok := p.(PermitPlugin); ok {
+		f.permits, any = append(f.permits, x), true
+	}
+	if x, ok := p.(NodeGatePlugin); ok {
+		f.gates, any = append(f.gates, x), true
+	}
+	if x, ok := p.(JobFilterPlugin); ok {
+		f.jobFilters, any = append(f.jobFilters, x), true
+	}
+	if x, ok := p.(PassPlugin); ok {
+		f.passes, any = append(f.passes, x), true
+	}
+	return any
+}
+
+// State is the cluster state the framework schedules on.
+func (f *Framework) State() *cluster.State { return f.state }
+
+// Plugins lists the registered plugins' names by extension point, in the order they
+// run, keyed by the point's name ("Demand", "PreFilter", "Filter", "PostFilter",
+// "Score", "Reserve", "Permit", "NodeGate", "JobFilter", "Pass").
+func (f *Framework) Plugins() map[string][]string {
+	out := map[string][]string{"Demand": {f.demand.Name()}}
+	add := func(point string, p Plugin) { out[point] = append(out[point], p.Name()) }
+	for _, p := range f.preFilters {
+		add("PreFilter", p)
+	}
+	for _, p := range f.filters {
+		add("Filter", p)
+	}
+	for _, p := range f.postFilters {
+		add("PostFilter", p)
+	}
+	for _, p := range f.scores {
+		add("Score", p)
+	}
+	for _, p := range f.reserves {
+		add("Reserve", p)
+	}
+	for _, p := range f.permits {
+		add("Permit", p)
+	}
+	for _, p := range f.gates {
+		add("NodeGate", p)
+	}
+	for _, p := range f.jobFilters {
+		add("JobFilter", p)
+	}
+	for _, p := range f.passes {
+		add("Pass", p)
+	}
+	return out
+}
+
+func (f *Framework) debug(msg string, args ...any) {
+	if f.logger != nil {
+		f.logger.Debug(msg, args...)
+	}
+}
+
+func (f *Framework) warn(msg string, args ...any) {
+	if f.logger != nil {
+		f.logger.Warn(msg, args...)
+	}
+}

@@ -1,0 +1,213 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// Code classifies what an extension point said, as the Kubernetes scheduling
+// framework's status codes do.
+type Code uint8
+
+const (
+	// Success: go on.
+	Success Code = iota
+	// Unschedulable: not this task here (or, from a job filter, not this job here);
+	// the cycle moves on to the next node or job.
+	Unschedulable
+	// Closed: the node takes no task now (its mode stops allocation, it is busy, the
+	// heartbeat's cap is reached); a pull cycle ends.
+	Closed
+	// Wait: a Permit plugin holds the task reserved until it is allowed or rejected.
+	Wait
+	// Error: the plugin failed; the cycle treats it as Unschedulable and logs it.
+	Error
+)
+
+var codeNames = [...]string{"Success", "Unschedulable", "Closed", "Wait", "Error"}
+
+func (c Code) String() string {
+	if int(c) < len(codeNames) {
+		return codeNames[c]
+	}
+	return fmt.Sprintf("Code(%d)", uint8(c))
+}
+
+// Status is what an extension point returns: a code, the reason in a Decision's
+// vocabulary, and the plugin that said it (filled in by the cycle). The zero Status
+// is Success. Match results travel in the Attempt, not here, so a Status is small.
+type Status struct {
+	Code   Code
+	Reason Reason
+	Plugin string
+}
+
+// OK reports Success.
+func (s Status) OK() bool { return s.Code == Success }
+
+// Refuse is an Unschedulable status for reason r.
+func Refuse(r Reason) Status { return Status{Code: Unschedulable, Reason: r} }
+
+// Close is a Closed status for reason r.
+func Close(r Reason) Status { return Status{Code: Closed, Reason: r} }
+
+func (s Status) String() string {
+	if s.OK() {
+		return "Success"
+	}
+	if s.Plugin != "" {
+		return fmt.Sprintf("%v: %v (%s)", s.Code, s.Reason, s.Plugin)
+	}
+	return fmt.Sprintf("%v: %v", s.Code, s.Reason)
+}
+
+// Reason says why a heartbeat stopped or why a job or task was passed over.
+type Reason uint8
+
+const (
+	// NoReason: nothing was refused.
+	NoReason Reason = iota
+	// NodeBusy: the node's free resources are below the idle threshold (Alg. 1 line 1).
+	NodeBusy
+	// PolicyStop: the node's mode is StopAllocation (Alg. 3).
+	PolicyStop
+	// NoPending: no job has a task to offer the node (none is pending, or every job
+	// was passed over).
+	NoPending
+	// CapReached: the heartbeat started as many tasks as its cap allows.
+	CapReached
+	// NoRoom: the task does not fit; the match result says where.
+	NoRoom
+	// QoS: the task fits, but the QoS check (eq. 15 deadlines) refused it.
+	QoS
+	// LocalityWait: delay scheduling passed the offer, waiting for a more local node.
+	LocalityWait
+	// MaxShare: placing the task would take its job or a queue above its max share.
+	MaxShare
+	// PromisedElsewhere: under the pre-release list, every job that needs a slot was
+	// promised a busy slot elsewhere where its task finishes sooner.
+	PromisedElsewhere
+	// PluginRefused: a plugin refused; Status.Plugin names it.
+	PluginRefused
+	// PermitWaiting: a Permit plugin holds the task reserved, waiting.
+	PermitWaiting
+	// PermitDenied: a Permit plugin rejected the task, or its wait timed out; its
+	// reservation was rolled back.
+	PermitDenied
+)
+
+var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere", "refused by a plugin", "waiting for permit", "permit denied"}
+
+func (r Reason) String() string {
+	if int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return fmt.Sprintf("Reason(%d)", uint8(r))
+}
+
+// Assignment is a task placed on a node: the task now holds Profile on the node's
+// timeline from Start.
+type Assignment struct {
+	Task, Job, Node string
+	// Start is when the task's reservation begins: now, or later for a future-start
+	// placement.
+	Start time.Duration
+	// Profile is what is planned: the predicted (or declared) stage profile, or the
+	// request held until the task finishes for an unpredictable task.
+	Profile stage.Profile
+	// Predicted reports whether Profile is a prediction (or declaration) matched stage
+	// by stage, rather than the request.
+	Predicted bool
+	// Result is the matcher's verdict: Fit, or FitCompressed with the compression each
+	// stage runs under.
+	Result match.Result
+	// Locality is how close the task runs to its input.
+	Locality fairness.Level
+	// BackupOf is, for a backup attempt, the task it backs up; Task is then
+	// cluster.BackupID(BackupOf). Empty for a task's own placement.
+	BackupOf string
+}
+
+// Skip records a job passed over during a pass, and why.
+type Skip struct {
+	Job, Task string // Task is empty when the job was passed before a task was chosen
+	Reason    Reason
+	// Result is the match result for NoRoom and QoS.
+	Result match.Result
+}
+
+// MaxSkips is the most skips a Decision can detail.
+const MaxSkips = 64
+
+// Decision is the outcome of one heartbeat (pull mode): the tasks to start on the node,
+// why the pass stopped, how many jobs were passed over and, when asked, the first of
+// them and why.
+type Decision struct {
+	Node        string
+	At          time.Duration
+	Assignments []Assignment
+	// Stop says why the heartbeat ended: NodeBusy, PolicyStop, NoPending, CapReached
+	// or PromisedElsewhere.
+	Stop Reason
+	// Skips details the first jobs passed over, as many as the skip details setting
+	// asks (none by default); Skipped counts all of them. Without details, a
+	// heartbeat that can tell at once that no pending task can start on the node
+	// walks no job: Stop is NoPending and Skipped 0.
+	Skips   []Skip
+	Skipped int
+
+	details int // how many skips to detail
+}
+
+// Details is how many skips the Decision details at most (the skip-details setting).
+func (d *Decision) Details() int { return d.details }
+
+func (d *Decision) skip(sk Skip) {
+	d.Skipped++
+	if len(d.Skips) < d.details {
+		if d.Skips == nil {
+			d.Skips = make([]Skip, 0, d.details)
+		}
+		d.Skips = append(d.Skips, sk)
+	}
+}
+
+// ErrNotPlaced reports a push placement that found no node; the PlacementError says
+// why.
+var ErrNotPlaced = errors.New("no node fits the task")
+
+// PlacementError is the error of a push placement that found no node: the task, how
+// many nodes were tried, and why the last of them refused.
+type PlacementError struct {
+	Task string
+	// Tried counts the nodes filtered. Zero with Reason NoRoom means the index found no
+	// node with enough of dimension Dim free for the task's first stage.
+	Tried  int
+	Dim    string
+	Reason Reason
+	// Plugin names the plugin that refused last, when one did.
+	Plugin string
+	// Result is the last refusing node's match result, for NoRoom and QoS.
+	Result match.Result
+}
+
+func (e *PlacementError) Error() string {
+	if e.Tried == 0 && e.Reason == NoRoom {
+		return fmt.Sprintf("finegrain: task %q: no node has enough %s free: %v", e.Task, e.Dim, ErrNotPlaced)
+	}
+	if e.Reason == NoRoom || e.Reason == QoS {
+		return fmt.Sprintf("finegrain: task %q: %v after %d node(s): %v: %v", e.Task, e.Reason, e.Tried, e.Result, ErrNotPlaced)
+	}
+	if e.Plugin != "" {
+		return fmt.Sprintf("finegrain: task %q: %v (%s) after %d node(s): %v", e.Task, e.Reason, e.Plugin, e.Tried, ErrNotPlaced)
+	}
+	return fmt.Sprintf("finegrain: task %q: %v after %d node(s): %v", e.Task, e.Reason, e.Tried, ErrNotPlaced)
+}
+
+// Unwrap returns ErrNotPlaced.
+func (e *PlacementError) Unwrap() error { return ErrNotPlaced }

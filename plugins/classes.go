@@ -1,0 +1,148 @@
+package plugins
+
+import (
+	"fmt"
+
+	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/framework"
+	"github.com/finegrain/finegrain/resource"
+)
+
+// DemandClasses (JobFilter) passes over, in a pull cycle, a job none of whose pending
+// tasks can start on the node, without looking its tasks up, and ends the heartbeat
+// before the walk when no pending task at all can (cluster.Class: the distinct
+// demands of the pending tasks). The checks are exact in what they refuse:
+//
+//   - A task starting now must find its first stage's non-compressible demand free
+//     now (the timeline never lets a non-compressible amount go below zero, whatever
+//     the matcher), and a task matched by its request must find all of its request
+//     free (match.RequestQuantity compares the request with the least free amount
+//     over the run, at most what is free now).
+//   - Undeclared tasks of one class are matched against the same profile, so once one
+//     did not fit the node (NoRoom), none of the class fits it for the rest of the
+//     heartbeat: a heartbeat only takes resources from its node. The refusal is
+//     remembered when other jobs have tasks of the class.
+//
+// A job it passes over could not have started a task; a job it lets through is
+// matched as usual. Jobs with more than 8 classes are let through, and the
+// whole-cluster check looks at most at 256 classes, so that the checks cost O(1) a
+// job. The whole-cluster check is off while the Decision details skips (every job is
+// then walked and its skip recorded).
+type DemandClasses struct {
+	demand  *Prediction
+	needs   []classNeed // by class slot
+	refused []uint64    // by class slot: the cycle in which the class was refused
+	serials []uint64    // by class slot: the serial of the class refused
+}
+
+// classNeed is what a class needs free on a node to start now, worked out once per
+// cycle (the estimate does not change within one).
+type classNeed struct {
+	gen, serial uint64
+	need        resource.Tuple
+	dims        resource.Mask
+}
+
+const (
+	maxClasses       = 8   // the most classes FilterJob looks at for one job
+	maxGlobalClasses = 256 // the most classes FilterPass looks at
+)
+
+// NewDemandClasses returns the demand-class filter, predicting as p does.
+func NewDemandClasses(p *Prediction) (*DemandClasses, error) {
+	if p == nil {
+		return nil, fmt.Errorf("plugins: demand classes: nil prediction: %w", cluster.ErrInvalid)
+	}
+	return &DemandClasses{demand: p}, nil
+}
+
+// Name implements framework.Plugin.
+func (*DemandClasses) Name() string { return "DemandClasses" }
+
+// FilterPass implements framework.JobFilterPlugin.
+func (d *DemandClasses) FilterPass(c *framework.Cycle, _ *cluster.NodeInfo) framework.Status {
+	st := c.State()
+	if c.Decision().Details() > 0 || st.NumClasses() > maxGlobalClasses {
+		return framework.Status{}
+	}
+	free := c.Free()
+	for cl := range st.Classes() {
+		if n := d.need(c, cl); covers(free, n.need, n.dims) {
+			return framework.Status{}
+		}
+	}
+	return framework.Close(framework.NoPending)
+}
+
+// FilterJob implements framework.JobFilterPlugin.
+func (d *DemandClasses) FilterJob(c *framework.Cycle, j *cluster.JobInfo, _ *cluster.NodeInfo) framework.Status {
+	classes := j.Classes()
+	if len(classes) > maxClasses {
+		return framework.Status{}
+	}
+	free := c.Free()
+	for i := range classes {
+		cl := &classes[i]
+		if cl.Slot < len(d.refused) && d.refused[cl.Slot] == c.Gen() && d.serials[cl.Slot] == cl.Serial {
+			continue
+		}
+		if n := d.need(c, cl); covers(free, n.need, n.dims) {
+			return framework.Status{}
+		}
+	}
+	return framework.Refuse(framework.NoRoom)
+}
+
+// Refused implements framework.JobFilterPlugin: a NoRoom refusal of an undeclared
+// task is remembered for its class when other jobs have tasks of the class.
+func (d *DemandClasses) Refused(c *framework.Cycle, a *framework.Attempt, st framework.Status) {
+	if st.Reason != framework.NoRoom || a.Backup || a.Task.Declared().Len() > 0 {
+		return
+	}
+	state := c.State()
+	id := state.ClassOf(a.Task)
+	j, _ := state.Job(a.Task.Job())
+	for _, cl := range j.Classes() {
+		if cl.ID != id || state.ClassPending(id) <= cl.N {
+			continue
+		}
+		for len(d.refused) <= cl.Slot {
+			d.refused = append(d.refused, 0)
+			d.serials = append(d.serials, 0)
+		}
+		d.refused[cl.Slot], d.serials[cl.Slot] = c.Gen(), cl.Serial
+		return
+	}
+}
+
+// need is what a task of class cl needs free on a node to start now, and on which
+// dimensions: for a declared or predicted profile, its first stage's non-compressible
+// demand; for a task matched by its request, all of the request.
+func (d *DemandClasses) need(c *framework.Cycle, cl *cluster.Class) *classNeed {
+	for len(d.needs) <= cl.Slot {
+		d.needs = append(d.needs, classNeed{})
+	}
+	n := &d.needs[cl.Slot]
+	if n.gen == c.Gen() && n.serial == cl.Serial {
+		return n
+	}
+	schema := c.State().Schema()
+	n.gen, n.serial = c.Gen(), cl.Serial
+	n.need, n.dims = cl.ID.Request, schema.All()
+	if cl.ID.Declared {
+		n.need, n.dims = cl.ID.First, schema.NonCompressible()
+	} else if p, ok := d.demand.Estimate(cl.ID.Key); ok {
+		n.need, n.dims = p.Stage(0).Demand, schema.NonCompressible()
+	}
+	return n
+}
+
+// covers reports whether free[k] ≥ need[k] on every dimension k of dims.
+func covers(free, need resource.Tuple, dims resource.Mask) bool {
+	for k := range free {
+		if dims.Has(k) && free[k] < need[k] {
+			return false
+		}
+	}
+	return true
+}

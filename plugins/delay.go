@@ -1,0 +1,146 @@
+package plugins
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/framework"
+	"github.com/finegrain/finegrain/resource"
+)
+
+// DelayUpdate is the step in which delay scheduling's waits grow: Hadoop's Fair
+// Scheduler update interval.
+const DelayUpdate = 500 * time.Millisecond
+
+// DelayScheduling (Pass) is pull mode's default locality strategy: FGM's Algorithm 1
+// lines 4–17 with delay scheduling (docs/methods.md §3, §10).
+//
+//  1. The node must have room (the NodeGate plugins); the JobFilter plugins may end
+//     the heartbeat before the walk.
+//  2. Jobs are visited in the fairness order (line 4; DRF by default), taken once per
+//     pass (cluster.State.Walk). A job keeps taking tasks while the ordering's key
+//     for it does not change (FIFO); otherwise (DRF, Fair) the pass moves on to the
+//     next job after one task, and passes repeat, re-ordered, while tasks start. When
+//     a queue has a max share, the order is re-taken after every start, so that max
+//     shares are checked against up-to-date usage.
+//  3. Each job passes the JobFilter plugins; delay scheduling then decides whether it
+//     takes the node at the locality of its best task there (line 6), and its first
+//     task at that level is tried (framework.Cycle.Try). A job that waits for
+//     locality, or whose task is refused, is passed over for the rest of the
+//     heartbeat.
+//
+// In the time-based variant a job's wait grows in steps of at least DelayUpdate of
+// cluster time, as Hadoop's Fair Scheduler updates it from its update thread: a job
+// that passed up an offer during a step is credited with the whole step. A launch is
+// recorded only once a task has started, so a task that does not fit does not reset
+// its job's wait. Without a fairness.Delay a job takes any offer.
+type DelayScheduling struct {
+	delay *fairness.Delay // nil: no locality waits
+	tick  time.Duration   // when the waits last grew; -DelayUpdate before the first heartbeat
+
+	probed, keepTurn bool // whether the ordering keeps a job's turn, decided once
+}
+
+// NewDelayScheduling returns the strategy with delay scheduling d; nil d walks the
+// fairness order with no locality waits.
+func NewDelayScheduling(d *fairness.Delay) *DelayScheduling {
+	return &DelayScheduling{delay: d, tick: -DelayUpdate}
+}
+
+// Name implements framework.Plugin.
+func (*DelayScheduling) Name() string { return "DelayScheduling" }
+
+// Delay is the delay-scheduling state, nil without one.
+func (p *DelayScheduling) Delay() *fairness.Delay { return p.delay }
+
+// Pass implements framework.PassPlugin.
+func (p *DelayScheduling) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
+	now := c.Now()
+	if p.delay != nil && (now < p.tick || now-p.tick >= DelayUpdate) {
+		if err := p.delay.Heartbeat(now); err != nil {
+			return fmt.Errorf("finegrain: heartbeat of node %q: %w", n.ID(), err)
+		}
+		p.tick = now
+	}
+	if !p.probed {
+		p.keepTurn, p.probed = keepsTurn(c.State().Ordering(), c.State().Schema()), true
+	}
+	d := c.Decision()
+	for {
+		started := len(d.Assignments)
+		if !p.pass(c, n) || len(d.Assignments) == started {
+			return nil
+		}
+	}
+}
+
+// pass walks the jobs once in fairness order and reports whether the heartbeat may go
+// on.
+func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
+	if !c.Room() || !c.FilterPass() {
+		return false
+	}
+	st := c.State()
+	goOn := true
+	st.Walk(func(j *cluster.JobInfo) bool {
+		if c.Passed(j) {
+			return true
+		}
+		if len(j.Classes()) == 0 { // its last pending task started in this walk
+			c.PassOver(j, framework.Skip{})
+			return true
+		}
+		if !c.FilterJob(j) {
+			return true
+		}
+		for {
+			best, ok := st.BestLocality(j, n)
+			if !ok {
+				c.PassOver(j, framework.Skip{})
+				return true
+			}
+			if p.delay != nil && best > p.delay.Allowed(j.ID()) {
+				_, _, _ = p.delay.Offer(j.ID(), best)
+				c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
+				return true
+			}
+			t, level, _ := st.FirstPending(j, n, best)
+			if s := c.Try(j, t, level); !s.OK() {
+				goOn = s.Code != framework.Closed
+				return goOn
+			}
+			if p.delay != nil {
+				_, _, _ = p.delay.Offer(j.ID(), best)
+			}
+			if goOn = c.Room(); !goOn {
+				return false
+			}
+			if st.HasMaxShare() {
+				return false // re-take the order
+			}
+			if !p.keepTurn {
+				return true
+			}
+		}
+	})
+	return goOn
+}
+
+// keepsTurn reports whether ordering p keeps a job in its place when it starts one
+// more task: whether its key is independent of what the job runs. Under FIFO (and
+// inside Capacity's queues) it is, so a job goes on taking tasks as a re-sort would
+// let it; under DRF and Fair its key grows and a pass moves on to the next job after
+// one task. Decided by probing the ordering with two entries that differ only in what
+// they run.
+func keepsTurn(p fairness.Policy, schema *resource.Schema) bool {
+	var capacity, usage resource.Tuple
+	for k := 0; k < schema.Len(); k++ {
+		capacity[k], usage[k] = 1<<40, 1<<30
+	}
+	idle := fairness.Entry{ID: "probe", Kind: fairness.KindJob, Share: fairness.DefaultShare(), Pending: 2, Demand: usage.Add(usage)}
+	busy := idle
+	busy.Running, busy.Pending, busy.Usage, busy.Demand = 1, 1, usage, usage
+	return p.Key(&idle, capacity) == p.Key(&busy, capacity)
+}

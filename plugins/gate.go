@@ -1,0 +1,51 @@
+package plugins
+
+import (
+	"fmt"
+
+	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/framework"
+	"github.com/finegrain/finegrain/policy"
+)
+
+// IdleGate (NodeGate) closes a heartbeat's node when its free resources are below the
+// idle threshold (NodeBusy) or its mode is StopAllocation (PolicyStop): Alg. 1 line 1,
+// and line 17's "resources used up", asked again after every start.
+type IdleGate struct{ adjuster *policy.Adjuster }
+
+// NewIdleGate returns the idle gate reading adj.
+func NewIdleGate(adj *policy.Adjuster) (*IdleGate, error) {
+	if adj == nil {
+		return nil, fmt.Errorf("plugins: idle gate: nil adjuster: %w", cluster.ErrInvalid)
+	}
+	return &IdleGate{adjuster: adj}, nil
+}
+
+// Name implements framework.Plugin.
+func (*IdleGate) Name() string { return "IdleGate" }
+
+// Gate implements framework.NodeGatePlugin.
+func (g *IdleGate) Gate(c *framework.Cycle, n *cluster.NodeInfo) framework.Status {
+	if ok, _ := g.adjuster.Schedulable(n.ID(), c.Free()); ok {
+		return framework.Status{}
+	}
+	if !g.adjuster.Mode(n.ID()).Schedulable() {
+		return framework.Close(framework.PolicyStop)
+	}
+	return framework.Close(framework.NodeBusy)
+}
+
+// HeartbeatCap (NodeGate) closes a heartbeat's node once the heartbeat started Max
+// tasks (backups included). Reason CapReached.
+type HeartbeatCap struct{ Max int }
+
+// Name implements framework.Plugin.
+func (HeartbeatCap) Name() string { return "HeartbeatCap" }
+
+// Gate implements framework.NodeGatePlugin.
+func (h HeartbeatCap) Gate(c *framework.Cycle, _ *cluster.NodeInfo) framework.Status {
+	if h.Max > 0 && len(c.Decision().Assignments) >= h.Max {
+		return framework.Close(framework.CapReached)
+	}
+	return framework.Status{}
+}

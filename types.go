@@ -1,0 +1,88 @@
+package finegrain
+
+import (
+	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/framework"
+	"github.com/finegrain/finegrain/plugins"
+)
+
+// The Scheduler's vocabulary is its parts': the specs and task states of package
+// cluster, the decisions and reasons of package framework. The names below are the
+// same types, so that a program using only the Scheduler needs only this package.
+
+type (
+	// Node describes one server of the cluster (cluster.NodeSpec).
+	Node = cluster.NodeSpec
+	// Job groups tasks for fairness (cluster.JobSpec).
+	Job = cluster.JobSpec
+	// Task is one unit of work to place on a node (cluster.TaskSpec).
+	Task = cluster.TaskSpec
+	// TaskState is where a task is in its life (cluster.TaskState).
+	TaskState = cluster.TaskState
+	// Assignment is a task placed on a node (framework.Assignment).
+	Assignment = framework.Assignment
+	// Decision is the outcome of one heartbeat (framework.Decision).
+	Decision = framework.Decision
+	// Reason says why a heartbeat stopped or a job or task was passed over
+	// (framework.Reason).
+	Reason = framework.Reason
+	// Skip records a job passed over during a heartbeat (framework.Skip).
+	Skip = framework.Skip
+	// PlacementError is the error of a push placement that found no node
+	// (framework.PlacementError).
+	PlacementError = framework.PlacementError
+	// Status is what a plugin or a probe says (framework.Status).
+	Status = framework.Status
+)
+
+// The task states.
+const (
+	Pending   = cluster.Pending
+	Running   = cluster.Running
+	Finished  = cluster.Finished
+	Cancelled = cluster.Cancelled
+	Reserved  = cluster.Reserved
+)
+
+// The reasons.
+const (
+	NoReason          = framework.NoReason
+	NodeBusy          = framework.NodeBusy
+	PolicyStop        = framework.PolicyStop
+	NoPending         = framework.NoPending
+	CapReached        = framework.CapReached
+	NoRoom            = framework.NoRoom
+	QoS               = framework.QoS
+	LocalityWait      = framework.LocalityWait
+	MaxShare          = framework.MaxShare
+	PromisedElsewhere = framework.PromisedElsewhere
+	PluginRefused     = framework.PluginRefused
+	PermitWaiting     = framework.PermitWaiting
+	PermitDenied      = framework.PermitDenied
+)
+
+// Sentinel errors; every error the Scheduler returns wraps one of these (or a sentinel
+// of a lower package, such as resource.ErrNegative), so errors.Is works.
+var (
+	ErrUnknownNode  = cluster.ErrUnknownNode
+	ErrUnknownTask  = cluster.ErrUnknownTask
+	ErrUnknownJob   = cluster.ErrUnknownJob
+	ErrUnknownQueue = cluster.ErrUnknownQueue
+	ErrDuplicate    = cluster.ErrDuplicate
+	ErrInvalid      = cluster.ErrInvalid
+	ErrState        = cluster.ErrState
+	ErrNotPlaced    = framework.ErrNotPlaced
+)
+
+// BackupSuffix ends the ID of a backup attempt (WithSpeculation).
+const BackupSuffix = cluster.BackupSuffix
+
+// BackupID returns the ID of task id's backup attempt.
+func BackupID(id string) string { return cluster.BackupID(id) }
+
+// MaxSkips is the most skips a Decision can detail (WithSkipDetails).
+const MaxSkips = framework.MaxSkips
+
+// DelayUpdate is the step in which delay scheduling's waits grow (WithDelayScheduling):
+// Hadoop's Fair Scheduler update interval.
+const DelayUpdate = plugins.DelayUpdate
