@@ -5,26 +5,51 @@
 //
 // Orchestrators — YARN-like resource managers, Kubernetes scheduler plugins, batch
 // systems — wire their own scheduler from the packages below, or use the reference
-// Scheduler of this package: SPEC §3's Algorithm 1 in pull mode (Heartbeat: a node has
+// Scheduler of this package: FGM's Algorithm 1 in pull mode (Heartbeat: a node has
 // room, which tasks start there?) and push mode (Place: a task is pending, which node
-// takes it?). The methods come from the papers restated in the project's SPEC.md;
-// section and equation numbers below refer to it.
+// takes it?), plus per-node probes for a host scheduler (Filter, Score). Section and
+// equation numbers refer to the method reference in docs/methods.md.
 //
-// Following a heartbeat: Scheduler.Heartbeat (pull.go) checks the node's idle
-// resources and mode (policy.Adjuster.Schedulable, Alg. 1 line 1), walks the jobs in
-// fairness order (fairness.Tree.Walk, line 4), passing over at once a job none of whose
-// tasks can start on the node (its demand classes, classes.go), lets delay scheduling
-// pick the locality (fairness.Delay.Offer, line 6) and the task
-// (fairness.Pending.First), then Scheduler.try (place.go) asks the estimator for the
-// task's profile (predict.Estimator.Estimate), matches it with the node mode's matcher
-// (match.FineGrained, Alg. 2, with the compression the policy.Compression manager
-// allows, eq. 6/7), runs the QoS check (match.DeadlineCheck, eq. 15), and
-// Scheduler.allocate reserves it on the node's stage.Timeline. With WithPreReleaseList
-// the pre-release list (speculate.FairPlacer, Alg. 4.2) chooses instead of delay
-// scheduling (prerelease.go); with WithSpeculation, a node with room left is then
-// offered to speculate.Speculator (LATE, PRRL) for backup attempts (speculation.go).
+// # Architecture
 //
-// Packages, lowest first (each imports only those above it):
+// The Scheduler is a thin composition of three parts (docs/architecture.md):
+//
+//	cluster    the state: nodes, timelines, free index, queues, jobs, tasks, and
+//	           two-phase reservations (Reserve, Commit, Unreserve, Evict)
+//	framework  the scheduling cycle and its extension points
+//	plugins    today's behaviour as plugins on those points
+//
+// Options choose the built-in plugins (WithScorer, WithPreReleaseList,
+// WithSpeculation, ...) and add, remove or reorder plugins (WithPlugin,
+// WithPluginBefore, WithoutPlugin); Plugins lists them.
+//
+// # Following a heartbeat
+//
+// Each step in the file where it lives, top-down:
+//
+//	scheduler.go           Scheduler.Heartbeat: validate, advance the clock
+//	framework/run.go       Framework.Heartbeat: a Cycle; the Pass plugins in order
+//	plugins/delay.go       DelayScheduling.Pass: the jobs in fairness order
+//	                       (cluster.State.Walk), delay scheduling picks the locality
+//	                       and the task (Alg. 1 lines 4–6)
+//	framework/cycle.go     Cycle.Room, FilterPass, FilterJob, then Try for the task:
+//	plugins/gate.go          NodeGate: idle threshold and mode (Alg. 1 line 1)
+//	plugins/classes.go       JobFilter: demand classes pass over jobs that cannot start
+//	plugins/demand.go        Demand: declared, predicted (predict.Estimator) or request
+//	plugins/filter.go        PreFilter: max shares; Filter: mode gate, stage matching
+//	                         (match.FineGrained, Alg. 2, with the policy.Compression
+//	                         allowance, eq. 6/7), QoS (match.DeadlineCheck, eq. 15)
+//	cluster/reserve.go       Reserve and Commit on the node's stage.Timeline
+//
+// then plugins/speculation.go offers the room left to backup attempts (LATE, PRRL)
+// through Cycle.TryBackup. Push mode (Scheduler.Place → framework/run.go
+// Framework.Place) runs the same Demand, PreFilter and Filter steps for nodes taken
+// from the free index, scores those that pass (plugins/score.go), tries PostFilter
+// when none does, and reserves through the same Cycle.bind.
+//
+// # Packages
+//
+// Lowest first (each imports only those above it):
 //
 //	resource   named dimensions, compressible or not; fixed-size tuples and their
 //	           algebra; compression ratio, slowdown and bound (§1: eq. 1, 4–7, 9–13)
@@ -43,8 +68,9 @@
 //	           scheduling, Jain's index (§3 line 4, §10)
 //	speculate  LATE, the pre-release resource list for speculation and fair
 //	           placement, straggler scale-up with reclaim and preemption (§8–11)
-//	finegrain  cluster state and the reference Scheduler (§3 Alg. 1, §6)
+//	cluster    the scheduling state with two-phase reservations
+//	framework  the scheduling cycle and its extension points
+//	plugins    the built-in plugins (§3 Alg. 1, §4, §10, §8–9)
+//	finegrain  the reference Scheduler
 //	sim        a deterministic cluster simulator driving any scheduler (§7, §9, §10)
-//
-// Packages are added as they land; see the README for what is in this version.
 package finegrain
