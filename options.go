@@ -58,7 +58,7 @@ func WithEstimator(est predict.Estimator) Option {
 }
 
 // WithoutPrediction makes every task unpredictable, so every task is placed by its
-// request held until it finishes (SPEC §3, request quantity): the way YARN's FIFO,
+// request held until it finishes (docs/methods.md §3, request quantity): the way YARN's FIFO,
 // Capacity, Fair and DRF schedulers allocate, the baselines FGM is compared with.
 // Finished tasks still feed the estimator, if one is set.
 func WithoutPrediction() Option {
@@ -137,7 +137,7 @@ func WithConformityIdleThreshold(th resource.Vector) Option {
 	}
 }
 
-// WithDelayScheduling configures delay scheduling for locality (SPEC §10, Alg. 2.1);
+// WithDelayScheduling configures delay scheduling for locality (docs/methods.md §10, Alg. 2.1);
 // with no options it uses W1 = 5 s and W2 = 20 s. It is on by default.
 //
 // In the time-based variant a job's wait grows in steps of at least DelayUpdate of

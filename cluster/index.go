@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/finegrain/finegrain/resource"
@@ -66,6 +67,9 @@ func (s *State) ByFree(need int64, fn func(n *NodeInfo) bool) {
 // reservations already there leave less than load, what is free is held; the amount
 // held is returned. A zero load clears the report.
 func (s *State) SetExternalLoad(n *NodeInfo, now time.Duration, load resource.Tuple) (resource.Tuple, error) {
+	if n == nil || s.nodes[n.spec.ID] != n {
+		return resource.Tuple{}, fmt.Errorf("cluster: external load: node: %w", ErrUnknownNode)
+	}
 	if err := s.schema.Validate(load); err != nil {
 		return resource.Tuple{}, err
 	}

@@ -159,14 +159,16 @@ func (s *State) AddNode(spec NodeSpec) error {
 		return fmt.Errorf("cluster: node %q: %w", spec.ID, err)
 	}
 	total := s.capacity.Add(spec.Capacity)
-	if err := s.tree.SetCapacity(total); err != nil {
-		return fmt.Errorf("cluster: node %q: %w", spec.ID, err)
+	if err := s.schema.Validate(total); err != nil {
+		return fmt.Errorf("cluster: node %q: cluster capacity: %w", spec.ID, err)
 	}
 	s.capacity = total
+	s.treeApply(treeOp{kind: opCapacity, a: total})
 	n := &NodeInfo{spec: spec, tl: tl, tasks: make(map[string]*TaskInfo)}
 	s.nodes[spec.ID] = n
 	n.key = tl.FreeAt(s.clock)[s.keyDim]
 	s.byFree.ReplaceOrInsert(n)
+	s.relocate(spec.ID)
 	return nil
 }
 
@@ -205,8 +207,22 @@ func (s *State) RemoveNode(id string) ([]string, error) {
 	s.byFree.Delete(n)
 	delete(s.nodes, id)
 	s.capacity = s.capacity.Sub(n.spec.Capacity)
-	_ = s.tree.SetCapacity(s.capacity)
+	s.treeApply(treeOp{kind: opCapacity, a: s.capacity})
+	s.relocate(id)
 	return ids, nil
+}
+
+// relocate re-indexes the pending tasks with an input on node id after the node
+// joined or left, so that the locality index sees the node's rack (or its absence) as
+// Locality does. Their order among their job's tasks is unchanged.
+func (s *State) relocate(id string) {
+	for _, t := range s.tasks {
+		if t.state != Pending || !slices.Contains(t.spec.Inputs, id) {
+			continue
+		}
+		_ = s.pending.Remove(t.spec.ID)
+		_ = s.pending.Add(fairness.Task{ID: t.spec.ID, Job: t.spec.Job, Priority: t.spec.Priority, Submitted: t.spec.Submitted, Locations: s.Locations(t)})
+	}
 }
 
 func byID(a, b *TaskInfo) int { return strings.Compare(a.spec.ID, b.spec.ID) }
@@ -288,6 +304,11 @@ func (s *State) validateTask(t *TaskSpec, seen map[string]bool) error {
 		return fmt.Errorf("cluster: task %q: key input size %d: %w", t.ID, t.Key.InputSize, ErrInvalid)
 	case t.Profile.Len() > 0 && !s.schema.Equal(t.Profile.Schema()):
 		return fmt.Errorf("cluster: task %q: profile: %w", t.ID, resource.ErrSchemaMismatch)
+	}
+	for i, in := range t.Inputs {
+		if in == "" {
+			return fmt.Errorf("cluster: task %q: input %d names no node: %w", t.ID, i, ErrInvalid)
+		}
 	}
 	if err := s.schema.Validate(t.Request); err != nil {
 		return fmt.Errorf("cluster: task %q: request: %w", t.ID, err)
@@ -486,6 +507,7 @@ const (
 	opStart                       // a: request, b: usage
 	opAllocate                    // a: usage
 	opRelease                     // a: usage
+	opCapacity                    // a: the cluster's capacity
 )
 
 // treeApply applies op, or defers it during a walk. The tree calls cannot fail on the
@@ -506,5 +528,7 @@ func (s *State) treeApply(op treeOp) {
 		_ = s.tree.Allocate(op.job, op.a)
 	case opRelease:
 		_ = s.tree.Release(op.job, op.a)
+	case opCapacity:
+		_ = s.tree.SetCapacity(op.a)
 	}
 }

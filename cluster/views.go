@@ -44,9 +44,12 @@ func (n *NodeInfo) NumTasks() int { return len(n.tasks) }
 
 // Tasks returns the task attempts the node holds (reserved or running, backups
 // included) in ID order. It allocates; call it where the list is needed.
-func (n *NodeInfo) Tasks() []*TaskInfo {
-	out := make([]*TaskInfo, 0, len(n.tasks))
-	for _, t := range n.tasks {
+func (n *NodeInfo) Tasks() []*TaskInfo { return sorted(n.tasks) }
+
+// sorted lists the tasks of m in ID order.
+func sorted(m map[string]*TaskInfo) []*TaskInfo {
+	out := make([]*TaskInfo, 0, len(m))
+	for _, t := range m {
 		out = append(out, t)
 	}
 	slices.SortFunc(out, byID)
@@ -87,14 +90,7 @@ func (j *JobInfo) IsRunning(id string) bool {
 }
 
 // Running returns the job's running tasks in ID order.
-func (j *JobInfo) Running() []*TaskInfo {
-	out := make([]*TaskInfo, 0, len(j.running))
-	for _, t := range j.running {
-		out = append(out, t)
-	}
-	slices.SortFunc(out, byID)
-	return out
-}
+func (j *JobInfo) Running() []*TaskInfo { return sorted(j.running) }
 
 // Progress is the progress model of the job's own tasks, or nil without
 // WithJobProgress or before one of its tasks ran.

@@ -7,7 +7,7 @@ import (
 )
 
 // Level is a task's data locality on the node offering resources, from best to worst
-// (SPEC §10, Alg. 2.1's job.level).
+// (docs/methods.md §10, Alg. 2.1's job.level).
 type Level uint8
 
 // The locality levels.
@@ -33,20 +33,20 @@ func (l Level) String() string {
 	return fmt.Sprintf("Level(%d)", uint8(l))
 }
 
-// The thesis's delay-scheduling waits (SPEC §10, PRRL §4.3.1): up to W1 for a node-local
-// task, then W2 more for a rack-local one. They exceed a block's transfer time within a
-// rack (6.4 s) and across racks (25.6 s) in the thesis's setting only in sum; re-tune
-// them to the cluster's bandwidth.
+// The thesis's delay-scheduling waits (docs/methods.md §10, PRRL §4.3.1): up to W1 for a
+// node-local task, then W2 more for a rack-local one. They exceed a block's transfer time
+// within a rack (6.4 s) and across racks (25.6 s) in the thesis's setting only in sum;
+// re-tune them to the cluster's bandwidth.
 const (
 	DefaultW1 = 5 * time.Second
 	DefaultW2 = 20 * time.Second
 )
 
-// Delay is two-level delay scheduling (Zaharia et al., EuroSys 2010; SPEC §10, PRRL
-// thesis Alg. 2.1): when the job whose turn it is has no task local to the node offering
-// resources, it passes the offer up and waits — up to W1 for a node-local task, then up
-// to W2 more for a rack-local one — before it takes a worse one. Delay keeps Alg. 2.1's
-// per-job state: level (the locality it last launched at), wait and skipped.
+// Delay is two-level delay scheduling (Zaharia et al., EuroSys 2010; docs/methods.md §10,
+// PRRL thesis Alg. 2.1): when the job whose turn it is has no task local to the node
+// offering resources, it passes the offer up and waits — up to W1 for a node-local task,
+// then up to W2 more for a rack-local one — before it takes a worse one. Delay keeps
+// Alg. 2.1's per-job state: level (the locality it last launched at), wait and skipped.
 //
 // Two variants: time-based (the default, W1 = 5 s and W2 = 20 s; wait is time), in which
 // a job's wait grows at each Heartbeat by the time since the previous one if the job

@@ -1,10 +1,11 @@
 // Package fairness decides whose turn it is: the orderings a scheduler sorts queues,
-// jobs and tasks by before it offers resources (SPEC §3, Alg. 1 line 4: "sort(Ts, Pf)",
-// DRF by default), the fair shares they are entitled to, the three-level queue → job →
-// task model with delay scheduling for data locality (SPEC §10), and Jain's index to
-// measure how fair the outcome was (SPEC §7).
+// jobs and tasks by before it offers resources (docs/methods.md §3, Alg. 1 line 4:
+// "sort(Ts, Pf)", DRF by default), the fair shares they are entitled to, the three-level
+// queue → job → task model with delay scheduling for data locality (docs/methods.md §10),
+// and Jain's index to measure how fair the outcome was (docs/methods.md §7).
 //
-// What the package implements, by SPEC reference:
+// What the package implements, by section of docs/methods.md, the project's method
+// reference (equation, definition and algorithm numbers are the sources', kept there):
 //
 //	§3 Alg. 1 line 4    Policy, the ordering seam; Sort; Tree.Next and Tree.Walk
 //	§10 fair rule       Fair: below-min-share first by running/minShare, then running/weight

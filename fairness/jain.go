@@ -6,7 +6,7 @@ import (
 )
 
 // Jain is Jain's fairness index of a set of allocations x1..xn (Jain, Chiu, Hawe 1984;
-// the fairness metric of FGM's evaluation, SPEC §7):
+// the fairness metric of FGM's evaluation, docs/methods.md §7):
 //
 //	J = (Σ xi)² / (n × Σ xi²)
 //

@@ -96,10 +96,10 @@ func TestWeightedDRF(t *testing.T) {
 	assert.Equal(t, []int{3, 6}, got)
 }
 
-// SPEC §10 / PRRL Table 4.1: one queue, Job1..Job3 with data on Slot1..Slot3 (each its
-// own node and rack), priority Job1 > Job2 > Job3. Slot3 asks for work first, then
-// Slot2, then Slot1. FIFO's direct scheduling gets 1/3 locality; delay scheduling 3/3 or
-// 1/3 depending on W1 and W2 against the gaps between the offers.
+// docs/methods.md §10 / PRRL Table 4.1: one queue, Job1..Job3 with data on Slot1..Slot3
+// (each its own node and rack), priority Job1 > Job2 > Job3. Slot3 asks for work first,
+// then Slot2, then Slot1. FIFO's direct scheduling gets 1/3 locality; delay scheduling
+// 3/3 or 1/3 depending on W1 and W2 against the gaps between the offers.
 func TestTable41DelayScheduling(t *testing.T) {
 	run := func(t *testing.T, opts []fairness.DelayOption, times [3]time.Duration) (map[string]string, int) {
 		tree, err := fairness.NewTree(cpuMem, cpuMem.MustTuple(3, 3), fairness.WithPolicy(fairness.FIFO{}))
@@ -217,8 +217,8 @@ func TestDRFTieBreaks(t *testing.T) {
 	assert.Equal(t, []string{"v", "x", "y", "z", "w"}, ids(es))
 }
 
-// The thesis's fair rule (SPEC §10), hand-checked in tasks: queues below their min share
-// (min(configured, demand)) first by running/minShare, then by running/weight.
+// The thesis's fair rule (docs/methods.md §10), hand-checked in tasks: queues below their
+// min share (min(configured, demand)) first by running/minShare, then by running/weight.
 func TestFairRule(t *testing.T) {
 	es := []fairness.Entry{
 		// min(10, 2+1) = 3: needy, 2/3.

@@ -19,9 +19,9 @@ type Location struct {
 	Rack string
 }
 
-// Task is a pending task as the task level of SPEC §10's three-level model sees it:
-// which job it belongs to, its place in the job's FIFO order, and where its input data
-// is.
+// Task is a pending task as the task level of the three-level model of docs/methods.md
+// §10 sees it: which job it belongs to, its place in the job's FIFO order, and where its
+// input data is.
 type Task struct {
 	// ID names the task; unique within a Pending.
 	ID string

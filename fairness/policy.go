@@ -10,7 +10,7 @@ import (
 	"github.com/finegrain/finegrain/resource"
 )
 
-// Kind says which level of SPEC §10's three-level model an Entry sits at.
+// Kind says which level of the three-level model of docs/methods.md §10 an Entry sits at.
 type Kind uint8
 
 // The three levels: a queue (a pool) holds queues and jobs, a job holds tasks.
@@ -38,10 +38,10 @@ func (k Kind) String() string {
 // which it is offered nothing (a cap, or a Capacity queue's elastic maximum).
 //
 // Min and Max are in the unit of the Policy that orders the entity among its siblings
-// (see Policy.Measure): running tasks for FIFO and Fair (the thesis's slots, SPEC §10),
-// the dominant share of the cluster's capacity (a fraction in [0, 1]) for DRF and
-// Capacity. For Capacity, Min is the queue's guaranteed capacity and Max its maximum
-// capacity, both fractions of the whole cluster.
+// (see Policy.Measure): running tasks for FIFO and Fair (the thesis's slots,
+// docs/methods.md §10), the dominant share of the cluster's capacity (a fraction in
+// [0, 1]) for DRF and Capacity. For Capacity, Min is the queue's guaranteed capacity and
+// Max its maximum capacity, both fractions of the whole cluster.
 type Share struct {
 	// Weight is the entity's weight among its siblings; it must be positive and finite.
 	// Twice the weight means twice the fair share.
@@ -153,10 +153,10 @@ func (k Key) Compare(o Key) int {
 }
 
 // Policy is the ordering seam: it decides which queue, job or task is offered resources
-// first (SPEC §3 Alg. 1 line 4, "sort(Ts, Pf)"; SPEC §10's fair and FIFO rules). The
-// Tree asks a queue's policy to order that queue's children; Sort orders a flat list.
-// Implementations must be deterministic, safe for concurrent use and cheap: the Tree
-// calls them on every allocation.
+// first (docs/methods.md §3, Alg. 1 line 4, "sort(Ts, Pf)"; the fair and FIFO rules of
+// §10). The Tree asks a queue's policy to order that queue's children; Sort orders a flat
+// list. Implementations must be deterministic, safe for concurrent use and cheap: the
+// Tree calls them on every allocation.
 type Policy interface {
 	// Measure is how much e holds and how much it wants (holds plus pending), in the
 	// policy's unit: the unit of e.Share.Min and e.Share.Max. capacity is the cluster's
@@ -166,8 +166,8 @@ type Policy interface {
 	Key(e *Entry, capacity resource.Tuple) Key
 }
 
-// fifoKey is FIFO's rule (SPEC §10): highest priority, then (by the common tie-breaks)
-// earliest submission, then ID.
+// fifoKey is FIFO's rule (docs/methods.md §10): highest priority, then (by the common
+// tie-breaks) earliest submission, then ID.
 func fifoKey(e *Entry) Key { return Key{-float64(e.Priority)} }
 
 func taskMeasure(e *Entry) (float64, float64) {
@@ -179,8 +179,8 @@ func dominantMeasure(e *Entry, capacity resource.Tuple) (float64, float64) {
 }
 
 // minTier returns whether an entity holding used of an effective min share
-// min(Min, demand) is below it (SPEC §10: minShare = min(configured, demand)), and its
-// ratio used/minShare.
+// min(Min, demand) is below it (docs/methods.md §10: minShare = min(configured, demand)),
+// and its ratio used/minShare.
 func minTier(used, demand float64, s Share) (bool, float64) {
 	m := min(s.Min, demand)
 	if used < m {
@@ -190,8 +190,8 @@ func minTier(used, demand float64, s Share) (bool, float64) {
 }
 
 // FIFO orders by priority (higher first), then submission time, then ID: the FIFO rule
-// of SPEC §10 and Hadoop's FIFO scheduler. Its unit for min and max shares is running
-// tasks; it ignores weights and min shares.
+// of docs/methods.md §10 and Hadoop's FIFO scheduler. Its unit for min and max shares is
+// running tasks; it ignores weights and min shares.
 type FIFO struct{}
 
 // Measure counts running tasks and running plus pending tasks.
@@ -200,13 +200,13 @@ func (FIFO) Measure(e *Entry, _ resource.Tuple) (float64, float64) { return task
 // Key is ⟨−priority⟩.
 func (FIFO) Key(e *Entry, _ resource.Tuple) Key { return fifoKey(e) }
 
-// Fair is the fair rule of SPEC §10 (PRRL thesis §2.4.2, Hadoop's Fair Scheduler),
-// counted in running tasks: entities below their min share come first, lowest
+// Fair is the fair rule of docs/methods.md §10 (PRRL thesis §2.4.2, Hadoop's Fair
+// Scheduler), counted in running tasks: entities below their min share come first, lowest
 // running/minShare first, where minShare = min(configured min share, demand in tasks);
 // then the rest, lowest running/weight first; ties go by submission time, then ID.
 // Tasks are ordered FIFO. Use WaterFill for the fair shares themselves.
 //
-// For PRRL (SPEC §10) the caller counts pre-assigned slots as running.
+// For PRRL (docs/methods.md §10) the caller counts pre-assigned slots as running.
 type Fair struct{}
 
 // Measure counts running tasks and running plus pending tasks.
@@ -225,10 +225,10 @@ func (Fair) Key(e *Entry, _ resource.Tuple) Key {
 }
 
 // DRF is weighted dominant resource fairness (Ghodsi et al., NSDI 2011; FGM's default
-// fairness policy, SPEC §3): lowest dominant share of the cluster's capacity divided by
-// weight first; ties go by the next-largest share divided by weight, then submission
-// time, then ID. Applied at every level of a Tree it is hierarchical DRF, every share
-// taken against the whole cluster.
+// fairness policy, docs/methods.md §3): lowest dominant share of the cluster's capacity
+// divided by weight first; ties go by the next-largest share divided by weight, then
+// submission time, then ID. Applied at every level of a Tree it is hierarchical DRF,
+// every share taken against the whole cluster.
 //
 // Reading: the papers give DRF no min share; like Hadoop YARN's DRF comparator we offer
 // entities below min(min share, dominant share of usage plus demand) first, lowest
@@ -266,11 +266,11 @@ func (DRF) Key(e *Entry, capacity resource.Tuple) Key {
 }
 
 // Capacity is the capacity scheduler's rule (Hadoop's CapacityScheduler; one of FGM's
-// baselines, SPEC §7): each queue is guaranteed Share.Min of the cluster and may grow
-// elastically into idle capacity up to Share.Max (both fractions of the whole cluster,
-// measured as dominant shares); the queue with the lowest used/guaranteed goes first,
-// queues without a guarantee after every queue with one (lowest use first). Jobs and
-// tasks inside a queue go FIFO. Weights are not used.
+// baselines, docs/methods.md §7): each queue is guaranteed Share.Min of the cluster and
+// may grow elastically into idle capacity up to Share.Max (both fractions of the whole
+// cluster, measured as dominant shares); the queue with the lowest used/guaranteed goes
+// first, queues without a guarantee after every queue with one (lowest use first). Jobs
+// and tasks inside a queue go FIFO. Weights are not used.
 type Capacity struct{}
 
 // Measure is the dominant share of the usage, and of usage plus pending demand.

@@ -12,11 +12,11 @@ import (
 	"github.com/finegrain/finegrain/resource"
 )
 
-// Tree is SPEC §10's three-level model kept incrementally ordered: queues (which may
-// nest), the jobs in them, and per job the count and demand of its pending tasks and the
-// usage of its running ones. Each queue orders its children by a Policy (DRF by default,
-// which makes the whole tree hierarchical DRF); a queue's counts and tuples are the sums
-// over everything below it.
+// Tree is the three-level model of docs/methods.md §10, kept incrementally ordered:
+// queues (which may nest), the jobs in them, and per job the count and demand of its
+// pending tasks and the usage of its running ones. Each queue orders its children by a
+// Policy (DRF by default, which makes the whole tree hierarchical DRF); a queue's counts
+// and tuples are the sums over everything below it.
 //
 // Each queue keeps its eligible children — jobs with pending tasks and queues holding
 // such a job, neither at its max share — in a B-tree ordered by the policy's key. A
@@ -62,7 +62,7 @@ type TreeOption func(*Tree) error
 
 // WithPolicy sets the policy the root queue orders its children by, which queues added
 // later inherit unless given their own (OrderedBy). The default is DRF, FGM's default
-// (SPEC §3).
+// (docs/methods.md §3).
 func WithPolicy(p Policy) TreeOption {
 	return func(t *Tree) error {
 		if p == nil {
@@ -560,8 +560,8 @@ func (t *Tree) Parent(kind Kind, id string) (string, error) {
 }
 
 // Next returns the job to offer resources to first: from the root down, the first
-// eligible child of each queue in its policy's order (SPEC §10: pick a queue, then a
-// job). ok is false when no job has pending tasks within its max share.
+// eligible child of each queue in its policy's order (docs/methods.md §10: pick a queue,
+// then a job). ok is false when no job has pending tasks within its max share.
 func (t *Tree) Next() (job string, ok bool) {
 	n := t.root
 	for n.Kind == KindQueue {

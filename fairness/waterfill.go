@@ -21,9 +21,10 @@ type Claim struct {
 }
 
 // WaterFill is the classic weighted max-min fair-share computation with min and max
-// shares (Hadoop's Fair Scheduler, the fair shares behind SPEC §10's fair rule): it
-// finds the water level R at which the claims' shares clamp(R × weight, lo, hi) add up
-// to capacity, where hi = min(demand, max) and lo = min(min share, hi). So
+// shares (Hadoop's Fair Scheduler, the fair shares behind the fair rule of
+// docs/methods.md §10): it finds the water level R at which the claims' shares
+// clamp(R × weight, lo, hi) add up to capacity, where hi = min(demand, max) and
+// lo = min(min share, hi). So
 //
 //   - nobody gets more than its demand or max share;
 //   - when the demands fit, everybody gets its demand (capped by its max), and the rest

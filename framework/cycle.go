@@ -274,25 +274,17 @@ func (c *Cycle) PassOver(j *cluster.JobInfo, sk Skip) {
 func (c *Cycle) Try(j *cluster.JobInfo, t *cluster.TaskInfo, level fairness.Level) Status {
 	a := &c.fw.scratch
 	c.prepare(a, t, c.node, c.now, level, false)
-	st := c.preFilter(a)
+	st := c.run(a)
 	if st.OK() {
-		st = c.Filter(a)
-	}
-	var as Assignment
-	if st.OK() {
-		as, st = c.bind(a)
-	}
-	if st.OK() {
-		c.d.Assignments = append(c.d.Assignments, as)
 		return st
 	}
 	for _, p := range c.fw.jobFilters {
 		p.Refused(c, a, st)
 	}
 	c.PassOver(j, Skip{Job: j.ID(), Task: t.ID(), Reason: st.Reason, Result: a.Result})
-	if st.Reason == PolicyStop {
+	if st.Code == Closed || st.Reason == PolicyStop {
 		st.Code = Closed
-		c.d.Stop = PolicyStop
+		c.d.Stop = st.Reason
 	}
 	return st
 }
@@ -304,14 +296,20 @@ func (c *Cycle) Try(j *cluster.JobInfo, t *cluster.TaskInfo, level fairness.Leve
 func (c *Cycle) TryBackup(t *cluster.TaskInfo) Status {
 	a := &c.fw.scratch
 	c.prepare(a, t, c.node, c.now, c.fw.state.Locality(t, c.node), true)
+	return c.run(a)
+}
+
+// run takes pull attempt a through PreFilter, Filter, Reserve, Permit and commit; on
+// success its assignment joins the Decision.
+func (c *Cycle) run(a *Attempt) Status {
 	st := c.preFilter(a)
 	if st.OK() {
 		st = c.Filter(a)
 	}
-	var as Assignment
-	if st.OK() {
-		as, st = c.bind(a)
+	if !st.OK() {
+		return st
 	}
+	as, st := c.bind(a)
 	if st.OK() {
 		c.d.Assignments = append(c.d.Assignments, as)
 	}
@@ -324,11 +322,15 @@ type waiter struct {
 	deadline time.Duration
 }
 
-// Waiting returns the tasks Permit plugins keep reserved, in ID order.
+// Waiting returns the tasks Permit plugins keep reserved, in ID order. A task that
+// left its reservation by other means (cancelled, its node removed) is no longer
+// listed.
 func (c *Cycle) Waiting() []*cluster.TaskInfo {
 	out := make([]*cluster.TaskInfo, 0, len(c.fw.waiting))
 	for _, w := range c.fw.waiting {
-		out = append(out, w.a.Task)
+		if w.valid() {
+			out = append(out, w.a.Task)
+		}
 	}
 	slices.SortFunc(out, func(a, b *cluster.TaskInfo) int { return strings.Compare(a.ID(), b.ID()) })
 	return out
@@ -368,7 +370,7 @@ func (c *Cycle) waiter(id, event string) (*waiter, error) {
 	w, ok := c.fw.waiting[id]
 	if ok {
 		delete(c.fw.waiting, id)
-		ok = w.a.Task.State() == cluster.Reserved && w.a.Task.Node() == w.a.Node
+		ok = w.valid()
 	}
 	if !ok {
 		return nil, fmt.Errorf("framework: %s task %q: not waiting: %w", event, id, cluster.ErrState)
@@ -376,10 +378,21 @@ func (c *Cycle) waiter(id, event string) (*waiter, error) {
 	return w, nil
 }
 
-// expire rejects the waiting tasks whose wait is over, in ID order.
+// valid reports whether the waiting task still holds the reservation it waits with.
+func (w *waiter) valid() bool {
+	return w.a.Task.State() == cluster.Reserved && w.a.Task.Node() == w.a.Node
+}
+
+// expire rejects the waiting tasks whose wait is over, in ID order, and forgets those
+// that left their reservation by other means.
 func (c *Cycle) expire() {
 	if len(c.fw.waiting) == 0 {
 		return
+	}
+	for id, w := range c.fw.waiting {
+		if !w.valid() {
+			delete(c.fw.waiting, id)
+		}
 	}
 	for _, t := range c.Waiting() {
 		if w := c.fw.waiting[t.ID()]; w.deadline <= c.now {

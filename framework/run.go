@@ -20,7 +20,8 @@ func (f *Framework) cycle(mode Mode, now time.Duration, n *cluster.NodeInfo) Cyc
 // Heartbeat is pull mode: node n reports room at now, and the Pass plugins offer it
 // to pending work in order — by default the locality strategy's passes over the jobs
 // in fairness order, then speculation. The Decision says what starts there, why the
-// heartbeat ended and which jobs were passed over.
+// heartbeat ended and which jobs were passed over. When a pass fails, the error is
+// returned with the Decision so far: what earlier passes started is Running.
 func (f *Framework) Heartbeat(n *cluster.NodeInfo, now time.Duration) (Decision, error) {
 	c := f.cycle(Pull, now, n)
 	d := Decision{Node: n.ID(), At: now, Stop: NoPending, details: f.details}
@@ -28,7 +29,7 @@ func (f *Framework) Heartbeat(n *cluster.NodeInfo, now time.Duration) (Decision,
 	c.expire()
 	for _, p := range f.passes {
 		if err := p.Pass(&c, n); err != nil {
-			return Decision{}, err
+			return d, err
 		}
 	}
 	if f.logger != nil {
@@ -64,9 +65,13 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 	cands := f.cands[:0]
 	f.state.ByFree(base.Demand.Hold.Stage(0).Demand[dim], func(n *cluster.NodeInfo) bool {
 		perr.Tried++
-		cands = append(cands, *base)
+		if len(cands) == cap(cands) {
+			cands = append(cands, Attempt{})
+		} else {
+			cands = cands[:len(cands)+1]
+		}
 		a := &cands[len(cands)-1]
-		a.Node = n
+		a.Task, a.Demand, a.Node, a.Start, a.Level, a.Backup = t, base.Demand, n, now, f.state.Locality(t, n), false
 		if st := c.Filter(a); !st.OK() {
 			perr.Reason, perr.Plugin, perr.Result = st.Reason, st.Plugin, a.Result
 			cands = cands[:len(cands)-1]
@@ -92,7 +97,7 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 	if best == nil {
 		return Assignment{}, perr
 	}
-	best.Level = f.state.Locality(t, best.Node)
+	best.Level = f.state.Locality(t, best.Node) // a PostFilter may have moved it
 	as, st := c.bind(best)
 	switch {
 	case st.Code == Wait:

@@ -37,11 +37,11 @@ type QoSCheck interface {
 	CheckQoS(s Server, start time.Duration, t Task, r Result) Result
 }
 
-// DeadlineCheck is FGM's default QoS check (SPEC §3, eq. 15): assuming the allocation
-// is in effect, every task on the server — those Running reports and the new one —
-// must still meet its deadline under the resulting compression. It runs only when the
-// new task would be compressed (r.Code == FitCompressed); otherwise nothing changes for
-// the tasks already there and the check passes at once.
+// DeadlineCheck is FGM's default QoS check (docs/methods.md §3, eq. 15): assuming the
+// allocation is in effect, every task on the server — those Running reports and the new
+// one — must still meet its deadline under the resulting compression. It runs only when
+// the new task would be compressed (r.Code == FitCompressed); otherwise nothing changes
+// for the tasks already there and the check passes at once.
 //
 // A task's duration under compression is eq. 15, D = Σ Di/(1 − rci), where Di is stage
 // i's uncompressed duration and rci the largest compression ratio over the

@@ -11,7 +11,8 @@
 // compression each stage would run under and the allowance to reserve with. Matching
 // allocates nothing.
 //
-// What the package implements, by SPEC reference:
+// What the package implements, by section of docs/methods.md, the project's method
+// reference (equation, definition and algorithm numbers are the sources', kept there):
 //
 //	§3 Alg. 1 l. 8–9   RequestQuantity: unpredictable tasks get their request
 //	§3 Alg. 1 l. 12–15 CoarseGrained: fails when Ax < Mx (eq. 13) over [start, start+T)
@@ -23,10 +24,10 @@
 //	push placement     Scorer: LeastAllocated, MostAllocated, BestFit,
 //	                   BalancedAllocation, Alignment (Tetris); Place
 //	§12 eq. 1–6        QoSVector, Weights, Value (eq. 4), MustValue (eq. 5, with the
-//	                   SPEC's Reading), FinalValue (eq. 6), Aging (priority aging and
+//	                   Reading of §12), FinalValue (eq. 6), Aging (priority aging and
 //	                   the sub-queue choice by the node's i-th largest feature)
 //
-// # The motivating example (SPEC §7, FGM Fig. 1–3)
+// # The motivating example (docs/methods.md §7, FGM Fig. 1–3)
 //
 // The paper's figures are not in the text, so the tests build an instance consistent
 // with it (one time unit = one second; cores in millicores):

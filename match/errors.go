@@ -24,8 +24,8 @@ var (
 	// ErrBadTask reports a malformed task: a negative deadline or an empty ID where one
 	// is needed.
 	ErrBadTask = errors.New("invalid task")
-	// ErrBadVector reports a malformed QoS vector (SPEC §12): wrong length, or a value
-	// outside [1, 10] or not a number.
+	// ErrBadVector reports a malformed QoS vector (docs/methods.md §12): wrong length, or a
+	// value outside [1, 10] or not a number.
 	ErrBadVector = errors.New("invalid QoS vector")
 	// ErrBadWeights reports malformed QoS weights: wrong length, a weight negative or
 	// not a number, or weights not summing to 1 within WeightTolerance.

@@ -19,12 +19,12 @@ type Matcher interface {
 }
 
 // RequestQuantity matches a task that cannot be predicted (a service, or a task
-// without enough history: Alg. 1 line 8, SPEC §3) by its request: the task gets exactly
-// what it asks for, held for its whole (declared, or Forever) duration, without
-// compression. Pass the request as a profile, usually one stage from stage.Constant;
-// a multi-stage profile is read as its peak held throughout. The task fits when the
-// server's free resources cover the request over [start, start + duration). Reserve
-// the request with Hold.
+// without enough history: Alg. 1 line 8, docs/methods.md §3) by its request: the task
+// gets exactly what it asks for, held for its whole (declared, or Forever) duration,
+// without compression. Pass the request as a profile, usually one stage from
+// stage.Constant; a multi-stage profile is read as its peak held throughout. The task
+// fits when the server's free resources cover the request over [start, start + duration).
+// Reserve the request with Hold.
 type RequestQuantity struct{}
 
 // Match implements Matcher.
@@ -55,9 +55,9 @@ func (CoarseGrained) Match(s Server, start time.Duration, p stage.Profile) Resul
 	return peakMatch(&s, start, p)
 }
 
-// FineGrained is the fine-grained match of Alg. 2 (SPEC §4), exactly: the task's stages,
-// laid end to end from start, are walked together with the server's free segments;
-// every segment n overlapping a stage s must satisfy
+// FineGrained is the fine-grained match of Alg. 2 (docs/methods.md §4), exactly: the
+// task's stages, laid end to end from start, are walked together with the server's free
+// segments; every segment n overlapping a stage s must satisfy
 //
 //	nc + rc × N ≥ sc   and   nn ≥ sn
 //

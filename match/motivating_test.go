@@ -13,8 +13,8 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// The motivating example of SPEC §7 (FGM §0, Fig. 1–3). The figures are not in the
-// text; this instance is consistent with it (one time unit = one second):
+// The motivating example of docs/methods.md §7 (FGM §0, Fig. 1–3). The figures are not in
+// the text; this instance is consistent with it (one time unit = one second):
 //
 //	server   4 cores, 8 GB
 //	A1, A2   stage 1: 1 core, 2 GB for 1 unit; stage 2: 0.5 core, 1 GB for 2 units

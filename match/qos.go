@@ -6,11 +6,11 @@ import (
 	"sync"
 )
 
-// QoSLen is the number of features in a QoS vector (SPEC §12): CPU, memory, network,
-// disk and price.
+// QoSLen is the number of features in a QoS vector (docs/methods.md §12): CPU, memory,
+// network, disk and price.
 const QoSLen = 5
 
-// The range of a QoS feature value (SPEC §12).
+// The range of a QoS feature value (docs/methods.md §12).
 const (
 	// QoSMin is the smallest value: the least demand, or the least supply.
 	QoSMin = 1.0
@@ -79,8 +79,8 @@ func (v QoSVector) Validate() error {
 
 // Class returns the feature holding the rank-th largest value (rank 1 is the largest);
 // ties go to the feature earlier in vector order. A node is classified by Class(1) and,
-// when the sub-queue of that class is empty, by Class(2), Class(3), ... (SPEC §12,
-// steps 2–5). It fails unless 1 ≤ rank ≤ QoSLen.
+// when the sub-queue of that class is empty, by Class(2), Class(3), ... (docs/methods.md
+// §12, steps 2–5). It fails unless 1 ≤ rank ≤ QoSLen.
 func (v QoSVector) Class(rank int) (Feature, error) {
 	if rank < 1 || rank > QoSLen {
 		return -1, fieldErr("rank", rank, ErrBadRank)
@@ -140,7 +140,7 @@ func (w Weights) Validate() error {
 }
 
 // Class is the job's class, the feature of its largest weight (ties to the earlier
-// feature): jobs wait in the sub-queue of their class (SPEC §12).
+// feature): jobs wait in the sub-queue of their class (docs/methods.md §12).
 func (w Weights) Class() Feature { return rankOf(w, 1) }
 
 // Value is eq. 4, how well a node's QoS supply res matches a job's demand req under
@@ -155,8 +155,8 @@ func Value(req, res QoSVector, k Weights) float64 {
 	return v
 }
 
-// Hard is the hard QoS of SPEC §12: memory and disk in bytes, what a job actually
-// needs or what a node has remaining.
+// Hard is the hard QoS of docs/methods.md §12: memory and disk in bytes, what a job
+// actually needs or what a node has remaining.
 type Hard struct {
 	Memory, Disk int64
 }
@@ -174,10 +174,11 @@ func (h Hard) Validate() error {
 
 // MustValue is eq. 5, must_value = (mem_res − mem_task) × (disk_res − disk_task),
 // computed in float64 (byte products overflow int64), and whether the hard QoS is met.
-// Reading (SPEC §12): as printed, two negative differences would give a positive
-// product; the hard QoS is met only when both differences are ≥ 0 and the product is
-// > 0, i.e. both hard resources fit with some room. When it is not met the returned
-// value is min(product, 0), so that must_value ≤ 0 exactly when the hard QoS fails.
+// Reading (docs/methods.md §12): as printed, two negative differences would give a
+// positive product; the hard QoS is met only when both differences are ≥ 0 and the
+// product is > 0, i.e. both hard resources fit with some room. When it is not met the
+// returned value is min(product, 0), so that must_value ≤ 0 exactly when the hard QoS
+// fails.
 func MustValue(need, remaining Hard) (float64, bool) {
 	dm := float64(remaining.Memory) - float64(need.Memory)
 	dd := float64(remaining.Disk) - float64(need.Disk)
@@ -243,9 +244,9 @@ func (n QoSNode) Validate() error {
 	return nil
 }
 
-// Aging keeps the anti-starvation priorities of SPEC §12: every job starts at priority
-// 0, and each time a job is evaluated against a node whose hard QoS it does not meet
-// (must_value ≤ 0) its priority rises by one, so that it eventually outranks
+// Aging keeps the anti-starvation priorities of docs/methods.md §12: every job starts at
+// priority 0, and each time a job is evaluated against a node whose hard QoS it does not
+// meet (must_value ≤ 0) its priority rises by one, so that it eventually outranks
 // well-matched jobs on a node that can hold it. The zero value is ready to use; an
 // Aging is safe for concurrent use.
 type Aging struct {
@@ -296,10 +297,10 @@ func (a *Aging) evaluate(j QoSJob, n QoSNode) (float64, bool) {
 	return final, met
 }
 
-// Pick is SPEC §12 steps 4–6 within one queue: jobs wait in sub-queues by class (their
-// largest weight); the node is classified by its largest feature, and when that
-// sub-queue is empty by its 2nd largest, 3rd, and so on; in the chosen sub-queue every
-// job is evaluated (raising the priority of those whose hard QoS the node does not
+// Pick is docs/methods.md §12 steps 4–6 within one queue: jobs wait in sub-queues by
+// class (their largest weight); the node is classified by its largest feature, and when
+// that sub-queue is empty by its 2nd largest, 3rd, and so on; in the chosen sub-queue
+// every job is evaluated (raising the priority of those whose hard QoS the node does not
 // meet) and the job with the best final value among those that meet it is picked, the
 // earliest in jobs on ties. It returns the picked job's index in jobs, or -1 when no
 // job of the chosen sub-queue meets the hard QoS (or jobs is empty). Reading: the

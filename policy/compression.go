@@ -20,16 +20,16 @@ type ModeSource interface {
 // task demands anything.
 const DefaultPenalty = 0.05
 
-// Compression is FGM's compression manager (SPEC §1, §6): for every server, time
-// segment and compressible dimension, the largest compression ratio allowed when a
+// Compression is FGM's compression manager (docs/methods.md §1, §6): for every server,
+// time segment and compressible dimension, the largest compression ratio allowed when a
 // task stage is placed there — Alg. 2's rc. It implements match.Allowance.
 //
 // Reading of eq. 6's weights per segment: the work done on a dimension over a segment
 // is the amount used times the segment's length, and the length cancels, so
 // wRunning is what the tasks already there demand (capacity − free, at least 0) and
-// wNew what the new stage demands. The ratio is then eq. 7 under SPEC's Reading,
-// clamp(eq. 6 bound, 0, limitation), with resource.CompressionBound and
-// resource.MaxCompression; it is zero on non-compressible dimensions, where the new
+// wNew what the new stage demands. The ratio is then eq. 7 under the Reading of
+// docs/methods.md §1, clamp(eq. 6 bound, 0, limitation), with resource.CompressionBound
+// and resource.MaxCompression; it is zero on non-compressible dimensions, where the new
 // stage demands nothing, and on every dimension of a server whose mode is not
 // FineGrained.
 //

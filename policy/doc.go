@@ -3,7 +3,8 @@
 // scheduling pass (Alg. 1 line 1), and manages compression: how much each compressible
 // resource may be squeezed, per server, per time segment (eq. 6/7).
 //
-// What the package implements, by SPEC reference:
+// What the package implements, by section of docs/methods.md, the project's method
+// reference (equation, definition and algorithm numbers are the sources', kept there):
 //
 //	§5 Alg. 3          Mode (StopAllocation, CoarseGrained, FineGrainedNoCompression,
 //	                   FineGrained), Thresholds (Th_sa > Th_cg > Th_fg, validated),

@@ -15,8 +15,8 @@ type ProgressSample struct {
 	Progress float64
 }
 
-// StragglerVerdict is the outcome of the straggler test (SPEC §11, S1–S4) and the
-// figures it rests on.
+// StragglerVerdict is the outcome of the straggler test (docs/methods.md §11, S1–S4) and
+// the figures it rests on.
 type StragglerVerdict struct {
 	// Straggler is the verdict.
 	Straggler bool
@@ -30,8 +30,9 @@ type StragglerVerdict struct {
 	Runtime time.Duration
 }
 
-// DetectStraggler is the patent's straggler test for a latency-sensitive task (SPEC §11,
-// S1–S4). From the four most recent samples (p1..p4 at t1 < t2 < t3 < t4):
+// DetectStraggler is the patent's straggler test for a latency-sensitive task
+// (docs/methods.md §11, S1–S4). From the four most recent samples (p1..p4 at
+// t1 < t2 < t3 < t4):
 //
 //	v1 = (p2 − p1)/(t2 − t1),  v2 = (p4 − p3)/(t4 − t3),  T = (1 − p4)/v2 + t4
 //
@@ -102,8 +103,8 @@ func DetectStraggler(samples []ProgressSample, start, slo time.Duration) (Stragg
 // speedTolerance is the relative difference below which two speeds count as equal.
 const speedTolerance = 1e-9
 
-// Redundancy is the outcome of the resource-redundant test (SPEC §11, T1–T2) for a batch
-// task, per dimension.
+// Redundancy is the outcome of the resource-redundant test (docs/methods.md §11, T1–T2)
+// for a batch task, per dimension.
 type Redundancy struct {
 	// Peak is the per-dimension maximum usage over the samples, max(Ri).
 	Peak resource.Tuple
@@ -121,11 +122,11 @@ type Redundancy struct {
 // IsRedundant reports whether the task is over-allocated on some dimension.
 func (r Redundancy) IsRedundant() bool { return r.Redundant != 0 }
 
-// DetectRedundant is the patent's resource-redundant test for a batch task (SPEC §11,
-// T1–T2), per dimension: the actual utilisation Uc = max(Ri)/Ra of the usage samples Ri
-// against the allocation Ra; the dimension is redundant when Uc < U_ECRU, the expected
-// cluster utilisation (expected, a fraction in [0, 1] per dimension; 0 disables a
-// dimension).
+// DetectRedundant is the patent's resource-redundant test for a batch task
+// (docs/methods.md §11, T1–T2), per dimension: the actual utilisation Uc = max(Ri)/Ra of
+// the usage samples Ri against the allocation Ra; the dimension is redundant when
+// Uc < U_ECRU, the expected cluster utilisation (expected, a fraction in [0, 1] per
+// dimension; 0 disables a dimension).
 //
 // Reading: the patent does not say how much to reclaim (its Rr). The library reclaims
 // down to the allocation at which the observed peak would sit exactly at the expected

@@ -2,7 +2,8 @@
 // profiles learned from similar tasks, stage segmentation of usage series, prediction
 // conformity, LATE's progress model, and the straggler and over-allocation detectors.
 //
-// What it implements, by SPEC reference:
+// What it implements, by section of docs/methods.md, the project's method reference
+// (equation, definition and algorithm numbers are the sources', kept there):
 //
 //	§2 Def. 3      Key (similar tasks: same logic, same input size), with optional size
 //	               buckets (LogBuckets, LinearBuckets) and nearest-size scaling

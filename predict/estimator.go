@@ -11,10 +11,11 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// Estimator predicts a task's demand profile from the tasks observed before it (SPEC §2).
-// It is the seam where other predictors plug in (sandbox runs, models, static analysis,
-// history: FGM §2.2). Implementations must be safe for concurrent use: observations
-// arrive asynchronously from many goroutines while the scheduler reads estimates.
+// Estimator predicts a task's demand profile from the tasks observed before it
+// (docs/methods.md §2). It is the seam where other predictors plug in (sandbox runs,
+// models, static analysis, history: FGM §2.2). Implementations must be safe for
+// concurrent use: observations arrive asynchronously from many goroutines while the
+// scheduler reads estimates.
 type Estimator interface {
 	// Estimate returns the predicted profile for a task of key k. false means the task
 	// is unpredictable (no or too little history): Alg. 1 then allocates its requested
@@ -169,7 +170,7 @@ func WithResample(r Resample) EstimatorOption {
 
 // SimilarTask is the default Estimator: it learns, per similarity key (Def. 3), a
 // profile of stages whose durations and demands are updated iteratively from each
-// observation (SPEC §2, the eq. 8 Reading):
+// observation (docs/methods.md §2, the eq. 8 Reading):
 //
 //	est ← (1 − w') × est + w' × obs,   w' = w × (1 − rcObs)
 //

@@ -9,8 +9,8 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// Key identifies a class of similar tasks (SPEC §2, Def. 3): tasks i and j are similar
-// iff they run the same execution logic on the same amount of input, L_i = L_j ∧
+// Key identifies a class of similar tasks (docs/methods.md §2, Def. 3): tasks i and j are
+// similar iff they run the same execution logic on the same amount of input, L_i = L_j ∧
 // D_i = D_j. Key is a comparable value; an Estimator learns one demand profile per key.
 //
 // Exact matching is the paper's definition, and it is what SimilarTask does by default.

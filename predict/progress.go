@@ -8,8 +8,9 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// Phases describes how a task's progress splits over its phases (SPEC §8, eq. 3.1): a
-// task in phase K that has processed M of the N units of that phase has progress
+// Phases describes how a task's progress splits over its phases (docs/methods.md §8,
+// eq. 3.1): a task in phase K that has processed M of the N units of that phase has
+// progress
 //
 //	(w_0 + … + w_{K−1} + w_K × M/N) / (w_0 + … + w_last)
 //

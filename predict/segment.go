@@ -134,14 +134,14 @@ func WithLastDuration(d time.Duration) SegmentOption {
 	}
 }
 
-// Segmenter turns a usage series into a demand profile (SPEC §2, "execution stages"
-// Reading): a new stage where the demand changes materially on any dimension, short
-// stages merged, the number of stages capped, each stage's demand the per-dimension peak
-// of its samples (or a percentile).
+// Segmenter turns a usage series into a demand profile (docs/methods.md §2, "execution
+// stages" Reading): a new stage where the demand changes materially on any dimension,
+// short stages merged, the number of stages capped, each stage's demand the per-dimension
+// peak of its samples (or a percentile).
 //
-// The method is ours (SPEC's Reading fixes only the criteria): bottom-up segmentation,
-// i.e. agglomerative merging of neighbours. Every sample starts as a stage of its own,
-// lasting until the next sample; then
+// The method is ours (the Reading in docs/methods.md §2 fixes only the criteria):
+// bottom-up segmentation, i.e. agglomerative merging of neighbours. Every sample starts
+// as a stage of its own, lasting until the next sample; then
 //
 //  1. change: the two neighbouring stages whose demands differ least (the largest
 //     per-dimension difference, relative to the series' peak on that dimension) are

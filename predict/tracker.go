@@ -11,8 +11,8 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// RuntimeEstimator is the progress model speculation reads (SPEC §8, §9): for each
-// running task its progress, rate and time left; per node the rate of the tasks it
+// RuntimeEstimator is the progress model speculation reads (docs/methods.md §8, §9): for
+// each running task its progress, rate and time left; per node the rate of the tasks it
 // finished; for the finished tasks their mean and spread. It plays the part of Hadoop's
 // TaskRuntimeEstimator (estimatedRuntime ↔ TaskProgress.TimeLeft, the per-node and
 // finished statistics ↔ its thresholdRuntime inputs); ProgressTracker is the default,
@@ -48,7 +48,8 @@ type ProgressObserver interface {
 	Abandon(id string) error
 }
 
-// TaskProgress is a running task's state as of a given time, in the terms of SPEC §8.
+// TaskProgress is a running task's state as of a given time, in the terms of
+// docs/methods.md §8.
 type TaskProgress struct {
 	// Task and Node identify the task and the node it runs on.
 	Task, Node string
@@ -91,10 +92,10 @@ func WithSlowTaskThreshold(x float64) TrackerOption {
 }
 
 // ProgressTracker is the default RuntimeEstimator and ProgressObserver: LATE's progress
-// model (SPEC §8). The rate of a running task is its last reported progress over the
-// time it has run (eq. 3.2), its time left the remaining progress at that rate (eq.
-// 3.4); a finished task's rate is 1 over its run time. Finished tasks are kept only as
-// running statistics (per node and overall, Welford's method), so memory grows with
+// model (docs/methods.md §8). The rate of a running task is its last reported progress
+// over the time it has run (eq. 3.2), its time left the remaining progress at that rate
+// (eq. 3.4); a finished task's rate is 1 over its run time. Finished tasks are kept only
+// as running statistics (per node and overall, Welford's method), so memory grows with
 // running tasks and nodes, not with history.
 //
 // One tracker describes one population of comparable tasks — LATE compares a task with

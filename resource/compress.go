@@ -7,8 +7,8 @@ import (
 )
 
 // DefaultCompressionLimit is the largest compression ratio FGM allows on a compressible
-// resource: 10%, the paper's measured limit (SPEC §1, FGM §2.1). Re-measure it when the
-// environment changes.
+// resource: 10%, the paper's measured limit (docs/methods.md §1, FGM §2.1). Re-measure it
+// when the environment changes.
 const DefaultCompressionLimit = 0.10
 
 // CompressionRatio is eq. 1 (Def. 2): the fraction of its demand a task does not get on
@@ -96,11 +96,11 @@ func CompressionBound(wNew, wRunning, p float64) (float64, error) {
 	return (wNew - p*wRunning) / (wRunning + wNew), nil
 }
 
-// MaxCompression is eq. 7 under the library's Reading (SPEC §1): the compression ratio
-// allowed is the eq. 6 bound clamped to [0, limitation]. The paper prints
-// min(max(limitation, bound), 10%), whose max would allow at least limitation even when
-// compression loses throughput; we read it as a clamp, so a negative bound means "do not
-// compress" and limitation (DefaultCompressionLimit unless measured) is the ceiling.
+// MaxCompression is eq. 7 under the library's Reading (docs/methods.md §1): the
+// compression ratio allowed is the eq. 6 bound clamped to [0, limitation]. The paper
+// prints min(max(limitation, bound), 10%), whose max would allow at least limitation even
+// when compression loses throughput; we read it as a clamp, so a negative bound means "do
+// not compress" and limitation (DefaultCompressionLimit unless measured) is the ceiling.
 // It fails unless bound is a number and limitation is in [0, 1).
 func MaxCompression(bound, limitation float64) (float64, error) {
 	if bound != bound {

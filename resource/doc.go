@@ -1,6 +1,6 @@
 // Package resource is the resource model of finegrain: named dimensions that are
 // compressible or not, fixed-size tuples of amounts and their algebra, and the
-// compression formulas of SPEC §1.
+// compression formulas of docs/methods.md §1.
 //
 // A Schema names up to MaxDims dimensions (Standard gives cpu, memory, disk-io, net-io,
 // disk and gpu) and marks the compressible ones: resources a task can be given less of
@@ -9,7 +9,8 @@
 // (milli-cores, bytes, bytes per second); a Vector holds a real number per dimension
 // (shares, averages, compression ratios). Tuple arithmetic never allocates.
 //
-// What the package implements, by SPEC reference:
+// What the package implements, by section of docs/methods.md, the project's method
+// reference (equation, definition and algorithm numbers are the sources', kept there):
 //
 //	§1 eq. 9–12   Tuple, Add, Sub, Mul, Scale
 //	§1 eq. 13     Tuple.AnyLess (the paper's "less": any slot smaller) and Covers

@@ -21,8 +21,8 @@ type Dimension struct {
 	// Informational only.
 	Unit string
 	// Compressible marks a resource a task can be given less of and still complete,
-	// only slower (CPU time, disk or network bandwidth): SPEC §1, Def. 1. Memory, disk
-	// space and GPUs are not compressible.
+	// only slower (CPU time, disk or network bandwidth): docs/methods.md §1, Def. 1. Memory,
+	// disk space and GPUs are not compressible.
 	Compressible bool
 }
 

@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// Tuple is an amount of every resource dimension: SPEC §1's R = <R1..Rn>, eq. 9. Slot i
-// holds the amount of the schema's dimension i in its base unit; slots past the schema's
-// last dimension are zero. A Tuple is a comparable value (== compares every slot) and its
-// arithmetic allocates nothing.
+// Tuple is an amount of every resource dimension: the R = <R1..Rn> of docs/methods.md §1,
+// eq. 9. Slot i holds the amount of the schema's dimension i in its base unit; slots past
+// the schema's last dimension are zero. A Tuple is a comparable value (== compares every
+// slot) and its arithmetic allocates nothing.
 //
 // Amounts are signed so that differences (free = capacity − reserved, possibly negative
 // on a compressed dimension) stay in the same type. Arithmetic wraps on int64 overflow

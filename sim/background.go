@@ -12,8 +12,8 @@ import (
 )
 
 // Background is the load other applications put on the nodes: the FGM paper's "cloud"
-// environment (SPEC §7), where scientific applications share the servers with the
-// platform. The scheduler never sees it; the execution model adds it to the tasks'
+// environment (docs/methods.md §7), where scientific applications share the servers with
+// the platform. The scheduler never sees it; the execution model adds it to the tasks'
 // demand on every node, so it compresses tasks on compressible dimensions and can push
 // a node's memory over its capacity (a task is then killed, as by the OOM killer).
 type Background interface {

@@ -1,9 +1,11 @@
 // Package sim is a deterministic discrete-event cluster simulator that replays a
 // workload (package sim/workload) on a cluster through a scheduler's public API — the
 // reference finegrain.Scheduler, or anything that satisfies Scheduler — and measures
-// what the FGM paper measures (SPEC §7): job completion, workload completion
+// what the FGM paper measures (docs/methods.md §7): job completion, workload completion
 // (makespan), scheduling response time, Jain's fairness index, utilisation, plus the
-// execution model's own counters (kills, compression, locality).
+// execution model's own counters (kills, compression, locality). Section numbers (§N)
+// refer to docs/methods.md, the project's method reference, which also keeps the source
+// papers' equation and algorithm numbers cited here.
 //
 // # Driving the scheduler
 //
@@ -20,9 +22,9 @@
 // Jobs arrive at their Submit time (SubmitJob, then Submit of their map tasks); a job's
 // reduce tasks are submitted when its last map task finishes; a job completes with its
 // last task. Each task is told to the scheduler with its similarity key
-// (workload.Job.Key, SPEC §2 Def. 3), the replica nodes of its input block, and its
-// declared request restricted to Policy.RequestDims (cpu and memory by default, what
-// YARN reserves). The scheduler never sees the task's true profile.
+// (workload.Job.Key, docs/methods.md §2 Def. 3), the replica nodes of its input block,
+// and its declared request restricted to Policy.RequestDims (cpu and memory by default,
+// what YARN reserves). The scheduler never sees the task's true profile.
 //
 // # Execution model
 //
@@ -31,8 +33,9 @@
 //
 //  1. Input. When the task's input block has no replica on the node, the block is moved
 //     first: a transfer stage of bytes / bandwidth (rack-local or cross-rack,
-//     workload.Cluster.TransferTime, SPEC §10) that holds the first stage's memory and
-//     uses net-io at the transfer rate. Its speed does not depend on the node's.
+//     workload.Cluster.TransferTime, docs/methods.md §10) that holds the first stage's
+//     memory and uses net-io at the transfer rate. Its speed does not depend on the
+//     node's.
 //  2. Work. A stage's duration is its work in seconds on a normal node, alone; on a node
 //     of speed s it progresses s seconds of work per second.
 //  3. Sharing (a fluid model, recomputed at every event on the node: a stage starting or
@@ -103,10 +106,10 @@
 // FIFO, Capacity, Fair, DRF (request-based, WithoutPrediction, as YARN) and FGM (the
 // scheduler's defaults with feedback) are ready-made Policy values; Policies returns
 // them in that order. For the PRRL thesis' comparisons, FairPreRelease (Fair choosing
-// tasks by the pre-release resource list instead of delay scheduling, SPEC §10) pairs
-// with Fair in Placements, and FairLATE and FairPRRL (Fair with LATE or PRRL
-// speculation, SPEC §8–9) with Fair in Speculations; examples/thesis runs both on the
-// thesis' heterogeneous cluster. Policy.New is the seam for other schedulers.
+// tasks by the pre-release resource list instead of delay scheduling, docs/methods.md
+// §10) pairs with Fair in Placements, and FairLATE and FairPRRL (Fair with LATE or PRRL
+// speculation, docs/methods.md §8–9) with Fair in Speculations; examples/thesis runs both
+// on the thesis' heterogeneous cluster. Policy.New is the seam for other schedulers.
 //
 // # Background (the "cloud" environment)
 //

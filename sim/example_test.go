@@ -42,8 +42,8 @@ func Example() {
 	// job completion 31.0 s
 }
 
-// The comparison of SPEC §7 on a small paper-like workload: the four request-based
-// baselines and FGM, the same jobs on the same cluster.
+// The comparison of docs/methods.md §7 on a small paper-like workload: the four
+// request-based baselines and FGM, the same jobs on the same cluster.
 func ExampleRun() {
 	w, err := workload.FGM(rand.New(rand.NewPCG(1, 2)), workload.WithScale(0.5))
 	if err != nil {

@@ -28,7 +28,7 @@ type Result struct {
 	Tasks []TaskResult
 	// Samples are the cluster-wide metrics every WithSampleEvery.
 	Samples []Sample
-	// Summary condenses the run into the metrics of SPEC §7.
+	// Summary condenses the run into the metrics of docs/methods.md §7.
 	Summary Summary
 	// Timing is the wall-clock time of the scheduler's decisions, when
 	// WithDecisionTiming was given; nil otherwise. It is not deterministic.
@@ -48,11 +48,11 @@ type JobResult struct {
 }
 
 // Completion is the job's completion time: from submission until its last task
-// finished (SPEC §7).
+// finished (docs/methods.md §7).
 func (j JobResult) Completion() time.Duration { return j.Done - j.Submit }
 
 // Response is the job's scheduling response time: from submission until the first
-// successful placement of one of its tasks (SPEC §7).
+// successful placement of one of its tasks (docs/methods.md §7).
 func (j JobResult) Response() time.Duration { return j.FirstStart - j.Submit }
 
 // TaskResult is one task's outcome (WithTaskRecords).
@@ -94,8 +94,8 @@ type Dist struct {
 	Mean, P50, P95, P99, Max time.Duration
 }
 
-// Summary is the run condensed into SPEC §7's metrics and the execution model's
-// counters.
+// Summary is the run condensed into the metrics of docs/methods.md §7 and the execution
+// model's counters.
 type Summary struct {
 	Jobs, JobsFinished, Tasks int
 	// Makespan is the workload's completion: from the first submission to the last job's

@@ -121,7 +121,8 @@ func Capacity() Policy {
 }
 
 // Fair is Hadoop's Fair scheduler as FGM's baseline: request-based, queues and jobs
-// ordered by running tasks over weight (SPEC §10's fair rule), with delay scheduling.
+// ordered by running tasks over weight (the fair rule of docs/methods.md §10), with delay
+// scheduling.
 func Fair() Policy {
 	return Policy{Name: "Fair", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{})}}
 }
@@ -154,9 +155,9 @@ func FairPreRelease() Policy {
 	}}
 }
 
-// FairLATE is Fair (with delay scheduling) speculating with LATE (SPEC §8; Hadoop's
-// defaults: speculativeCap 0.1, slowTaskThreshold 1, slowNodeThreshold 1, 60 s minimum
-// runtime); node agents report progress.
+// FairLATE is Fair (with delay scheduling) speculating with LATE (docs/methods.md §8;
+// Hadoop's defaults: speculativeCap 0.1, slowTaskThreshold 1, slowNodeThreshold 1, 60 s
+// minimum runtime); node agents report progress.
 func FairLATE() Policy {
 	return Policy{Name: "Fair+LATE", Progress: true, New: func(schema *resource.Schema) (Scheduler, error) {
 		late, err := speculate.NewLATE()
@@ -168,7 +169,8 @@ func FairLATE() Policy {
 }
 
 // FairPRRL is Fair (with delay scheduling) speculating with the pre-release resource
-// list (SPEC §9, thesis Alg. 3.1; LATE's defaults); node agents report progress.
+// list (docs/methods.md §9, thesis Alg. 3.1; LATE's defaults); node agents report
+// progress.
 func FairPRRL() Policy {
 	return Policy{Name: "Fair+PRRL", Progress: true, New: func(schema *resource.Schema) (Scheduler, error) {
 		prrl, err := speculate.NewPRRL()
@@ -180,17 +182,17 @@ func FairPRRL() Policy {
 }
 
 // Placements returns Fair with delay scheduling and Fair with the pre-release list
-// (SPEC §10's comparison).
+// (the comparison of docs/methods.md §10).
 func Placements() []Policy { return []Policy{Fair(), FairPreRelease()} }
 
-// Speculations returns Fair without speculation, with LATE and with PRRL (SPEC §8–9's
-// comparison).
+// Speculations returns Fair without speculation, with LATE and with PRRL (the comparison
+// of docs/methods.md §8–9).
 func Speculations() []Policy { return []Policy{Fair(), FairLATE(), FairPRRL()} }
 
 // Baselines returns FGM's four baselines: FIFO, Capacity, Fair, DRF.
 func Baselines() []Policy { return []Policy{FIFO(), Capacity(), Fair(), DRF()} }
 
-// Policies returns the baselines followed by FGM, the comparison of SPEC §7.
+// Policies returns the baselines followed by FGM, the comparison of docs/methods.md §7.
 func Policies() []Policy { return append(Baselines(), FGM()) }
 
 // PolicyByName returns the named policy of Policies, Placements or Speculations,

@@ -4,7 +4,8 @@
 // delay scheduling), and how to give a latency-sensitive straggler more resources at
 // the least cost to batch work (scale-up with reclaim and preemption).
 //
-// What it implements, by SPEC reference:
+// What it implements, by section of docs/methods.md, the project's method reference
+// (equation, definition and algorithm numbers are the sources', kept there):
 //
 //	§8 eq. 2.1–2.4      LATE: Hadoop's speculator with its defaults (speculativeCap 0.1,
 //	                    slowTaskThreshold 1.0, slowNodeThreshold 1.0, 60 s minimum

@@ -11,8 +11,8 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// Locality is how close a task's input data is to the node that would run it (SPEC §10;
-// Alg. 2.1's level).
+// Locality is how close a task's input data is to the node that would run it
+// (docs/methods.md §10; Alg. 2.1's level).
 type Locality uint8
 
 // The locality levels, best first.
@@ -105,7 +105,7 @@ func (t RateTimes) TaskTime(node string) time.Duration {
 	return t.Default
 }
 
-// JobOrder is the rule a pool orders its jobs by (SPEC §10).
+// JobOrder is the rule a pool orders its jobs by (docs/methods.md §10).
 type JobOrder uint8
 
 // The job orders.
@@ -150,7 +150,7 @@ type PoolJob struct {
 	TaskTime TaskTimer
 }
 
-// Pool is a queue of jobs (SPEC §10's top level).
+// Pool is a queue of jobs (the top level of docs/methods.md §10).
 type Pool struct {
 	// ID names the pool; unique in a FairState.
 	ID string
@@ -273,12 +273,12 @@ func WithCrossRackBandwidth(bytesPerSecond float64) PlacerOption {
 	}
 }
 
-// FairPlacer is the pre-release resource list fair scheduler (SPEC §10; PRRL thesis
-// ch. 4, Alg. 4.1 and 4.2): a placement policy the Scheduler can use instead of delay
-// scheduling. Delay scheduling makes a job that has no local task pass the free slot to
-// the next job and wait (W1, W2); the pre-release list instead promises the job the busy
-// slot where its task would finish soonest and keeps the turn order, so it needs no
-// wait parameters and does not trade fairness for locality.
+// FairPlacer is the pre-release resource list fair scheduler (docs/methods.md §10; PRRL
+// thesis ch. 4, Alg. 4.1 and 4.2): a placement policy the Scheduler can use instead of
+// delay scheduling. Delay scheduling makes a job that has no local task pass the free
+// slot to the next job and wait (W1, W2); the pre-release list instead promises the job
+// the busy slot where its task would finish soonest and keeps the turn order, so it needs
+// no wait parameters and does not trade fairness for locality.
 //
 // When a slot on a node frees and asks for work (Alg. 4.2):
 //
@@ -304,10 +304,10 @@ func WithCrossRackBandwidth(bytesPerSecond float64) PlacerOption {
 //
 // Reading: the thesis (§4.2.1) also subtracts the pool's pre-assigned count from the
 // min share ("the configured min share and the demand, minus poolPreAssignNum"), and
-// SPEC §10 restates it as min(MinShare, demand) − preAssign. Counting the pre-assigned
-// slots in the numerator and again in the denominator would count each promise twice
-// and make a pool look satisfied at half its min share, so we count them once, in the
-// numerator, as Hadoop's fair scheduler counts running tasks.
+// docs/methods.md §10 restates it as min(MinShare, demand) − preAssign. Counting the
+// pre-assigned slots in the numerator and again in the denominator would count each
+// promise twice and make a pool look satisfied at half its min share, so we count them
+// once, in the numerator, as Hadoop's fair scheduler counts running tasks.
 //
 // A job's best locality on a node decides its transfer time there: node-local if one
 // of its waiting tasks has data on the node (or has no data), rack-local if one has

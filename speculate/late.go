@@ -7,8 +7,8 @@ import (
 )
 
 // LATE is the Longest Approximate Time to End speculator (Zaharia et al., OSDI 2008;
-// SPEC §8, PRRL thesis §2.3.2), as Hadoop 0.21 runs it. When a free resource on a node
-// asks a job for work:
+// docs/methods.md §8, PRRL thesis §2.3.2), as Hadoop 0.21 runs it. When a free resource
+// on a node asks a job for work:
 //
 //  0. a job with unstarted tasks runs one of those (Hadoop schedules new tasks before
 //     backups);

@@ -10,10 +10,10 @@ import (
 	"github.com/finegrain/finegrain/predict"
 )
 
-// PRRL is the pre-release resource list speculator (SPEC §9; PRRL thesis §3.2, Alg.
-// 3.1). LATE backs up the slowest task on whichever free resource asks first; PRRL asks
-// whether a faster resource is about to free up that would finish the slow task sooner,
-// and if so keeps the slow task for it.
+// PRRL is the pre-release resource list speculator (docs/methods.md §9; PRRL thesis §3.2,
+// Alg. 3.1). LATE backs up the slowest task on whichever free resource asks first; PRRL
+// asks whether a faster resource is about to free up that would finish the slow task
+// sooner, and if so keeps the slow task for it.
 //
 // When a free resource on a node asks a job for work:
 //
@@ -154,7 +154,7 @@ func (p *PRRL) slotFinish(est predict.RuntimeEstimator, node string, wait time.D
 	return backupFinish(r, wait), nil
 }
 
-// SlowTask is one entry of the slow-task list (SPEC §9).
+// SlowTask is one entry of the slow-task list (docs/methods.md §9).
 type SlowTask struct {
 	// Task and Node identify the running task and where it runs.
 	Task, Node string
@@ -162,7 +162,7 @@ type SlowTask struct {
 	TimeLeft time.Duration
 }
 
-// Resource is one entry of the pre-release resource list (SPEC §9).
+// Resource is one entry of the pre-release resource list (docs/methods.md §9).
 type Resource struct {
 	// Node is the node the resource is on.
 	Node string
@@ -187,10 +187,10 @@ type Lists struct {
 }
 
 // Lists builds the slow-task list and the pre-release resource list PRRL decides on
-// for req (SPEC §9, thesis §3.2.1–3.2.2), sorted, for inspection and explanation. It
-// reads the same state Speculate reads and fails on the same inputs; it ignores
-// Job.Unstarted and the speculative cap. SelectBackup on the result decides as Speculate
-// does when the job has no unstarted task and is under the cap.
+// for req (docs/methods.md §9, thesis §3.2.1–3.2.2), sorted, for inspection and
+// explanation. It reads the same state Speculate reads and fails on the same inputs; it
+// ignores Job.Unstarted and the speculative cap. SelectBackup on the result decides as
+// Speculate does when the job has no unstarted task and is under the cap.
 func (p *PRRL) Lists(job Job, req Request) (Lists, error) {
 	if err := checkRequest(job, req); err != nil {
 		return Lists{}, err

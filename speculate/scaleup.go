@@ -24,8 +24,9 @@ type Node struct {
 	Allocated resource.Tuple
 }
 
-// Straggler is a latency-sensitive task found slow by predict.DetectStraggler (SPEC
-// §11, S1–S4), with the resources it needs to catch up (ScaleUp computes an amount).
+// Straggler is a latency-sensitive task found slow by predict.DetectStraggler
+// (docs/methods.md §11, S1–S4), with the resources it needs to catch up (ScaleUp computes
+// an amount).
 type Straggler struct {
 	// Task and Node identify the task and where it runs.
 	Task, Node string
@@ -37,8 +38,8 @@ type Straggler struct {
 }
 
 // BatchTask is a batch task the planner may shrink: reclaim its redundant allocation
-// (predict.DetectRedundant, SPEC §11 T1–T2) or preempt part of it. Shrinking does not
-// kill the task.
+// (predict.DetectRedundant, docs/methods.md §11 T1–T2) or preempt part of it. Shrinking
+// does not kill the task.
 type BatchTask struct {
 	// Task and Node identify the task and where it runs.
 	Task, Node string
@@ -147,8 +148,8 @@ type Unserved struct {
 	Extra resource.Tuple
 }
 
-// Plan is the scale-up planner's decision (SPEC §11, steps 1–10 and recovery): steps to
-// apply in order, and the accounting behind them.
+// Plan is the scale-up planner's decision (docs/methods.md §11, steps 1–10 and recovery):
+// steps to apply in order, and the accounting behind them.
 type Plan struct {
 	// Steps are the actions in the order to apply them: reclaims, preemptions,
 	// expansions and moves, restores.
@@ -198,8 +199,8 @@ func WithRecovery(on bool) PlannerOption {
 	return func(c *plannerConfig) error { c.recovery = on; return nil }
 }
 
-// Planner is the straggler scale-up planner for mixed workloads (SPEC §11; the HUST
-// patent, seed 002). It protects latency-sensitive tasks with the least loss to batch
+// Planner is the straggler scale-up planner for mixed workloads (docs/methods.md §11; the
+// HUST patent). It protects latency-sensitive tasks with the least loss to batch
 // work, without killing anything:
 //
 //	1     R_IDLE = the free resources; R_NE = the stragglers' expansions + the new
@@ -766,8 +767,8 @@ func (p *Planner) Apply(nodes []Node, steps []Step) ([]Node, error) {
 }
 
 // ScaleUp returns the extra resources a straggler needs to finish within its objective
-// (SPEC §11), from the verdict predict.DetectStraggler gave at time now (its last
-// sample), the task's start and T_SLO, and its allocation.
+// (docs/methods.md §11), from the verdict predict.DetectStraggler gave at time now (its
+// last sample), the task's start and T_SLO, and its allocation.
 //
 // Reading: the patent does not say how much to add. At its current speed v2 the task
 // needs v.Finish − now more; it has start + slo − now left. Work is conserved under

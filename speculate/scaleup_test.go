@@ -299,14 +299,15 @@ func randomPlanInput(seed uint64) speculate.PlanInput {
 	return in
 }
 
-// The properties of SPEC §11's plans, on random clusters: applying the steps in order
-// (simulated here, independently of Apply) never takes a non-compressible dimension over
-// capacity, nor any dimension a step adds to; the cluster-wide preemptions stop as soon
-// as R_M covers R_NE — the freed amount minus the need is less than the last preempted
-// task's amount on some dimension — and likewise reclaims when nothing is preempted; a
-// local top-up takes no more than its straggler lacks; no task is shrunk beyond its Rr
-// or Rp; every straggler is expanded, moved or reported unserved, once; recovery gives
-// back at most what was taken, within R_IDLE − R_NE, and only when nothing was taken.
+// The properties of the plans of docs/methods.md §11, on random clusters: applying the
+// steps in order (simulated here, independently of Apply) never takes a non-compressible
+// dimension over capacity, nor any dimension a step adds to; the cluster-wide preemptions
+// stop as soon as R_M covers R_NE — the freed amount minus the need is less than the last
+// preempted task's amount on some dimension — and likewise reclaims when nothing is
+// preempted; a local top-up takes no more than its straggler lacks; no task is shrunk
+// beyond its Rr or Rp; every straggler is expanded, moved or reported unserved, once;
+// recovery gives back at most what was taken, within R_IDLE − R_NE, and only when nothing
+// was taken.
 func TestPropPlan(t *testing.T) {
 	planner := newPlanner(t)
 	nc := std.NonCompressible()

@@ -10,7 +10,7 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// LATE's defaults, as Hadoop sets them (PRRL thesis Table 3.2; SPEC §8).
+// LATE's defaults, as Hadoop sets them (PRRL thesis Table 3.2; docs/methods.md §8).
 const (
 	// DefaultSpeculativeCap is the largest share of a job's running tasks that may have
 	// a backup running (eq. 2.2).
@@ -112,9 +112,9 @@ func buildConfig(opts []Option) (config, error) {
 }
 
 // Speculator decides, when a free resource asks a job for work, whether to start one of
-// the job's unstarted tasks, back up one of its running tasks, or do nothing (SPEC §8,
-// §9). LATE and PRRL implement it; an embedder may substitute its own. Implementations
-// must be safe for concurrent use.
+// the job's unstarted tasks, back up one of its running tasks, or do nothing
+// (docs/methods.md §8, §9). LATE and PRRL implement it; an embedder may substitute its
+// own. Implementations must be safe for concurrent use.
 type Speculator interface {
 	// Speculate returns the decision for the free resource described by req, offered
 	// to job. It fails on bad input (see Job and Request) and then decides nothing.
@@ -124,8 +124,8 @@ type Speculator interface {
 // Job is what a speculator needs to know about the job a free resource is offered to.
 type Job struct {
 	// Tasks is the progress model of the job's running tasks — their progress, rate and
-	// time left, the per-node and overall statistics of the finished ones (SPEC §8).
-	// It describes the original attempts; backups are told through Backups. One
+	// time left, the per-node and overall statistics of the finished ones (docs/methods.md
+	// §8). It describes the original attempts; backups are told through Backups. One
 	// predict.ProgressTracker per job (or per job and task kind) fits. Required.
 	Tasks predict.RuntimeEstimator
 	// Unstarted is the number of the job's tasks not started yet. A new task always
@@ -142,7 +142,7 @@ type Job struct {
 }
 
 // BusySlot is a slot (a container, a share of a node) that a running task holds and
-// will release when the task ends: a pre-release resource of SPEC §9 and §10.
+// will release when the task ends: a pre-release resource of docs/methods.md §9 and §10.
 type BusySlot struct {
 	// Task is the running task holding the slot.
 	Task string

@@ -38,10 +38,10 @@ type Stage struct {
 	Demand   resource.Tuple
 }
 
-// Profile is a task's demand over time (SPEC §2, "execution stages"): stages laid end to
-// end, the first starting when the task starts. A Profile is an immutable value; copies
-// share storage safely. Build one with NewProfile or Constant; the zero Profile has no
-// stages and is rejected wherever a demand is needed.
+// Profile is a task's demand over time (docs/methods.md §2, "execution stages"): stages
+// laid end to end, the first starting when the task starts. A Profile is an immutable
+// value; copies share storage safely. Build one with NewProfile or Constant; the zero
+// Profile has no stages and is rejected wherever a demand is needed.
 type Profile struct {
 	schema  *resource.Schema
 	stages  []Stage
@@ -88,8 +88,8 @@ func MustProfile(schema *resource.Schema, stages ...Stage) Profile {
 }
 
 // Constant returns the one-stage profile that demands demand for d: how a request-based
-// scheduler sees every task (SPEC §3, request quantity). Pass Forever for a task of
-// unknown length.
+// scheduler sees every task (docs/methods.md §3, request quantity). Pass Forever for a
+// task of unknown length.
 func Constant(schema *resource.Schema, demand resource.Tuple, d time.Duration) (Profile, error) {
 	return NewProfile(schema, Stage{Duration: d, Demand: demand})
 }
@@ -119,7 +119,7 @@ func (p Profile) Duration() time.Duration {
 }
 
 // Peak is the per-dimension maximum demand over all stages: what the coarse-grained
-// matcher compares against (SPEC §3's Mx).
+// matcher compares against (Mx in docs/methods.md §3).
 func (p Profile) Peak() resource.Tuple { return p.peak }
 
 // At returns the demand at offset d from the task's start: that of the stage containing

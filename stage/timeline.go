@@ -24,8 +24,8 @@ type Handle uint64
 // Timeline is a server's free resources over time: its capacity minus everything
 // reserved on it, a step function from the timeline's origin to Forever. Reservations
 // place a task's Profile at a start time; queries read the free segments over a window,
-// their minimum (the coarse-grained matcher's Ax, SPEC §3) and time-weighted average
-// (eq. 14), and find the earliest start at which a profile fits.
+// their minimum (the coarse-grained matcher's Ax, docs/methods.md §3) and time-weighted
+// average (eq. 14), and find the earliest start at which a profile fits.
 //
 // The step function lives in a B-tree keyed by the time each step begins, so a
 // reservation, a release and a query over a window cost O(log n + k) for n steps on the
@@ -34,8 +34,8 @@ type Handle uint64
 //
 // Compression: a reservation may take a compressible dimension below zero by at most the
 // allowance it is given (the running tasks then share less than they demand and slow
-// down, SPEC §1); a non-compressible dimension never goes below zero. A reservation that
-// would break either rule is refused and leaves the timeline unchanged.
+// down, docs/methods.md §1); a non-compressible dimension never goes below zero. A
+// reservation that would break either rule is refused and leaves the timeline unchanged.
 //
 // A Timeline has a single owner: it is not safe for concurrent use.
 type Timeline struct {
@@ -150,8 +150,8 @@ func (tl *Timeline) AppendSegments(dst []Segment, from, to time.Duration) []Segm
 }
 
 // MinFree returns the per-dimension minimum of the free resources over [from, to): the
-// coarse-grained matcher's Ax (SPEC §3). An empty window (to ≤ from) is read as the
-// instant from.
+// coarse-grained matcher's Ax (docs/methods.md §3). An empty window (to ≤ from) is read
+// as the instant from.
 func (tl *Timeline) MinFree(from, to time.Duration) resource.Tuple {
 	if to <= max(from, tl.origin) {
 		return tl.FreeAt(from)

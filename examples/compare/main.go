@@ -1,12 +1,12 @@
-// Command compare measures the FGM paper's headline claims (SPEC §7) in the simulator:
-// it runs the paper-like offline and online workloads (sim/workload.FGM: MapReduce- and
-// Spark-like jobs, Facebook input sizes, 400 GiB) on the paper's 23-node cluster in the
-// dedicated and the cloud environment (other applications sharing the nodes) under
-// FIFO, Capacity, Fair, DRF (request-based, as YARN) and FGM (predicted stage profiles,
-// fine-grained matching with bounded compression, policy adjustment), and reports, per
-// scenario, a table with one row per policy — makespan, job completion, scheduling
-// response, Jain's index, utilisation, kills, compressed placements — and FGM's gain
-// over each baseline in percent.
+// Command compare measures the FGM paper's headline claims (docs/methods.md §7) in the
+// simulator: it runs the paper-like offline and online workloads (sim/workload.FGM:
+// MapReduce- and Spark-like jobs, Facebook input sizes, 400 GiB) on the paper's 23-node
+// cluster in the dedicated and the cloud environment (other applications sharing the
+// nodes) under FIFO, Capacity, Fair, DRF (request-based, as YARN) and FGM (predicted
+// stage profiles, fine-grained matching with bounded compression, policy adjustment), and
+// reports, per scenario, a table with one row per policy — makespan, job completion,
+// scheduling response, Jain's index, utilisation, kills, compressed placements — and
+// FGM's gain over each baseline in percent.
 //
 //	go run ./examples/compare                    # everything, ~1 minute on 2 cores
 //	go run ./examples/compare -mode offline -env dedicated -runs 1

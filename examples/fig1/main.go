@@ -1,6 +1,6 @@
-// Command fig1 replays the FGM paper's motivating example (SPEC §7, Fig. 1–3) through
-// the reference Scheduler: one server of 4 cores and 8 GB, tasks A1, A2 and B1, placed
-// by request (as YARN does) and by their stage profiles with at most 10% CPU
+// Command fig1 replays the FGM paper's motivating example (docs/methods.md §7, Fig. 1–3)
+// through the reference Scheduler: one server of 4 cores and 8 GB, tasks A1, A2 and B1,
+// placed by request (as YARN does) and by their stage profiles with at most 10% CPU
 // compression (FGM), and prints both timelines.
 //
 // The paper's figures are not in its text; the instance (the same as match's

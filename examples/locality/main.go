@@ -1,6 +1,6 @@
-// Command locality replays the PRRL thesis' Table 4.1 example (§4.2.3.2; SPEC §10) and
-// shows, side by side, where four placement policies put three tasks and how much data
-// locality each gets:
+// Command locality replays the PRRL thesis' Table 4.1 example (§4.2.3.2; docs/methods.md
+// §10) and shows, side by side, where four placement policies put three tasks and how
+// much data locality each gets:
 //
 //   - direct (FIFO) scheduling: the free slot goes to the highest-priority job with a
 //     task waiting, local or not;
@@ -19,8 +19,8 @@
 // input on Slot1, Slot2 and Slot3; priority Job1 > Job2 > Job3. Each slot is on a node
 // of its own in a rack of its own. Slot3 is free at 0 s and asks for work; Slot2 frees
 // at 5 s and Slot1 at 10 s (the order of the thesis' walk-through and table; its
-// set-up sentence says Slot3, Slot1, Slot2 — SPEC §10 adopts the former). A task
-// computes for 60 s on any slot; a task whose data is elsewhere must first fetch its
+// set-up sentence says Slot3, Slot1, Slot2 — docs/methods.md §10 adopts the former). A
+// task computes for 60 s on any slot; a task whose data is elsewhere must first fetch its
 // 128 MiB block across racks at 5 MiB/s (25.6 s), the thesis' simulated network.
 //
 // How to read the output. The first table has one row per slot, in the order the slots

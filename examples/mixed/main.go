@@ -1,9 +1,9 @@
-// Command mixed shows straggler scale-up for a mixed workload (SPEC §11; the HUST patent,
-// seed 002): latency-sensitive tasks that fall behind their service-level objective get
-// more resources — in place, or on another node — taken first from idle room, then from
-// batch tasks that hold more than they use (reclaim), and only then by shrinking batch
-// tasks (preempt). Nothing is killed. When the room comes back, a recovery plan gives
-// the batch tasks their resources back.
+// Command mixed shows straggler scale-up for a mixed workload (docs/methods.md §11; the
+// HUST patent): latency-sensitive tasks that fall behind their service-level objective
+// get more resources — in place, or on another node — taken first from idle room, then
+// from batch tasks that hold more than they use (reclaim), and only then by shrinking
+// batch tasks (preempt). Nothing is killed. When the room comes back, a recovery plan
+// gives the batch tasks their resources back.
 //
 // The program builds one small cluster by hand — 6 nodes of 16 cores and 64 GiB, each
 // running a few batch tasks and latency-sensitive (LS) tasks — and runs the library's

@@ -1,6 +1,6 @@
-// Command qos compares QoS-vector matching (SPEC §12, the capacity-scheduling method of
-// seed 004) with plain capacity matching on the same jobs and nodes, as the source's
-// MATLAB simulation does: how many tasks end up on a node that suits them.
+// Command qos compares QoS-vector matching (docs/methods.md §12, the capacity-scheduling
+// method of the QoS paper) with plain capacity matching on the same jobs and nodes, as
+// the source's MATLAB simulation does: how many tasks end up on a node that suits them.
 //
 // Jobs carry a QoS demand vector (cpu, mem, net, disk, price, each 1–10), preference
 // weights summing to 1 (the largest is the job's class) and hard needs (memory, disk).

@@ -1,7 +1,7 @@
-// Command speculation compares no speculation, LATE (SPEC §8) and pre-release resource
-// list speculation, PRRL (SPEC §9, thesis Alg. 3.1), on the PRRL thesis' heterogeneous
-// cluster, with jobs like those of the thesis' Tables 3.4–3.9, and prints the thesis'
-// figures next to ours.
+// Command speculation compares no speculation, LATE (docs/methods.md §8) and pre-release
+// resource list speculation, PRRL (docs/methods.md §9, thesis Alg. 3.1), on the PRRL
+// thesis' heterogeneous cluster, with jobs like those of the thesis' Tables 3.4–3.9, and
+// prints the thesis' figures next to ours.
 //
 // The cluster is workload.ThesisCluster: 3 racks of 30 nodes (10 slow at 0.8×, 10
 // normal, 10 fast at 1.2×), 4 slots a node (360 slots), 20 MiB/s within a rack and 5
@@ -52,14 +52,14 @@
 //
 // Where our model differs from the thesis — read the comparison with care:
 //
-//   - The thesis' Tables 3.4–3.9 come from a real Hadoop cluster of 8 dual-core virtual
-//     machines with 2–4 map slots each (26 slots; one very slow node), where a 120-map
-//     job runs in four to five waves and backups compete with unstarted tasks. SPEC §9
-//     and this example use the thesis' chapter-4 simulated cluster instead (360
-//     slots): up to three 120-map jobs run in a single wave, so free slots are
-//     plentiful at the tail and mostly the speculative cap limits backups. The last
-//     scenario (three 480-map jobs, four waves) brings back a contended, multi-wave
-//     cluster like the thesis' own.
+//   - The thesis' Tables 3.4–3.9 (docs/methods.md §9) come from a real Hadoop cluster of
+//     8 worker machines (dual-core PCs and one single-core virtual machine) with 2–4 map
+//     slots each (26 slots; one very slow node), where a 120-map job runs in four to five
+//     waves and backups compete with unstarted tasks. This example uses the thesis'
+//     chapter-4 simulated cluster instead (docs/methods.md §10; 360 slots): up to three
+//     120-map jobs run in a single wave, so free slots are plentiful at the tail and
+//     mostly the speculative cap limits backups. The last scenario (three 480-map jobs,
+//     four waves) brings back a contended, multi-wave cluster like the thesis' own.
 //   - In the thesis, slow tasks came from slow machines: a task on a slow node runs
 //     slowly at a steady rate, so LATE's linear time-left estimate is right. Ours add
 //     random stragglers that slow down part-way; for them the estimate (progress over

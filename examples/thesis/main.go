@@ -1,8 +1,8 @@
-// Command thesis reproduces the comparisons of the PRRL thesis' chapters 3 and 4 (SPEC
-// §8–10) in the project's deterministic simulator (package sim): placement by Fair with
-// delay scheduling against Fair with the pre-release resource list, and speculation by
-// Fair without backups, with LATE and with the pre-release resource list (PRRL), on the
-// thesis' simulated cluster and job classes.
+// Command thesis reproduces the comparisons of the PRRL thesis' chapters 3 and 4
+// (docs/methods.md §8–10) in the project's deterministic simulator (package sim):
+// placement by Fair with delay scheduling against Fair with the pre-release resource
+// list, and speculation by Fair without backups, with LATE and with the pre-release
+// resource list (PRRL), on the thesis' simulated cluster and job classes.
 //
 // examples/speculation and examples/locality are small self-contained models of the
 // same comparisons, written for their examples; this program runs the real thing: the
@@ -10,13 +10,13 @@
 // driven through its public API by the simulator's heartbeats:
 //
 //   - Fair (sim.Fair): Hadoop's Fair scheduler as the thesis' baseline — request-based,
-//     queues and jobs by running tasks over weight (SPEC §10's fair rule), delay
-//     scheduling (Alg. 2.1) for locality, no speculation.
+//     queues and jobs by running tasks over weight (the fair rule of docs/methods.md
+//     §10), delay scheduling (Alg. 2.1) for locality, no speculation.
 //   - Fair+PRL (sim.FairPreRelease): the same, choosing tasks with the pre-release
 //     resource list (Alg. 4.1/4.2; speculate.FairPlacer) instead of delay scheduling.
-//   - Fair+LATE (sim.FairLATE): Fair speculating with LATE (SPEC §8).
+//   - Fair+LATE (sim.FairLATE): Fair speculating with LATE (docs/methods.md §8).
 //   - Fair+PRRL (sim.FairPRRL): Fair speculating with the pre-release resource list
-//     (SPEC §9, Alg. 3.1).
+//     (docs/methods.md §9, Alg. 3.1).
 //
 // Both speculators use Hadoop's defaults (speculativeCap 0.1, slowTaskThreshold 1,
 // slowNodeThreshold 1, 60 s minimum runtime).

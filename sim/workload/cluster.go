@@ -26,8 +26,9 @@ type NodeSpec struct {
 }
 
 // Cluster describes the machines a workload runs on: nodes in racks, and the bandwidth
-// one transfer of input data gets between two nodes (SPEC §10: transfer time = block
-// size / bandwidth). A Cluster is plain data; Validate it after building one by hand.
+// one transfer of input data gets between two nodes (docs/methods.md §10: transfer time =
+// block size / bandwidth). A Cluster is plain data; Validate it after building one by
+// hand.
 type Cluster struct {
 	// Name describes the cluster, e.g. "fgm-23".
 	Name string
@@ -100,8 +101,8 @@ func (c *Cluster) Capacity() resource.Tuple {
 	return t
 }
 
-// Locality is where a task runs relative to its input (SPEC §10's delay-scheduling
-// levels).
+// Locality is where a task runs relative to its input (the delay-scheduling levels
+// of docs/methods.md §10).
 type Locality uint8
 
 const (
@@ -157,9 +158,10 @@ func (c *Cluster) rack(i int) string {
 	return c.Nodes[i].Rack
 }
 
-// TransferTime returns how long moving bytes of input takes at locality l (SPEC §10):
-// 0 node-local or without input, bytes / IntraRackBandwidth rack-local, bytes /
-// CrossRackBandwidth off-switch. A non-positive bandwidth or byte count gives 0.
+// TransferTime returns how long moving bytes of input takes at locality l
+// (docs/methods.md §10): 0 node-local or without input, bytes / IntraRackBandwidth
+// rack-local, bytes / CrossRackBandwidth off-switch. A non-positive bandwidth or byte
+// count gives 0.
 func (c *Cluster) TransferTime(bytes int64, l Locality) time.Duration {
 	var bw int64
 	switch l {
@@ -272,7 +274,7 @@ func FGMCapacity() resource.Tuple {
 	return schema.MustTuple(16000, 32*GiB, 300*MiB, 250_000_000)
 }
 
-// FGMCluster returns the FGM evaluation cluster (SPEC §7): 23 compute nodes of
+// FGMCluster returns the FGM evaluation cluster (docs/methods.md §7): 23 compute nodes of
 // FGMCapacity (the 24th server ran YARN's manager) in one rack, all of speed 1, no
 // slot limit; one transfer gets 1 Gb/s (125 MB/s). Nodes are "node01".."node23" in
 // "rack1".
@@ -301,10 +303,10 @@ func ThesisCapacity() resource.Tuple {
 	return schema.MustTuple(4000, 8*GiB, 200*MiB, 125_000_000)
 }
 
-// ThesisCluster returns the PRRL thesis' simulated cluster (SPEC §10, thesis §4.3.1): 3
-// racks, each of 10 slow (speed 0.8), 10 normal and 10 fast (1.2) nodes, 4 slots per
-// node, 20 MB/s within a rack and 5 MB/s across racks (MB read as MiB, so a 128 MiB
-// block moves in 6.4 s and 25.6 s, the thesis' figures). Nodes are
+// ThesisCluster returns the PRRL thesis' simulated cluster (docs/methods.md §10, thesis
+// §4.3.1): 3 racks, each of 10 slow (speed 0.8), 10 normal and 10 fast (1.2) nodes, 4
+// slots per node, 20 MB/s within a rack and 5 MB/s across racks (MB read as MiB, so a
+// 128 MiB block moves in 6.4 s and 25.6 s, the thesis' figures). Nodes are
 // "rack1-node01".."rack3-node30", slow ones first in each rack.
 func ThesisCluster(opts ...ClusterOption) (Cluster, error) {
 	cfg := clusterConfig{racks: 3, perRack: 30, slots: 4, intra: 20 * MiB, cross: 5 * MiB, capacity: ThesisCapacity()}
@@ -336,8 +338,8 @@ func ThesisCluster(opts ...ClusterOption) (Cluster, error) {
 const DefaultReplication = 3
 
 // PlaceReplicas places replicas copies of every block on the cluster's nodes, as the
-// PRRL thesis' simulator does for load balance (SPEC §10, thesis §4.3.1), block by
-// block in order:
+// PRRL thesis' simulator does for load balance (docs/methods.md §10, thesis §4.3.1),
+// block by block in order:
 //
 //  1. the first replica on the least-loaded node;
 //  2. the second on the least-loaded other node of the first one's rack;

@@ -5,7 +5,8 @@
 // from other applications. The simulator (package sim) replays a Workload on a Cluster
 // through any scheduler; the comparison program generates its default workload here.
 //
-// What it provides, by SPEC reference:
+// What it provides, by section of docs/methods.md, the project's method reference
+// (equation, definition and algorithm numbers are the sources', kept there):
 //
 //	§2 Def. 3       SimilarityKey, Job.Key: (job logic + task kind, input bytes); map
 //	                tasks of full 128 MiB blocks of the same application share a key

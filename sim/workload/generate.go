@@ -12,11 +12,11 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// FGM generates the paper-like workload of the FGM evaluation (SPEC §7, FGM §4.1):
-// MapReduce- and Spark-like jobs whose input sizes follow the Facebook distribution,
-// 400 GiB of input in total, submitted all at 0 (offline, the default) or as a Poisson
-// process (WithOnline; the paper's online series scales the total from 50 to 400 GB
-// with WithTotalInput). The same r state and options give the same workload.
+// FGM generates the paper-like workload of the FGM evaluation (docs/methods.md §7, FGM
+// §4.1): MapReduce- and Spark-like jobs whose input sizes follow the Facebook
+// distribution, 400 GiB of input in total, submitted all at 0 (offline, the default) or
+// as a Poisson process (WithOnline; the paper's online series scales the total from 50 to
+// 400 GB with WithTotalInput). The same r state and options give the same workload.
 //
 // How jobs are drawn, in this order for each job: an input size from the distribution
 // (WithInputSizes, FB2009 by default) truncated at the maximum job input, the last job
@@ -341,8 +341,8 @@ type ThesisClass struct {
 // Reading: the column heading says task processing time, so TaskTime is each task's
 // time — a large job's 800 tasks take 800 s each — not the job's total (which would be
 // 1 s per task, shorter than the 6.4 s it takes to move a block within a rack, making
-// the thesis' W1 = 5 s, W2 = 20 s delay-scheduling waits meaningless). SPEC §10 states
-// the table the same way.
+// the thesis' W1 = 5 s, W2 = 20 s delay-scheduling waits meaningless). docs/methods.md
+// §10 states the table the same way.
 var (
 	ThesisSmall  = ThesisClass{Name: "small", Blocks: 60, TaskTime: 60 * time.Second}
 	ThesisNormal = ThesisClass{Name: "normal", Blocks: 300, TaskTime: 300 * time.Second}
@@ -373,11 +373,11 @@ func ThesisExperiment(n int) ([]ThesisMix, error) {
 	return nil, fieldErr("thesis experiment", n, ErrInvalidValue)
 }
 
-// Thesis generates the PRRL thesis' workload (SPEC §10, thesis §4.3.1): every queue
-// (WithQueues; three by default) submits the mix at time 0 — JobsPerQueue jobs of each
-// class, times WithScale (rounded, at least one) — in an order shuffled per queue with
-// r; the queues' jobs are interleaved round-robin (queue1's first, queue2's first, ...)
-// and named job00000, job00001, ... in that order, which is the submission order a
+// Thesis generates the PRRL thesis' workload (docs/methods.md §10, thesis §4.3.1): every
+// queue (WithQueues; three by default) submits the mix at time 0 — JobsPerQueue jobs of
+// each class, times WithScale (rounded, at least one) — in an order shuffled per queue
+// with r; the queues' jobs are interleaved round-robin (queue1's first, queue2's first,
+// ...) and named job00000, job00001, ... in that order, which is the submission order a
 // FIFO scheduler sees. Jobs are map-only: one task per block (WithBlockSize, 128 MiB by
 // default), lasting the class's TaskTime on a normal node. A task's true profile has
 // the three map stages — read 10% of the time (0.3 core, disk-io), compute 80% (1

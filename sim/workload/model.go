@@ -54,7 +54,7 @@ const MinStageDuration = 100 * time.Millisecond
 // milli-cores; memory amounts are bytes. All tasks of a class have the same shape and
 // differ only by size (and jitter), which is what makes similar-task prediction work.
 //
-// Map task (SPEC §2's execution stages):
+// Map task (execution stages, docs/methods.md §2):
 //
 //	read:    Startup + in/ReadRate;  cpu ReadCPU;    memory MapMemory;                 disk-io = in / duration
 //	compute: in/ComputeRate;         cpu ComputeCPU; memory MapMemory + CacheRatio×in

@@ -44,9 +44,9 @@ type Job struct {
 	// App names the application class the job runs (AppClass.Name), or a size class
 	// ("small", "normal", "large") for the PRRL thesis workload; for reporting.
 	App string
-	// Logic identifies the job's execution logic (SPEC §2, Def. 3): FGM uses the MD5 of
-	// the application code and its arguments; here it is an opaque string, the same for
-	// jobs running the same application with the same arguments. A task's logic is
+	// Logic identifies the job's execution logic (docs/methods.md §2, Def. 3): FGM uses the
+	// MD5 of the application code and its arguments; here it is an opaque string, the same
+	// for jobs running the same application with the same arguments. A task's logic is
 	// Logic plus its kind (see Job.Key).
 	Logic string
 	// InputBytes is the job's total input (the sum of its map tasks' input).
@@ -56,8 +56,8 @@ type Job struct {
 	ShuffleBytes int64
 	// OutputBytes is the job's final output.
 	OutputBytes int64
-	// Priority orders jobs under priority-aware policies (FIFO with priorities, SPEC
-	// §10's FIFO rule): higher first. Generators leave it 0.
+	// Priority orders jobs under priority-aware policies (FIFO with priorities, the
+	// FIFO rule of docs/methods.md §10): higher first. Generators leave it 0.
 	Priority int
 	// Tasks are the job's map tasks followed by its reduce tasks.
 	Tasks []Task
@@ -88,7 +88,7 @@ func (k Kind) String() string {
 
 // StageNames returns the names of the three stages every generated task of this kind
 // has, in order. For reduce tasks they are also the phases K = 0, 1, 2 of the LATE
-// progress model (SPEC §8, eq. 3.1).
+// progress model (docs/methods.md §8, eq. 3.1).
 func (k Kind) StageNames() [3]string {
 	if k == Reduce {
 		return [3]string{"shuffle", "sort", "reduce"}
@@ -124,8 +124,8 @@ type Task struct {
 	Blocks []int
 }
 
-// SimilarityKey identifies a class of similar tasks (SPEC §2, Def. 3): the same
-// execution logic on the same amount of input. Its fields match predict.Key, so a
+// SimilarityKey identifies a class of similar tasks (docs/methods.md §2, Def. 3): the
+// same execution logic on the same amount of input. Its fields match predict.Key, so a
 // simulator converts one with predict.Key(k).
 type SimilarityKey struct {
 	// Logic is the job's Logic, "/", and the task kind, e.g. "wordcount/map".

@@ -493,7 +493,8 @@ func TestClusters(t *testing.T) {
 	for _, r := range th.Racks() {
 		assert.Equal(t, map[float64]int{0.8: 10, 1: 10, 1.2: 10}, speeds[r])
 	}
-	// SPEC §10 / thesis §4.3.1: a 128 MB block moves in 6.4 s within a rack, 25.6 s across.
+	// docs/methods.md §10 / thesis §4.3.1: a 128 MB block moves in 6.4 s within a rack,
+	// 25.6 s across.
 	assert.Equal(t, 6400*time.Millisecond, th.TransferTime(workload.DefaultBlockSize, workload.RackLocal))
 	assert.Equal(t, 25600*time.Millisecond, th.TransferTime(workload.DefaultBlockSize, workload.OffSwitch))
 	assert.Zero(t, th.TransferTime(workload.DefaultBlockSize, workload.NodeLocal))
