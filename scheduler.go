@@ -311,7 +311,9 @@ func (s *Scheduler) Submit(tasks ...Task) error {
 // Demand (plugins.Prediction), PreFilter (plugins.QueueAdmission), Filter
 // (plugins.ModeGate, plugins.StageMatch, plugins.QoS), Reserve, Permit, commit. The
 // Decision says what started, why the heartbeat ended, and which jobs were passed over
-// and why.
+// and why. A task a Permit plugin kept waiting and allowed during the heartbeat comes
+// back in it too, with its own node. When a pass fails (time going backwards under
+// delay scheduling), the error comes with the Decision so far.
 func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -155,13 +155,16 @@ func (c *Cycle) bind(a *Attempt) (Assignment, Status) {
 		}
 	}
 	var timeout time.Duration
-	waits := false
+	waits, by := false, ""
 	for _, p := range c.fw.permits {
 		s, wait := p.Permit(c, a)
 		switch {
 		case s.Code == Wait:
 			if !waits || wait < timeout {
 				timeout = wait
+			}
+			if !waits {
+				by = p.Name()
 			}
 			waits = true
 		case !s.OK():
@@ -173,7 +176,7 @@ func (c *Cycle) bind(a *Attempt) (Assignment, Status) {
 	}
 	if waits {
 		c.fw.waiting[a.Task.ID()] = &waiter{a: *a, deadline: c.now + max(timeout, 0)}
-		return Assignment{}, Status{Code: Wait, Reason: PermitWaiting}
+		return Assignment{}, Status{Code: Wait, Reason: PermitWaiting, Plugin: by}
 	}
 	return c.commit(a), Status{}
 }

@@ -61,7 +61,7 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 		return Assignment{}, &PlacementError{Task: t.ID(), Reason: st.Reason, Plugin: st.Plugin}
 	}
 	dim := f.state.IndexDim()
-	perr := &PlacementError{Task: t.ID(), Reason: NoRoom, Dim: f.state.Schema().DimName(dim)}
+	perr := PlacementError{Task: t.ID(), Reason: NoRoom, Dim: f.state.Schema().DimName(dim)}
 	cands := f.cands[:0]
 	f.state.ByFree(base.Demand.Hold.Stage(0).Demand[dim], func(n *cluster.NodeInfo) bool {
 		perr.Tried++
@@ -95,7 +95,7 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 		}
 	}
 	if best == nil {
-		return Assignment{}, perr
+		return Assignment{}, perr.escape()
 	}
 	best.Level = f.state.Locality(t, best.Node) // a PostFilter may have moved it
 	as, st := c.bind(best)
@@ -104,10 +104,14 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 		return Assignment{}, &PlacementError{Task: t.ID(), Tried: perr.Tried, Reason: PermitWaiting, Plugin: st.Plugin}
 	case !st.OK():
 		perr.Reason, perr.Plugin = st.Reason, st.Plugin
-		return Assignment{}, perr
+		return Assignment{}, perr.escape()
 	}
 	return as, nil
 }
+
+// escape returns a copy of e on the heap, so that a placement that succeeds does not
+// allocate its error.
+func (e PlacementError) escape() *PlacementError { return &e }
 
 // pick scores the candidates and returns the index of the best: the highest total
 // over the Score plugins (each normalised over the candidates when it implements

@@ -197,6 +197,9 @@ type PlacementError struct {
 }
 
 func (e *PlacementError) Error() string {
+	if e.Reason == PermitWaiting {
+		return fmt.Sprintf("finegrain: task %q: reserved, waiting for a permit (%s): not placed yet", e.Task, e.Plugin)
+	}
 	if e.Tried == 0 && e.Reason == NoRoom {
 		return fmt.Sprintf("finegrain: task %q: no node has enough %s free: %v", e.Task, e.Dim, ErrNotPlaced)
 	}
@@ -209,5 +212,5 @@ func (e *PlacementError) Error() string {
 	return fmt.Sprintf("finegrain: task %q: %v after %d node(s): %v", e.Task, e.Reason, e.Tried, ErrNotPlaced)
 }
 
-// Unwrap returns ErrNotPlaced.
+// Unwrap returns ErrNotPlaced (for PermitWaiting too: the task is not placed yet).
 func (e *PlacementError) Unwrap() error { return ErrNotPlaced }

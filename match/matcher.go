@@ -1,6 +1,7 @@
 package match
 
 import (
+	"math"
 	"fmt"
 	"time"
 
@@ -89,6 +90,9 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 		comp: schema.Compressible(), capacity: tl.Capacity(), ndims: schema.Len(),
 		r: Result{Stage: -1, Dim: -1, schema: schema, nstages: p.Len()},
 	}
+	for k := 0; k < w.ndims && k < resource.MaxDims; k++ {
+		w.min[k] = math.MaxInt64
+	}
 	w.compCap = w.capacity.Only(w.comp)
 	if f, ok := s.Allowance.(Fixed); ok {
 		// A constant allowance is the same on every segment: compute rc × N once.
@@ -97,6 +101,9 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 	tl.Walk(start, stage.AddSat(start, p.Duration()), w.visit)
 	if w.r.Code == Fit && w.r.Allowance != (resource.Tuple{}) {
 		w.r.Code = FitCompressed
+	}
+	if w.r.Code.OK() {
+		w.r.MinFree, w.r.MinFreeKnown = w.min, true
 	}
 	return w.r
 }
@@ -116,10 +123,14 @@ type fineWalk struct {
 	ndims             int
 	comp              resource.Mask
 	capacity, compCap resource.Tuple
+	min               resource.Tuple // the least free amount of the segments visited
 }
 
 // visit checks one free segment against the stages it overlaps.
 func (w *fineWalk) visit(seg stage.Segment) bool {
+	for k := 0; k < w.ndims && k < resource.MaxDims; k++ {
+		w.min[k] = min(w.min[k], seg.Free[k])
+	}
 	for {
 		// Alg. 2 line 8: nc + rc × N < sc or nn < sn fails the match.
 		if short(&seg.Free, &w.d, w.ndims) && !w.squeeze(&seg) {
@@ -211,7 +222,7 @@ func peakMatch(s *Server, start time.Duration, p stage.Profile) Result {
 	ax, mx := tl.MinFree(start, end), p.Peak()
 	schema := tl.Schema()
 	if !ax.AnyLess(mx) {
-		return Result{Code: Fit, Stage: -1, Dim: -1, schema: schema, nstages: p.Len()}
+		return Result{Code: Fit, Stage: -1, Dim: -1, schema: schema, nstages: p.Len(), MinFree: ax, MinFreeKnown: true}
 	}
 	k := 0
 	for ax[k] >= mx[k] {

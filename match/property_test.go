@@ -119,6 +119,18 @@ func TestMatchProperties(t *testing.T) {
 		return true
 	}, seeds))
 
+	props.Property("a fit reports the window's least free amount, as the timeline does", prop.ForAll(func(seed int64) bool {
+		sc := newScenario(seed)
+		want := sc.tl.MinFree(sc.start, stage.AddSat(sc.start, sc.p.Duration()))
+		server := match.Server{ID: "s", Timeline: sc.tl, Allowance: sc.allow}
+		for _, m := range []match.Matcher{match.FineGrained{}, match.CoarseGrained{}, match.RequestQuantity{}} {
+			r := m.Match(server, sc.start, sc.p)
+			if r.Code.OK() != r.MinFreeKnown || (r.Code.OK() && r.MinFree != want) {
+				return false
+			}
+		}
+		return true
+	}, gen.Int64()))
 	props.Property("fine-grained accepts whatever coarse-grained accepts", prop.ForAll(func(seed int64) bool {
 		sc := newScenario(seed)
 		if (match.CoarseGrained{}).Match(sc.server(nil), sc.start, sc.p).Code != match.Fit {

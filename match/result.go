@@ -95,6 +95,12 @@ type Result struct {
 	// at worst: the compression allowance to pass to stage.Timeline.Reserve so that it
 	// accepts exactly this placement.
 	Allowance resource.Tuple
+	// MinFree is, on a fit, the least free amount per dimension over the task's window
+	// (what stage.Timeline.MinFree returns), when MinFreeKnown says the matcher saw it
+	// on its way — the built-in matchers do — so that scoring (ScoreServer) need not
+	// walk the timeline again.
+	MinFree      resource.Tuple
+	MinFreeKnown bool
 
 	schema  *resource.Schema
 	stages  [StageRatios]float64

@@ -170,14 +170,19 @@ type Placement struct {
 
 var errPlaceNone = fmt.Errorf("match: place: %w", ErrNoServers)
 
-// ScoreServer is how a task demanding p from start scores on server s: sc applied
-// to the server's capacity, its least free amount over the task's window
-// (Timeline.MinFree from start to start + p's duration) and p's peak demand. A NaN
-// score is −∞, so it ranks last. Place and the reference Scheduler's node scoring both
-// score this way.
-func ScoreServer(sc Scorer, s Server, start time.Duration, p stage.Profile) float64 {
+// ScoreServer is how a task demanding p from start scores on server s, where it
+// matched with result r: sc applied to the server's capacity, its least free amount
+// over the task's window (Timeline.MinFree from start to start + p's duration: taken
+// from r when the matcher saw it, walked otherwise) and p's peak demand. A NaN score
+// is −∞, so it ranks last. Place and the reference Scheduler's node scoring both score
+// this way.
+func ScoreServer(sc Scorer, s Server, start time.Duration, p stage.Profile, r Result) float64 {
 	tl := s.Timeline
-	score := sc.Score(tl.Capacity(), tl.MinFree(start, stage.AddSat(start, p.Duration())), p.Peak())
+	free := r.MinFree
+	if !r.MinFreeKnown {
+		free = tl.MinFree(start, stage.AddSat(start, p.Duration()))
+	}
+	score := sc.Score(tl.Capacity(), free, p.Peak())
 	if score != score {
 		return math.Inf(-1)
 	}
@@ -202,7 +207,7 @@ func Place(servers []Server, start time.Duration, t Task, m Matcher, q QoSCheck,
 			}
 			continue
 		}
-		score := ScoreServer(sc, s, start, t.Profile)
+		score := ScoreServer(sc, s, start, t.Profile, r)
 		if best.Index < 0 || score > best.Score || (score == best.Score && s.ID < best.Server) {
 			best = Placement{Index: i, Server: s.ID, Score: score, Result: r}
 		}

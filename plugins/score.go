@@ -15,7 +15,9 @@ import (
 // match.Scorer (LeastAllocated, MostAllocated, BestFit, BalancedAllocation, Alignment
 // or your own), times Weight: match.ScoreServer, the scorer applied to the node's
 // least free amount over the task's window and the task's peak demand — the same
-// scoring as match.Place.
+// scoring as match.Place. The window is what the task holds (its plan, and for a
+// predicted task the memory it keeps until it finishes); the built-in matchers report
+// the window's least free amount as they match, so scoring walks no timeline again.
 type NodeScore struct {
 	scorer match.Scorer
 	weight float64
@@ -35,7 +37,7 @@ func (*NodeScore) Name() string { return "NodeScore" }
 // Score implements framework.ScorePlugin.
 func (s *NodeScore) Score(_ *framework.Cycle, a *framework.Attempt) float64 {
 	server := match.Server{ID: a.Node.ID(), Timeline: a.Node.Timeline()}
-	return s.weight * match.ScoreServer(s.scorer, server, a.Start, a.Demand.Hold)
+	return s.weight * match.ScoreServer(s.scorer, server, a.Start, a.Demand.Hold, a.Result)
 }
 
 // FutureStart (PostFilter) places a task that fits no node now at the earliest start
