@@ -1,8 +1,8 @@
 package match
 
 import (
-	"math"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/finegrain/finegrain/resource"
