@@ -87,6 +87,7 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 		for _, p := range f.postFilters {
 			a := *base
 			if st := p.PostFilter(&c, &a); st.OK() && a.Node != nil {
+				a.Level = f.state.Locality(t, a.Node)
 				cands = append(cands[:0], a)
 				f.cands = cands
 				best = &cands[0]
@@ -97,7 +98,6 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 	if best == nil {
 		return Assignment{}, perr.escape()
 	}
-	best.Level = f.state.Locality(t, best.Node) // a PostFilter may have moved it
 	as, st := c.bind(best)
 	switch {
 	case st.Code == Wait:

@@ -2,8 +2,6 @@ package plugins
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/finegrain/finegrain/cluster"
@@ -148,8 +146,8 @@ func locations(st *cluster.State, t *cluster.TaskInfo) []speculate.Location {
 }
 
 // busySlots lists the slots of the running tasks (and, with backups, of their backup
-// attempts) whose time left is known, with that time left, sorted by node and task:
-// the pre-release resources of docs/methods.md §9 and §10.
+// attempts) whose time left is known, with that time left, sorted by node and task
+// (State.Nodes and NodeInfo.Tasks come in ID order): the pre-release resources of docs/methods.md §9 and §10.
 func busySlots(st *cluster.State, now time.Duration, backups bool) []speculate.BusySlot {
 	var out []speculate.BusySlot
 	for m := range st.Nodes() {
@@ -162,12 +160,6 @@ func busySlots(st *cluster.State, now time.Duration, backups bool) []speculate.B
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b speculate.BusySlot) int {
-		if a.Node != b.Node {
-			return strings.Compare(a.Node, b.Node)
-		}
-		return strings.Compare(a.Task, b.Task)
-	})
 	return out
 }
 
