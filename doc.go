@@ -47,6 +47,15 @@
 // from the free index, scores those that pass (plugins/score.go), tries PostFilter
 // when none does, and reserves through the same Cycle.bind.
 //
+// # Errors
+//
+// Bad input gets an error and changes nothing. Every error wraps a sentinel to test
+// with errors.Is (ErrInvalid, ErrUnknownNode, resource.ErrNegative, ...) and starts
+// with the name of the package that found the problem: a capacity with a negative
+// amount passed to Scheduler.AddNode comes back as
+// `cluster: node "n1": capacity: resource: dimension "memory": negative amount -1`,
+// and errors.As finds the *resource.DimensionError inside.
+//
 // # Packages
 //
 // Lowest first (each imports only those above it):

@@ -76,10 +76,10 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 	s := &Scheduler{schema: schema, cfg: cfg}
 	var err error
 	if s.state, err = cluster.New(schema, cluster.WithOrdering(cfg.ordering), cluster.WithJobProgress(cfg.speculator != nil)); err != nil {
-		return nil, fmt.Errorf("finegrain: %w", err)
+		return nil, err
 	}
 	if s.conformity, err = predict.NewConformityLog(cfg.window); err != nil {
-		return nil, fmt.Errorf("finegrain: %w", err)
+		return nil, err
 	}
 	if s.adjuster, err = policy.NewAdjuster(schema, s.conformity, cfg.adjust...); err != nil {
 		return nil, fmt.Errorf("finegrain: adjuster: %w", err)
@@ -106,7 +106,7 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 	}
 	fwOpts := []framework.Option{framework.WithCandidates(cfg.candidates), framework.WithSkipDetails(cfg.skipDetails), framework.WithLogger(cfg.logger)}
 	if s.fw, err = framework.New(s.state, list, fwOpts...); err != nil {
-		return nil, fmt.Errorf("finegrain: %w", err)
+		return nil, err
 	}
 	return s, nil
 }
@@ -243,7 +243,7 @@ func (s *Scheduler) AddNode(n Node) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.state.AddNode(n); err != nil {
-		return fmt.Errorf("finegrain: %w", err)
+		return err
 	}
 	if err := s.adjuster.AddServer(n.ID, n.Capacity); err != nil {
 		_, _ = s.state.RemoveNode(n.ID)
@@ -261,7 +261,7 @@ func (s *Scheduler) RemoveNode(id string, now time.Duration) ([]string, error) {
 	defer s.mu.Unlock()
 	ids, err := s.state.RemoveNode(id)
 	if err != nil {
-		return nil, fmt.Errorf("finegrain: %w", err)
+		return nil, err
 	}
 	_ = s.adjuster.RemoveServer(id)
 	s.conformity.Forget(id)
@@ -275,7 +275,7 @@ func (s *Scheduler) AddQueue(parent, id string, opts ...fairness.Option) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.state.AddQueue(parent, id, opts...); err != nil {
-		return fmt.Errorf("finegrain: %w", err)
+		return err
 	}
 	return nil
 }
@@ -286,7 +286,7 @@ func (s *Scheduler) SubmitJob(j Job) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.state.AddJob(j); err != nil {
-		return fmt.Errorf("finegrain: %w", err)
+		return err
 	}
 	return nil
 }
@@ -298,7 +298,7 @@ func (s *Scheduler) Submit(tasks ...Task) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.state.Submit(tasks...); err != nil {
-		return fmt.Errorf("finegrain: %w", err)
+		return err
 	}
 	return nil
 }
@@ -408,7 +408,7 @@ func (s *Scheduler) Cancel(id string, now time.Duration) error {
 		return err
 	}
 	if err := s.state.Cancel(t); err != nil {
-		return fmt.Errorf("finegrain: %w", err)
+		return err
 	}
 	s.logDebug("task cancelled", "task", id, "at", now)
 	return nil
@@ -438,7 +438,7 @@ func (s *Scheduler) Progress(id string, progress float64, now time.Duration) err
 		return err
 	}
 	if err := s.state.ReportProgress(t, progress, now); err != nil {
-		return fmt.Errorf("finegrain: %w", err)
+		return err
 	}
 	return nil
 }
@@ -467,7 +467,7 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 		_ = s.adjuster.ObserveCompletion(node, t.Planned(), now-t.Start())
 	}
 	if err := s.state.Finish(t, now); err != nil {
-		return fmt.Errorf("finegrain: %w", err)
+		return err
 	}
 	s.logDebug("task finished", "task", id, "node", node, "at", now)
 	return nil
@@ -483,7 +483,7 @@ func (s *Scheduler) Failed(id string, now time.Duration) error {
 		return err
 	}
 	if err := s.state.Fail(t); err != nil {
-		return fmt.Errorf("finegrain: %w", err)
+		return err
 	}
 	s.logDebug("task failed", "task", id, "at", now)
 	return nil

@@ -474,3 +474,21 @@ func TestDelayWaitsGrowInUpdateSteps(t *testing.T) {
 	require.Len(t, d.Assignments, 1)
 	assert.Equal(t, fairness.RackLocal, d.Assignments[0].Locality)
 }
+
+// A job that the demand classes pass over before a task is chosen is reported as such,
+// not as a task with no room and a result that fits.
+func TestClassSkipIsReported(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithSkipDetails(4))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "big"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "huge", Job: "big", Request: schema.MustTuple(1000, 16*gib)}))
+	d, err := s.Heartbeat("n", 0)
+	require.NoError(t, err)
+	require.Len(t, d.Skips, 1)
+	sk := d.Skips[0]
+	assert.Equal(t, finegrain.NoClassFits, sk.Reason)
+	assert.Equal(t, "DemandClasses", sk.Plugin)
+	assert.Empty(t, sk.Task)
+	assert.NotContains(t, sk.String(), "no room")
+	assert.NotContains(t, sk.String(), "fits by")
+}

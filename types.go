@@ -59,6 +59,7 @@ const (
 	PluginRefused     = framework.PluginRefused
 	PermitWaiting     = framework.PermitWaiting
 	PermitDenied      = framework.PermitDenied
+	NoClassFits       = framework.NoClassFits
 )
 
 // Sentinel errors; every error the Scheduler returns wraps one of these (or a sentinel

@@ -154,6 +154,9 @@ func (s *State) AddNode(spec NodeSpec) error {
 	if _, ok := s.nodes[spec.ID]; ok {
 		return fmt.Errorf("cluster: node %q: %w", spec.ID, ErrDuplicate)
 	}
+	if err := s.schema.Validate(spec.Capacity); err != nil {
+		return fmt.Errorf("cluster: node %q: capacity: %w", spec.ID, err)
+	}
 	tl, err := stage.NewTimeline(s.schema, spec.Capacity)
 	if err != nil {
 		return fmt.Errorf("cluster: node %q: %w", spec.ID, err)
@@ -303,7 +306,7 @@ func (s *State) validateTask(t *TaskSpec, seen map[string]bool) error {
 	case t.Key.InputSize < 0:
 		return fmt.Errorf("cluster: task %q: key input size %d: %w", t.ID, t.Key.InputSize, ErrInvalid)
 	case t.Profile.Len() > 0 && !s.schema.Equal(t.Profile.Schema()):
-		return fmt.Errorf("cluster: task %q: profile: %w", t.ID, resource.ErrSchemaMismatch)
+		return fmt.Errorf("cluster: task %q: profile schema %v, the cluster's %v: %w", t.ID, t.Profile.Schema(), s.schema, resource.ErrSchemaMismatch)
 	}
 	for i, in := range t.Inputs {
 		if in == "" {

@@ -3,6 +3,7 @@ package fairness
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Sentinel errors. Every error this package returns wraps one of them (or one of
@@ -65,7 +66,7 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string {
-	return fmt.Sprintf("fairness: %s: %v: %v", e.Field, e.Err, e.Value)
+	return fmt.Sprintf("fairness: %s = %s: %v", e.Field, quoted(e.Value), e.Err)
 }
 
 // Unwrap returns the sentinel, for errors.Is and errors.As.
@@ -82,4 +83,13 @@ func within(who string, err error) error {
 		return &FieldError{Field: who + " " + fe.Field, Value: fe.Value, Err: fe.Err}
 	}
 	return fmt.Errorf("fairness: %s: %w", who, err)
+}
+
+// quoted formats an offending value for a message: strings quoted, so that an empty one
+// shows as "".
+func quoted(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
 }

@@ -165,7 +165,7 @@ func TestErrorsNameFieldAndValue(t *testing.T) {
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, `job "x" weight`, fe.Field)
 	assert.Equal(t, -3.0, fe.Value)
-	assert.Equal(t, `fairness: job "x" weight: weight must be a positive finite number: -3`, err.Error())
+	assert.Equal(t, `fairness: job "x" weight = -3: weight must be a positive finite number`, err.Error())
 
 	err = tree.Release("j", cpuMem.MustTuple(2, 2))
 	require.ErrorAs(t, err, &fe)

@@ -118,7 +118,7 @@ func ExampleTree_Admit() {
 	fmt.Println(tree.Admit("web", s.MustTuple(10)))
 	// Output:
 	// <nil>
-	// fairness: queue "prod" share after allocation (max 0.8): over max share: 0.85
+	// fairness: queue "prod" share after allocation (max 0.8) = 0.85: over max share
 }
 
 // Weighted hierarchical DRF: the tree re-orders itself as tasks start and finish.

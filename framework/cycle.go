@@ -244,7 +244,8 @@ func (c *Cycle) FilterPass() bool {
 func (c *Cycle) FilterJob(j *cluster.JobInfo) bool {
 	for _, p := range c.fw.jobFilters {
 		if st := p.FilterJob(c, j, c.node); !st.OK() {
-			c.PassOver(j, Skip{Job: j.ID(), Reason: named(st, p).Reason})
+			st = named(st, p)
+			c.PassOver(j, Skip{Job: j.ID(), Reason: st.Reason, Plugin: st.Plugin})
 			return false
 		}
 	}

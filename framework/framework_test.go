@@ -664,7 +664,7 @@ func TestJobFilterPassesOverAJob(t *testing.T) {
 		if details == 0 {
 			assert.Empty(t, d.Skips)
 		} else {
-			assert.Equal(t, []framework.Skip{{Job: "a", Reason: framework.PluginRefused}}, d.Skips)
+			assert.Equal(t, []framework.Skip{{Job: "a", Reason: framework.PluginRefused, Plugin: "NotA"}}, d.Skips)
 		}
 		assert.Equal(t, 1, countOf(jf.jobs, "a"), "a passed over job is not asked again in the heartbeat")
 		assert.Empty(t, jf.refused)
@@ -883,6 +883,25 @@ func TestModeAndReasonStrings(t *testing.T) {
 	assert.Equal(t, "Closed: cap reached", framework.Close(framework.CapReached).String())
 	assert.Equal(t, "permit denied", framework.PermitDenied.String())
 	assert.Equal(t, "Wait", framework.Wait.String())
+	assert.Equal(t, "no class of its tasks fits", framework.NoClassFits.String())
+}
+
+// A skip shows the match result only for a task that was matched.
+func TestSkipString(t *testing.T) {
+	noRoom := match.Result{Code: match.NoRoom, Stage: 1, DimName: "memory", Demand: 5, Free: 3, Until: time.Minute}
+	for _, tc := range []struct {
+		skip framework.Skip
+		want string
+	}{
+		{framework.Skip{Job: "j", Task: "t", Reason: framework.NoRoom, Result: noRoom},
+			`job "j", task "t": no room: stage 1 needs memory=5 over [0s, 1m0s) but 3 is free (compression allowance 0, short by 2)`},
+		{framework.Skip{Job: "j", Reason: framework.NoClassFits, Plugin: "DemandClasses"},
+			`job "j": no class of its tasks fits (DemandClasses)`},
+		{framework.Skip{Job: "j", Reason: framework.LocalityWait}, `job "j": locality wait`},
+		{framework.Skip{Job: "j", Task: "t", Reason: framework.MaxShare}, `job "j", task "t": max share`},
+	} {
+		assert.Equal(t, tc.want, tc.skip.String())
+	}
 }
 
 // ---- Regressions: bugs found by these tests and fixed ----

@@ -3,6 +3,7 @@ package framework
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/finegrain/finegrain/fairness"
@@ -99,9 +100,14 @@ const (
 	// PermitDenied: a Permit plugin rejected the task, or its wait timed out; its
 	// reservation was rolled back.
 	PermitDenied
+	// NoClassFits: the job was passed over before a task was chosen because none of
+	// its pending tasks can start on the node: what each class of them needs free
+	// (DemandClasses) exceeds the node's free room, or a task of the class was
+	// refused there earlier in the heartbeat.
+	NoClassFits
 )
 
-var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere", "refused by a plugin", "waiting for permit", "permit denied"}
+var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere", "refused by a plugin", "waiting for permit", "permit denied", "no class of its tasks fits"}
 
 func (r Reason) String() string {
 	if int(r) < len(reasonNames) {
@@ -137,8 +143,29 @@ type Assignment struct {
 type Skip struct {
 	Job, Task string // Task is empty when the job was passed before a task was chosen
 	Reason    Reason
-	// Result is the match result for NoRoom and QoS.
+	// Plugin names the plugin that passed the job over, when one did.
+	Plugin string
+	// Result is the task's match result when Reason is NoRoom or QoS; the zero Result
+	// otherwise, which means nothing.
 	Result match.Result
+}
+
+// String explains the skip in one line, with the match result only where there is
+// one: `job "etl", task "m3": no room: stage 0 needs memory=...`.
+func (s Skip) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "job %q", s.Job)
+	if s.Task != "" {
+		fmt.Fprintf(&b, ", task %q", s.Task)
+	}
+	fmt.Fprintf(&b, ": %v", s.Reason)
+	if s.Plugin != "" {
+		fmt.Fprintf(&b, " (%s)", s.Plugin)
+	}
+	if s.Task != "" && (s.Reason == NoRoom || s.Reason == QoS) {
+		fmt.Fprintf(&b, ": %v", s.Result)
+	}
+	return b.String()
 }
 
 // MaxSkips is the most skips a Decision can detail.

@@ -3,6 +3,7 @@ package match
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/finegrain/finegrain/stage"
 )
@@ -52,7 +53,7 @@ type FieldError struct {
 
 // Error describes the field, the value and what is wrong with it.
 func (e *FieldError) Error() string {
-	return fmt.Sprintf("match: %s = %v: %v", e.Field, e.Value, e.Err)
+	return fmt.Sprintf("match: %s = %s: %v", e.Field, quoted(e.Value), e.Err)
 }
 
 // Unwrap returns the sentinel, for errors.Is.
@@ -60,4 +61,13 @@ func (e *FieldError) Unwrap() error { return e.Err }
 
 func fieldErr(field string, value any, err error) error {
 	return &FieldError{Field: field, Value: value, Err: err}
+}
+
+// quoted formats an offending value for a message: strings quoted, so that an empty one
+// shows as "".
+func quoted(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
 }

@@ -198,8 +198,14 @@ type Error struct {
 	Result Result
 }
 
-// Error explains the result (Result.String).
-func (e *Error) Error() string { return "match: " + e.Result.String() }
+// Error explains the result (Result.String). For Invalid it is the validation error's
+// own message, which names its package already.
+func (e *Error) Error() string {
+	if e.Result.Code == Invalid && e.Result.Cause != nil {
+		return e.Result.Cause.Error()
+	}
+	return "match: " + e.Result.String()
+}
 
 // Unwrap returns the sentinel for the result's code (ErrNoRoom, ErrDeadline,
 // ErrUnschedulable), or the validation error for Invalid.

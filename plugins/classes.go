@@ -90,7 +90,7 @@ func (d *DemandClasses) FilterJob(c *framework.Cycle, j *cluster.JobInfo, _ *clu
 			return framework.Status{}
 		}
 	}
-	return framework.Refuse(framework.NoRoom)
+	return framework.Refuse(framework.NoClassFits)
 }
 
 // Refused implements framework.JobFilterPlugin: a NoRoom refusal of an undeclared

@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Sentinel errors of this package; errors.Is matches them through the wrapping.
@@ -37,7 +38,7 @@ type SettingError struct {
 
 // Error describes the setting, the value and what is wrong with it.
 func (e *SettingError) Error() string {
-	return fmt.Sprintf("policy: %s = %v: %v", e.Name, e.Value, e.Err)
+	return fmt.Sprintf("policy: %s = %s: %v", e.Name, quoted(e.Value), e.Err)
 }
 
 // Unwrap returns the wrapped error, for errors.Is.
@@ -45,4 +46,13 @@ func (e *SettingError) Unwrap() error { return e.Err }
 
 func settingErr(name string, value any, err error) error {
 	return &SettingError{Name: name, Value: value, Err: err}
+}
+
+// quoted formats an offending value for a message: strings quoted, so that an empty one
+// shows as "".
+func quoted(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
 }

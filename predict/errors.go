@@ -3,6 +3,7 @@ package predict
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Sentinel errors. Every error this package returns for bad input wraps one of them (or a
@@ -57,7 +58,7 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string {
-	return fmt.Sprintf("predict: %s: %v: %v", e.Field, e.Err, e.Value)
+	return fmt.Sprintf("predict: %s = %s: %v", e.Field, quoted(e.Value), e.Err)
 }
 
 // Unwrap returns the wrapped error, for errors.Is and errors.As.
@@ -77,3 +78,12 @@ func wrapf(err error, format string, args ...any) error {
 func finite(x float64) bool { return x == x && x <= maxFloat && x >= -maxFloat }
 
 const maxFloat = 1.7976931348623157e308
+
+// quoted formats an offending value for a message: strings quoted, so that an empty one
+// shows as "".
+func quoted(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
+}

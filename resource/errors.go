@@ -3,6 +3,8 @@ package resource
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // Sentinel errors. Every error this package returns wraps one of them, so callers can
@@ -44,10 +46,23 @@ type DimensionError struct {
 	Value any
 	// Err is the sentinel describing what is wrong.
 	Err error
+	// Detail says what Value is, where the sentinel alone does not ("positions 0 and
+	// 1", "slot 2, past the schema cpu[millicore,c] memory[byte]"); empty when the
+	// value speaks for itself.
+	Detail string
 }
 
+// Error reads "resource: dimension "memory": negative amount -1" or, with a
+// detail, "resource: dimension "cpu": duplicate dimension (positions 0 and 1)".
 func (e *DimensionError) Error() string {
-	return fmt.Sprintf("resource: dimension %q: %v: %v", e.Dim, e.Err, e.Value)
+	if e.Detail != "" {
+		return fmt.Sprintf("resource: dimension %q: %v (%s)", e.Dim, e.Err, e.Detail)
+	}
+	v := e.Value
+	if s, ok := v.(string); ok {
+		v = strconv.Quote(s)
+	}
+	return fmt.Sprintf("resource: dimension %q: %v %v", e.Dim, e.Err, v)
 }
 
 // Unwrap returns the sentinel, for errors.Is.
@@ -55,4 +70,20 @@ func (e *DimensionError) Unwrap() error { return e.Err }
 
 func dimErr(dim string, value any, err error) error {
 	return &DimensionError{Dim: dim, Value: value, Err: err}
+}
+
+// outsideErr reports a non-zero value in slot i, past the schema's dimensions.
+func (s *Schema) outsideErr(i int, value any) error {
+	return &DimensionError{Dim: s.DimName(i), Value: value, Err: ErrOutsideSchema,
+		Detail: fmt.Sprintf("%v in slot %d; the schema %s has %d dimension(s): was the value built for another schema?", value, i, s, s.n)}
+}
+
+// unknownErr reports an amount given for a dimension the schema does not define.
+func (s *Schema) unknownErr(name string, amount any) error {
+	names := make([]string, s.n)
+	for i := range names {
+		names[i] = s.dims[i].Name
+	}
+	return &DimensionError{Dim: name, Value: amount, Err: ErrUnknownDimension,
+		Detail: fmt.Sprintf("amount %v; the schema's dimensions are %s", amount, strings.Join(names, ", "))}
 }

@@ -56,7 +56,8 @@ type Schema struct {
 // is empty, malformed or repeated, or when there are more than MaxDims dimensions.
 func NewSchema(dims ...Dimension) (*Schema, error) {
 	if len(dims) > MaxDims {
-		return nil, dimErr(fmt.Sprintf("#%d", MaxDims), len(dims), ErrTooManyDimensions)
+		return nil, &DimensionError{Dim: fmt.Sprintf("#%d", MaxDims), Value: len(dims), Err: ErrTooManyDimensions,
+			Detail: fmt.Sprintf("%d given, at most %d", len(dims), MaxDims)}
 	}
 	s := &Schema{n: len(dims)}
 	for i, d := range dims {
@@ -65,7 +66,8 @@ func NewSchema(dims ...Dimension) (*Schema, error) {
 		}
 		for j := 0; j < i; j++ {
 			if dims[j].Name == d.Name {
-				return nil, dimErr(d.Name, i, ErrDuplicateDimension)
+				return nil, &DimensionError{Dim: d.Name, Value: i, Err: ErrDuplicateDimension,
+					Detail: fmt.Sprintf("positions %d and %d", j, i)}
 			}
 		}
 		s.dims[i] = d
@@ -157,7 +159,7 @@ func (s *Schema) Make(amounts map[string]int64) (Tuple, error) {
 	for _, name := range names {
 		i, ok := s.Index(name)
 		if !ok {
-			return Tuple{}, dimErr(name, amounts[name], ErrUnknownDimension)
+			return Tuple{}, s.unknownErr(name, amounts[name])
 		}
 		v := amounts[name]
 		if v < 0 {
@@ -172,7 +174,7 @@ func (s *Schema) Make(amounts map[string]int64) (Tuple, error) {
 // order. It fails when there are more amounts than dimensions or any is negative.
 func (s *Schema) FromSlice(amounts ...int64) (Tuple, error) {
 	if len(amounts) > s.n {
-		return Tuple{}, dimErr(s.DimName(s.n), amounts[s.n], ErrOutsideSchema)
+		return Tuple{}, s.outsideErr(s.n, amounts[s.n])
 	}
 	var t Tuple
 	copy(t[:], amounts)
@@ -197,7 +199,7 @@ func (s *Schema) Validate(t Tuple) error {
 	for i := 0; i < MaxDims; i++ {
 		switch {
 		case i >= s.n && t[i] != 0:
-			return dimErr(s.DimName(i), t[i], ErrOutsideSchema)
+			return s.outsideErr(i, t[i])
 		case t[i] < 0:
 			return dimErr(s.DimName(i), t[i], ErrNegative)
 		}
@@ -229,7 +231,7 @@ func (s *Schema) ValidateRatios(v Vector, max float64, compressibleOnly bool) er
 		case r != r || r < 0 || r > max: // r != r: NaN
 			return dimErr(s.DimName(i), r, ErrInvalidRatio)
 		case i >= s.n && r != 0:
-			return dimErr(s.DimName(i), r, ErrOutsideSchema)
+			return s.outsideErr(i, r)
 		case compressibleOnly && r != 0 && !s.compressible.Has(i):
 			return dimErr(s.DimName(i), r, ErrNotCompressible)
 		}
@@ -275,10 +277,11 @@ func (s *Schema) Parse(text string) (Tuple, error) {
 		}
 		i, known := s.Index(name)
 		if !known {
-			return Tuple{}, dimErr(name, amount, ErrUnknownDimension)
+			return Tuple{}, s.unknownErr(name, amount)
 		}
 		if seen.Has(i) {
-			return Tuple{}, dimErr(name, amount, ErrDuplicateDimension)
+			return Tuple{}, &DimensionError{Dim: name, Value: amount, Err: ErrDuplicateDimension,
+				Detail: fmt.Sprintf("given twice in %q", text)}
 		}
 		seen |= 1 << i
 		v, err := parseAmount(amount)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Sentinel errors. Every error this package returns wraps one of them (or a sentinel of
@@ -40,7 +41,7 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string {
-	return fmt.Sprintf("sim: %s: %v: %v", e.Field, e.Err, e.Value)
+	return fmt.Sprintf("sim: %s = %s: %v", e.Field, quoted(e.Value), e.Err)
 }
 
 // Unwrap returns the wrapped error, for errors.Is and errors.As.
@@ -52,3 +53,12 @@ func fieldErr(field string, value any, err error) error {
 
 // finite reports whether x is neither NaN nor infinite.
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// quoted formats an offending value for a message: strings quoted, so that an empty one
+// shows as "".
+func quoted(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(v)
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"image/color"
+	"math"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -10,50 +12,120 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/finegrain/finegrain/sim"
 )
 
-const chartW, chartH = 18 * vg.Centimeter, 11 * vg.Centimeter
+// Chart size, and the margin kept free right of the data so that the last tick label
+// of the x axis is not cut off.
+const (
+	chartW, chartH = 20 * vg.Centimeter, 11 * vg.Centimeter
+	rightMargin    = 4 * vg.Millimeter
+)
 
-// newPlot is a plot with the title and axis labels, legend at the top left.
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
-	p.X.Tick.Marker = plainTicks{}
-	p.Y.Tick.Marker = plainTicks{}
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Add(plotter.NewGrid())
-	return p
+// chart is a plot with its legend, which is drawn in a column of its own right of the
+// data so that it never covers a line.
+type chart struct {
+	p      *plot.Plot
+	legend plot.Legend
 }
 
-// plainTicks are plot.DefaultTicks with labels in the shortest form ("250", not
-// "250.00").
-type plainTicks struct{}
+// newChart is a chart with the title and axis labels and rounded tick labels.
+func newChart(title, x, y string) *chart {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.Padding = vg.Millimeter * 2
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.X.Tick.Marker = roundTicks{}
+	p.Y.Tick.Marker = roundTicks{}
+	p.Add(plotter.NewGrid())
+	l := plot.NewLegend()
+	l.Top, l.Left = true, true
+	return &chart{p: p, legend: l}
+}
 
-func (plainTicks) Ticks(min, max float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ts {
-		if ts[i].Label != "" {
-			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', -1, 64)
+// save writes the chart as SVG: the plot on the left, the legend in a column on the
+// right, aligned with the top of the data area.
+func (c *chart) save(path string) error {
+	svg := vgsvg.New(chartW, chartH)
+	dc := draw.New(svg)
+	// The legend's width as measured with the chart's font, with room to spare for a
+	// viewer that substitutes a wider one.
+	lr := c.legend.Rectangle(dc)
+	legendW := (lr.Max.X-lr.Min.X)*1.3 + 5*vg.Millimeter
+	c.p.Draw(draw.Crop(dc, 0, -legendW-rightMargin, 0, 0))
+	title := c.p.Title.TextStyle.Rectangle(c.p.Title.Text).Size().Y + c.p.Title.Padding
+	c.legend.Draw(draw.Crop(dc, chartW-legendW+2*vg.Millimeter, 0, 0, -title-vg.Millimeter))
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := svg.WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// roundTicks are plot.DefaultTicks labelled with as many decimals as the step between
+// labelled ticks needs ("0.3", not "0.30000000000000004"; "250", not "250.00").
+type roundTicks struct{}
+
+func (roundTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	var labelled []float64
+	for _, t := range ts {
+		if t.Label != "" {
+			labelled = append(labelled, t.Value)
 		}
+	}
+	slices.Sort(labelled)
+	step := math.Inf(1)
+	for i := 1; i < len(labelled); i++ {
+		step = min(step, labelled[i]-labelled[i-1])
+	}
+	decimals := 0
+	if step > 0 && !math.IsInf(step, 1) {
+		decimals = max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
+	}
+	for i := range ts {
+		if ts[i].Label == "" {
+			continue
+		}
+		v := ts[i].Value
+		if math.Abs(v) < step*1e-9 {
+			v = 0 // a sum that missed zero by a rounding error, and no "-0"
+		}
+		ts[i].Label = strconv.FormatFloat(v, 'f', decimals, 64)
 	}
 	return ts
 }
 
+// fractionTicks mark a [0, 1] axis every 0.2.
+var fractionTicks = plot.ConstantTicks{
+	{Value: 0, Label: "0"}, {Value: 0.1}, {Value: 0.2, Label: "0.2"}, {Value: 0.3},
+	{Value: 0.4, Label: "0.4"}, {Value: 0.5}, {Value: 0.6, Label: "0.6"}, {Value: 0.7},
+	{Value: 0.8, Label: "0.8"}, {Value: 0.9}, {Value: 1, Label: "1"},
+}
+
 // cdfChart draws the empirical CDF of job completion times, one line per policy, on a
-// log time axis (the Facebook sizes span seconds to hours).
-func cdfChart(path, title string, results []*sim.Result) error {
-	p := newPlot(title, "job completion time (s, log scale)", "fraction of jobs")
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	for i, r := range results {
+// log time axis (the Facebook sizes span seconds to hours). byPolicy holds each
+// policy's results, every seed's jobs pooled into one distribution.
+func cdfChart(path, title string, policies []string, byPolicy map[string][]*sim.Result) error {
+	c := newChart(title, "job completion time (s, log scale)", "fraction of jobs finished")
+	c.p.X.Scale = plot.LogScale{}
+	c.p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	c.p.Y.Tick.Marker = fractionTicks
+	for i, name := range policies {
 		var xs []float64
-		for _, j := range r.Jobs {
-			if j.Finished {
-				xs = append(xs, max(0.1, j.Completion().Seconds()))
+		for _, r := range byPolicy[name] {
+			for _, j := range r.Jobs {
+				if j.Finished {
+					xs = append(xs, max(0.1, j.Completion().Seconds()))
+				}
 			}
 		}
 		if len(xs) == 0 {
@@ -71,17 +143,18 @@ func cdfChart(path, title string, results []*sim.Result) error {
 		l.Color = plotutil.Color(i)
 		l.Dashes = plotutil.Dashes(i)
 		l.Width = vg.Points(1.5)
-		p.Add(l)
-		p.Legend.Add(r.Policy, l)
+		c.p.Add(l)
+		c.legend.Add(name, l)
 	}
-	p.Y.Min, p.Y.Max = 0, 1
-	return p.Save(chartW, chartH, path)
+	c.p.Y.Min, c.p.Y.Max = 0, 1
+	return c.save(path)
 }
 
 // utilChart draws one dimension's used (solid) and allocated (dashed) fraction of the
 // cluster over time, one colour per policy.
 func utilChart(path, title string, slot int, results []*sim.Result) error {
-	p := newPlot(title, "time (s)", "fraction of the cluster")
+	c := newChart(title, "time (s)", "fraction of the cluster")
+	c.p.Y.Tick.Marker = fractionTicks
 	for i, r := range results {
 		used := make(plotter.XYs, len(r.Samples))
 		alloc := make(plotter.XYs, len(r.Samples))
@@ -102,18 +175,25 @@ func utilChart(path, title string, slot int, results []*sim.Result) error {
 		}
 		lu.Color, la.Color = plotutil.Color(i), plotutil.Color(i)
 		lu.Width, la.Width = vg.Points(1.2), vg.Points(0.8)
-		la.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
-		p.Add(lu, la)
-		p.Legend.Add(r.Policy, lu)
+		la.Dashes = allocatedDashes
+		c.p.Add(lu, la)
+		c.legend.Add(r.Policy, lu)
 	}
-	p.Y.Min = 0
-	p.Legend.Left = false
-	return p.Save(chartW, chartH, path)
+	// The two line styles, in grey.
+	gu, ga := &plotter.Line{LineStyle: plotter.DefaultLineStyle}, &plotter.Line{LineStyle: plotter.DefaultLineStyle}
+	gu.Color, ga.Color = color.Gray{Y: 100}, color.Gray{Y: 100}
+	ga.Dashes = allocatedDashes
+	c.legend.Add("used", gu)
+	c.legend.Add("allocated", ga)
+	c.p.Y.Min, c.p.Y.Max = 0, 1
+	return c.save(path)
 }
+
+var allocatedDashes = []vg.Length{vg.Points(3), vg.Points(2)}
 
 // gainChart draws FGM's gain (%) against the data volume, one line per baseline.
 func gainChart(path, title string, lines map[string][][2]float64) error {
-	p := newPlot(title, "total input (GiB)", "gain in mean job completion (%)")
+	c := newChart(title, "total input (GiB)", "FGM's gain in mean job completion (%)")
 	var names []string
 	for n := range lines {
 		names = append(names, n)
@@ -135,12 +215,12 @@ func gainChart(path, title string, lines map[string][][2]float64) error {
 		}
 		l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
 		s.Shape = plotutil.Shape(i)
-		p.Add(l, s)
-		p.Legend.Add(n, l, s)
+		c.p.Add(l, s)
+		c.legend.Add(n, l, s)
 	}
 	zero := plotter.NewFunction(func(float64) float64 { return 0 })
 	zero.Color = color.Gray{Y: 128}
 	zero.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
-	p.Add(zero)
-	return p.Save(chartW, chartH, path)
+	c.p.Add(zero)
+	return c.save(path)
 }

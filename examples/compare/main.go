@@ -27,12 +27,16 @@
 //	               (as an operator sizes YARN's NodeManager); default: the whole machine
 //	-out DIR       output folder (default ./out)
 //	-workers N     simulations run in parallel (default: the number of CPUs)
+//	-quiet         no progress bar
 //
 // Outputs in -out: table.csv (the printed tables), runs.csv (one row per simulation,
 // every metric), jobs-SCENARIO.csv and samples-SCENARIO.csv (first seed), series.csv,
 // and SVG charts: jct-cdf-SCENARIO.svg (job-completion CDF), util-cpu-SCENARIO.svg and
 // util-memory-SCENARIO.svg (used and allocated over time), series-gain-ENV.svg (FGM's
-// gain in job completion against the data volume, online). Progress goes to stderr.
+// gain in job completion against the data volume, online). The CDF pools the jobs of
+// every seed, as the tables average them; the utilisation charts show the first seed.
+// A progress bar counts simulated tasks on stderr when stderr is a terminal (never in
+// a log file or a pipe), unless -quiet.
 // The results are deterministic for a given seed; see README.md for what the model
 // assumes.
 package main
@@ -40,7 +44,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -52,8 +55,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
+	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/sim"
 	"github.com/finegrain/finegrain/sim/workload"
 )
@@ -95,22 +97,26 @@ type config struct {
 	reserve   bool
 	out       string
 	workers   int
+	quiet     bool
 }
 
 func main() {
 	cfg, err := parseFlags(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "compare:", err)
-		os.Exit(2)
+	if err == nil {
+		err = compare(cfg, os.Stdout, os.Stderr)
 	}
-	if err := compare(cfg, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "compare:", err)
-		os.Exit(1)
-	}
+	cli.Exit("compare", err)
 }
 
+const synopsis = `
+Runs the FGM paper's workloads in the simulator under FIFO, Capacity, Fair, DRF and FGM
+and prints one table per scenario (makespan, job completion, response, Jain's index,
+utilisation, kills, compressed placements, FGM's gain over each baseline), then the
+online series. Writes CSV files and SVG charts to -out. A progress bar (simulated tasks)
+is drawn on stderr when it is a terminal.`
+
 func parseFlags(args []string) (config, error) {
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs := cli.NewFlags("compare", synopsis)
 	var c config
 	var env, mode string
 	fs.Uint64Var(&c.seed, "seed", 1, "first seed")
@@ -124,19 +130,17 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&c.reserve, "reserve", false, "cloud: tell schedulers each node's memory less the background's")
 	fs.StringVar(&c.out, "out", "out", "output folder")
 	fs.IntVar(&c.workers, "workers", runtime.NumCPU(), "simulations in parallel")
-	if err := fs.Parse(args); err != nil {
+	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
+	if err := cli.Parse(fs, args); err != nil {
 		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	switch {
 	case c.runs < 1:
-		return c, fmt.Errorf("-runs %d: must be at least 1", c.runs)
+		return c, cli.Usagef("-runs %d: must be at least 1", c.runs)
 	case c.workers < 1:
-		return c, fmt.Errorf("-workers %d: must be at least 1", c.workers)
+		return c, cli.Usagef("-workers %d: must be at least 1", c.workers)
 	case c.scale < 0 || c.scale > 1000 || c.scale != c.scale:
-		return c, fmt.Errorf("-scale %v: must be in (0, 1000]", c.scale)
+		return c, cli.Usagef("-scale %v: must be in (0, 1000]", c.scale)
 	}
 	if c.scale == 0 {
 		c.scale = 1
@@ -163,7 +167,7 @@ func choice(flagName, v, a, b string) ([]string, error) {
 	case "both":
 		return []string{a, b}, nil
 	}
-	return nil, fmt.Errorf("%s %q: want %s, %s or both", flagName, v, a, b)
+	return nil, cli.Usagef("%s %q: want %s, %s or both", flagName, v, a, b)
 }
 
 // scenarios lists what to run: the tables first, then the online series.
@@ -250,10 +254,7 @@ func compare(c config, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr), progressbar.OptionSetWidth(30),
-		progressbar.OptionSetDescription(fmt.Sprintf("%d simulations", len(runs))), progressbar.OptionShowCount(),
-		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+	bar := cli.NewProgress(stderr, total, fmt.Sprintf("%d simulations", len(runs)), "tasks", c.quiet)
 	work := make(chan *run)
 	var wg sync.WaitGroup
 	for i := 0; i < c.workers; i++ {
@@ -264,7 +265,7 @@ func compare(c config, stdout, stderr io.Writer) error {
 				in := inputs[fmt.Sprint(r.sc.name(), r.seed)]
 				done := 0
 				opts := []sim.Option{sim.WithProgress(func(p sim.Progress) {
-					_ = bar.Add(p.Finished - done)
+					bar.Add(p.Finished - done)
 					done = p.Finished
 				})}
 				if in.bg != nil {
@@ -276,7 +277,7 @@ func compare(c config, stdout, stderr io.Writer) error {
 				t0 := time.Now()
 				r.res, r.err = sim.Run(in.w, &cl, r.policy, opts...)
 				r.wall = time.Since(t0)
-				_ = bar.Add(in.w.NumTasks() - done)
+				bar.Add(in.w.NumTasks() - done)
 			}
 		}()
 	}
@@ -285,7 +286,7 @@ func compare(c config, stdout, stderr io.Writer) error {
 	}
 	close(work)
 	wg.Wait()
-	_ = bar.Finish()
+	bar.Finish()
 	for _, r := range runs {
 		if r.err != nil && !errors.Is(r.err, sim.ErrTimeLimit) {
 			return fmt.Errorf("%s seed %d %s: %w", r.sc.name(), r.seed, r.policy.Name, r.err)

@@ -36,6 +36,7 @@ func TestCompareSmall(t *testing.T) {
 	require.NoError(t, err)
 	var out, errOut bytes.Buffer
 	require.NoError(t, compare(c, &out, &errOut))
+	assert.NotContains(t, errOut.String(), "\r", "no progress frames where stderr is not a terminal")
 	for _, s := range []string{"offline-dedicated", "offline-cloud", "online-dedicated", "online-cloud", "online series"} {
 		assert.Contains(t, out.String(), s)
 	}

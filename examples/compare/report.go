@@ -220,16 +220,30 @@ func scenarioFiles(c *config, sc scenario, rs []*run) error {
 	}); err != nil {
 		return err
 	}
-	title := fmt.Sprintf("%s, seed %d", name, c.seed)
-	if err := cdfChart(filepath.Join(c.out, "jct-cdf-"+name+".svg"), "Job completion: "+title, first); err != nil {
+	// The CDF pools every seed's jobs, as the tables average every seed; a time series
+	// cannot be pooled, so the utilisation charts show the first seed.
+	var policies []string
+	byPolicy := map[string][]*sim.Result{}
+	for _, r := range rs {
+		if _, ok := byPolicy[r.policy.Name]; !ok {
+			policies = append(policies, r.policy.Name)
+		}
+		byPolicy[r.policy.Name] = append(byPolicy[r.policy.Name], r.res)
+	}
+	pooled := fmt.Sprintf("%s, jobs of %s pooled", name, plural(c.runs, "seed"))
+	if err := cdfChart(filepath.Join(c.out, "jct-cdf-"+name+".svg"), "Job completion CDF: "+pooled, policies, byPolicy); err != nil {
 		return err
+	}
+	title := fmt.Sprintf("%s, seed %d", name, c.seed)
+	if c.runs > 1 {
+		title = fmt.Sprintf("%s, seed %d of the %d in the tables", name, c.seed, c.runs)
 	}
 	for _, d := range []struct {
 		slot int
 		name string
 	}{{workload.SlotCPU, "cpu"}, {workload.SlotMemory, "memory"}} {
 		path := filepath.Join(c.out, "util-"+d.name+"-"+name+".svg")
-		if err := utilChart(path, fmt.Sprintf("%s used (solid), allocated (dashed): %s", d.name, title), d.slot, first); err != nil {
+		if err := utilChart(path, fmt.Sprintf("%s used and allocated: %s", d.name, title), d.slot, first); err != nil {
 			return err
 		}
 	}
@@ -282,9 +296,17 @@ func series(c *config, order []scenario, byScenario map[string][]*run, out io.Wr
 		}
 		_ = tw.Flush()
 		if err := gainChart(filepath.Join(c.out, "series-gain-"+env+".svg"),
-			fmt.Sprintf("FGM's gain in mean job completion, online, %s", env), lines); err != nil {
+			fmt.Sprintf("FGM's gain in mean job completion, online, %s, mean of %s", env, plural(c.runs, "seed")), lines); err != nil {
 			return err
 		}
 	}
 	return writeCSV(filepath.Join(c.out, "series.csv"), csvRows)
+}
+
+// plural is "1 seed", "3 seeds".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -24,11 +24,13 @@ import (
 	"fmt"
 	"log"
 	"math"
+	"os"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
@@ -48,7 +50,16 @@ type task struct {
 	squeezed float64 // the largest compression it ran under
 }
 
+const synopsis = `
+Replays the FGM paper's motivating example (Fig. 1-3) through the reference Scheduler:
+tasks A1, A2 and B1 on one server of 4 cores and 8 GB, placed by request (as YARN does)
+and by their stage profiles with at most 10% CPU compression (FGM); prints both
+timelines and when the work ends.`
+
 func main() {
+	if err := cli.Parse(cli.NewFlags("fig1", synopsis), os.Args[1:]); err != nil {
+		cli.Exit("fig1", err)
+	}
 	a := stage.MustProfile(schema,
 		stage.Stage{Duration: time.Second, Demand: schema.MustTuple(1000, 2*gb)},
 		stage.Stage{Duration: 2 * time.Second, Demand: schema.MustTuple(500, 1*gb)})

@@ -56,6 +56,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/speculate"
@@ -364,7 +365,15 @@ func outcomes() ([]Outcome, error) {
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
 
+const synopsis = `
+Replays the PRRL thesis' Table 4.1 example: where direct (FIFO) scheduling, delay
+scheduling with the thesis' waits and with small waits, and pre-release list placement
+put three tasks, when each can start and how much data locality each gets.`
+
 func main() {
+	if err := cli.Parse(cli.NewFlags("locality", synopsis), os.Args[1:]); err != nil {
+		cli.Exit("locality", err)
+	}
 	log.SetFlags(0)
 	outs, err := outcomes()
 	if err != nil {

@@ -58,6 +58,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/speculate"
@@ -149,7 +150,16 @@ type straggler struct {
 	extra   resource.Tuple
 }
 
+const synopsis = `
+Straggler scale-up for a mixed workload on a small hand-built cluster: detects
+latency-sensitive stragglers, sizes the extra CPU each needs, finds redundant batch
+allocations, plans the scale-up (idle room, then reclaim, then preemption) and the later
+recovery, and prints each step.`
+
 func main() {
+	if err := cli.Parse(cli.NewFlags("mixed", synopsis), os.Args[1:]); err != nil {
+		cli.Exit("mixed", err)
+	}
 	log.SetFlags(0)
 	if _, err := run(os.Stdout); err != nil {
 		log.Fatalf("mixed: %v", err)

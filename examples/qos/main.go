@@ -16,21 +16,40 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"log"
 	"math/rand/v2"
+	"os"
+	"strconv"
 
+	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/match"
 )
 
+const synopsis = `
+Compares QoS-vector matching with plain capacity matching on the same single-task jobs
+and nodes: how many tasks each places, and how many of those are correctly matched, that
+is, placed on a node whose supply meets the job's demand on the job's class feature (the
+feature its preference weights favour most). Hard needs (memory, disk) fit in both.`
+
+// Bounds on the flags, so that a typo does not start a run of hours.
+const maxJobs, maxNodes = 100_000, 10_000
+
 func main() {
-	jobs := flag.Int("jobs", 400, "jobs (one task each)")
-	nodes := flag.Int("nodes", 40, "nodes")
-	seed := flag.Uint64("seed", 1, "random seed")
-	flag.Parse()
-	if *jobs < 1 || *nodes < 1 {
-		log.Fatal("qos: -jobs and -nodes must be positive")
+	fs := cli.NewFlags("qos", synopsis)
+	jobs := fs.Int("jobs", 400, "jobs, one task each (1.."+strconv.Itoa(maxJobs)+")")
+	nodes := fs.Int("nodes", 40, "nodes (1.."+strconv.Itoa(maxNodes)+")")
+	seed := fs.Uint64("seed", 1, "random seed")
+	err := cli.Parse(fs, os.Args[1:])
+	switch {
+	case err != nil:
+	case *jobs < 1 || *jobs > maxJobs:
+		err = cli.Usagef("-jobs %d: must be in 1..%d", *jobs, maxJobs)
+	case *nodes < 1 || *nodes > maxNodes:
+		err = cli.Usagef("-nodes %d: must be in 1..%d", *nodes, maxNodes)
+	}
+	if err != nil {
+		cli.Exit("qos", err)
 	}
 
 	js, ns := generate(*jobs, *nodes, *seed)
@@ -49,6 +68,8 @@ func main() {
 	fmt.Printf("%-28s %10d %10d\n", "correctly matched", plain.correct, qos.correct)
 	fmt.Printf("%-28s %9.1f%% %9.1f%%\n", "share correctly matched", 100*float64(plain.correct)/float64(max(plain.placed, 1)), 100*float64(qos.correct)/float64(max(qos.placed, 1)))
 	fmt.Printf("%-28s %10d %10d\n", "heartbeats", plain.beats, qos.beats)
+	fmt.Println("\nCorrectly matched: the node's supply meets the job's demand on the job's class")
+	fmt.Println("feature (its most weighted preference); hard needs fit in every placement.")
 }
 
 func generate(nj, nn int, seed uint64) ([]match.QoSJob, []match.QoSNode) {

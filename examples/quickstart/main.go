@@ -8,17 +8,27 @@ package main
 import (
 	"fmt"
 	"log"
+	"os"
 	"sort"
 	"time"
 
 	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
 )
 
+const synopsis = `
+The smallest program that wires a scheduler from finegrain's blocks and drives it: two
+nodes, two jobs, tasks placed first by their request and, once similar tasks have
+finished, by their learned stage profile.`
+
 func main() {
+	if err := cli.Parse(cli.NewFlags("quickstart", synopsis), os.Args[1:]); err != nil {
+		cli.Exit("quickstart", err)
+	}
 	s := resource.MustSchema(resource.CPU, resource.Memory)
 	sched, err := finegrain.New(s,
 		finegrain.WithOrdering(fairness.DRF{}), // the default, spelled out

@@ -57,8 +57,10 @@
 //	-exp LIST   experiments to run, a comma list of 1..4 (default 1,2,3,4)
 //	-workers N  simulations run in parallel (default: the number of CPUs); the output
 //	            does not depend on it
+//	-quiet      no progress bar and no per-run wall times
 //
-// Progress and wall times go to stderr; the tables, on stdout, are deterministic for a
+// A progress bar (simulated tasks) and each run's wall time go to stderr when it is a
+// terminal, never to a log file or a pipe; the tables, on stdout, are deterministic for a
 // given scale, seed and set of experiments.
 //
 // # How to read the output
@@ -145,7 +147,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -158,8 +159,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
+	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/sim"
 	"github.com/finegrain/finegrain/sim/workload"
 )
@@ -175,6 +175,7 @@ type config struct {
 	seed    uint64
 	exps    []int
 	workers int
+	quiet   bool
 	// cluster configures workload.ThesisCluster (tests run a smaller one); no flag.
 	cluster []workload.ClusterOption
 }
@@ -191,43 +192,44 @@ type run struct {
 
 func main() {
 	cfg, err := parseFlags(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "thesis:", err)
-		os.Exit(2)
+	if err == nil {
+		err = compare(cfg, os.Stdout, os.Stderr)
 	}
-	if err := compare(cfg, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "thesis:", err)
-		os.Exit(1)
-	}
+	cli.Exit("thesis", err)
 }
 
+const synopsis = `
+Runs the PRRL thesis' comparisons in the simulator on its cluster (3 racks, slow,
+normal and fast nodes): Fair with delay scheduling against Fair with the pre-release
+list (Table 4.2), and no speculation against LATE and PRRL (Tables 3.5-3.9), and prints
+both tables. A progress bar (simulated tasks) and each run's wall time go to stderr
+when it is a terminal.`
+
 func parseFlags(args []string) (config, error) {
-	fs := flag.NewFlagSet("thesis", flag.ContinueOnError)
+	fs := cli.NewFlags("thesis", synopsis)
 	var c config
 	var exps string
 	fs.Float64Var(&c.scale, "scale", DefaultScale, "job-count factor of the thesis' experiments")
 	fs.Uint64Var(&c.seed, "seed", 1, "workload seed")
 	fs.StringVar(&exps, "exp", "1,2,3,4", "experiments to run (comma list of 1..4)")
 	fs.IntVar(&c.workers, "workers", runtime.NumCPU(), "simulations in parallel")
-	if err := fs.Parse(args); err != nil {
+	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar and no per-run times")
+	if err := cli.Parse(fs, args); err != nil {
 		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	switch {
 	case c.workers < 1:
-		return c, fmt.Errorf("-workers %d: must be at least 1", c.workers)
+		return c, cli.Usagef("-workers %d: must be at least 1", c.workers)
 	case !(c.scale > 0 && c.scale <= 1000):
-		return c, fmt.Errorf("-scale %v: must be in (0, 1000]", c.scale)
+		return c, cli.Usagef("-scale %v: must be in (0, 1000]", c.scale)
 	}
 	for _, f := range strings.Split(exps, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || experimentNames[n] == "" {
-			return c, fmt.Errorf("-exp %q: %q is not an experiment (want 1, 2, 3 or 4)", exps, f)
+			return c, cli.Usagef("-exp %q: %q is not an experiment (want 1, 2, 3 or 4)", exps, f)
 		}
 		if slices.Contains(c.exps, n) {
-			return c, fmt.Errorf("-exp %q: experiment %d twice", exps, n)
+			return c, cli.Usagef("-exp %q: experiment %d twice", exps, n)
 		}
 		c.exps = append(c.exps, n)
 	}
@@ -261,7 +263,7 @@ func buildWorkload(c *config, exp int) (*workload.Workload, error) {
 }
 
 // compare runs every experiment under every policy and prints the two tables to stdout;
-// progress and wall times go to stderr.
+// progress and wall times go to stderr when it is a terminal.
 func compare(c config, stdout, stderr io.Writer) error {
 	start := time.Now()
 	cl, err := workload.ThesisCluster(c.cluster...)
@@ -298,10 +300,7 @@ func simulate(c *config, cl *workload.Cluster, stderr io.Writer) (map[int]*workl
 			total += w.NumTasks()
 		}
 	}
-	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr), progressbar.OptionSetWidth(30),
-		progressbar.OptionSetDescription(fmt.Sprintf("%d simulations", len(runs))), progressbar.OptionShowCount(),
-		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
+	bar := cli.NewProgress(stderr, total, fmt.Sprintf("%d simulations", len(runs)), "tasks", c.quiet)
 	// The slowest simulations first, so that the workers finish together: Fair+PRL's
 	// decisions grow with the number of tasks.
 	order := slices.Clone(runs)
@@ -317,11 +316,11 @@ func simulate(c *config, cl *workload.Cluster, stderr io.Writer) (map[int]*workl
 				done := 0
 				t0 := time.Now()
 				res, err := sim.Run(w, cl, r.policy, sim.WithProgress(func(p sim.Progress) {
-					_ = bar.Add(p.Finished - done)
+					bar.Add(p.Finished - done)
 					done = p.Finished
 				}))
 				r.wall = time.Since(t0)
-				_ = bar.Add(w.NumTasks() - done)
+				bar.Add(w.NumTasks() - done)
 				if err != nil {
 					r.err = err
 					continue
@@ -335,13 +334,15 @@ func simulate(c *config, cl *workload.Cluster, stderr io.Writer) (map[int]*workl
 	}
 	close(work)
 	wg.Wait()
-	_ = bar.Finish()
+	bar.Finish()
 	var errs []error
 	for _, r := range runs {
 		if r.err != nil {
 			errs = append(errs, fmt.Errorf("experiment %d, %s: %w", r.exp, r.policy.Name, r.err))
 		}
-		fmt.Fprintf(stderr, "experiment %d %-9s %6d tasks  %v\n", r.exp, r.policy.Name, r.tasks, r.wall.Round(10*time.Millisecond))
+		if !c.quiet && cli.IsTerminal(stderr) {
+			fmt.Fprintf(stderr, "experiment %d %-9s %6d tasks  %v\n", r.exp, r.policy.Name, r.tasks, r.wall.Round(10*time.Millisecond))
+		}
 	}
 	return ws, runs, errors.Join(errs...)
 }

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRoundTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{0, 0.97, []string{"0.0", "0.3", "0.6", "0.9"}},
+		{-12.2, 74.9, []string{"-10", "30", "70"}},
+		{0, 800, []string{"0", "400", "800"}},
+		{-0.3, 0.3, []string{"-0.2", "0.0", "0.2"}},
+	} {
+		var got []string
+		for _, tk := range (roundTicks{}).Ticks(tc.lo, tc.hi) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		assert.ElementsMatch(t, tc.want, got, "[%v, %v]", tc.lo, tc.hi)
+	}
+}
+
+// The charts' SVG keeps every label's text as written: no tick label with a rounding
+// tail, every policy in the legend.
+func TestChartsText(t *testing.T) {
+	dir := t.TempDir()
+	lines := map[string][][2]float64{"FIFO": {{50, 0.1}, {100, 0.30000000000000004}}, "DRF": {{50, -12.2}, {100, 74.9}}}
+	path := filepath.Join(dir, "gain.svg")
+	require.NoError(t, gainChart(path, "gain", lines))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	svg := string(b)
+	assert.NotContains(t, svg, "0000000")
+	for _, s := range []string{">FIFO<", ">DRF<", ">-10<", ">30<", ">70<"} {
+		assert.True(t, strings.Contains(svg, s), "%s missing", s)
+	}
+}
