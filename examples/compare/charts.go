@@ -70,38 +70,45 @@ func (c *chart) save(path string) error {
 	return f.Close()
 }
 
-// roundTicks are plot.DefaultTicks labelled with as many decimals as the step between
-// labelled ticks needs ("0.3", not "0.30000000000000004"; "250", not "250.00").
+// roundTicks mark an axis at multiples of a round step (1, 2 or 5 × 10^k, chosen for
+// about five labels), with minor ticks between, and label each with as many decimals
+// as the step needs: "0.3", not "0.30000000000000004"; "250", not "250.00".
 type roundTicks struct{}
 
 func (roundTicks) Ticks(lo, hi float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(lo, hi)
-	var labelled []float64
-	for _, t := range ts {
-		if t.Label != "" {
-			labelled = append(labelled, t.Value)
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}}
+	}
+	step, minor := roundStep((hi - lo) / 5)
+	decimals := max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
+	var ts []plot.Tick
+	first := math.Ceil(lo/minor-1e-9) * minor
+	for k := 0; ; k++ {
+		v := first + float64(k)*minor
+		if v > hi+minor*1e-9 {
+			break
 		}
-	}
-	slices.Sort(labelled)
-	step := math.Inf(1)
-	for i := 1; i < len(labelled); i++ {
-		step = min(step, labelled[i]-labelled[i-1])
-	}
-	decimals := 0
-	if step > 0 && !math.IsInf(step, 1) {
-		decimals = max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
-	}
-	for i := range ts {
-		if ts[i].Label == "" {
-			continue
-		}
-		v := ts[i].Value
-		if math.Abs(v) < step*1e-9 {
+		if math.Abs(v) < minor*1e-9 {
 			v = 0 // a sum that missed zero by a rounding error, and no "-0"
 		}
-		ts[i].Label = strconv.FormatFloat(v, 'f', decimals, 64)
+		t := plot.Tick{Value: v}
+		if q := v / step; math.Abs(q-math.Round(q)) < 1e-6 {
+			t.Label = strconv.FormatFloat(v, 'f', decimals, 64)
+		}
+		ts = append(ts, t)
 	}
 	return ts
+}
+
+// roundStep is the smallest of 1, 2 and 5 × 10^k at least raw, and its minor step.
+func roundStep(raw float64) (step, minor float64) {
+	p := math.Pow10(int(math.Floor(math.Log10(raw))))
+	for _, m := range []struct{ step, minor float64 }{{1, 0.2}, {2, 0.5}, {5, 1}, {10, 2}} {
+		if m.step*p >= raw*(1-1e-9) {
+			return m.step * p, m.minor * p
+		}
+	}
+	return 10 * p, 2 * p
 }
 
 // fractionTicks mark a [0, 1] axis every 0.2.
@@ -222,5 +229,6 @@ func gainChart(path, title string, lines map[string][][2]float64) error {
 	zero.Color = color.Gray{Y: 128}
 	zero.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 	c.p.Add(zero)
+	c.p.Y.Min = min(c.p.Y.Min, 0) // the zero line is always in view
 	return c.save(path)
 }

@@ -15,10 +15,11 @@ func TestRoundTicks(t *testing.T) {
 		lo, hi float64
 		want   []string
 	}{
-		{0, 0.97, []string{"0.0", "0.3", "0.6", "0.9"}},
-		{-12.2, 74.9, []string{"-10", "30", "70"}},
-		{0, 800, []string{"0", "400", "800"}},
+		{0, 0.97, []string{"0.0", "0.2", "0.4", "0.6", "0.8"}},
+		{-12.2, 74.9, []string{"0", "20", "40", "60"}},
+		{0, 800, []string{"0", "200", "400", "600", "800"}},
 		{-0.3, 0.3, []string{"-0.2", "0.0", "0.2"}},
+		{0.1, 0.30000000000000004, []string{"0.10", "0.15", "0.20", "0.25", "0.30"}},
 	} {
 		var got []string
 		for _, tk := range (roundTicks{}).Ticks(tc.lo, tc.hi) {
@@ -41,7 +42,7 @@ func TestChartsText(t *testing.T) {
 	require.NoError(t, err)
 	svg := string(b)
 	assert.NotContains(t, svg, "0000000")
-	for _, s := range []string{">FIFO<", ">DRF<", ">-10<", ">30<", ">70<"} {
+	for _, s := range []string{">FIFO<", ">DRF<", ">0<", ">20<", ">60<"} {
 		assert.True(t, strings.Contains(svg, s), "%s missing", s)
 	}
 }
