@@ -224,7 +224,7 @@ func (s *State) relocate(id string) {
 			continue
 		}
 		_ = s.pending.Remove(t.spec.ID)
-		_ = s.pending.Add(fairness.Task{ID: t.spec.ID, Job: t.spec.Job, Priority: t.spec.Priority, Submitted: t.spec.Submitted, Locations: s.Locations(t)})
+		_ = s.pending.Add(fairness.PendingTask{ID: t.spec.ID, Job: t.spec.Job, Priority: t.spec.Priority, Submitted: t.spec.Submitted, Locations: s.Locations(t)})
 	}
 }
 
@@ -324,7 +324,7 @@ func (s *State) validateTask(t *TaskSpec, seen map[string]bool) error {
 // demand classes.
 func (s *State) enqueue(t *TaskInfo) {
 	// Both calls only fail on input validated at submission.
-	_ = s.pending.Add(fairness.Task{ID: t.spec.ID, Job: t.spec.Job, Priority: t.spec.Priority, Submitted: t.spec.Submitted, Locations: s.Locations(t)})
+	_ = s.pending.Add(fairness.PendingTask{ID: t.spec.ID, Job: t.spec.Job, Priority: t.spec.Priority, Submitted: t.spec.Submitted, Locations: s.Locations(t)})
 	s.treeApply(treeOp{kind: opAddPending, job: t.spec.Job, a: t.spec.Request})
 	s.addPending(s.jobs[t.spec.Job], t)
 }

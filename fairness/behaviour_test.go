@@ -280,7 +280,7 @@ func TestDelaySkipCount(t *testing.T) {
 func TestPendingLocality(t *testing.T) {
 	p := fairness.NewPending()
 	add := func(id, job string, prio int, sub time.Duration, locs ...fairness.Location) {
-		require.NoError(t, p.Add(fairness.Task{ID: id, Job: job, Priority: prio, Submitted: sub, Locations: locs}))
+		require.NoError(t, p.Add(fairness.PendingTask{ID: id, Job: job, Priority: prio, Submitted: sub, Locations: locs}))
 	}
 	n1 := fairness.Location{Node: "n1", Rack: "r1"}
 	n2 := fairness.Location{Node: "n2", Rack: "r1"}
@@ -358,9 +358,9 @@ func TestStrings(t *testing.T) {
 	assert.Equal(t, "rack-local", fairness.RackLocal.String())
 	assert.Equal(t, "off-switch", fairness.OffSwitch.String())
 	assert.Equal(t, "Level(7)", fairness.Level(7).String())
-	assert.Equal(t, -1, fairness.Key{1, 2}.Compare(fairness.Key{1, 3}))
-	assert.Equal(t, 0, fairness.Key{1, 2}.Compare(fairness.Key{1, 2}))
-	assert.Equal(t, 1, fairness.Key{2}.Compare(fairness.Key{1, 9}))
+	assert.Equal(t, -1, fairness.OrderKey{1, 2}.Compare(fairness.OrderKey{1, 3}))
+	assert.Equal(t, 0, fairness.OrderKey{1, 2}.Compare(fairness.OrderKey{1, 2}))
+	assert.Equal(t, 1, fairness.OrderKey{2}.Compare(fairness.OrderKey{1, 9}))
 }
 
 func TestTasksOrderFIFOUnderEveryPolicy(t *testing.T) {

@@ -212,7 +212,7 @@ func (c *benchCluster) addTask(j int) error {
 		n := c.rng.IntN(benchNodes)
 		locs[i] = fairness.Location{Node: nodeNames[n], Rack: rackNames[n%benchRacks]}
 	}
-	return c.pending.Add(fairness.Task{ID: fmt.Sprint("t", c.seq), Job: jobID(j), Submitted: time.Duration(c.seq), Locations: locs})
+	return c.pending.Add(fairness.PendingTask{ID: fmt.Sprint("t", c.seq), Job: jobID(j), Submitted: time.Duration(c.seq), Locations: locs})
 }
 
 func newBenchCluster(b *testing.B) *benchCluster {

@@ -79,7 +79,7 @@ func ProgressiveFilling(schema *resource.Schema, capacity resource.Tuple, users 
 type drfUser struct {
 	i   int
 	e   Entry
-	key Key
+	key OrderKey
 }
 
 type drfHeap struct {

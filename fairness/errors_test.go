@@ -336,16 +336,16 @@ func TestDelayErrors(t *testing.T) {
 
 func TestPendingErrors(t *testing.T) {
 	p := fairness.NewPending()
-	require.NoError(t, p.Add(fairness.Task{ID: "t", Job: "j", Locations: []fairness.Location{{Node: "n", Rack: "r"}}}))
+	require.NoError(t, p.Add(fairness.PendingTask{ID: "t", Job: "j", Locations: []fairness.Location{{Node: "n", Rack: "r"}}}))
 	for _, c := range []struct {
 		name string
-		task fairness.Task
+		task fairness.PendingTask
 		want error
 	}{
-		{"empty ID", fairness.Task{Job: "j"}, fairness.ErrInvalidID},
-		{"empty job", fairness.Task{ID: "u"}, fairness.ErrInvalidID},
-		{"duplicate", fairness.Task{ID: "t", Job: "k"}, fairness.ErrDuplicate},
-		{"location without node", fairness.Task{ID: "u", Job: "j", Locations: []fairness.Location{{Node: "n"}, {Rack: "r"}}}, fairness.ErrInvalidLocation},
+		{"empty ID", fairness.PendingTask{Job: "j"}, fairness.ErrInvalidID},
+		{"empty job", fairness.PendingTask{ID: "u"}, fairness.ErrInvalidID},
+		{"duplicate", fairness.PendingTask{ID: "t", Job: "k"}, fairness.ErrDuplicate},
+		{"location without node", fairness.PendingTask{ID: "u", Job: "j", Locations: []fairness.Location{{Node: "n"}, {Rack: "r"}}}, fairness.ErrInvalidLocation},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			require.ErrorIs(t, p.Add(c.task), c.want)

@@ -24,7 +24,7 @@ func Example() {
 	_ = tree.AddJob("adhoc", "query")
 	for i, job := range []string{"nightly", "query"} {
 		_ = tree.AddPending(job, 1, request)
-		_ = pending.Add(fairness.Task{ID: job + "-0", Job: job,
+		_ = pending.Add(fairness.PendingTask{ID: job + "-0", Job: job,
 			Locations: []fairness.Location{{Node: fmt.Sprint("node-", i), Rack: "rack-a"}}})
 	}
 	_ = tree.Allocate("nightly", request) // nightly already runs one task

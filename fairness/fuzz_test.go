@@ -185,7 +185,7 @@ func FuzzPending(f *testing.F) {
 	f.Add("", "j", "", "", 0)
 	f.Fuzz(func(t *testing.T, id, job, node, rack string, prio int) {
 		p := NewPending()
-		task := Task{ID: id, Job: job, Priority: prio, Locations: []Location{{Node: node, Rack: rack}}}
+		task := PendingTask{ID: id, Job: job, Priority: prio, Locations: []Location{{Node: node, Rack: rack}}}
 		err := p.Add(task)
 		if (id != "" && job != "" && node != "") != (err == nil) {
 			t.Fatalf("add %+v: %v", task, err)

@@ -109,7 +109,7 @@ func TestTable41DelayScheduling(t *testing.T) {
 			require.NoError(t, tree.AddJob("", job, fairness.Priority(3-i)))
 			require.NoError(t, tree.AddPending(job, 1, cpuMem.MustTuple(1, 1)))
 			slot := []string{"Slot1", "Slot2", "Slot3"}[i]
-			require.NoError(t, pending.Add(fairness.Task{ID: job + "/t", Job: job,
+			require.NoError(t, pending.Add(fairness.PendingTask{ID: job + "/t", Job: job,
 				Locations: []fairness.Location{{Node: slot, Rack: "rack-" + slot}}}))
 		}
 		delay, err := fairness.NewDelay(opts...)

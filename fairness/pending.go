@@ -19,10 +19,10 @@ type Location struct {
 	Rack string
 }
 
-// Task is a pending task as the task level of the three-level model of docs/methods.md
-// §10 sees it: which job it belongs to, its place in the job's FIFO order, and where its
-// input data is.
-type Task struct {
+// PendingTask is a pending task as the task level of the three-level model of
+// docs/methods.md §10 sees it: which job it belongs to, its place in the job's FIFO
+// order, and where its input data is.
+type PendingTask struct {
 	// ID names the task; unique within a Pending.
 	ID string
 	// Job is the ID of the task's job.
@@ -96,7 +96,7 @@ type pjob struct {
 func (j *pjob) anyAnywhere() bool { return j.anywhere != nil && j.anywhere.Len() > 0 }
 
 type ptask struct {
-	Task
+	PendingTask
 	job *pjob
 }
 
@@ -185,19 +185,19 @@ func (p *Pending) JobLen(job string) int {
 }
 
 // Task returns a pending task.
-func (p *Pending) Task(id string) (Task, bool) {
+func (p *Pending) Task(id string) (PendingTask, bool) {
 	t, ok := p.tasks[id]
 	if !ok {
-		return Task{}, false
+		return PendingTask{}, false
 	}
-	out := t.Task
+	out := t.PendingTask
 	out.Locations = slices.Clone(t.Locations)
 	return out, true
 }
 
 // Add indexes a pending task. It fails, changing nothing, on an empty task or job ID, a
 // duplicate task ID, or a location without a node.
-func (p *Pending) Add(t Task) error {
+func (p *Pending) Add(t PendingTask) error {
 	switch {
 	case t.ID == "":
 		return fieldErr("task ID", t.ID, ErrInvalidID)
@@ -212,7 +212,7 @@ func (p *Pending) Add(t Task) error {
 			return fieldErr(fmt.Sprintf("task %q location %d node", t.ID, i), l, ErrInvalidLocation)
 		}
 	}
-	pt := &ptask{Task: t}
+	pt := &ptask{PendingTask: t}
 	pt.Locations = slices.Clone(t.Locations)
 	j := p.jobs[t.Job]
 	if j == nil {

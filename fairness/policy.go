@@ -134,13 +134,13 @@ func (e *Entry) validate(schema *resource.Schema) error {
 	return nil
 }
 
-// Key is an entity's place in a policy's order: keys compare element by element, the
-// smaller goes first. Entities with equal keys go by submission time, then by ID.
+// OrderKey is an entity's place in a policy's order: keys compare element by element,
+// the smaller goes first. Entities with equal keys go by submission time, then by ID.
 // Policies never put NaN in a key.
-type Key [4]float64
+type OrderKey [4]float64
 
 // Compare returns −1, 0 or +1 as k sorts before, with or after o. Keys hold no NaN.
-func (k Key) Compare(o Key) int {
+func (k OrderKey) Compare(o OrderKey) int {
 	for i := range k {
 		switch {
 		case k[i] < o[i]:
@@ -163,12 +163,12 @@ type Policy interface {
 	// total.
 	Measure(e *Entry, capacity resource.Tuple) (used, demand float64)
 	// Key is e's place in the order; smaller keys are offered resources first.
-	Key(e *Entry, capacity resource.Tuple) Key
+	Key(e *Entry, capacity resource.Tuple) OrderKey
 }
 
 // fifoKey is FIFO's rule (docs/methods.md §10): highest priority, then (by the common
 // tie-breaks) earliest submission, then ID.
-func fifoKey(e *Entry) Key { return Key{-float64(e.Priority)} }
+func fifoKey(e *Entry) OrderKey { return OrderKey{-float64(e.Priority)} }
 
 func taskMeasure(e *Entry) (float64, float64) {
 	return float64(e.Running), float64(e.Running) + float64(e.Pending)
@@ -198,7 +198,7 @@ type FIFO struct{}
 func (FIFO) Measure(e *Entry, _ resource.Tuple) (float64, float64) { return taskMeasure(e) }
 
 // Key is ⟨−priority⟩.
-func (FIFO) Key(e *Entry, _ resource.Tuple) Key { return fifoKey(e) }
+func (FIFO) Key(e *Entry, _ resource.Tuple) OrderKey { return fifoKey(e) }
 
 // Fair is the fair rule of docs/methods.md §10 (PRRL thesis §2.4.2, Hadoop's Fair
 // Scheduler), counted in running tasks: entities below their min share come first, lowest
@@ -213,15 +213,15 @@ type Fair struct{}
 func (Fair) Measure(e *Entry, _ resource.Tuple) (float64, float64) { return taskMeasure(e) }
 
 // Key is ⟨0, running/minShare⟩ below the min share, else ⟨1, running/weight⟩.
-func (Fair) Key(e *Entry, _ resource.Tuple) Key {
+func (Fair) Key(e *Entry, _ resource.Tuple) OrderKey {
 	if e.Kind == KindTask {
 		return fifoKey(e)
 	}
 	used, demand := taskMeasure(e)
 	if needy, r := minTier(used, demand, e.Share); needy {
-		return Key{0, r}
+		return OrderKey{0, r}
 	}
-	return Key{1, used / e.Share.Weight}
+	return OrderKey{1, used / e.Share.Weight}
 }
 
 // DRF is weighted dominant resource fairness (Ghodsi et al., NSDI 2011; FGM's default
@@ -243,7 +243,7 @@ func (DRF) Measure(e *Entry, capacity resource.Tuple) (float64, float64) {
 
 // Key is ⟨0, used/minShare, second/weight⟩ below the min share, else ⟨1,
 // dominant/weight, second/weight⟩, where second is the next-largest share.
-func (DRF) Key(e *Entry, capacity resource.Tuple) Key {
+func (DRF) Key(e *Entry, capacity resource.Tuple) OrderKey {
 	if e.Kind == KindTask {
 		return fifoKey(e)
 	}
@@ -259,10 +259,10 @@ func (DRF) Key(e *Entry, capacity resource.Tuple) Key {
 	if e.Share.Min > 0 {
 		demand := e.Usage.Add(e.Demand).DominantShare(capacity)
 		if needy, r := minTier(first, demand, e.Share); needy {
-			return Key{0, r, second / w}
+			return OrderKey{0, r, second / w}
 		}
 	}
-	return Key{1, first / w, second / w}
+	return OrderKey{1, first / w, second / w}
 }
 
 // Capacity is the capacity scheduler's rule (Hadoop's CapacityScheduler; one of FGM's
@@ -280,15 +280,15 @@ func (Capacity) Measure(e *Entry, capacity resource.Tuple) (float64, float64) {
 
 // Key is ⟨0, used/guaranteed⟩ for a queue with a guarantee, ⟨1, used⟩ for one without,
 // and FIFO's key for jobs and tasks.
-func (Capacity) Key(e *Entry, capacity resource.Tuple) Key {
+func (Capacity) Key(e *Entry, capacity resource.Tuple) OrderKey {
 	if e.Kind != KindQueue {
 		return fifoKey(e)
 	}
 	used := e.Usage.DominantShare(capacity)
 	if g := e.Share.Min; g > 0 {
-		return Key{0, used / g}
+		return OrderKey{0, used / g}
 	}
-	return Key{1, used}
+	return OrderKey{1, used}
 }
 
 // Sort orders entries in place as policy p would offer them resources, with capacity
@@ -318,7 +318,7 @@ func Sort(schema *resource.Schema, p Policy, capacity resource.Tuple, entries []
 		seen[e.ID] = struct{}{}
 	}
 	// Sort a permutation rather than the entries: an Entry is a few hundred bytes.
-	keys := make([]Key, len(entries))
+	keys := make([]OrderKey, len(entries))
 	perm := make([]int, len(entries))
 	for i := range entries {
 		keys[i], perm[i] = p.Key(&entries[i], capacity), i
@@ -335,7 +335,7 @@ func Sort(schema *resource.Schema, p Policy, capacity resource.Tuple, entries []
 
 // compareEntries is the total order behind every policy: key, then submission time,
 // then ID.
-func compareEntries(ka Key, a *Entry, kb Key, b *Entry) int {
+func compareEntries(ka OrderKey, a *Entry, kb OrderKey, b *Entry) int {
 	if c := ka.Compare(kb); c != 0 {
 		return c
 	}

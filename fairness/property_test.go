@@ -85,7 +85,7 @@ func (t *Tree) refOrder(q *tnode, out []string) []string {
 			kids = append(kids, k)
 		}
 	}
-	keys := map[*tnode]Key{}
+	keys := map[*tnode]OrderKey{}
 	for _, k := range kids {
 		keys[k] = q.policy.Key(&k.Entry, t.capacity)
 	}
@@ -574,7 +574,7 @@ func TestPendingProperties(t *testing.T) {
 	props.Property("Ascend visits each task once, at its true locality, in order; Best is the best",
 		prop.ForAll(func(s *script) string {
 			p := NewPending()
-			model := map[string]Task{}
+			model := map[string]PendingTask{}
 			for !s.done() {
 				id := fmt.Sprint("t", s.next(30))
 				if s.next(4) == 0 {
@@ -585,7 +585,7 @@ func TestPendingProperties(t *testing.T) {
 					delete(model, id)
 					continue
 				}
-				task := Task{ID: id, Job: fmt.Sprint("j", s.next(3)), Priority: s.next(2), Submitted: time.Duration(s.next(5))}
+				task := PendingTask{ID: id, Job: fmt.Sprint("j", s.next(3)), Priority: s.next(2), Submitted: time.Duration(s.next(5))}
 				for range s.next(4) {
 					task.Locations = append(task.Locations, nodes[s.next(len(nodes))])
 				}
@@ -600,7 +600,7 @@ func TestPendingProperties(t *testing.T) {
 			if p.Len() != len(model) {
 				return fmt.Sprintf("len %d, model %d", p.Len(), len(model))
 			}
-			level := func(t Task, node, rack string) Level {
+			level := func(t PendingTask, node, rack string) Level {
 				if len(t.Locations) == 0 {
 					return NodeLocal
 				}
@@ -619,7 +619,7 @@ func TestPendingProperties(t *testing.T) {
 				for _, at := range append(nodes, Location{"n9", "r1"}, Location{"n9", "r9"}) {
 					for worst := NodeLocal; worst <= OffSwitch; worst++ {
 						seen := map[string]bool{}
-						var prev *Task
+						var prev *PendingTask
 						var prevLevel Level
 						prevAnywhere := false
 						bad := ""
@@ -635,7 +635,7 @@ func TestPendingProperties(t *testing.T) {
 							case prev != nil && l < prevLevel:
 								bad = "levels go backwards at " + id
 							case prev != nil && l == prevLevel && prevAnywhere == (len(task.Locations) == 0) &&
-								taskOrder(&ptask{Task: *prev}, &ptask{Task: task}) > 0:
+								taskOrder(&ptask{PendingTask: *prev}, &ptask{PendingTask: task}) > 0:
 								bad = "task order broken at " + id
 							}
 							seen[id] = true

@@ -40,10 +40,10 @@ type Tree struct {
 type tnode struct {
 	Entry
 	parent   *tnode
-	key      Key    // the parent's policy's key, valid while inParent
-	seq      uint64 // creation order: the final tie-break
-	inParent bool   // held in parent.active
-	idx      int    // index in parent.kids
+	key      OrderKey // the parent's policy's key, valid while inParent
+	seq      uint64   // creation order: the final tie-break
+	inParent bool     // held in parent.active
+	idx      int      // index in parent.kids
 	// queues only
 	policy Policy
 	kids   []*tnode

@@ -165,10 +165,10 @@ func BenchmarkPlace(b *testing.B) {
 		tl, _ := stage.NewTimeline(s, s.MustTuple(int64(8+i)*1000, int64(16+i)<<30, 1<<30))
 		servers[i] = match.Server{ID: string(rune('a' + i)), Timeline: tl}
 	}
-	task := match.Task{ID: "t", Profile: eightStages(time.Second, 2000)}
+	task := match.Work{ID: "t", Profile: eightStages(time.Second, 2000)}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		sinkP = match.Place(servers, 0, task, match.FineGrained{}, nil, match.Alignment{})
+		sinkP = match.ChooseServer(servers, 0, task, match.FineGrained{}, nil, match.Alignment{})
 	}
 	if sinkP.Index < 0 {
 		b.Fatal("no placement")

@@ -8,9 +8,9 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// Task is a task as the QoS checks see it: an ID, its (predicted) demand over time and
+// Work is a task as the QoS checks see it: an ID, its (predicted) demand over time and
 // an optional deadline.
-type Task struct {
+type Work struct {
 	// ID names the task in explanations.
 	ID string
 	// Profile is the task's demand over time, stages laid end to end from its start.
@@ -23,7 +23,7 @@ type Task struct {
 // Running is a task already placed on a server, started (or reserved to start) at
 // Start; its profile is on the server's timeline.
 type Running struct {
-	Task
+	Work
 	// Start is when the task's first stage starts.
 	Start time.Duration
 }
@@ -34,7 +34,7 @@ type Running struct {
 // (DeadlineMissed, or Invalid for malformed input). It is called only with results
 // whose Code is OK; implementations may return r untouched when no check applies.
 type QoSCheck interface {
-	CheckQoS(s Server, start time.Duration, t Task, r Result) Result
+	CheckQoS(s Server, start time.Duration, t Work, r Result) Result
 }
 
 // DeadlineCheck is FGM's default QoS check (docs/methods.md §3, eq. 15): assuming the
@@ -58,7 +58,7 @@ type DeadlineCheck struct {
 }
 
 // CheckQoS implements QoSCheck.
-func (c DeadlineCheck) CheckQoS(s Server, start time.Duration, t Task, r Result) Result {
+func (c DeadlineCheck) CheckQoS(s Server, start time.Duration, t Work, r Result) Result {
 	if r.Code != FitCompressed {
 		return r
 	}
@@ -90,7 +90,7 @@ func (c DeadlineCheck) CheckQoS(s Server, start time.Duration, t Task, r Result)
 			return late
 		}
 	}
-	if late, ok := lateness(s.Timeline, cand, Running{Task: t, Start: start}); !ok {
+	if late, ok := lateness(s.Timeline, cand, Running{Work: t, Start: start}); !ok {
 		return late
 	}
 	return r

@@ -16,12 +16,12 @@ import (
 // deadlineScenario: R1 runs from 0 demanding cpu 2000 for 2 s, then 1000 for 2 s. The
 // candidate demands 2400 cpu for 1 s from 0: 400 squeezed (10% of 4000), every task
 // on cpu compressed by 400/4400 over [0, 1).
-func deadlineScenario(t *testing.T) (match.Server, match.Running, match.Task, match.Result) {
+func deadlineScenario(t *testing.T) (match.Server, match.Running, match.Work, match.Result) {
 	tl := timeline(t, tup(4000, 8000, 1000))
-	r1 := match.Running{Task: match.Task{ID: "R1", Profile: prof(st(2, 2000, 1000, 0), st(2, 1000, 1000, 0))}}
+	r1 := match.Running{Work: match.Work{ID: "R1", Profile: prof(st(2, 2000, 1000, 0), st(2, 1000, 1000, 0))}}
 	reserve(t, tl, 0, r1.Profile, resource.Tuple{})
 	server := match.Server{ID: "n1", Timeline: tl, Allowance: tenPercent(t)}
-	cand := match.Task{ID: "new", Profile: prof(st(1, 2400, 0, 0))}
+	cand := match.Work{ID: "new", Profile: prof(st(1, 2400, 0, 0))}
 	r := match.FineGrained{}.Match(server, 0, cand.Profile)
 	require.Equal(t, match.FitCompressed, r.Code)
 	return server, r1, cand, r
@@ -73,7 +73,7 @@ func TestDeadlineCheckOnlyUnderCompression(t *testing.T) {
 	r1.Deadline = 1 // hopeless, but only checked when the new task compresses
 	called := false
 	dc := match.DeadlineCheck{Running: func(string) []match.Running { called = true; return []match.Running{r1} }}
-	small := match.Task{ID: "small", Profile: prof(st(1, 1000, 0, 0))}
+	small := match.Work{ID: "small", Profile: prof(st(1, 1000, 0, 0))}
 	r := match.FineGrained{}.Match(server, 0, small.Profile)
 	require.Equal(t, match.Fit, r.Code)
 	assert.Equal(t, r, dc.CheckQoS(server, 0, small, r))
@@ -88,7 +88,7 @@ func TestDeadlineCheckOnlyUnderCompression(t *testing.T) {
 // A running task that does not demand the compressed dimension is not slowed.
 func TestDeadlineCheckOtherDimension(t *testing.T) {
 	server, _, cand, r := deadlineScenario(t)
-	memOnly := match.Running{Task: match.Task{ID: "mem", Profile: prof(st(2, 0, 1000, 0)), Deadline: sec(2)}}
+	memOnly := match.Running{Work: match.Work{ID: "mem", Profile: prof(st(2, 0, 1000, 0)), Deadline: sec(2)}}
 	reserve(t, server.Timeline, 0, memOnly.Profile, resource.Tuple{})
 	dc := match.DeadlineCheck{Running: func(string) []match.Running { return []match.Running{memOnly} }}
 	assert.Equal(t, match.FitCompressed, dc.CheckQoS(server, 0, cand, r).Code)
@@ -99,16 +99,16 @@ func TestDeadlineCheckErrors(t *testing.T) {
 	other := stage.MustProfile(resource.Standard(), stage.Stage{Duration: time.Second, Demand: resource.Tuple{1}})
 	for _, tc := range []struct {
 		name    string
-		cand    match.Task
+		cand    match.Work
 		running []match.Running
 		want    error
 	}{
-		{"negative deadline", match.Task{ID: "x", Profile: cand.Profile, Deadline: -1}, nil, match.ErrBadTask},
-		{"running negative deadline", cand, []match.Running{{Task: match.Task{ID: "r", Profile: r1.Profile, Deadline: -5}}}, match.ErrBadTask},
-		{"running schema mismatch", cand, []match.Running{{Task: match.Task{ID: "r", Profile: other, Deadline: 5}}}, resource.ErrSchemaMismatch},
-		{"running empty profile", cand, []match.Running{{Task: match.Task{ID: "r", Deadline: 5}}}, stage.ErrEmptyProfile},
-		{"candidate schema mismatch", match.Task{ID: "x", Profile: other}, nil, resource.ErrSchemaMismatch},
-		{"candidate empty profile", match.Task{ID: "x"}, nil, stage.ErrEmptyProfile},
+		{"negative deadline", match.Work{ID: "x", Profile: cand.Profile, Deadline: -1}, nil, match.ErrBadTask},
+		{"running negative deadline", cand, []match.Running{{Work: match.Work{ID: "r", Profile: r1.Profile, Deadline: -5}}}, match.ErrBadTask},
+		{"running schema mismatch", cand, []match.Running{{Work: match.Work{ID: "r", Profile: other, Deadline: 5}}}, resource.ErrSchemaMismatch},
+		{"running empty profile", cand, []match.Running{{Work: match.Work{ID: "r", Deadline: 5}}}, stage.ErrEmptyProfile},
+		{"candidate schema mismatch", match.Work{ID: "x", Profile: other}, nil, resource.ErrSchemaMismatch},
+		{"candidate empty profile", match.Work{ID: "x"}, nil, stage.ErrEmptyProfile},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dc := match.DeadlineCheck{Running: func(string) []match.Running { return tc.running }}

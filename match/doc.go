@@ -22,7 +22,7 @@
 //	                   implements); Fixed for a constant rc
 //	§3 eq. 15          DeadlineCheck (checkQoS), TheoreticalDuration, ResultDuration
 //	push placement     Scorer: LeastAllocated, MostAllocated, BestFit,
-//	                   BalancedAllocation, Alignment (Tetris); Place
+//	                   BalancedAllocation, Alignment (Tetris); ChooseServer
 //	§12 eq. 1–6        QoSVector, Weights, Value (eq. 4), MustValue (eq. 5, with the
 //	                   Reading of §12), FinalValue (eq. 6), Aging (priority aging and
 //	                   the sub-queue choice by the node's i-th largest feature)

@@ -61,7 +61,7 @@ func ExampleFineGrained_Match() {
 func ExampleDeadlineCheck() {
 	s := resource.MustSchema(resource.CPU)
 	tl, _ := stage.NewTimeline(s, s.MustTuple(4000))
-	old := match.Running{Task: match.Task{ID: "old",
+	old := match.Running{Work: match.Work{ID: "old",
 		Profile:  stage.MustProfile(s, stage.Stage{Duration: 10 * time.Second, Demand: s.MustTuple(3000)}),
 		Deadline: 10500 * time.Millisecond}}
 	_, _ = tl.Reserve(0, old.Profile, resource.Tuple{})
@@ -72,7 +72,7 @@ func ExampleDeadlineCheck() {
 	// Eq. 15 counts a stage at its largest compression: old's 10 s stage, compressed
 	// by 400/4400 during the new task's 5 s, counts as 10/(1 − 400/4400) = 11 s.
 	for _, cpu := range []int64{1000, 1200, 1400} {
-		t := match.Task{ID: "new", Profile: stage.MustProfile(s, stage.Stage{Duration: 5 * time.Second, Demand: s.MustTuple(cpu)})}
+		t := match.Work{ID: "new", Profile: stage.MustProfile(s, stage.Stage{Duration: 5 * time.Second, Demand: s.MustTuple(cpu)})}
 		r := match.FineGrained{}.Match(server, 0, t.Profile)
 		r = check.CheckQoS(server, 0, t, r)
 		fmt.Println(cpu, r.Code, r.Late())
@@ -83,7 +83,7 @@ func ExampleDeadlineCheck() {
 	// 1400 DeadlineMissed 500ms
 }
 
-func ExamplePlace() {
+func ExampleChooseServer() {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
 	var servers []match.Server
 	for i, used := range []int64{3000, 1000, 2000} {
@@ -91,9 +91,9 @@ func ExamplePlace() {
 		_, _ = tl.Reserve(0, stage.MustProfile(s, stage.Stage{Duration: time.Minute, Demand: s.MustTuple(used, 1<<30)}), resource.Tuple{})
 		servers = append(servers, match.Server{ID: fmt.Sprint("n", i), Timeline: tl})
 	}
-	task := match.Task{ID: "t", Profile: stage.MustProfile(s, stage.Stage{Duration: time.Second, Demand: s.MustTuple(1500, 1<<30)})}
+	task := match.Work{ID: "t", Profile: stage.MustProfile(s, stage.Stage{Duration: time.Second, Demand: s.MustTuple(1500, 1<<30)})}
 	for _, sc := range []match.Scorer{match.MostAllocated{}, match.LeastAllocated{}} {
-		p := match.Place(servers, 0, task, match.FineGrained{}, nil, sc)
+		p := match.ChooseServer(servers, 0, task, match.FineGrained{}, nil, sc)
 		fmt.Printf("%T: %s (score %.3f)\n", sc, p.Server, p.Score)
 	}
 	// Output:

@@ -74,7 +74,7 @@ func simulate(t *testing.T, capacity resource.Tuple, m match.Matcher, allow matc
 		var rs []match.Running
 		for _, x := range tasks {
 			if x.started && !x.done {
-				rs = append(rs, match.Running{Task: match.Task{ID: x.id, Profile: x.p, Deadline: x.deadline}, Start: time.Duration(x.start * float64(time.Second))})
+				rs = append(rs, match.Running{Work: match.Work{ID: x.id, Profile: x.p, Deadline: x.deadline}, Start: time.Duration(x.start * float64(time.Second))})
 			}
 		}
 		return rs
@@ -91,7 +91,7 @@ func simulate(t *testing.T, capacity resource.Tuple, m match.Matcher, allow matc
 			}
 			r := m.Match(server, at, x.p)
 			if r.Code.OK() && qos != nil {
-				r = qos.CheckQoS(server, at, match.Task{ID: x.id, Profile: x.p, Deadline: x.deadline}, r)
+				r = qos.CheckQoS(server, at, match.Work{ID: x.id, Profile: x.p, Deadline: x.deadline}, r)
 			}
 			if step == 0 {
 				tasks[i].first = r

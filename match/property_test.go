@@ -203,8 +203,8 @@ func TestMatchProperties(t *testing.T) {
 		}
 		d, _ := match.ResultDuration(sc.p, r)
 		finish := sc.start + d
-		onTime := match.DeadlineCheck{}.CheckQoS(sc.server(sc.allow), sc.start, match.Task{ID: "t", Profile: sc.p, Deadline: finish}, r)
-		late := match.DeadlineCheck{}.CheckQoS(sc.server(sc.allow), sc.start, match.Task{ID: "t", Profile: sc.p, Deadline: finish - 1}, r)
+		onTime := match.DeadlineCheck{}.CheckQoS(sc.server(sc.allow), sc.start, match.Work{ID: "t", Profile: sc.p, Deadline: finish}, r)
+		late := match.DeadlineCheck{}.CheckQoS(sc.server(sc.allow), sc.start, match.Work{ID: "t", Profile: sc.p, Deadline: finish - 1}, r)
 		if r.Code == match.Fit {
 			return onTime == r && late == r // not evaluated without compression
 		}

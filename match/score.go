@@ -13,7 +13,7 @@ import (
 // pick a node). Score returns how good it is to place a task demanding demand on a
 // server of capacity whose free amount is free; higher is better. Implementations look
 // at the dimensions with a positive capacity, read shares clamped to [0, 1], and return
-// a number in [0, 1]. Place calls it with the server's minimum free amount over the
+// a number in [0, 1]. ChooseServer calls it with the server's minimum free amount over the
 // task's window (Timeline.MinFree) and the task's peak demand.
 type Scorer interface {
 	Score(capacity, free, demand resource.Tuple) float64
@@ -153,9 +153,9 @@ func mean(sum float64, n int) float64 {
 	return sum / float64(n)
 }
 
-// Placement is the outcome of Place.
+// Placement is the outcome of ChooseServer.
 type Placement struct {
-	// Index is the chosen server's index in the slice given to Place, -1 when the task
+	// Index is the chosen server's index in the slice given to ChooseServer, -1 when the task
 	// fits none.
 	Index int
 	// Server is the chosen server's ID.
@@ -174,8 +174,8 @@ var errPlaceNone = fmt.Errorf("match: place: %w", ErrNoServers)
 // matched with result r: sc applied to the server's capacity, its least free amount
 // over the task's window (Timeline.MinFree from start to start + p's duration: taken
 // from r when the matcher saw it, walked otherwise) and p's peak demand. A NaN score
-// is −∞, so it ranks last. Place and the reference Scheduler's node scoring both score
-// this way.
+// is −∞, so it ranks last. ChooseServer and the reference Scheduler's node scoring
+// both score this way.
 func ScoreServer(sc Scorer, s Server, start time.Duration, p stage.Profile, r Result) float64 {
 	tl := s.Timeline
 	free := r.MinFree
@@ -189,11 +189,11 @@ func ScoreServer(sc Scorer, s Server, start time.Duration, p stage.Profile, r Re
 	return score
 }
 
-// Place is push-mode placement: it matches task t, starting at start, against every
-// server with m, applies the QoS check q (nil for none) to those it fits, and returns
-// the fitting server sc scores highest. Ties go to the smaller server ID, then the
+// ChooseServer is push-mode placement: it matches task t, starting at start, against
+// every server with m, applies the QoS check q (nil for none) to those it fits, and
+// returns the fitting server sc scores highest. Ties go to the smaller server ID, then the
 // earlier index, so the choice is deterministic. A score that is NaN ranks last.
-func Place(servers []Server, start time.Duration, t Task, m Matcher, q QoSCheck, sc Scorer) Placement {
+func ChooseServer(servers []Server, start time.Duration, t Work, m Matcher, q QoSCheck, sc Scorer) Placement {
 	best := Placement{Index: -1, Score: math.Inf(-1), Result: invalid(errPlaceNone)}
 	for i := range servers {
 		s := servers[i]

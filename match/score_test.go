@@ -50,32 +50,32 @@ func TestPlace(t *testing.T) {
 		}
 		return match.Server{ID: id, Timeline: tl}
 	}
-	task := match.Task{ID: "t", Profile: prof(st(2, 1000, 1000, 0))}
+	task := match.Work{ID: "t", Profile: prof(st(2, 1000, 1000, 0))}
 	tight, loose, full := mk("tight", 2500), mk("loose", 500), mk("full", 3500)
 	servers := []match.Server{full, tight, loose}
 
-	p := match.Place(servers, 0, task, match.FineGrained{}, nil, match.MostAllocated{})
+	p := match.ChooseServer(servers, 0, task, match.FineGrained{}, nil, match.MostAllocated{})
 	assert.Equal(t, 1, p.Index)
 	assert.Equal(t, "tight", p.Server)
 	assert.Equal(t, match.Fit, p.Result.Code)
-	p = match.Place(servers, 0, task, match.FineGrained{}, nil, match.LeastAllocated{})
+	p = match.ChooseServer(servers, 0, task, match.FineGrained{}, nil, match.LeastAllocated{})
 	assert.Equal(t, "loose", p.Server)
 	assert.InDelta(t, match.LeastAllocated{}.Score(tup(4000, 8000, 1000), tup(3500, 8000, 1000), task.Profile.Peak()), p.Score, 1e-12)
 
 	// Ties go to the smaller ID, whatever the order.
-	p = match.Place([]match.Server{mk("z", 0), mk("y", 0), mk("x", 3500)}, 0, task, match.FineGrained{}, nil, match.Alignment{})
+	p = match.ChooseServer([]match.Server{mk("z", 0), mk("y", 0), mk("x", 3500)}, 0, task, match.FineGrained{}, nil, match.Alignment{})
 	assert.Equal(t, "y", p.Server)
 	assert.Equal(t, 1, p.Index)
 
 	// Nothing fits: the first server's reason.
-	big := match.Task{ID: "big", Profile: prof(st(1, 5000, 0, 0))}
-	p = match.Place(servers, 0, big, match.FineGrained{}, nil, match.LeastAllocated{})
+	big := match.Work{ID: "big", Profile: prof(st(1, 5000, 0, 0))}
+	p = match.ChooseServer(servers, 0, big, match.FineGrained{}, nil, match.LeastAllocated{})
 	assert.Equal(t, -1, p.Index)
 	assert.Equal(t, match.NoRoom, p.Result.Code)
 	assert.Equal(t, int64(500), p.Result.Free, "the first server, full, has 500 free")
 
 	// No servers.
-	p = match.Place(nil, 0, task, match.FineGrained{}, nil, match.LeastAllocated{})
+	p = match.ChooseServer(nil, 0, task, match.FineGrained{}, nil, match.LeastAllocated{})
 	assert.Equal(t, -1, p.Index)
 	assert.ErrorIs(t, p.Result.Err(), match.ErrNoServers)
 
@@ -84,22 +84,22 @@ func TestPlace(t *testing.T) {
 	for i := range servers {
 		servers[i].Allowance = ten
 	}
-	late := match.Running{Task: match.Task{ID: "R", Profile: prof(st(10, 2500, 0, 0)), Deadline: sec(10)}}
+	late := match.Running{Work: match.Work{ID: "R", Profile: prof(st(10, 2500, 0, 0)), Deadline: sec(10)}}
 	dc := match.DeadlineCheck{Running: func(id string) []match.Running {
 		if id == "tight" {
 			return []match.Running{late}
 		}
 		return nil
 	}}
-	wide := match.Task{ID: "w", Profile: prof(st(2, 1800, 0, 0))} // squeezes tight by 300
-	p = match.Place(servers, 0, wide, match.FineGrained{}, nil, match.MostAllocated{})
+	wide := match.Work{ID: "w", Profile: prof(st(2, 1800, 0, 0))} // squeezes tight by 300
+	p = match.ChooseServer(servers, 0, wide, match.FineGrained{}, nil, match.MostAllocated{})
 	require.Equal(t, "tight", p.Server)
 	require.Equal(t, match.FitCompressed, p.Result.Code)
-	p = match.Place(servers, 0, wide, match.FineGrained{}, dc, match.MostAllocated{})
+	p = match.ChooseServer(servers, 0, wide, match.FineGrained{}, dc, match.MostAllocated{})
 	assert.Equal(t, "loose", p.Server)
 
 	// A NaN score ranks last.
-	p = match.Place([]match.Server{mk("a", 0), mk("b", 0)}, 0, task, match.FineGrained{}, nil, nanScorer{new(int)})
+	p = match.ChooseServer([]match.Server{mk("a", 0), mk("b", 0)}, 0, task, match.FineGrained{}, nil, nanScorer{new(int)})
 	assert.Equal(t, "b", p.Server)
 }
 

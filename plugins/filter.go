@@ -133,7 +133,7 @@ func (q *QoS) Filter(_ *framework.Cycle, a *framework.Attempt) framework.Status 
 	}
 	server := q.compression.Server(a.Node.ID(), a.Node.Timeline())
 	spec := a.Task.Spec()
-	a.Result = check.CheckQoS(server, a.Start, match.Task{ID: spec.ID, Profile: a.Demand.Plan, Deadline: spec.Deadline}, a.Result)
+	a.Result = check.CheckQoS(server, a.Start, match.Work{ID: spec.ID, Profile: a.Demand.Plan, Deadline: spec.Deadline}, a.Result)
 	if !a.Result.Code.OK() {
 		return framework.Refuse(framework.QoS)
 	}
@@ -147,7 +147,7 @@ func deadlines(n *cluster.NodeInfo) func(string) []match.Running {
 		var out []match.Running
 		for _, t := range n.Tasks() {
 			if d := t.Spec().Deadline; d > 0 {
-				out = append(out, match.Running{Task: match.Task{ID: t.ID(), Profile: t.Plan(), Deadline: d}, Start: t.Start()})
+				out = append(out, match.Running{Work: match.Work{ID: t.ID(), Profile: t.Plan(), Deadline: d}, Start: t.Start()})
 			}
 		}
 		return out

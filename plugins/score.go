@@ -15,7 +15,7 @@ import (
 // match.Scorer (LeastAllocated, MostAllocated, BestFit, BalancedAllocation, Alignment
 // or your own), times Weight: match.ScoreServer, the scorer applied to the node's
 // least free amount over the task's window and the task's peak demand — the same
-// scoring as match.Place. The window is what the task holds (its plan, and for a
+// scoring as match.ChooseServer. The window is what the task holds (its plan, and for a
 // predicted task the memory it keeps until it finishes); the built-in matchers report
 // the window's least free amount as they match, so scoring walks no timeline again.
 type NodeScore struct {

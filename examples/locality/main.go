@@ -217,7 +217,7 @@ func newDelayPolicy(opts ...fairness.DelayOption) (*delayPolicy, error) {
 			return nil, err
 		}
 		loc := fairness.Location{Node: j.home, Rack: rackOf(j.home)}
-		if err := pending.Add(fairness.Task{ID: taskOf(j.id), Job: j.id, Locations: []fairness.Location{loc}}); err != nil {
+		if err := pending.Add(fairness.PendingTask{ID: taskOf(j.id), Job: j.id, Locations: []fairness.Location{loc}}); err != nil {
 			return nil, err
 		}
 	}

@@ -226,7 +226,7 @@ func simulate(cl *workload.Cluster, sc scenario, m model, spec speculate.Specula
 					locs = append(locs, fairness.Location{Node: cl.Nodes[n].ID, Rack: cl.Nodes[n].Rack})
 				}
 			}
-			if err := w.pending.Add(fairness.Task{ID: t.id, Job: j.id, Submitted: time.Duration(i), Locations: locs}); err != nil {
+			if err := w.pending.Add(fairness.PendingTask{ID: t.id, Job: j.id, Submitted: time.Duration(i), Locations: locs}); err != nil {
 				return result{}, err
 			}
 		}
