@@ -62,7 +62,7 @@ func TestSpeculationBacksUpAStraggler(t *testing.T) {
 func TestSpeculationThesisWorkload(t *testing.T) {
 	mix, err := workload.ThesisExperiment(1)
 	require.NoError(t, err)
-	w, err := workload.Thesis(rand.New(rand.NewPCG(1, 2)), mix, workload.WithScale(0.05))
+	w, err := workload.Thesis(rand.New(rand.NewPCG(1, 2)), mix, workload.WithScale(0.02))
 	require.NoError(t, err)
 	cl, err := workload.ThesisCluster()
 	require.NoError(t, err)

@@ -19,7 +19,7 @@ import (
 
 func params() *gopter.TestParameters {
 	p := gopter.DefaultTestParameters()
-	p.MinSuccessfulTests = 1000
+	p.MinSuccessfulTests = 250 // each case generates whole workloads
 	p.Rng.Seed(1)
 	return p
 }
