@@ -1,7 +1,8 @@
 // Package cluster is the state a scheduler decides on: nodes with their reservation
 // timelines and a free-capacity index, queues, jobs and tasks with their life cycle,
 // the pending tasks indexed by locality and by demand class, and the progress of the
-// running tasks.
+// running tasks. How it fits with the cycle and the plugins: docs/architecture.md;
+// the methods it serves (section, equation and algorithm numbers): docs/methods.md.
 //
 // Placing a task is two-phase, as in the Kubernetes scheduling framework:
 //

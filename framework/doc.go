@@ -2,7 +2,9 @@
 // vocabulary of the Kubernetes scheduling framework, that every placement goes
 // through — pull (a node has room: which tasks start there?), push (a task is
 // pending: which node takes it?), the pre-release list and speculative backups — and
-// the interfaces plugins implement at each point.
+// the interfaces plugins implement at each point. See docs/architecture.md for how
+// the cycle, the state and the plugins fit together; numbers such as "Alg. 1 line 1"
+// refer to the method reference, docs/methods.md.
 //
 // A task's way through a cycle, and where each step lives:
 //

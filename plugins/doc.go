@@ -1,6 +1,7 @@
 // Package plugins holds the built-in plugins of the scheduling cycle (package
 // framework): the reference Scheduler's behaviour, one plugin per idea, each usable on
-// its own in a Framework of yours and replaceable by one of yours.
+// its own in a Framework of yours and replaceable by one of yours. Section,
+// equation and algorithm numbers refer to the method reference, docs/methods.md.
 //
 //	Prediction       Demand      declared profile, else the estimator's prediction, else
 //	                             the request (Alg. 1 line 8); hold-until-finished tail
