@@ -402,7 +402,7 @@ func (s *SimilarTask) validate(obs Observation) ([]float64, error) {
 		return nil, wrapf(stage.ErrEmptyProfile, "observation")
 	}
 	if !s.schema.Equal(p.Schema()) {
-		return nil, fieldErr("observation schema", p.Schema(), resource.ErrSchemaMismatch)
+		return nil, fieldErr("observation schema", fmt.Sprintf("%v, the estimator's %v", p.Schema(), s.schema), resource.ErrSchemaMismatch)
 	}
 	rc := make([]float64, p.Len())
 	if obs.Compression == nil {

@@ -240,7 +240,7 @@ func (w *Workload) Validate() error {
 			case t.True.Len() == 0:
 				return fieldErr(g("True"), t.True, stage.ErrEmptyProfile)
 			case !s.Equal(t.True.Schema()):
-				return fieldErr(g("True"), t.True.Schema(), resource.ErrSchemaMismatch)
+				return fieldErr(g("True")+" schema", fmt.Sprintf("%v, the workload's %v", t.True.Schema(), s), resource.ErrSchemaMismatch)
 			}
 			if other, dup := tasks[t.ID]; dup {
 				return fieldErr(g("ID"), fmt.Sprintf("%s (also in job %s)", t.ID, other), ErrDuplicateID)
