@@ -93,3 +93,22 @@ func Report(w io.Writer, name string, err error) {
 		fmt.Fprintf(w, "%s: %v\n", name, err)
 	}
 }
+
+// childEnv marks a test binary started by package clitest to stand in for its
+// example program.
+const childEnv = "FINEGRAIN_EXAMPLE_AS_PROGRAM"
+
+// AsProgram runs main and exits when the process is a test binary that package clitest
+// started to stand in for the example program (so that the program's command line is
+// tested without building it again); otherwise it returns at once. Call it first in
+// the example's TestMain.
+func AsProgram(main func()) {
+	if os.Getenv(childEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+}
+
+// ChildEnv is the environment entry that makes AsProgram run the program, for package
+// clitest.
+func ChildEnv() string { return childEnv + "=1" }
