@@ -33,15 +33,19 @@ func NewFlags(name, synopsis string) *flag.FlagSet {
 	fs.SetOutput(os.Stderr)
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "usage: go run ./examples/%s [flags]\n\n", name)
+		var flags bool
+		fs.VisitAll(func(*flag.Flag) { flags = true })
+		if flags {
+			fmt.Fprintf(w, "usage: go run ./examples/%s [flags]\n\n", name)
+		} else {
+			fmt.Fprintf(w, "usage: go run ./examples/%s\n\n", name)
+		}
 		fmt.Fprintln(w, strings.TrimSpace(synopsis))
-		var any bool
-		fs.VisitAll(func(*flag.Flag) { any = true })
-		if any {
+		if flags {
 			fmt.Fprintln(w, "\nflags:")
 			fs.PrintDefaults()
 		} else {
-			fmt.Fprintln(w, "\nIt takes no flags.")
+			fmt.Fprintln(w, "\nIt takes no flags but -h.")
 		}
 	}
 	return fs
