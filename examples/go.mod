@@ -6,6 +6,7 @@ require (
 	github.com/finegrain/finegrain v0.0.0
 	github.com/schollz/progressbar/v3 v3.18.0
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/term v0.28.0
 	gonum.org/v1/plot v0.15.2
 )
 
@@ -24,7 +25,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.24.0 // indirect
 	golang.org/x/sys v0.30.0 // indirect
-	golang.org/x/term v0.28.0 // indirect
 	golang.org/x/text v0.22.0 // indirect
 )
 
