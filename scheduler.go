@@ -606,15 +606,18 @@ func (s *Scheduler) SetExternalLoad(id string, now time.Duration, load resource.
 // re-decide the node's mode (Alg. 3); the change is returned. A Change with Recycle
 // set asks the embedder to reclaim or preempt the node's tasks.
 func (s *Scheduler) ReportUsage(id string, now time.Duration, window []predict.Interval) (policy.Change, error) {
-	s.mu.RLock()
+	s.mu.Lock() // held throughout, so that the node cannot be removed half-way
+	defer s.mu.Unlock()
 	n, ok := s.state.Node(id)
-	var capacity resource.Tuple
-	if ok {
-		capacity = n.Capacity()
-	}
-	s.mu.RUnlock()
 	if !ok {
 		return policy.Change{}, fmt.Errorf("finegrain: usage of node %q: %w", id, ErrUnknownNode)
+	}
+	capacity := n.Capacity()
+	for i, in := range window {
+		if !capacity.Covers(in.Actual) {
+			return policy.Change{}, fmt.Errorf("finegrain: usage of node %q: window[%d] actual usage %s exceeds the capacity %s: %w",
+				id, i, s.schema.Format(in.Actual), s.schema.Format(capacity), ErrInvalid)
+		}
 	}
 	f, err := predict.Conformity(s.schema, capacity, s.cfg.ihConform, window)
 	if err != nil {

@@ -146,7 +146,9 @@ func (s *State) Clock() time.Duration { return s.clock }
 // Finish and the rest of the life cycle.
 func (s *State) Progress() *predict.ProgressTracker { return s.tracker }
 
-// AddNode adds a server. It fails on an empty or duplicate ID or an invalid capacity.
+// AddNode adds a server. It fails on an empty or duplicate ID, an invalid capacity, a
+// capacity that is zero on every dimension, or one that would take the cluster's total
+// out of the int64 range.
 func (s *State) AddNode(spec NodeSpec) error {
 	if spec.ID == "" {
 		return fmt.Errorf("cluster: node ID is empty: %w", ErrInvalid)
@@ -157,13 +159,17 @@ func (s *State) AddNode(spec NodeSpec) error {
 	if err := s.schema.Validate(spec.Capacity); err != nil {
 		return fmt.Errorf("cluster: node %q: capacity: %w", spec.ID, err)
 	}
+	if spec.Capacity == (resource.Tuple{}) {
+		return fmt.Errorf("cluster: node %q: capacity is zero on every dimension: %w", spec.ID, ErrInvalid)
+	}
+	total, ok := s.capacity.CheckedAdd(spec.Capacity)
+	if !ok {
+		return fmt.Errorf("cluster: node %q: capacity %s: the cluster's total would leave the int64 range: %w",
+			spec.ID, s.schema.Format(spec.Capacity), resource.ErrOverflow)
+	}
 	tl, err := stage.NewTimeline(s.schema, spec.Capacity)
 	if err != nil {
 		return fmt.Errorf("cluster: node %q: %w", spec.ID, err)
-	}
-	total := s.capacity.Add(spec.Capacity)
-	if err := s.schema.Validate(total); err != nil {
-		return fmt.Errorf("cluster: node %q: cluster capacity: %w", spec.ID, err)
 	}
 	s.capacity = total
 	s.treeApply(treeOp{kind: opCapacity, a: total})

@@ -20,6 +20,8 @@ var (
 	ErrUnschedulable = errors.New("server accepts no tasks")
 	// ErrNoServers reports a placement among no servers.
 	ErrNoServers = errors.New("no servers")
+	// ErrNilArgument reports a nil matcher or scorer where one is required.
+	ErrNilArgument = errors.New("nil argument")
 	// ErrNilTimeline reports a Server view without a timeline.
 	ErrNilTimeline = errors.New("server has no timeline")
 	// ErrBadTask reports a malformed task: a negative deadline or an empty ID where one

@@ -155,8 +155,8 @@ func mean(sum float64, n int) float64 {
 
 // Placement is the outcome of ChooseServer.
 type Placement struct {
-	// Index is the chosen server's index in the slice given to ChooseServer, -1 when the task
-	// fits none.
+	// Index is the chosen server's index in the slice given to ChooseServer, -1 when
+	// the task fits none.
 	Index int
 	// Server is the chosen server's ID.
 	Server string
@@ -164,7 +164,8 @@ type Placement struct {
 	Score float64
 	// Result is the chosen server's match result; when the task fits none, the result
 	// of the first server (explaining why it did not fit there), or an Invalid result
-	// wrapping ErrNoServers when there are no servers.
+	// wrapping ErrNoServers when there are no servers and ErrNilArgument for a nil
+	// matcher or scorer.
 	Result Result
 }
 
@@ -191,10 +192,20 @@ func ScoreServer(sc Scorer, s Server, start time.Duration, p stage.Profile, r Re
 
 // ChooseServer is push-mode placement: it matches task t, starting at start, against
 // every server with m, applies the QoS check q (nil for none) to those it fits, and
-// returns the fitting server sc scores highest. Ties go to the smaller server ID, then the
-// earlier index, so the choice is deterministic. A score that is NaN ranks last.
+// returns the fitting server sc scores highest. Ties go to the smaller server ID, then
+// the earlier index, so the choice is deterministic. A score that is NaN ranks last.
+// A nil matcher or scorer places nothing: the Result is Invalid, wrapping
+// ErrNilArgument.
 func ChooseServer(servers []Server, start time.Duration, t Work, m Matcher, q QoSCheck, sc Scorer) Placement {
 	best := Placement{Index: -1, Score: math.Inf(-1), Result: invalid(errPlaceNone)}
+	switch {
+	case m == nil:
+		best.Result = invalid(fieldErr("matcher", nil, ErrNilArgument))
+		return best
+	case sc == nil:
+		best.Result = invalid(fieldErr("scorer", nil, ErrNilArgument))
+		return best
+	}
 	for i := range servers {
 		s := servers[i]
 		r := m.Match(s, start, t.Profile)

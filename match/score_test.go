@@ -42,7 +42,7 @@ func TestScorers(t *testing.T) {
 	assert.Equal(t, 1.0, match.MostAllocated{}.Score(tup(1000, 0, 0), resource.Tuple{-100}, tup(50, 0, 0)))
 }
 
-func TestPlace(t *testing.T) {
+func TestChooseServer(t *testing.T) {
 	mk := func(id string, cpuUsed int64) match.Server {
 		tl := timeline(t, tup(4000, 8000, 1000))
 		if cpuUsed > 0 {
@@ -78,6 +78,16 @@ func TestPlace(t *testing.T) {
 	p = match.ChooseServer(nil, 0, task, match.FineGrained{}, nil, match.LeastAllocated{})
 	assert.Equal(t, -1, p.Index)
 	assert.ErrorIs(t, p.Result.Err(), match.ErrNoServers)
+
+	// A nil matcher or scorer is an Invalid result, not a panic.
+	p = match.ChooseServer(servers, 0, task, nil, nil, match.LeastAllocated{})
+	assert.Equal(t, -1, p.Index)
+	assert.ErrorIs(t, p.Result.Err(), match.ErrNilArgument)
+	assert.ErrorContains(t, p.Result.Err(), "matcher")
+	p = match.ChooseServer(servers, 0, task, match.FineGrained{}, nil, nil)
+	assert.Equal(t, -1, p.Index)
+	assert.ErrorIs(t, p.Result.Err(), match.ErrNilArgument)
+	assert.ErrorContains(t, p.Result.Err(), "scorer")
 
 	// The QoS check removes a server: tight would need compression that makes R late.
 	ten := tenPercent(t)

@@ -32,6 +32,8 @@ var (
 	ErrSchemaMismatch = errors.New("schema mismatch")
 	// ErrInvalidRatio reports a fraction that is NaN, infinite or outside its range.
 	ErrInvalidRatio = errors.New("invalid ratio")
+	// ErrOverflow reports amounts whose sum leaves the int64 range.
+	ErrOverflow = errors.New("amount overflows int64")
 	// ErrSyntax reports malformed text given to Parse.
 	ErrSyntax = errors.New("syntax error")
 )

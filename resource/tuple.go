@@ -13,30 +13,86 @@ import (
 // slot) and its arithmetic allocates nothing.
 //
 // Amounts are signed so that differences (free = capacity − reserved, possibly negative
-// on a compressed dimension) stay in the same type. Arithmetic wraps on int64 overflow
-// like Go integers; amounts in bytes and milli-cores stay far from that range.
+// on a compressed dimension) stay in the same type. Arithmetic saturates: a sum,
+// difference or product beyond the int64 range is math.MaxInt64 or math.MinInt64, never
+// a wrapped value of the other sign, so an overflow can never make a full node look
+// free. CheckedAdd reports an overflow instead, for callers that must refuse it.
 type Tuple [MaxDims]int64
 
-// Add returns t + o, element-wise (eq. 10).
+// Add returns t + o, element-wise (eq. 10), saturating.
 func (t Tuple) Add(o Tuple) Tuple {
 	for i := range t {
-		t[i] += o[i]
+		t[i] = addSat(t[i], o[i])
 	}
 	return t
 }
 
-// Sub returns t − o, element-wise.
+// CheckedAdd returns t + o and true, or the saturated sum and false when some element
+// overflows.
+func (t Tuple) CheckedAdd(o Tuple) (Tuple, bool) {
+	ok := true
+	for i := range t {
+		s := t[i] + o[i]
+		if (t[i]^s)&(o[i]^s) < 0 {
+			ok = false
+		}
+		t[i] = addSat(t[i], o[i])
+	}
+	return t, ok
+}
+
+// Sub returns t − o, element-wise, saturating.
 func (t Tuple) Sub(o Tuple) Tuple {
 	for i := range t {
-		t[i] -= o[i]
+		t[i] = subSat(t[i], o[i])
 	}
 	return t
 }
 
-// Mul returns the element-wise product t × o (eq. 11).
+// addSat is a + b, saturating: the sum overflows when both operands have the same sign
+// and the wrapped result the other.
+func addSat(a, b int64) int64 {
+	s := a + b
+	if (a^s)&(b^s) < 0 {
+		if a < 0 {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return s
+}
+
+// subSat is a − b, saturating.
+func subSat(a, b int64) int64 {
+	s := a - b
+	if (a^b)&(a^s) < 0 {
+		if a < 0 {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return s
+}
+
+// mulSat is a × b, saturating.
+func mulSat(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	p := a * b
+	if p/b != a || (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) {
+		if (a < 0) != (b < 0) {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return p
+}
+
+// Mul returns the element-wise product t × o (eq. 11), saturating.
 func (t Tuple) Mul(o Tuple) Tuple {
 	for i := range t {
-		t[i] *= o[i]
+		t[i] = mulSat(t[i], o[i])
 	}
 	return t
 }

@@ -15,10 +15,18 @@ import (
 // Sums of times saturate at Forever instead of overflowing.
 const Forever = time.Duration(math.MaxInt64)
 
+// MaxStages is the most stages a profile may have. Matching, reserving and scoring walk
+// every stage, so the bound keeps one decision's work bounded (a scheduler holds its
+// lock while it decides); real profiles have a handful of stages, segmented usage
+// series at most a few hundred.
+const MaxStages = 4096
+
 // Sentinel errors of this package; errors.Is matches them through the wrapping.
 var (
 	// ErrEmptyProfile reports a profile without stages.
 	ErrEmptyProfile = errors.New("profile has no stages")
+	// ErrTooManyStages reports a profile of more than MaxStages stages.
+	ErrTooManyStages = errors.New("too many stages")
 	// ErrBadDuration reports a stage of zero or negative length.
 	ErrBadDuration = errors.New("stage duration must be positive")
 	// ErrNoRoom reports a profile that does not fit a timeline; it arrives inside a
@@ -59,6 +67,9 @@ func NewProfile(schema *resource.Schema, stages ...Stage) (Profile, error) {
 	}
 	if len(stages) == 0 {
 		return Profile{}, fmt.Errorf("stage: %w", ErrEmptyProfile)
+	}
+	if len(stages) > MaxStages {
+		return Profile{}, fmt.Errorf("stage: %d stages, at most %d: %w", len(stages), MaxStages, ErrTooManyStages)
 	}
 	p := Profile{
 		schema:  schema,
