@@ -445,8 +445,9 @@ func (s *Scheduler) Progress(id string, progress float64, now time.Duration) err
 
 // Finished records that a running task finished at now: its resources return to its
 // node, and obs, when not nil, what it was seen to use, feeds the estimator under the
-// task's key. An observation the estimator rejects is an error, and then nothing
-// changes: call again without it to finish the task anyway.
+// task's key. An observation the estimator rejects, or an implausible one (a peak
+// beyond the capacity of the node the task ran on: ErrImplausible), is an error, and
+// then nothing changes: call again without it to finish the task anyway.
 func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -458,6 +459,12 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 		return fmt.Errorf("finegrain: finish of task %q at %v before its start %v: %w", id, now, t.Start(), ErrState)
 	}
 	if key := t.Key(); obs != nil && key.Logic != "" {
+		// A task cannot use more than the whole node it ran on: such an observation
+		// would teach the estimator a demand no node holds.
+		if c := t.Node().Capacity(); obs.Profile.Len() > 0 && !c.Covers(obs.Profile.Peak()) {
+			return fmt.Errorf("finegrain: finish of task %q: observed peak %s exceeds node %q's capacity %s: %w",
+				id, s.schema.Format(obs.Profile.Peak()), t.Node().ID(), s.schema.Format(c), ErrImplausible)
+		}
 		if err := s.estimator.Observe(key, *obs); err != nil {
 			return fmt.Errorf("finegrain: finish of task %q: observation rejected: %w", id, err)
 		}

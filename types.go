@@ -4,6 +4,7 @@ import (
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/plugins"
+	"github.com/finegrain/finegrain/predict"
 )
 
 // The Scheduler's vocabulary is its parts': the specs and task states of package
@@ -73,6 +74,7 @@ var (
 	ErrInvalid      = cluster.ErrInvalid
 	ErrState        = cluster.ErrState
 	ErrNotPlaced    = framework.ErrNotPlaced
+	ErrImplausible  = predict.ErrImplausible
 )
 
 // BackupSuffix ends the ID of a backup attempt (WithSpeculation).

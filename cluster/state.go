@@ -24,6 +24,7 @@ type State struct {
 	byFree   *btree.BTreeG[*NodeInfo] // nodes by free amount of keyDim, descending
 	keyDim   int
 	capacity resource.Tuple // the cluster's total
+	shapes   shapes         // the nodes' capacities, for Holds
 
 	jobs     map[string]*JobInfo
 	jobList  []*JobInfo          // by JobInfo.Index
@@ -172,6 +173,7 @@ func (s *State) AddNode(spec NodeSpec) error {
 		return fmt.Errorf("cluster: node %q: %w", spec.ID, err)
 	}
 	s.capacity = total
+	s.shapes.add(spec.Capacity)
 	s.treeApply(treeOp{kind: opCapacity, a: total})
 	n := &NodeInfo{spec: spec, tl: tl, tasks: make(map[string]*TaskInfo)}
 	s.nodes[spec.ID] = n
@@ -216,6 +218,7 @@ func (s *State) RemoveNode(id string) ([]string, error) {
 	s.byFree.Delete(n)
 	delete(s.nodes, id)
 	s.capacity = s.capacity.Sub(n.spec.Capacity)
+	s.shapes.remove(n.spec.Capacity)
 	s.treeApply(treeOp{kind: opCapacity, a: s.capacity})
 	s.relocate(id)
 	return ids, nil

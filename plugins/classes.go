@@ -131,7 +131,7 @@ func (d *DemandClasses) need(c *framework.Cycle, cl *cluster.Class) *classNeed {
 	n.need, n.dims = cl.ID.Request, schema.All()
 	if cl.ID.Declared {
 		n.need, n.dims = cl.ID.First, schema.NonCompressible()
-	} else if p, ok := d.demand.Estimate(cl.ID.Key); ok {
+	} else if p, ok := d.demand.Estimate(c.State(), cl.ID.Key); ok {
 		n.need, n.dims = p.Stage(0).Demand, schema.NonCompressible()
 	}
 	return n

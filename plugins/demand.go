@@ -11,8 +11,9 @@ import (
 )
 
 // Prediction is the demand step (framework.DemandPlugin): a task's declared profile,
-// else the estimator's prediction for its similarity key (docs/methods.md §2), else
-// its request held for its duration (request quantity, Alg. 1 line 8).
+// else the estimator's prediction for its similarity key (docs/methods.md §2) when some
+// node could hold it, else its request held for its duration (request quantity,
+// Alg. 1 line 8).
 //
 // With hold-until-finished (the default), a predicted or declared profile also keeps
 // its last stage's non-compressible demand (memory) reserved from the profile's end
@@ -37,12 +38,17 @@ func NewPrediction(schema *resource.Schema, est predict.Estimator, holdUntilFini
 // Name implements framework.Plugin.
 func (*Prediction) Name() string { return "Prediction" }
 
-// Demand implements framework.DemandPlugin.
-func (p *Prediction) Demand(_ *framework.Cycle, t *cluster.TaskInfo) framework.Demand {
+// Demand implements framework.DemandPlugin. Called without a cycle (c nil), it does
+// not check that some node could hold the estimate.
+func (p *Prediction) Demand(c *framework.Cycle, t *cluster.TaskInfo) framework.Demand {
 	if d := t.Declared(); d.Len() > 0 {
 		return p.predicted(d)
 	}
-	if prof, ok := p.Estimate(t.Key()); ok {
+	var st *cluster.State
+	if c != nil {
+		st = c.State()
+	}
+	if prof, ok := p.Estimate(st, t.Key()); ok {
 		return p.predicted(prof)
 	}
 	r := t.RequestProfile(p.schema)
@@ -50,13 +56,16 @@ func (p *Prediction) Demand(_ *framework.Cycle, t *cluster.TaskInfo) framework.D
 }
 
 // Estimate is the prediction for key: false for a zero key, without an estimator, or
-// when the estimator has none (or one of another schema).
-func (p *Prediction) Estimate(key predict.Key) (stage.Profile, bool) {
+// when the estimator has none (or one of another schema). It is false too when no node
+// of st could hold the prediction's peak even empty: an estimate no node can ever hold
+// (learned from implausible observations, say) must not keep a task pending forever,
+// so the task falls back to its request. A nil st skips that check.
+func (p *Prediction) Estimate(st *cluster.State, key predict.Key) (stage.Profile, bool) {
 	if p.estimator == nil || key.Logic == "" {
 		return stage.Profile{}, false
 	}
 	prof, ok := p.estimator.Estimate(key)
-	if !ok || !p.schema.Equal(prof.Schema()) {
+	if !ok || !p.schema.Equal(prof.Schema()) || (st != nil && !st.Holds(prof.Peak())) {
 		return stage.Profile{}, false
 	}
 	return prof, true

@@ -14,6 +14,9 @@ var (
 	// ErrInvalidOption reports an option value out of its range: a weight outside (0, 1],
 	// a negative length, a cap below one, a NaN.
 	ErrInvalidOption = errors.New("invalid option")
+	// ErrImplausible reports an observation that cannot be true: a task seen using more
+	// than the whole node it ran on.
+	ErrImplausible = errors.New("implausible observation")
 	// ErrInvalidKey reports a similarity key with an empty execution logic or a
 	// negative input size.
 	ErrInvalidKey = errors.New("invalid similarity key")

@@ -1,0 +1,108 @@
+package finegrain_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// freshParams are gopter parameters with a fresh seed, logged when the test fails.
+func freshParams(t *testing.T, cases int) *gopter.TestParameters {
+	p := gopter.DefaultTestParameters()
+	seed := time.Now().UnixNano()
+	p.Rng.Seed(seed)
+	p.MinSuccessfulTests = cases
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("gopter seed %d (set it in freshParams to replay)", seed)
+		}
+	})
+	return p
+}
+
+// The estimator never makes a task unschedulable that its request alone would place:
+// whatever it has learned (here: observations of any size, poisoned ones included,
+// fed to it directly), a task whose request fits some empty node is placed when the
+// nodes heartbeat.
+func TestPropertyEstimateNeverStarves(t *testing.T) {
+	props := gopter.NewProperties(freshParams(t, 200))
+	props.Property("a task whose request fits an empty node is placed", prop.ForAll(func(seed int64) string {
+		r := rand.New(rand.NewPCG(uint64(seed), 7))
+		s, err := finegrain.New(schema, finegrain.WithoutDelayScheduling())
+		if err != nil {
+			return err.Error()
+		}
+		nodes := 1 + r.IntN(4)
+		var biggest int
+		caps := make([][2]int64, nodes)
+		for i := range caps {
+			caps[i] = [2]int64{int64(1+r.IntN(16)) * 1000, int64(1+r.IntN(64)) * gib}
+			if err := s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%d", i), Capacity: schema.MustTuple(caps[i][0], caps[i][1])}); err != nil {
+				return err.Error()
+			}
+			if caps[i][0]+caps[i][1] > caps[biggest][0]+caps[biggest][1] {
+				biggest = i
+			}
+		}
+		// A request that fits node `biggest`.
+		req := schema.MustTuple(1+r.Int64N(caps[biggest][0]), 1+r.Int64N(caps[biggest][1]))
+		key := predict.Key{Logic: "poisoned", InputSize: 1}
+		for k := 1 + r.IntN(3); k > 0; k-- {
+			// Anything from a sliver to 1,000× the largest node, on either dimension.
+			cpu := 1 + r.Int64N(1000*16*1000)
+			mem := 1 + r.Int64N(1000*64*gib)
+			p := stage.MustProfile(schema, stage.Stage{Duration: time.Duration(1+r.IntN(60)) * time.Second, Demand: schema.MustTuple(cpu, mem)})
+			if err := s.Estimator().Observe(key, predict.Observation{Profile: p}); err != nil {
+				return err.Error()
+			}
+		}
+		if err := s.SubmitJob(finegrain.Job{ID: "j"}); err != nil {
+			return err.Error()
+		}
+		if err := s.Submit(finegrain.Task{ID: "t", Job: "j", Key: key, Request: req}); err != nil {
+			return err.Error()
+		}
+		for i := range caps {
+			d, err := s.Heartbeat(fmt.Sprintf("n%d", i), 0)
+			if err != nil {
+				return err.Error()
+			}
+			if len(d.Assignments) == 1 {
+				return ""
+			}
+		}
+		return fmt.Sprintf("request %v on nodes %v: not placed", req, caps)
+	}, gen.Int64().WithShrinker(gopter.NoShrinker)))
+	props.TestingRun(t)
+}
+
+// An observation beyond the capacity of the node the task ran on is refused
+// (ErrImplausible) and teaches the estimator nothing; the task can still finish.
+func TestImplausibleObservationRefused(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 16*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	key := predict.Key{Logic: "wc", InputSize: 1}
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Key: key, Request: schema.MustTuple(1000, gib)}))
+	d, err := s.Heartbeat("n", 0)
+	require.NoError(t, err)
+	require.Len(t, d.Assignments, 1)
+	tib := stage.MustProfile(schema, stage.Stage{Duration: time.Second, Demand: schema.MustTuple(1000, 1024*gib)})
+	err = s.Finished("t", time.Second, &predict.Observation{Profile: tib})
+	assert.ErrorIs(t, err, finegrain.ErrImplausible)
+	assert.ErrorContains(t, err, `node "n"`)
+	_, learned := s.Estimator().Estimate(key)
+	assert.False(t, learned, "nothing learned")
+	require.NoError(t, s.Finished("t", time.Second, nil))
+}
