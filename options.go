@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"time"
 
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/framework"
@@ -43,6 +44,7 @@ type config struct {
 	speculator  speculate.Speculator
 	skipDetails int
 	holdTail    bool
+	skew        time.Duration
 	edits       []pluginEdit // WithPlugin, WithPluginBefore, WithoutPlugin, in order
 }
 
@@ -366,6 +368,19 @@ func WithoutPlugin(name string) Option {
 			return fmt.Errorf("finegrain: plugin name is empty: %w", ErrInvalid)
 		}
 		c.edits = append(c.edits, pluginEdit{remove: name})
+		return nil
+	}
+}
+
+// WithClockSkew sets how far behind the latest time seen an event may be and still be
+// accepted, taken to happen at that latest time (default DefaultClockSkew; 0 refuses
+// any event earlier than the latest). d must be in [0, 1 minute].
+func WithClockSkew(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 || d > time.Minute {
+			return fmt.Errorf("finegrain: clock skew %v, want 0..1m: %w", d, ErrInvalid)
+		}
+		c.skew = d
 		return nil
 	}
 }

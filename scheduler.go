@@ -64,6 +64,7 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		scorer:     match.LeastAllocated{},
 		candidates: 16,
 		holdTail:   true,
+		skew:       DefaultClockSkew,
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -259,13 +260,18 @@ func (s *Scheduler) AddNode(n Node) error {
 func (s *Scheduler) RemoveNode(id string, now time.Duration) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	at, err := s.eventTime("removal of node", id, now)
+	if err != nil {
+		return nil, err
+	}
 	ids, err := s.state.RemoveNode(id)
 	if err != nil {
 		return nil, err
 	}
 	_ = s.adjuster.RemoveServer(id)
 	s.conformity.Forget(id)
-	s.logDebug("node removed", "node", id, "requeued", len(ids), "at", now)
+	s.advance(at)
+	s.logDebug("node removed", "node", id, "requeued", len(ids), "at", at)
 	return ids, nil
 }
 
@@ -321,11 +327,12 @@ func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 	if !ok {
 		return Decision{}, fmt.Errorf("finegrain: heartbeat of node %q: %w", id, ErrUnknownNode)
 	}
-	if now < 0 {
-		return Decision{}, fmt.Errorf("finegrain: heartbeat of node %q at %v: %w", id, now, ErrInvalid)
+	at, err := s.eventTime("heartbeat of node", id, now)
+	if err != nil {
+		return Decision{}, err
 	}
-	s.state.Advance(now)
-	return s.fw.Heartbeat(n, now)
+	s.advance(at)
+	return s.fw.Heartbeat(n, at)
 }
 
 // Place is push mode: task id is pending at now; the scheduler chooses a node for it,
@@ -339,12 +346,12 @@ func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 func (s *Scheduler) Place(id string, now time.Duration) (Assignment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, err := s.pending(id, "place", now)
+	t, at, err := s.pending(id, "placement of task", now)
 	if err != nil {
 		return Assignment{}, err
 	}
-	s.state.Advance(now)
-	return s.fw.Place(t, now)
+	s.advance(at)
+	return s.fw.Place(t, at)
 }
 
 // Filter reports whether pending task id could be placed on node nodeID from at, and
@@ -379,9 +386,15 @@ func (s *Scheduler) Score(id, nodeID string, at time.Duration) (float64, Status,
 }
 
 func (s *Scheduler) probe(id, nodeID string, at time.Duration) (*cluster.TaskInfo, *cluster.NodeInfo, error) {
-	t, err := s.pending(id, "probe", at)
+	if err := checkTime("probe of task", id, at); err != nil {
+		return nil, nil, err
+	}
+	t, err := s.task(id)
 	if err != nil {
 		return nil, nil, err
+	}
+	if t.State() != Pending {
+		return nil, nil, fmt.Errorf("finegrain: probe of task %q: it is %v: %w", id, t.State(), ErrState)
 	}
 	n, ok := s.state.Node(nodeID)
 	if !ok {
@@ -407,10 +420,15 @@ func (s *Scheduler) Cancel(id string, now time.Duration) error {
 	if err != nil {
 		return err
 	}
+	at, err := s.eventTime("cancellation of task", id, now)
+	if err != nil {
+		return err
+	}
 	if err := s.state.Cancel(t); err != nil {
 		return err
 	}
-	s.logDebug("task cancelled", "task", id, "at", now)
+	s.advance(at)
+	s.logDebug("task cancelled", "task", id, "at", at)
 	return nil
 }
 
@@ -420,11 +438,15 @@ func (s *Scheduler) Cancel(id string, now time.Duration) error {
 func (s *Scheduler) Started(id string, now time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, err := s.running(id, "start", now)
+	t, at, err := s.running(id, "start of task", now)
 	if err != nil {
 		return err
 	}
-	return s.state.Started(t, now)
+	if err := s.state.Started(t, at); err != nil {
+		return err
+	}
+	s.advance(at)
+	return nil
 }
 
 // Progress reports a running task's progress in [0, 1] at now (docs/methods.md §8, eq.
@@ -433,13 +455,14 @@ func (s *Scheduler) Started(id string, now time.Duration) error {
 func (s *Scheduler) Progress(id string, progress float64, now time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, err := s.running(id, "progress report", now)
+	t, at, err := s.running(id, "progress report of task", now)
 	if err != nil {
 		return err
 	}
-	if err := s.state.ReportProgress(t, progress, now); err != nil {
+	if err := s.state.ReportProgress(t, progress, at); err != nil {
 		return err
 	}
+	s.advance(at)
 	return nil
 }
 
@@ -451,12 +474,12 @@ func (s *Scheduler) Progress(id string, progress float64, now time.Duration) err
 func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, err := s.running(id, "finish", now)
+	t, at, err := s.running(id, "finish of task", now)
 	if err != nil {
 		return err
 	}
-	if now < t.Start() {
-		return fmt.Errorf("finegrain: finish of task %q at %v before its start %v: %w", id, now, t.Start(), ErrState)
+	if at < t.Start() {
+		return fmt.Errorf("finegrain: finish of task %q at %v before its start %v: %w", id, at, t.Start(), ErrState)
 	}
 	if key := t.Key(); obs != nil && key.Logic != "" {
 		// A task cannot use more than the whole node it ran on: such an observation
@@ -471,12 +494,13 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 	}
 	node := t.Node().ID()
 	if t.Planned() > 0 {
-		_ = s.adjuster.ObserveCompletion(node, t.Planned(), now-t.Start())
+		_ = s.adjuster.ObserveCompletion(node, t.Planned(), at-t.Start())
 	}
-	if err := s.state.Finish(t, now); err != nil {
+	if err := s.state.Finish(t, at); err != nil {
 		return err
 	}
-	s.logDebug("task finished", "task", id, "node", node, "at", now)
+	s.advance(at)
+	s.logDebug("task finished", "task", id, "node", node, "at", at)
 	return nil
 }
 
@@ -485,14 +509,15 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 func (s *Scheduler) Failed(id string, now time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, err := s.running(id, "failure", now)
+	t, at, err := s.running(id, "failure of task", now)
 	if err != nil {
 		return err
 	}
 	if err := s.state.Fail(t); err != nil {
 		return err
 	}
-	s.logDebug("task failed", "task", id, "at", now)
+	s.advance(at)
+	s.logDebug("task failed", "task", id, "at", at)
 	return nil
 }
 
@@ -504,29 +529,30 @@ func (s *Scheduler) task(id string) (*cluster.TaskInfo, error) {
 	return t, nil
 }
 
-// running returns the running task id for an event at now, or the error saying why
-// the event does not apply.
-func (s *Scheduler) running(id, event string, now time.Duration) (*cluster.TaskInfo, error) {
+// running returns the running task id for an event at now and the event's time
+// (eventTime), or the error saying why the event does not apply.
+func (s *Scheduler) running(id, event string, now time.Duration) (*cluster.TaskInfo, time.Duration, error) {
 	return s.inState(id, event, now, Running)
 }
 
-// pending returns the pending task id for an event at now.
-func (s *Scheduler) pending(id, event string, now time.Duration) (*cluster.TaskInfo, error) {
+// pending returns the pending task id for an event at now, and the event's time.
+func (s *Scheduler) pending(id, event string, now time.Duration) (*cluster.TaskInfo, time.Duration, error) {
 	return s.inState(id, event, now, Pending)
 }
 
-func (s *Scheduler) inState(id, event string, now time.Duration, want TaskState) (*cluster.TaskInfo, error) {
+func (s *Scheduler) inState(id, event string, now time.Duration, want TaskState) (*cluster.TaskInfo, time.Duration, error) {
 	t, err := s.task(id)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if t.State() != want {
-		return nil, fmt.Errorf("finegrain: %s of task %q: it is %v: %w", event, id, t.State(), ErrState)
+		return nil, 0, fmt.Errorf("finegrain: %s %q: it is %v: %w", event, id, t.State(), ErrState)
 	}
-	if now < 0 {
-		return nil, fmt.Errorf("finegrain: %s of task %q at %v: %w", event, id, now, ErrInvalid)
+	at, err := s.eventTime(event, id, now)
+	if err != nil {
+		return nil, 0, err
 	}
-	return t, nil
+	return t, at, nil
 }
 
 // State returns a task's state, or false for an unknown task.
@@ -557,6 +583,9 @@ func (s *Scheduler) Count(st TaskState) int {
 
 // NodeFree returns a node's free resources at t, as its timeline holds them.
 func (s *Scheduler) NodeFree(id string, t time.Duration) (resource.Tuple, error) {
+	if err := checkTime("free resources of node", id, t); err != nil {
+		return resource.Tuple{}, err
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n, ok := s.state.Node(id)
@@ -569,6 +598,12 @@ func (s *Scheduler) NodeFree(id string, t time.Duration) (resource.Tuple, error)
 // FreeSegments returns a node's free resources over [from, to) as its timeline holds
 // them: what is left after every reservation, segment by segment.
 func (s *Scheduler) FreeSegments(id string, from, to time.Duration) ([]stage.Segment, error) {
+	if err := checkTime("free segments of node", id, from); err != nil {
+		return nil, err
+	}
+	if to < from {
+		return nil, fmt.Errorf("finegrain: free segments of node %q over [%v, %v): the end is before the start: %w", id, from, to, ErrInvalid)
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	n, ok := s.state.Node(id)
@@ -590,17 +625,18 @@ func (s *Scheduler) SetExternalLoad(id string, now time.Duration, load resource.
 	if err := s.schema.Validate(load); err != nil {
 		return resource.Tuple{}, fmt.Errorf("finegrain: external load of node %q: %w", id, err)
 	}
-	if now < 0 {
-		return resource.Tuple{}, fmt.Errorf("finegrain: external load of node %q at %v: %w", id, now, ErrInvalid)
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, ok := s.state.Node(id)
 	if !ok {
 		return resource.Tuple{}, fmt.Errorf("finegrain: external load of node %q: %w", id, ErrUnknownNode)
 	}
-	s.state.Advance(now)
-	held, err := s.state.SetExternalLoad(n, now, load)
+	at, err := s.eventTime("external load of node", id, now)
+	if err != nil {
+		return resource.Tuple{}, err
+	}
+	s.advance(at)
+	held, err := s.state.SetExternalLoad(n, at, load)
 	if err != nil {
 		return resource.Tuple{}, fmt.Errorf("finegrain: external load of node %q: %w", id, err)
 	}
@@ -618,6 +654,10 @@ func (s *Scheduler) ReportUsage(id string, now time.Duration, window []predict.I
 	n, ok := s.state.Node(id)
 	if !ok {
 		return policy.Change{}, fmt.Errorf("finegrain: usage of node %q: %w", id, ErrUnknownNode)
+	}
+	at, err := s.eventTime("usage report of node", id, now)
+	if err != nil {
+		return policy.Change{}, err
 	}
 	capacity := n.Capacity()
 	for i, in := range window {
@@ -637,8 +677,9 @@ func (s *Scheduler) ReportUsage(id string, now time.Duration, window []predict.I
 	if err != nil {
 		return policy.Change{}, fmt.Errorf("finegrain: usage of node %q: %w", id, err)
 	}
+	s.advance(at)
 	if c.From != c.To {
-		s.logDebug("node mode changed", "node", id, "from", c.From, "to", c.To, "score", c.Score, "at", now)
+		s.logDebug("node mode changed", "node", id, "from", c.From, "to", c.To, "score", c.Score, "at", at)
 	}
 	return c, nil
 }
