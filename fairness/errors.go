@@ -3,7 +3,6 @@ package fairness
 import (
 	"errors"
 	"fmt"
-	"strconv"
 )
 
 // Sentinel errors. Every error this package returns wraps one of them (or one of
@@ -85,11 +84,11 @@ func within(who string, err error) error {
 	return fmt.Errorf("fairness: %s: %w", who, err)
 }
 
-// quoted formats an offending value for a message: strings quoted, so that an empty one
-// shows as "".
+// quoted formats an offending value for a message; an empty string shows as "", so
+// that no message ends in a bare "= :".
 func quoted(v any) string {
-	if s, ok := v.(string); ok {
-		return strconv.Quote(s)
+	if s, ok := v.(string); ok && s == "" {
+		return `""`
 	}
 	return fmt.Sprint(v)
 }

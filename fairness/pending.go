@@ -209,7 +209,7 @@ func (p *Pending) Add(t PendingTask) error {
 	}
 	for i, l := range t.Locations {
 		if l.Node == "" {
-			return fieldErr(fmt.Sprintf("task %q location %d node", t.ID, i), l, ErrInvalidLocation)
+			return fieldErr(fmt.Sprintf("task %q location %d node", t.ID, i), l.Node, ErrInvalidLocation)
 		}
 	}
 	pt := &ptask{PendingTask: t}

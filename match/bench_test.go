@@ -156,9 +156,9 @@ func BenchmarkScore(b *testing.B) {
 	}
 }
 
-// BenchmarkPlace places an 8-stage task on the best of 16 servers by fine-grained
-// matching and Alignment.
-func BenchmarkPlace(b *testing.B) {
+// BenchmarkChooseServer places an 8-stage task on the best of 16 servers by
+// fine-grained matching and Alignment.
+func BenchmarkChooseServer(b *testing.B) {
 	s := resource.Standard()
 	servers := make([]match.Server, 16)
 	for i := range servers {

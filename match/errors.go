@@ -3,7 +3,6 @@ package match
 import (
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/finegrain/finegrain/stage"
 )
@@ -65,11 +64,11 @@ func fieldErr(field string, value any, err error) error {
 	return &FieldError{Field: field, Value: value, Err: err}
 }
 
-// quoted formats an offending value for a message: strings quoted, so that an empty one
-// shows as "".
+// quoted formats an offending value for a message; an empty string shows as "", so
+// that no message ends in a bare "= :".
 func quoted(v any) string {
-	if s, ok := v.(string); ok {
-		return strconv.Quote(s)
+	if s, ok := v.(string); ok && s == "" {
+		return `""`
 	}
 	return fmt.Sprint(v)
 }

@@ -13,8 +13,8 @@ import (
 // pick a node). Score returns how good it is to place a task demanding demand on a
 // server of capacity whose free amount is free; higher is better. Implementations look
 // at the dimensions with a positive capacity, read shares clamped to [0, 1], and return
-// a number in [0, 1]. ChooseServer calls it with the server's minimum free amount over the
-// task's window (Timeline.MinFree) and the task's peak demand.
+// a number in [0, 1]. ChooseServer calls it with the server's minimum free amount over
+// the task's window (Timeline.MinFree) and the task's peak demand.
 type Scorer interface {
 	Score(capacity, free, demand resource.Tuple) float64
 }
@@ -169,7 +169,7 @@ type Placement struct {
 	Result Result
 }
 
-var errPlaceNone = fmt.Errorf("match: place: %w", ErrNoServers)
+var errPlaceNone = fmt.Errorf("match: choose server: %w", ErrNoServers)
 
 // ScoreServer is how a task demanding p from start scores on server s, where it
 // matched with result r: sc applied to the server's capacity, its least free amount

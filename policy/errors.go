@@ -3,7 +3,6 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"strconv"
 )
 
 // Sentinel errors of this package; errors.Is matches them through the wrapping.
@@ -48,11 +47,11 @@ func settingErr(name string, value any, err error) error {
 	return &SettingError{Name: name, Value: value, Err: err}
 }
 
-// quoted formats an offending value for a message: strings quoted, so that an empty one
-// shows as "".
+// quoted formats an offending value for a message; an empty string shows as "", so
+// that no message ends in a bare "= :".
 func quoted(v any) string {
-	if s, ok := v.(string); ok {
-		return strconv.Quote(s)
+	if s, ok := v.(string); ok && s == "" {
+		return `""`
 	}
 	return fmt.Sprint(v)
 }

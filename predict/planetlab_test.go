@@ -21,7 +21,7 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// planetLabDir holds the PlanetLab CPU traces (see /work/shared/data/README.md): one file
+// planetLabDir holds the PlanetLab CPU traces (README.md, "Data sets"): one file
 // per VM, 288 integers, CPU % at five-minute intervals.
 const planetLabDir = "../../shared/data/planetlab/20110303"
 
@@ -52,7 +52,7 @@ func planetLab(t testing.TB) [][]predict.Sample {
 		}
 	})
 	if planetLabErr != nil {
-		t.Skipf("PlanetLab traces not available under %s (%v); see /work/shared/data/README.md", planetLabDir, planetLabErr)
+		t.Skipf("PlanetLab traces not available under %s (%v); see README.md, \"Data sets\"", planetLabDir, planetLabErr)
 	}
 	return planetLabSeries
 }

@@ -3,7 +3,6 @@ package resource
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -54,17 +53,17 @@ type DimensionError struct {
 	Detail string
 }
 
-// Error reads "resource: dimension "memory": negative amount -1" or, with a
+// Error reads "resource: dimension "memory": negative amount: -1" or, with a
 // detail, "resource: dimension "cpu": duplicate dimension (positions 0 and 1)".
 func (e *DimensionError) Error() string {
 	if e.Detail != "" {
 		return fmt.Sprintf("resource: dimension %q: %v (%s)", e.Dim, e.Err, e.Detail)
 	}
 	v := e.Value
-	if s, ok := v.(string); ok {
-		v = strconv.Quote(s)
+	if s, ok := v.(string); ok && s == "" {
+		v = `""`
 	}
-	return fmt.Sprintf("resource: dimension %q: %v %v", e.Dim, e.Err, v)
+	return fmt.Sprintf("resource: dimension %q: %v: %v", e.Dim, e.Err, v)
 }
 
 // Unwrap returns the sentinel, for errors.Is.

@@ -47,5 +47,5 @@ func ExampleSchema_Parse() {
 	fmt.Println(err)
 	// Output:
 	// cpu=1500,gpu-memory=17179869184 <nil>
-	// resource: dimension "memory": negative amount "-1"
+	// resource: dimension "memory": negative amount: -1
 }

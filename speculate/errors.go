@@ -3,7 +3,6 @@ package speculate
 import (
 	"errors"
 	"fmt"
-	"strconv"
 )
 
 // Sentinel errors. Every error this package returns for bad input wraps one of them (or
@@ -77,11 +76,11 @@ func finite(x float64) bool { return x == x && x <= maxFloat && x >= -maxFloat }
 
 const maxFloat = 1.7976931348623157e308
 
-// quoted formats an offending value for a message: strings quoted, so that an empty one
-// shows as "".
+// quoted formats an offending value for a message; an empty string shows as "", so
+// that no message ends in a bare "= :".
 func quoted(v any) string {
-	if s, ok := v.(string); ok {
-		return strconv.Quote(s)
+	if s, ok := v.(string); ok && s == "" {
+		return `""`
 	}
 	return fmt.Sprint(v)
 }

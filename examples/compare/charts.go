@@ -76,29 +76,43 @@ func (c *chart) save(path string) error {
 type roundTicks struct{}
 
 func (roundTicks) Ticks(lo, hi float64) []plot.Tick {
+	single := []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}}
 	if !(hi > lo) || math.IsInf(hi-lo, 0) {
-		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}}
+		return single
 	}
 	step, minor := roundStep((hi - lo) / 5)
-	decimals := max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
-	var ts []plot.Tick
 	first := math.Ceil(lo/minor-1e-9) * minor
-	for k := 0; ; k++ {
-		v := first + float64(k)*minor
-		if v > hi+minor*1e-9 {
-			break
+	if !(minor > 0) || math.IsInf(first, 0) || math.IsNaN(first) {
+		return single
+	}
+	n := math.Floor((hi-first)/minor + 1e-9)
+	if !(n >= 0) || n > maxTicks {
+		return single
+	}
+	format := func(v float64) string {
+		if a := math.Abs(v); a >= 1e6 || (a > 0 && a < 1e-4) {
+			return strconv.FormatFloat(v, 'g', 6, 64)
 		}
+		return strconv.FormatFloat(v, 'f', max(0, int(math.Ceil(-math.Log10(step)-1e-9))), 64)
+	}
+	ts := make([]plot.Tick, 0, int(n)+1)
+	for k := 0; k <= int(n); k++ {
+		v := first + float64(k)*minor
 		if math.Abs(v) < minor*1e-9 {
 			v = 0 // a sum that missed zero by a rounding error, and no "-0"
 		}
 		t := plot.Tick{Value: v}
 		if q := v / step; math.Abs(q-math.Round(q)) < 1e-6 {
-			t.Label = strconv.FormatFloat(v, 'f', decimals, 64)
+			t.Label = format(v)
 		}
 		ts = append(ts, t)
 	}
 	return ts
 }
+
+// maxTicks bounds the ticks of one axis (about 5 labels with 4 minor ticks between
+// each, where the floating-point grid allows).
+const maxTicks = 64
 
 // roundStep is the smallest of 1, 2 and 5 × 10^k at least raw, and its minor step.
 func roundStep(raw float64) (step, minor float64) {
@@ -139,9 +153,15 @@ func cdfChart(path, title string, policies []string, byPolicy map[string][]*sim.
 			continue
 		}
 		sort.Float64s(xs)
+		// The fraction of all jobs, so that a run stopped by its time limit does not
+		// reach 1.
+		var jobs int
+		for _, r := range byPolicy[name] {
+			jobs += len(r.Jobs)
+		}
 		pts := make(plotter.XYs, len(xs))
 		for k, x := range xs {
-			pts[k] = plotter.XY{X: x, Y: float64(k+1) / float64(len(xs))}
+			pts[k] = plotter.XY{X: x, Y: float64(k+1) / float64(jobs)}
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,19 @@ func TestRoundTicks(t *testing.T) {
 			}
 		}
 		assert.ElementsMatch(t, tc.want, got, "[%v, %v]", tc.lo, tc.hi)
+	}
+}
+
+// Degenerate ranges give a few ticks, never an endless loop.
+func TestRoundTicksDegenerate(t *testing.T) {
+	for _, r := range [][2]float64{{0, 5e-324}, {0, math.MaxFloat64}, {-math.MaxFloat64, math.MaxFloat64},
+		{1e16, 1e16 + 2}, {3, 3}, {math.NaN(), 1}, {0, math.Inf(1)}, {1e300, 1e301}} {
+		ts := roundTicks{}.Ticks(r[0], r[1])
+		assert.NotEmpty(t, ts, "%v", r)
+		assert.LessOrEqual(t, len(ts), maxTicks+1, "%v", r)
+		for _, tk := range ts {
+			assert.LessOrEqual(t, len(tk.Label), 16, "%v: label %q", r, tk.Label)
+		}
 	}
 }
 

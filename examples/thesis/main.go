@@ -277,7 +277,9 @@ func compare(c config, stdout, stderr io.Writer) error {
 	if err := report(&c, &cl, ws, runs, stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "%d simulations in %v\n", len(runs), time.Since(start).Round(100*time.Millisecond))
+	if !c.quiet && cli.IsTerminal(stderr) {
+		fmt.Fprintf(stderr, "%d simulations in %v\n", len(runs), time.Since(start).Round(100*time.Millisecond))
+	}
 	return nil
 }
 

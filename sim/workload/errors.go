@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 )
 
 // Sentinel errors. Every error this package returns for bad input wraps one of them (or a
@@ -105,11 +104,11 @@ func clip(s string) string {
 // finite reports whether x is neither NaN nor infinite.
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// quoted formats an offending value for a message: strings quoted, so that an empty one
-// shows as "".
+// quoted formats an offending value for a message; an empty string shows as "", so
+// that no message ends in a bare "= :".
 func quoted(v any) string {
-	if s, ok := v.(string); ok {
-		return strconv.Quote(s)
+	if s, ok := v.(string); ok && s == "" {
+		return `""`
 	}
 	return fmt.Sprint(v)
 }

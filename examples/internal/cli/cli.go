@@ -14,7 +14,10 @@ import (
 
 // UsageError is a command line the program cannot run: an unknown flag, a value out of
 // range, an argument it does not take. Exit reports it with exit status 2.
-type UsageError struct{ Err error }
+type UsageError struct {
+	Err   error
+	shown bool // printed already, with the usage, by Parse
+}
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
@@ -58,10 +61,10 @@ func Parse(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return &UsageError{Err: err} // the flag package has printed the usage
+		return &UsageError{Err: err, shown: true} // the flag package printed it and the usage
 	}
 	if fs.NArg() > 0 {
-		err := &UsageError{Err: fmt.Errorf("unexpected arguments %q", fs.Args())}
+		err := &UsageError{Err: fmt.Errorf("unexpected arguments %q", fs.Args()), shown: true}
 		fmt.Fprintln(fs.Output(), err)
 		fs.Usage()
 		return err
@@ -84,18 +87,20 @@ func Status(err error) int {
 }
 
 // Exit ends the program NAME with err's exit status, after printing err (prefixed by
-// the name) to stderr unless it is nil or a request for help.
+// the name) to stderr unless it is nil, a request for help or already printed.
 func Exit(name string, err error) {
 	Report(os.Stderr, name, err)
 	os.Exit(Status(err))
 }
 
-// Report writes err, prefixed by the program's name, unless it is nil or a request for
-// help.
+// Report writes err, prefixed by the program's name, unless it is nil, a request for
+// help, or a command-line error Parse has printed already.
 func Report(w io.Writer, name string, err error) {
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(w, "%s: %v\n", name, err)
+	var ue *UsageError
+	if err == nil || errors.Is(err, flag.ErrHelp) || (errors.As(err, &ue) && ue.shown) {
+		return
 	}
+	fmt.Fprintf(w, "%s: %v\n", name, err)
 }
 
 // childEnv marks a test binary started by package clitest to stand in for its

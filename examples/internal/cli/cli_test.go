@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -49,6 +50,17 @@ func TestReport(t *testing.T) {
 	assert.Empty(t, out.String(), "nothing for success and for a request for help")
 	cli.Report(&out, "demo", cli.Usagef("-n %d: too small", 0))
 	assert.Equal(t, "demo: -n 0: too small\n", out.String())
+
+	// A command-line error Parse printed with the usage is not printed again.
+	out.Reset()
+	fs := cli.NewFlags("demo", "Does nothing.")
+	fs.SetOutput(&out)
+	err := cli.Parse(fs, []string{"stray"})
+	require.Error(t, err)
+	shown := out.Len()
+	cli.Report(&out, "demo", err)
+	assert.Equal(t, shown, out.Len())
+	assert.Equal(t, 1, strings.Count(out.String(), "unexpected arguments"))
 }
 
 // Progress draws nothing where it would land in a log: a buffer, a file, or when quiet.
