@@ -21,7 +21,7 @@ import (
 func freshParams(t *testing.T, cases int) *gopter.TestParameters {
 	p := gopter.DefaultTestParameters()
 	seed := time.Now().UnixNano()
-	p.Rng.Seed(seed)
+	p.SetSeed(seed)
 	p.MinSuccessfulTests = cases
 	t.Cleanup(func() {
 		if t.Failed() {

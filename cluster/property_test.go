@@ -34,7 +34,7 @@ func tup(a ...int64) resource.Tuple { return schema.MustTuple(a...) }
 func params(t *testing.T) *gopter.TestParameters {
 	p := gopter.DefaultTestParameters()
 	seed := time.Now().UnixNano()
-	p.Rng.Seed(seed)
+	p.SetSeed(seed)
 	p.MinSuccessfulTests = 200
 	t.Cleanup(func() {
 		if t.Failed() {
