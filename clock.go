@@ -31,7 +31,8 @@ const DefaultClockSkew = 500 * time.Millisecond
 
 // eventTime validates the time of an event and returns the time the Scheduler uses
 // for it: now, or the latest time seen when now is behind it within the skew. It
-// changes nothing; advance commits the time once the call succeeds.
+// changes nothing; the call moves the state's clock (cluster.State.Advance) once it
+// succeeds.
 // The event reads "event id", as in `heartbeat of node "n1"`.
 func (s *Scheduler) eventTime(event, id string, now time.Duration) (time.Duration, error) {
 	if err := checkTime(event, id, now); err != nil {
@@ -44,9 +45,6 @@ func (s *Scheduler) eventTime(event, id string, now time.Duration) (time.Duratio
 	}
 	return max(now, latest), nil
 }
-
-// advance moves the latest time seen to at (never back).
-func (s *Scheduler) advance(at time.Duration) { s.state.Advance(at) }
 
 // checkTime refuses a time outside [0, MaxTime].
 func checkTime(event, id string, t time.Duration) error {

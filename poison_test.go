@@ -17,26 +17,14 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// freshParams are gopter parameters with a fresh seed, logged when the test fails.
-func freshParams(t *testing.T, cases int) *gopter.TestParameters {
-	p := gopter.DefaultTestParameters()
-	seed := time.Now().UnixNano()
-	p.SetSeed(seed)
-	p.MinSuccessfulTests = cases
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("gopter seed %d (set it in freshParams to replay)", seed)
-		}
-	})
-	return p
-}
-
 // The estimator never makes a task unschedulable that its request alone would place:
 // whatever it has learned (here: observations of any size, poisoned ones included,
 // fed to it directly), a task whose request fits some empty node is placed when the
 // nodes heartbeat.
 func TestPropertyEstimateNeverStarves(t *testing.T) {
-	props := gopter.NewProperties(freshParams(t, 200))
+	params := gopter.DefaultTestParameters() // a fresh seed, which gopter prints on failure
+	params.MinSuccessfulTests = 200
+	props := gopter.NewProperties(params)
 	props.Property("a task whose request fits an empty node is placed", prop.ForAll(func(seed int64) string {
 		r := rand.New(rand.NewPCG(uint64(seed), 7))
 		s, err := finegrain.New(schema, finegrain.WithoutDelayScheduling())

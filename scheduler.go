@@ -270,7 +270,7 @@ func (s *Scheduler) RemoveNode(id string, now time.Duration) ([]string, error) {
 	}
 	_ = s.adjuster.RemoveServer(id)
 	s.conformity.Forget(id)
-	s.advance(at)
+	s.state.Advance(at)
 	s.logDebug("node removed", "node", id, "requeued", len(ids), "at", at)
 	return ids, nil
 }
@@ -331,7 +331,7 @@ func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	s.advance(at)
+	s.state.Advance(at)
 	return s.fw.Heartbeat(n, at)
 }
 
@@ -350,7 +350,7 @@ func (s *Scheduler) Place(id string, now time.Duration) (Assignment, error) {
 	if err != nil {
 		return Assignment{}, err
 	}
-	s.advance(at)
+	s.state.Advance(at)
 	return s.fw.Place(t, at)
 }
 
@@ -427,7 +427,7 @@ func (s *Scheduler) Cancel(id string, now time.Duration) error {
 	if err := s.state.Cancel(t); err != nil {
 		return err
 	}
-	s.advance(at)
+	s.state.Advance(at)
 	s.logDebug("task cancelled", "task", id, "at", at)
 	return nil
 }
@@ -445,7 +445,7 @@ func (s *Scheduler) Started(id string, now time.Duration) error {
 	if err := s.state.Started(t, at); err != nil {
 		return err
 	}
-	s.advance(at)
+	s.state.Advance(at)
 	return nil
 }
 
@@ -462,7 +462,7 @@ func (s *Scheduler) Progress(id string, progress float64, now time.Duration) err
 	if err := s.state.ReportProgress(t, progress, at); err != nil {
 		return err
 	}
-	s.advance(at)
+	s.state.Advance(at)
 	return nil
 }
 
@@ -499,7 +499,7 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 	if err := s.state.Finish(t, at); err != nil {
 		return err
 	}
-	s.advance(at)
+	s.state.Advance(at)
 	s.logDebug("task finished", "task", id, "node", node, "at", at)
 	return nil
 }
@@ -516,7 +516,7 @@ func (s *Scheduler) Failed(id string, now time.Duration) error {
 	if err := s.state.Fail(t); err != nil {
 		return err
 	}
-	s.advance(at)
+	s.state.Advance(at)
 	s.logDebug("task failed", "task", id, "at", at)
 	return nil
 }
@@ -635,7 +635,7 @@ func (s *Scheduler) SetExternalLoad(id string, now time.Duration, load resource.
 	if err != nil {
 		return resource.Tuple{}, err
 	}
-	s.advance(at)
+	s.state.Advance(at)
 	held, err := s.state.SetExternalLoad(n, at, load)
 	if err != nil {
 		return resource.Tuple{}, fmt.Errorf("finegrain: external load of node %q: %w", id, err)
@@ -677,7 +677,7 @@ func (s *Scheduler) ReportUsage(id string, now time.Duration, window []predict.I
 	if err != nil {
 		return policy.Change{}, fmt.Errorf("finegrain: usage of node %q: %w", id, err)
 	}
-	s.advance(at)
+	s.state.Advance(at)
 	if c.From != c.To {
 		s.logDebug("node mode changed", "node", id, "from", c.From, "to", c.To, "score", c.Score, "at", at)
 	}

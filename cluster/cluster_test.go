@@ -1112,3 +1112,32 @@ func TestLocalityAfterNodeChanges(t *testing.T) {
 		assert.False(t, ok, "FirstPending finds a rack-local task where Locality says it is off-switch")
 	})
 }
+
+// Holds answers "could some node hold this, even empty?" as nodes of various shapes
+// come and go.
+func TestHolds(t *testing.T) {
+	s := newState(t)
+	add := func(id string, c resource.Tuple) {
+		require.NoError(t, s.AddNode(cluster.NodeSpec{ID: id, Capacity: c}))
+	}
+	wide, tall := tup(8000, 2<<30), tup(2000, 16<<30)
+	assert.False(t, s.Holds(tup(1, 1)), "no node")
+	add("w1", wide)
+	add("small", tup(1000, 1<<30)) // covered by wide
+	add("t1", tall)
+	add("w2", wide)
+	assert.True(t, s.Holds(tup(8000, 2<<30)))
+	assert.True(t, s.Holds(tup(2000, 16<<30)))
+	assert.False(t, s.Holds(tup(8000, 16<<30)), "no single node has both")
+	_, err := s.RemoveNode("w1")
+	require.NoError(t, err)
+	assert.True(t, s.Holds(tup(8000, 2<<30)), "w2 has the same shape")
+	_, err = s.RemoveNode("w2")
+	require.NoError(t, err)
+	assert.False(t, s.Holds(tup(8000, 2<<30)))
+	assert.True(t, s.Holds(tup(1000, 1<<30)), "covered by tall")
+	_, err = s.RemoveNode("t1")
+	require.NoError(t, err)
+	assert.True(t, s.Holds(tup(1000, 1<<30)), "small alone")
+	assert.False(t, s.Holds(tup(1001, 1)))
+}

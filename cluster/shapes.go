@@ -1,6 +1,10 @@
 package cluster
 
-import "github.com/finegrain/finegrain/resource"
+import (
+	"slices"
+
+	"github.com/finegrain/finegrain/resource"
+)
 
 // shapes counts the nodes of each capacity and keeps the maximal ones (no other
 // capacity covers them), so that "can some node hold this at all?" costs one pass
@@ -16,33 +20,37 @@ func (sh *shapes) add(c resource.Tuple) {
 	}
 	sh.count[c]++
 	if sh.count[c] == 1 {
-		sh.rebuild()
+		sh.insert(c)
 	}
 }
 
 func (sh *shapes) remove(c resource.Tuple) {
 	sh.count[c]--
-	if sh.count[c] == 0 {
-		delete(sh.count, c)
-		sh.rebuild()
+	if sh.count[c] > 0 {
+		return
+	}
+	delete(sh.count, c)
+	if !slices.Contains(sh.frontier, c) {
+		return // a covered shape: the frontier stays
+	}
+	// Shapes c covered may be maximal now: insert them all again, O(shapes ×
+	// frontier), only when a maximal shape goes.
+	sh.frontier = sh.frontier[:0]
+	for o := range sh.count {
+		sh.insert(o)
 	}
 }
 
-// rebuild recomputes the frontier: O(shapes²), run only when a shape appears or goes.
-func (sh *shapes) rebuild() {
-	sh.frontier = sh.frontier[:0]
-	for c := range sh.count {
-		maximal := true
-		for o := range sh.count {
-			if o != c && o.Covers(c) {
-				maximal = false
-				break
-			}
-		}
-		if maximal {
-			sh.frontier = append(sh.frontier, c)
+// insert adds shape c to the frontier unless a frontier shape covers it, and drops the
+// frontier shapes c covers: O(frontier).
+func (sh *shapes) insert(c resource.Tuple) {
+	for _, f := range sh.frontier {
+		if f.Covers(c) {
+			return
 		}
 	}
+	sh.frontier = slices.DeleteFunc(sh.frontier, func(f resource.Tuple) bool { return c.Covers(f) })
+	sh.frontier = append(sh.frontier, c)
 }
 
 // holds reports whether some node's capacity covers t.

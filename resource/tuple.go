@@ -32,11 +32,9 @@ func (t Tuple) Add(o Tuple) Tuple {
 func (t Tuple) CheckedAdd(o Tuple) (Tuple, bool) {
 	ok := true
 	for i := range t {
-		s := t[i] + o[i]
-		if (t[i]^s)&(o[i]^s) < 0 {
-			ok = false
-		}
-		t[i] = addSat(t[i], o[i])
+		var in bool
+		t[i], in = addChecked(t[i], o[i])
+		ok = ok && in
 	}
 	return t, ok
 }
@@ -49,17 +47,23 @@ func (t Tuple) Sub(o Tuple) Tuple {
 	return t
 }
 
-// addSat is a + b, saturating: the sum overflows when both operands have the same sign
-// and the wrapped result the other.
+// addSat is a + b, saturating.
 func addSat(a, b int64) int64 {
+	s, _ := addChecked(a, b)
+	return s
+}
+
+// addChecked is a + b, saturating, and whether it stayed in range: the sum overflows
+// when both operands have the same sign and the wrapped result the other.
+func addChecked(a, b int64) (int64, bool) {
 	s := a + b
 	if (a^s)&(b^s) < 0 {
 		if a < 0 {
-			return math.MinInt64
+			return math.MinInt64, false
 		}
-		return math.MaxInt64
+		return math.MaxInt64, false
 	}
-	return s
+	return s, true
 }
 
 // subSat is a − b, saturating.

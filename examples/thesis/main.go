@@ -266,6 +266,7 @@ func buildWorkload(c *config, exp int) (*workload.Workload, error) {
 // progress and wall times go to stderr when it is a terminal.
 func compare(c config, stdout, stderr io.Writer) error {
 	start := time.Now()
+	c.quiet = c.quiet || !cli.IsTerminal(stderr) // no progress lines in logs
 	cl, err := workload.ThesisCluster(c.cluster...)
 	if err != nil {
 		return err
@@ -277,7 +278,7 @@ func compare(c config, stdout, stderr io.Writer) error {
 	if err := report(&c, &cl, ws, runs, stdout); err != nil {
 		return err
 	}
-	if !c.quiet && cli.IsTerminal(stderr) {
+	if !c.quiet {
 		fmt.Fprintf(stderr, "%d simulations in %v\n", len(runs), time.Since(start).Round(100*time.Millisecond))
 	}
 	return nil
@@ -342,7 +343,7 @@ func simulate(c *config, cl *workload.Cluster, stderr io.Writer) (map[int]*workl
 		if r.err != nil {
 			errs = append(errs, fmt.Errorf("experiment %d, %s: %w", r.exp, r.policy.Name, r.err))
 		}
-		if !c.quiet && cli.IsTerminal(stderr) {
+		if !c.quiet {
 			fmt.Fprintf(stderr, "experiment %d %-9s %6d tasks  %v\n", r.exp, r.policy.Name, r.tasks, r.wall.Round(10*time.Millisecond))
 		}
 	}
