@@ -230,7 +230,10 @@ func scenarioFiles(c *config, sc scenario, rs []*run) error {
 		}
 		byPolicy[r.policy.Name] = append(byPolicy[r.policy.Name], r.res)
 	}
-	pooled := fmt.Sprintf("%s, jobs of %s pooled", name, plural(c.runs, "seed"))
+	pooled := fmt.Sprintf("%s, seed %d", name, c.seed)
+	if c.runs > 1 {
+		pooled = fmt.Sprintf("%s, jobs of %d seeds pooled", name, c.runs)
+	}
 	if err := cdfChart(filepath.Join(c.out, "jct-cdf-"+name+".svg"), "Job completion CDF: "+pooled, policies, byPolicy); err != nil {
 		return err
 	}
