@@ -1,6 +1,7 @@
 package finegrain_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -71,4 +72,38 @@ func ExampleScheduler_Place() {
 	// Output:
 	// large <nil>
 	// finegrain: task "cache": no node has enough memory free: no node fits the task
+}
+
+// A long-running scheduler forgets finished work: here it remembers the last two
+// finished tasks, and completed jobs for a minute of cluster time.
+func ExampleWithRetention() {
+	s := resource.MustSchema(resource.CPU, resource.Memory)
+	sched, _ := finegrain.New(s, finegrain.WithoutDelayScheduling(),
+		finegrain.WithRetention(finegrain.Retention{Tasks: 2, Jobs: 100, Age: time.Minute}))
+	_ = sched.AddNode(finegrain.Node{ID: "node-1", Capacity: s.MustTuple(4000, 8<<30)})
+	_ = sched.SubmitJob(finegrain.Job{ID: "etl"})
+	for i := 1; i <= 3; i++ {
+		_ = sched.Submit(finegrain.Task{ID: fmt.Sprintf("step-%d", i), Job: "etl", Request: s.MustTuple(1000, 1<<30)})
+	}
+	_, _ = sched.Heartbeat("node-1", 0)
+	for i := 1; i <= 3; i++ {
+		_ = sched.Finished(fmt.Sprintf("step-%d", i), time.Duration(i)*time.Second, nil)
+	}
+	for i := 1; i <= 3; i++ {
+		st, known := sched.State(fmt.Sprintf("step-%d", i))
+		fmt.Printf("step-%d known=%v %v\n", i, known, st)
+	}
+	_, _, finished, _ := sched.Counts()
+	fmt.Println("finished:", finished)
+
+	// Two minutes later the completed job is forgotten: it must be submitted again.
+	_, _ = sched.Heartbeat("node-1", 2*time.Minute)
+	err := sched.Submit(finegrain.Task{ID: "step-4", Job: "etl", Request: s.MustTuple(1000, 1<<30)})
+	fmt.Println(errors.Is(err, finegrain.ErrUnknownJob))
+	// Output:
+	// step-1 known=false TaskState(0)
+	// step-2 known=true finished
+	// step-3 known=true finished
+	// finished: 3
+	// true
 }

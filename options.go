@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/match"
@@ -45,6 +46,7 @@ type config struct {
 	skipDetails int
 	holdTail    bool
 	skew        time.Duration
+	retention   cluster.Retention
 	edits       []pluginEdit // WithPlugin, WithPluginBefore, WithoutPlugin, in order
 }
 
@@ -381,6 +383,22 @@ func WithClockSkew(d time.Duration) Option {
 			return fmt.Errorf("finegrain: clock skew %v, want 0..1m: %w", d, ErrInvalid)
 		}
 		c.skew = d
+		return nil
+	}
+}
+
+// WithRetention sets what the scheduler remembers of finished work: finished and
+// cancelled tasks, and completed jobs, are forgotten oldest first beyond counts or
+// after an age (Retention). Default DefaultRetention, which keeps memory flat however
+// many tasks pass through. A forgotten task is unknown to State and to events; a
+// forgotten job must be submitted again (SubmitJob) before it takes new tasks.
+// Negative counts or age are refused.
+func WithRetention(r Retention) Option {
+	return func(c *config) error {
+		if r.Tasks < 0 || r.Jobs < 0 || r.Age < 0 {
+			return fmt.Errorf("finegrain: retention tasks %d, jobs %d, age %v: negative: %w", r.Tasks, r.Jobs, r.Age, ErrInvalid)
+		}
+		c.retention = r
 		return nil
 	}
 }

@@ -65,6 +65,7 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		candidates: 16,
 		holdTail:   true,
 		skew:       DefaultClockSkew,
+		retention:  DefaultRetention,
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -76,7 +77,7 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 	}
 	s := &Scheduler{schema: schema, cfg: cfg}
 	var err error
-	if s.state, err = cluster.New(schema, cluster.WithOrdering(cfg.ordering), cluster.WithJobProgress(cfg.speculator != nil)); err != nil {
+	if s.state, err = cluster.New(schema, cluster.WithOrdering(cfg.ordering), cluster.WithJobProgress(cfg.speculator != nil), cluster.WithRetention(cfg.retention)); err != nil {
 		return nil, err
 	}
 	if s.conformity, err = predict.NewConformityLog(cfg.window); err != nil {
@@ -555,7 +556,8 @@ func (s *Scheduler) inState(id, event string, now time.Duration, want TaskState)
 	return t, at, nil
 }
 
-// State returns a task's state, or false for an unknown task.
+// State returns a task's state, or false for an unknown task: one never submitted, or
+// a finished or cancelled task the scheduler has forgotten (WithRetention).
 func (s *Scheduler) State(id string) (TaskState, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -566,15 +568,17 @@ func (s *Scheduler) State(id string) (TaskState, bool) {
 	return t.State(), true
 }
 
-// Counts returns how many tasks are pending, running, finished and cancelled. Tasks a
-// Permit plugin keeps Reserved are counted by Count(Reserved), not here.
+// Counts returns how many tasks are pending, running, finished and cancelled; the last
+// two count every task that ever ended, forgotten ones included (WithRetention). Tasks
+// a Permit plugin keeps Reserved are counted by Count(Reserved), not here.
 func (s *Scheduler) Counts() (pending, running, finished, cancelled int) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.state.Count(Pending), s.state.Count(Running), s.state.Count(Finished), s.state.Count(Cancelled)
 }
 
-// Count returns how many tasks are in state st.
+// Count returns how many tasks are in state st (for Finished and Cancelled, every
+// task that ever ended, as Counts).
 func (s *Scheduler) Count(st TaskState) int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -214,6 +214,8 @@ func TestLifecycleErrors(t *testing.T) {
 		finegrain.WithConformityWindow(0), finegrain.WithCandidates(-1), finegrain.WithMaxPerHeartbeat(-1),
 		finegrain.WithEstimator(nil), finegrain.WithOrdering(nil), finegrain.WithScorer(nil),
 		finegrain.WithConformityIdleThreshold(resource.Vector{2}),
+		finegrain.WithRetention(finegrain.Retention{Tasks: -1}), finegrain.WithRetention(finegrain.Retention{Jobs: -1}),
+		finegrain.WithRetention(finegrain.Retention{Age: -1}),
 	} {
 		_, err := finegrain.New(schema, o)
 		assert.ErrorIs(t, err, finegrain.ErrInvalid)

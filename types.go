@@ -34,7 +34,14 @@ type (
 	PlacementError = framework.PlacementError
 	// Status is what a plugin or a probe says (framework.Status).
 	Status = framework.Status
+	// Retention bounds what the scheduler remembers of finished work
+	// (cluster.Retention; WithRetention).
+	Retention = cluster.Retention
 )
+
+// DefaultRetention remembers the last 12,500 finished tasks and the last 1,000
+// completed jobs, with no age limit (cluster.DefaultRetention).
+var DefaultRetention = cluster.DefaultRetention
 
 // The task states.
 const (

@@ -820,7 +820,10 @@ func TestViews(t *testing.T) {
 	assert.Equal(t, 0, j0.Index())
 	assert.Equal(t, 1, j1.Index())
 	assert.Equal(t, 2, s.NumJobs())
+	assert.Equal(t, 2, s.JobSlots())
 	assert.Same(t, j1, s.JobAt(1))
+	assert.Nil(t, s.JobAt(2))
+	assert.Nil(t, s.JobAt(-1))
 	assert.Equal(t, "j1", j1.ID())
 
 	declared := stage.MustProfile(schema, stage.Stage{Duration: time.Second, Demand: tup(1, 2)}, stage.Stage{Duration: 2 * time.Second, Demand: tup(3, 1)})

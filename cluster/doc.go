@@ -17,6 +17,10 @@
 //     does the same for a lost task. A task is never lost: every submitted task is, at
 //     any moment, exactly one of Pending, Reserved, Running, Finished or Cancelled.
 //
+// What ended is remembered for a while and then forgotten (Retention): the last
+// finished or cancelled tasks and completed jobs, by count and optionally by age, so
+// that memory stays flat however long the state runs.
+//
 // Plugins read the state through NodeInfo, JobInfo and TaskInfo, read-only views that
 // stay valid while the state is not changed. A State has a single owner and is not
 // safe for concurrent use; the reference Scheduler serialises its calls, and lets

@@ -30,6 +30,9 @@ func (s *State) Advance(now time.Duration) {
 		return
 	}
 	s.clock = now
+	if s.keep.Age > 0 {
+		s.retire()
+	}
 	if now-s.refreshed < refreshEvery {
 		return
 	}

@@ -87,8 +87,11 @@ func fingerprint(s *cluster.State, tasks []*cluster.TaskInfo) string {
 		_, backup := s.Task(cluster.BackupID(t.ID()))
 		fmt.Fprintf(&b, "task %s %v on %s backup=%v usage=%v\n", t.ID(), t.State(), node, backup, t.Usage())
 	}
-	for i := 0; i < s.NumJobs(); i++ {
+	for i := 0; i < s.JobSlots(); i++ {
 		j := s.JobAt(i)
+		if j == nil {
+			continue
+		}
 		e, err := s.JobEntry(j.ID())
 		fmt.Fprintf(&b, "job %s running=%d pending=%d usage=%v demand=%v err=%v numRunning=%d\n",
 			j.ID(), e.Running, e.Pending, e.Usage, e.Demand, err, j.NumRunning())

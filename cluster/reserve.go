@@ -208,6 +208,7 @@ func (s *State) Finish(t *TaskInfo, now time.Duration) error {
 	}
 	s.release(t)
 	s.setState(t, Finished)
+	s.taskEnded(t, now)
 	return nil
 }
 
@@ -230,6 +231,7 @@ func (s *State) Cancel(t *TaskInfo) error {
 		return fmt.Errorf("cluster: cancel task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
 	}
 	s.setState(t, Cancelled)
+	s.taskEnded(t, s.clock)
 	return nil
 }
 

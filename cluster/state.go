@@ -27,7 +27,8 @@ type State struct {
 	shapes   shapes         // the nodes' capacities, for Holds
 
 	jobs     map[string]*JobInfo
-	jobList  []*JobInfo          // by JobInfo.Index
+	jobList  []*JobInfo          // by JobInfo.Index; nil where a forgotten job was
+	freeJobs []int               // indexes of forgotten jobs, for reuse
 	busyJobs map[string]*JobInfo // the jobs with running tasks
 	classes  map[ClassID]*Class  // every pending task's demand class (classes.go)
 	slots    []int               // class slots free for reuse
@@ -47,14 +48,20 @@ type State struct {
 	refreshed time.Duration // when the free index was last refreshed
 	walking   int           // Walks under way: tree changes wait (deferred) until none is
 	deferred  []treeOp
+
+	keep     Retention        // what is remembered of finished work (retention.go)
+	ended    []ended          // finished and cancelled tasks, oldest first
+	idle     idleJobs         // completed jobs, oldest first
+	onForget []func(*JobInfo) // told of each job forgotten
 }
 
 // Option configures a State.
 type Option func(*config) error
 
 type config struct {
-	ordering fairness.Policy
-	perJob   bool
+	ordering  fairness.Policy
+	perJob    bool
+	retention Retention
 }
 
 // WithOrdering sets the fairness policy that orders queues and jobs (Walk); default
@@ -83,7 +90,7 @@ func New(schema *resource.Schema, opts ...Option) (*State, error) {
 	if schema == nil {
 		return nil, fmt.Errorf("cluster: nil schema: %w", resource.ErrSchemaMismatch)
 	}
-	cfg := config{ordering: fairness.DRF{}}
+	cfg := config{ordering: fairness.DRF{}, retention: DefaultRetention}
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("cluster: nil option: %w", ErrInvalid)
@@ -103,6 +110,7 @@ func New(schema *resource.Schema, opts ...Option) (*State, error) {
 		ordering: cfg.ordering,
 		perJob:   cfg.perJob,
 		pending:  fairness.NewPending(),
+		keep:     cfg.retention,
 	}
 	s.byFree = btree.NewG(16, func(a, b *NodeInfo) bool {
 		if a.key != b.key {
@@ -276,9 +284,16 @@ func (s *State) AddJob(spec JobSpec) error {
 		}
 		return fmt.Errorf("cluster: job %q: %w", spec.ID, err)
 	}
-	j := &JobInfo{spec: spec, index: len(s.jobList), running: map[string]*TaskInfo{}}
+	j := &JobInfo{spec: spec, running: map[string]*TaskInfo{}}
+	if k := len(s.freeJobs); k > 0 {
+		j.index = s.freeJobs[k-1]
+		s.freeJobs = s.freeJobs[:k-1]
+		s.jobList[j.index] = j
+	} else {
+		j.index = len(s.jobList)
+		s.jobList = append(s.jobList, j)
+	}
 	s.jobs[spec.ID] = j
-	s.jobList = append(s.jobList, j)
 	return nil
 }
 
@@ -297,6 +312,7 @@ func (s *State) Submit(specs ...TaskSpec) error {
 		t.spec.Inputs = slices.Clone(t.spec.Inputs)
 		s.tasks[t.spec.ID] = t
 		s.count[Pending]++
+		s.taskAdded(s.jobs[t.spec.Job])
 		s.enqueue(t)
 	}
 	return nil
@@ -396,11 +412,22 @@ func (s *State) Job(id string) (*JobInfo, bool) {
 }
 
 // JobAt returns the job of index i (JobInfo.Index), for plugins that keep per-job
-// scratch in slices.
-func (s *State) JobAt(i int) *JobInfo { return s.jobList[i] }
+// scratch in slices; nil when no job has that index now (i out of range, or its job
+// was forgotten).
+func (s *State) JobAt(i int) *JobInfo {
+	if i < 0 || i >= len(s.jobList) {
+		return nil
+	}
+	return s.jobList[i]
+}
 
-// NumJobs is how many jobs have been added; JobInfo.Index is below it.
-func (s *State) NumJobs() int { return len(s.jobList) }
+// JobSlots bounds JobInfo.Index: every job's index is below it. Indexes of forgotten
+// jobs are reused (Retention), so it stays near the most jobs held at once.
+func (s *State) JobSlots() int { return len(s.jobList) }
+
+// NumJobs is how many jobs the state holds, completed jobs not yet forgotten
+// included.
+func (s *State) NumJobs() int { return len(s.jobs) }
 
 // Task returns a task, or a backup attempt by its BackupID.
 func (s *State) Task(id string) (*TaskInfo, bool) {
@@ -411,7 +438,9 @@ func (s *State) Task(id string) (*TaskInfo, bool) {
 // NumNodes is how many nodes the cluster has.
 func (s *State) NumNodes() int { return len(s.nodes) }
 
-// Count is how many tasks are in state st (backup attempts are not counted).
+// Count is how many tasks are in state st (backup attempts are not counted). For
+// Finished and Cancelled it counts every task that ever ended, those forgotten
+// (Retention) included.
 func (s *State) Count(st TaskState) int {
 	if int(st) >= len(s.count) {
 		return 0
@@ -476,6 +505,7 @@ func (s *State) Walk(fn func(j *JobInfo) bool) {
 		s.treeApply(op)
 	}
 	s.deferred = s.deferred[:0]
+	s.retire() // what ended during the walk
 }
 
 // BestLocality is the best locality level at which job j has a pending task for node

@@ -64,6 +64,13 @@ type JobInfo struct {
 	classIdx map[ClassID]int          // index of each class in classes
 	running  map[string]*TaskInfo     // its running tasks (not their backups)
 	progress *predict.ProgressTracker // its tasks' progress (WithJobProgress)
+
+	// Retention (retention.go): tasks pending, reserved or running; whether the job is
+	// complete and in the idle list, since when, and its neighbours there.
+	live       int
+	idle       bool
+	doneAt     time.Duration
+	prev, next *JobInfo
 }
 
 // ID names the job.
@@ -72,8 +79,10 @@ func (j *JobInfo) ID() string { return j.spec.ID }
 // Spec is the job as it was added.
 func (j *JobInfo) Spec() JobSpec { return j.spec }
 
-// Index is the job's dense index, from 0 in the order jobs were added, for plugins
-// that keep per-job scratch in a slice (State.NumJobs bounds it).
+// Index is the job's dense index, for plugins that keep per-job scratch in a slice
+// (State.JobSlots bounds it). Once the job is forgotten (Retention) a later job may
+// get the same index: a plugin keeping scratch by index resets it when told
+// (State.OnForget, framework.ForgetPlugin).
 func (j *JobInfo) Index() int { return j.index }
 
 // Classes are the demand classes of the job's pending tasks (classes.go), in no

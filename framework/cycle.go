@@ -261,7 +261,7 @@ func (c *Cycle) Passed(j *cluster.JobInfo) bool {
 // PassOver passes job j over for the rest of the heartbeat; sk, when its Reason is
 // set, is recorded in the Decision as a skip.
 func (c *Cycle) PassOver(j *cluster.JobInfo, sk Skip) {
-	if n := c.fw.state.NumJobs(); len(c.fw.passed) < n {
+	if n := c.fw.state.JobSlots(); len(c.fw.passed) < n {
 		c.fw.passed = append(c.fw.passed, make([]uint64, n-len(c.fw.passed))...)
 	}
 	c.fw.passed[j.Index()] = c.gen

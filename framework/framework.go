@@ -23,6 +23,7 @@ type Framework struct {
 	gates       []NodeGatePlugin
 	jobFilters  []JobFilterPlugin
 	passes      []PassPlugin
+	forgets     []ForgetPlugin
 	all         []Plugin
 
 	candidates int
@@ -80,7 +81,9 @@ func WithLogger(l *slog.Logger) Option {
 
 // New returns a framework running plugins, in the given order at each extension point
 // they implement, over state. It fails on a nil state or plugin, a duplicate name, a
-// plugin that implements no extension point, or no DemandPlugin.
+// plugin that implements no extension point, or no DemandPlugin. The framework asks
+// state to tell it of the jobs it forgets (cluster.State.OnForget): a state serves one
+// framework.
 func New(state *cluster.State, plugins []Plugin, opts ...Option) (*Framework, error) {
 	if state == nil {
 		return nil, fmt.Errorf("framework: nil state: %w", cluster.ErrInvalid)
@@ -112,6 +115,7 @@ func New(state *cluster.State, plugins []Plugin, opts ...Option) (*Framework, er
 	if f.demand == nil {
 		return nil, fmt.Errorf("framework: no demand plugin: %w", cluster.ErrInvalid)
 	}
+	state.OnForget(f.forget)
 	return f, nil
 }
 
@@ -149,6 +153,9 @@ func (f *Framework) register(p Plugin) bool {
 	if x, ok := p.(PassPlugin); ok {
 		f.passes, any = append(f.passes, x), true
 	}
+	if x, ok := p.(ForgetPlugin); ok {
+		f.forgets, any = append(f.forgets, x), true
+	}
 	return any
 }
 
@@ -157,7 +164,7 @@ func (f *Framework) State() *cluster.State { return f.state }
 
 // Plugins lists the registered plugins' names by extension point, in the order they
 // run, keyed by the point's name ("Demand", "PreFilter", "Filter", "PostFilter",
-// "Score", "Reserve", "Permit", "NodeGate", "JobFilter", "Pass").
+// "Score", "Reserve", "Permit", "NodeGate", "JobFilter", "Pass", "Forget").
 func (f *Framework) Plugins() map[string][]string {
 	out := map[string][]string{"Demand": {f.demand.Name()}}
 	add := func(point string, p Plugin) { out[point] = append(out[point], p.Name()) }
@@ -188,7 +195,21 @@ func (f *Framework) Plugins() map[string][]string {
 	for _, p := range f.passes {
 		add("Pass", p)
 	}
+	for _, p := range f.forgets {
+		add("Forget", p)
+	}
 	return out
+}
+
+// forget tells the ForgetPlugins that the state forgets job j, and clears the job's
+// index in the framework's own scratch.
+func (f *Framework) forget(j *cluster.JobInfo) {
+	if i := j.Index(); i < len(f.passed) {
+		f.passed[i] = 0
+	}
+	for _, p := range f.forgets {
+		p.Forget(j)
+	}
 }
 
 func (f *Framework) debug(msg string, args ...any) {

@@ -991,3 +991,46 @@ func TestHeartbeatCapCountsAllowedTasksOfOtherNodes(t *testing.T) {
 	assert.Equal(t, map[string]string{"t1": "n1", "t2": "n2"}, assignedTo(d.Assignments), "n2 started nothing yet")
 	assert.Equal(t, cluster.Running, t2.State())
 }
+
+// forgetter records the jobs the framework tells it the state forgot.
+type forgetter struct {
+	named
+	got []string
+}
+
+func (p *forgetter) Forget(j *cluster.JobInfo) { p.got = append(p.got, j.ID()) }
+
+// When the state forgets a completed job (cluster.Retention), every ForgetPlugin is
+// told, in order, and delay scheduling drops the job's locality wait.
+func TestForgetPluginsToldOfForgottenJobs(t *testing.T) {
+	f := newFixture(t)
+	st, err := cluster.New(schema, cluster.WithRetention(cluster.Retention{}))
+	require.NoError(t, err)
+	f.st = st
+	f.addNode(t, nodeSpec("n1", 4000, 16))
+	f.addNode(t, nodeSpec("n2", 4000, 16))
+	far := f.submitSpec(t, cluster.TaskSpec{ID: "far", Job: "waits", Request: capacity(1000, 1), Inputs: []string{"n2"}})
+	delay, err := fairness.NewDelay()
+	require.NoError(t, err)
+	a, b := &forgetter{named: named{"A"}}, &forgetter{named: named{"B"}}
+	fw := f.framework(t, with(f.base(t), a, plugins.NewDelayScheduling(delay), b))
+	assert.Equal(t, []string{"A", "DelayScheduling", "B"}, fw.Plugins()["Forget"])
+
+	d, err := fw.Heartbeat(f.node(t, "n1"), 0)
+	require.NoError(t, err)
+	assert.Empty(t, d.Assignments, "the job waits for its input's node")
+	require.Equal(t, 1, delay.Len())
+
+	require.NoError(t, st.Cancel(far))
+	assert.Equal(t, []string{"waits"}, a.got)
+	assert.Equal(t, []string{"waits"}, b.got)
+	assert.Equal(t, 0, delay.Len(), "the forgotten job's wait is dropped")
+	_, ok := st.Job("waits")
+	assert.False(t, ok)
+
+	// A new job in the forgotten job's index is not taken for it.
+	f.submit(t, "next", "t1", 1000, 1)
+	d, err = fw.Heartbeat(f.node(t, "n1"), time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"t1": "n1"}, assignedTo(d.Assignments))
+}

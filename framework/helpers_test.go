@@ -209,8 +209,11 @@ func takeSnapshot(t *testing.T, st *cluster.State, tasks ...string) snapshot {
 		s.Order = append(s.Order, n.ID())
 		return true
 	})
-	for i := 0; i < st.NumJobs(); i++ {
+	for i := 0; i < st.JobSlots(); i++ {
 		j := st.JobAt(i)
+		if j == nil {
+			continue
+		}
 		e, err := st.JobEntry(j.ID())
 		require.NoError(t, err)
 		js := jobSnap{Entry: e, Running: j.NumRunning(), Classes: map[cluster.ClassID]int{}, First: map[string]string{}}

@@ -141,3 +141,12 @@ type PassPlugin interface {
 	Plugin
 	Pass(c *Cycle, n *cluster.NodeInfo) error
 }
+
+// ForgetPlugin is told when the state forgets a completed job (cluster.Retention), so
+// that it drops what it keeps for the job: a delay-scheduling wait, or scratch kept
+// by JobInfo.Index, which a later job may reuse. The job is still readable during the
+// call; it is made outside any cycle.
+type ForgetPlugin interface {
+	Plugin
+	Forget(j *cluster.JobInfo)
+}

@@ -128,6 +128,13 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 	return goOn
 }
 
+// Forget implements framework.ForgetPlugin: a forgotten job's locality wait goes.
+func (p *DelayScheduling) Forget(j *cluster.JobInfo) {
+	if p.delay != nil {
+		p.delay.Forget(j.ID())
+	}
+}
+
 // keepsTurn reports whether ordering p keeps a job in its place when it starts one
 // more task: whether its key is independent of what the job runs. Under FIFO (and
 // inside Capacity's queues) it is, so a job goes on taking tasks as a re-sort would
