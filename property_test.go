@@ -13,25 +13,94 @@ import (
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/speculate"
 	"github.com/finegrain/finegrain/stage"
 )
 
 // TestNoTaskLost drives the scheduler with random event sequences — submissions,
-// heartbeats, push placements, finishes with observations, failures, cancellations,
-// node removals — and checks after every event that each submitted task is in exactly
-// the state the events imply, that the counts add up, and that no node's memory (not
-// compressible) is reserved beyond its capacity at any time.
+// heartbeats, push placements, progress, finishes with observations, failures,
+// cancellations, external load, node removals and additions — and checks after every
+// event that:
+//   - each submitted task is in exactly the state the events imply, and the counts
+//     add up;
+//   - each node's free resources, at every instant from now on, are exactly its
+//     capacity minus what its placed tasks and backups hold (as their assignments
+//     say) and the external load it holds; so no reservation outlives its task, and
+//     memory (not compressible) is never reserved beyond capacity;
+//
+// and, at the end (liveness), that once the external load is cleared and running
+// tasks finish, every pending task whose request fits some node is placed within a
+// few rounds of heartbeats.
 func TestNoTaskLost(t *testing.T) {
 	params := gopter.DefaultTestParameters()
 	params.MinSuccessfulTests = 200
 	// The seed is fresh on every run; gopter prints it when a property fails (replay
 	// with params.SetSeed(seed)).
 	props := gopter.NewProperties(params)
-	props.Property("every task in exactly one state; memory never over-reserved", prop.ForAll(func(seed int64) string {
+	props.Property("every task in exactly one state; free = capacity − holds; pending tasks that fit are placed", prop.ForAll(func(seed int64) string {
 		return runEvents(seed, 120)
-	}, gen.Int64()))
+	}, gen.Int64().WithShrinker(gopter.NoShrinker)))
 	props.TestingRun(t)
+}
+
+// noTaskLostRegressions are per-case seeds of runEvents (not gopter seeds) that once
+// exposed a fault, kept so that every run replays them: each was the first case the
+// property found against an injected fault (see the comments), so a change that
+// brings one back fails here even when the fresh seeds miss it.
+var noTaskLostRegressions = []int64{
+	// A job whose first pending task fits no node kept its other tasks off every node
+	// (fixed: the pass tries the job's other demand classes).
+	-113615300684860387,
+	// The job's other classes were only looked for at its best locality, where none
+	// was (fixed: at any locality, as delay scheduling allows).
+	1903044795921622358,
+	// A job always had a node-local task that fitted no node, so its delay-scheduling
+	// wait never grew and its off-switch tasks never ran (fixed: such a task is an
+	// offer passed up).
+	-3959834283405026895,
+	// Injected: Finish left the task's reservation on its node.
+	-3572834242299416266,
+	// Injected: a failed task was made pending without returning to the pending index.
+	3020413704547257368,
+}
+
+func TestNoTaskLostRegressions(t *testing.T) {
+	for _, seed := range noTaskLostRegressions {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			if msg := runEvents(seed, 120); msg != "" {
+				t.Fatal(msg)
+			}
+		})
+	}
+}
+
+// placement is what the model expects a node to hold for a placed task or backup.
+type placement struct {
+	node  string
+	start time.Duration
+	hold  stage.Profile
+}
+
+// holdOf is what an assignment holds on its node: its profile, and for a predicted
+// profile that ends, the last stage's memory held until the task finishes (the
+// scheduler's default hold-until-finished).
+func holdOf(a finegrain.Assignment) stage.Profile {
+	p := a.Profile
+	if !a.Predicted || p.Duration() == stage.Forever {
+		return p
+	}
+	tail := p.Stage(p.Len() - 1).Demand.Only(schema.NonCompressible())
+	if tail.IsZero() {
+		return p
+	}
+	return stage.MustProfile(schema, append(p.Stages(), stage.Stage{Duration: stage.Forever, Demand: tail})...)
+}
+
+// external is the load a node holds that the scheduler did not place.
+type external struct {
+	held resource.Tuple
+	from time.Duration
 }
 
 func runEvents(seed int64, steps int) string {
@@ -65,10 +134,13 @@ func runEvents(seed int64, steps int) string {
 		return err.Error()
 	}
 	var nodes []string
+	capacity := map[string]resource.Tuple{}
 	addNode := func(i int) {
 		id := fmt.Sprintf("n%d", i)
-		if s.AddNode(finegrain.Node{ID: id, Rack: fmt.Sprintf("r%d", i%2), Capacity: schema.MustTuple(int64(2000+r.Intn(4)*1000), int64(2+r.Intn(6))*gib)}) == nil {
+		c := schema.MustTuple(int64(2000+r.Intn(4)*1000), int64(2+r.Intn(6))*gib)
+		if s.AddNode(finegrain.Node{ID: id, Rack: fmt.Sprintf("r%d", i%2), Capacity: c}) == nil {
 			nodes = append(nodes, id)
+			capacity[id] = c
 		}
 	}
 	for i := 0; i < 3; i++ {
@@ -82,15 +154,19 @@ func runEvents(seed int64, steps int) string {
 	want := map[string]finegrain.TaskState{}
 	backups := map[string]string{}    // running backup → its task
 	backupNode := map[string]string{} // running backup → its node
+	placed := map[string]placement{}  // placed task or running backup → what it holds
+	loads := map[string]external{}    // node → its external load
 	dropBackupOf := func(id string) {
 		for b, of := range backups {
 			if of == id {
 				delete(backups, b)
 				delete(backupNode, b)
+				delete(placed, b)
 			}
 		}
 	}
 	var ids []string
+	requests := map[string]resource.Tuple{}
 	starts := map[string]time.Duration{} // placed task or backup → its reservation's start
 	now := time.Duration(0)
 	byState := func(st finegrain.TaskState) []string {
@@ -119,11 +195,15 @@ func runEvents(seed int64, steps int) string {
 			if r.Intn(2) == 0 && len(nodes) > 0 {
 				task.Inputs = []string{pick(nodes)}
 			}
+			if r.Intn(10) == 0 {
+				task.Request = schema.MustTuple(1000, 16*gib) // fits no node
+			}
 			if err := s.Submit(task); err != nil {
 				return "submit: " + err.Error()
 			}
 			ids = append(ids, id)
 			want[id] = finegrain.Pending
+			requests[id] = task.Request
 		case op < 5 && len(nodes) > 0:
 			d, err := s.Heartbeat(pick(nodes), now)
 			if err != nil {
@@ -139,6 +219,7 @@ func runEvents(seed int64, steps int) string {
 					}
 					backups[a.Task], backupNode[a.Task] = a.BackupOf, a.Node
 					starts[a.Task] = a.Start
+					placed[a.Task] = placement{a.Node, a.Start, holdOf(a)}
 					continue
 				}
 				if want[a.Task] != finegrain.Pending {
@@ -146,6 +227,7 @@ func runEvents(seed int64, steps int) string {
 				}
 				want[a.Task] = finegrain.Running
 				starts[a.Task] = a.Start
+				placed[a.Task] = placement{a.Node, a.Start, holdOf(a)}
 			}
 		case op < 6 && r.Intn(3) == 0:
 			if run := byState(finegrain.Running); len(run) > 0 {
@@ -162,6 +244,7 @@ func runEvents(seed int64, steps int) string {
 				if a, err := s.Place(id, now); err == nil {
 					want[id] = finegrain.Running
 					starts[id] = a.Start
+					placed[id] = placement{a.Node, a.Start, holdOf(a)}
 					if a.Task != id {
 						return "placed the wrong task"
 					}
@@ -191,6 +274,7 @@ func runEvents(seed int64, steps int) string {
 					id = of
 				}
 				dropBackupOf(id)
+				delete(placed, id)
 				want[id] = finegrain.Finished
 			}
 		case op < 9:
@@ -203,6 +287,7 @@ func runEvents(seed int64, steps int) string {
 						}
 						delete(backups, b)
 						delete(backupNode, b)
+						delete(placed, b)
 						id = ""
 					}
 				}
@@ -213,6 +298,7 @@ func runEvents(seed int64, steps int) string {
 					return "fail: " + err.Error()
 				}
 				dropBackupOf(id)
+				delete(placed, id)
 				want[id] = finegrain.Pending
 			} else if len(ids) > 0 {
 				id := pick(ids)
@@ -223,6 +309,7 @@ func runEvents(seed int64, steps int) string {
 						return "cancel: " + err.Error()
 					}
 					dropBackupOf(id)
+					delete(placed, id)
 					want[id] = finegrain.Cancelled
 				default:
 					if err == nil {
@@ -233,10 +320,12 @@ func runEvents(seed int64, steps int) string {
 		default:
 			if len(nodes) > 0 && r.Intn(3) == 1 {
 				load := schema.MustTuple(int64(r.Intn(3000)), int64(r.Intn(4))*gib)
-				held, err := s.SetExternalLoad(pick(nodes), now, load)
+				id := pick(nodes)
+				held, err := s.SetExternalLoad(id, now, load)
 				if err != nil || !load.Covers(held) {
 					return fmt.Sprintf("external load %v held %v: %v", load, held, err)
 				}
+				loads[id] = external{held, now}
 			}
 			if len(nodes) > 1 && r.Intn(3) == 0 {
 				i := r.Intn(len(nodes))
@@ -249,19 +338,25 @@ func runEvents(seed int64, steps int) string {
 						return "requeued a task that was not running"
 					}
 					dropBackupOf(id)
+					delete(placed, id)
 					want[id] = finegrain.Pending
 				}
 				for b, n := range backupNode {
 					if n == nodes[i] {
 						delete(backups, b)
 						delete(backupNode, b)
+						delete(placed, b)
 					}
 				}
+				delete(loads, nodes[i])
 				nodes = append(nodes[:i], nodes[i+1:]...)
 				addNode(100 + step)
 			}
 		}
-		if msg := checkState(s, ids, want, nodes); msg != "" {
+		if msg := checkState(s, ids, want); msg != "" {
+			return fmt.Sprintf("step %d: %s", step, msg)
+		}
+		if msg := checkFree(s, now, nodes, capacity, placed, loads); msg != "" {
 			return fmt.Sprintf("step %d: %s", step, msg)
 		}
 		for _, id := range ids {
@@ -271,10 +366,100 @@ func runEvents(seed int64, steps int) string {
 			}
 		}
 	}
+
+	// Liveness: with the external load gone and every running task finished, rounds of
+	// heartbeats (each followed by the finish of what it started) place every pending
+	// task whose request fits some node.
+	for _, id := range nodes {
+		if _, err := s.SetExternalLoad(id, now, resource.Tuple{}); err != nil {
+			return "clear external load: " + err.Error()
+		}
+	}
+	finishAll := func() string {
+		for _, id := range byState(finegrain.Running) {
+			now = max(now, starts[id])
+			if err := s.Finished(id, now, nil); err != nil {
+				return fmt.Sprintf("drain: finish %s: %v", id, err)
+			}
+			want[id] = finegrain.Finished
+		}
+		return ""
+	}
+	if msg := finishAll(); msg != "" {
+		return msg
+	}
+	for round := 0; round < 10 && len(byState(finegrain.Pending)) > 0; round++ {
+		now += 30 * time.Second // past any locality wait
+		for _, id := range nodes {
+			d, err := s.Heartbeat(id, now)
+			if err != nil {
+				return "drain: heartbeat: " + err.Error()
+			}
+			for _, a := range d.Assignments {
+				if a.BackupOf == "" {
+					want[a.Task], starts[a.Task] = finegrain.Running, a.Start
+				}
+			}
+		}
+		if msg := finishAll(); msg != "" {
+			return msg
+		}
+	}
+	for _, id := range byState(finegrain.Pending) {
+		req := requests[id]
+		for _, n := range nodes {
+			if capacity[n].Covers(req) {
+				return fmt.Sprintf("liveness: task %s (request %v) still pending after 10 rounds; node %s (capacity %v) fits it", id, req, n, capacity[n])
+			}
+		}
+	}
+	return checkState(s, ids, want)
+}
+
+// checkFree compares every node's free resources, from now on, with its capacity
+// minus what the model says it holds: its placements and its external load.
+func checkFree(s *finegrain.Scheduler, now time.Duration, nodes []string, capacity map[string]resource.Tuple, placed map[string]placement, loads map[string]external) string {
+	for _, id := range nodes {
+		probes := []time.Duration{now, now + time.Second, now + 10*time.Second, now + time.Minute, now + time.Hour}
+		for _, p := range placed {
+			if p.node != id {
+				continue
+			}
+			for i := 0; i < p.hold.Len(); i++ {
+				if at := p.start + p.hold.Offset(i); at >= now && at < stage.Forever {
+					probes = append(probes, at, at-1)
+				}
+			}
+		}
+		for _, at := range probes {
+			if at < now {
+				continue
+			}
+			want := capacity[id]
+			for _, p := range placed {
+				if p.node == id && at >= p.start {
+					want = want.Sub(p.hold.At(at - p.start))
+				}
+			}
+			if l, ok := loads[id]; ok && at >= l.from {
+				want = want.Sub(l.held)
+			}
+			got, err := s.NodeFree(id, at)
+			if err != nil {
+				return err.Error()
+			}
+			if got != want {
+				return fmt.Sprintf("node %s free at %v is %v; capacity minus holds is %v", id, at, got, want)
+			}
+			if got[1] < 0 {
+				return fmt.Sprintf("node %s: memory over-reserved at %v: %v", id, at, got)
+			}
+		}
+	}
 	return ""
 }
 
-func checkState(s *finegrain.Scheduler, ids []string, want map[string]finegrain.TaskState, nodes []string) string {
+func checkState(s *finegrain.Scheduler, ids []string, want map[string]finegrain.TaskState) string {
 	var n [5]int
 	for _, id := range ids {
 		got, ok := s.State(id)
@@ -286,17 +471,6 @@ func checkState(s *finegrain.Scheduler, ids []string, want map[string]finegrain.
 	p, r, f, c := s.Counts()
 	if p != n[finegrain.Pending] || r != n[finegrain.Running] || f != n[finegrain.Finished] || c != n[finegrain.Cancelled] || p+r+f+c != len(ids) {
 		return fmt.Sprintf("counts %d/%d/%d/%d disagree with %v", p, r, f, c, n)
-	}
-	for _, id := range nodes {
-		segs, err := s.FreeSegments(id, 0, stage.Forever)
-		if err != nil {
-			return err.Error()
-		}
-		for _, seg := range segs {
-			if seg.Free[1] < 0 {
-				return fmt.Sprintf("node %s: memory over-reserved over [%v, %v): %v", id, seg.Start, seg.End, seg.Free)
-			}
-		}
 	}
 	return ""
 }

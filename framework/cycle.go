@@ -272,9 +272,10 @@ func (c *Cycle) PassOver(j *cluster.JobInfo, sk Skip) {
 
 // Try is a pull cycle's task step: task t of job j is offered the heartbeat's node now
 // at locality level — demand, PreFilter, Filter, Reserve, Permit, commit. On success
-// the assignment joins the Decision. Otherwise the job is passed over for the rest of
-// the heartbeat (a skip saying why), the JobFilter plugins learn of the refusal, and
-// the status says why; a Closed status means the heartbeat should end.
+// the assignment joins the Decision. Otherwise the Decision records a skip saying
+// why, the JobFilter plugins learn of the refusal, and the status says why; a Closed
+// status means the heartbeat should end. Whether the job is then passed over (or
+// offers another of its tasks) is the pass's choice (PassOver).
 func (c *Cycle) Try(j *cluster.JobInfo, t *cluster.TaskInfo, level fairness.Level) Status {
 	a := &c.fw.scratch
 	c.prepare(a, t, c.node, c.now, level, false)
@@ -285,7 +286,7 @@ func (c *Cycle) Try(j *cluster.JobInfo, t *cluster.TaskInfo, level fairness.Leve
 	for _, p := range c.fw.jobFilters {
 		p.Refused(c, a, st)
 	}
-	c.PassOver(j, Skip{Job: j.ID(), Task: t.ID(), Reason: st.Reason, Result: a.Result})
+	c.d.skip(Skip{Job: j.ID(), Task: t.ID(), Reason: st.Reason, Result: a.Result})
 	if st.Code == Closed || st.Reason == PolicyStop {
 		st.Code = Closed
 		c.d.Stop = st.Reason

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/finegrain/finegrain/cluster"
@@ -27,9 +28,12 @@ const DelayUpdate = 500 * time.Millisecond
 //     shares are checked against up-to-date usage.
 //  3. Each job passes the JobFilter plugins; delay scheduling then decides whether it
 //     takes the node at the locality of its best task there (line 6), and its first
-//     task at that level is tried (framework.Cycle.Try). A job that waits for
-//     locality, or whose task is refused, is passed over for the rest of the
-//     heartbeat.
+//     task at that level is tried (framework.Cycle.Try). When that task finds no room,
+//     the job's first task of each other demand class is tried in turn, so that one
+//     task too big for the node (or for every node) does not hold the job's others
+//     back; a task among those at a locality the job may not launch at yet counts as
+//     an offer passed up, so the job's wait grows. A job that waits for locality, or
+//     whose tasks are refused, is passed over for the rest of the heartbeat.
 //
 // In the time-based variant a job's wait grows in steps of at least DelayUpdate of
 // cluster time, as Hadoop's Fair Scheduler updates it from its update thread: a job
@@ -41,6 +45,8 @@ type DelayScheduling struct {
 	tick  time.Duration   // when the waits last grew; -DelayUpdate before the first heartbeat
 
 	probed, keepTurn bool // whether the ordering keeps a job's turn, decided once
+
+	refused []cluster.ClassID // scratch of try: the job's classes refused so far
 }
 
 // NewDelayScheduling returns the strategy with delay scheduling d; nil d walks the
@@ -106,13 +112,18 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 				c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
 				return true
 			}
-			t, level, _ := st.FirstPending(j, n, best)
-			if s := c.Try(j, t, level); !s.OK() {
+			s, level := p.try(c, j, n, best)
+			if !s.OK() {
+				sk := framework.Skip{}
+				if s.Reason == framework.LocalityWait {
+					sk = framework.Skip{Job: j.ID(), Reason: framework.LocalityWait}
+				}
+				c.PassOver(j, sk)
 				goOn = s.Code != framework.Closed
 				return goOn
 			}
 			if p.delay != nil {
-				_, _, _ = p.delay.Offer(j.ID(), best)
+				_, _, _ = p.delay.Offer(j.ID(), level)
 			}
 			if goOn = c.Room(); !goOn {
 				return false
@@ -133,6 +144,54 @@ func (p *DelayScheduling) Forget(j *cluster.JobInfo) {
 	if p.delay != nil {
 		p.delay.Forget(j.ID())
 	}
+}
+
+// maxTries bounds the demand classes of one job a pass offers the node to before it
+// passes the job over.
+const maxTries = 8
+
+// try offers the node to job j's first pending task at locality best or better and,
+// when that finds no room, to the job's first task of each other demand class in turn
+// (up to maxTries classes), best locality first, so that a task too big for the node,
+// or for every node, does not hold the job's other tasks back. Tasks of a refused
+// class are skipped: undeclared tasks of one class are matched against the same
+// profile, so none of them fits either. A task at a locality worse than delay
+// scheduling allows the job is an offer the job passes up: its wait grows, and it
+// takes such a task once it has waited long enough. It returns the last status and
+// the locality of the task it concerns.
+func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo, best fairness.Level) (framework.Status, fairness.Level) {
+	st := c.State()
+	t, level, _ := st.FirstPending(j, n, best)
+	s := c.Try(j, t, level)
+	if s.OK() || s.Code == framework.Closed || s.Reason != framework.NoRoom || len(j.Classes()) < 2 {
+		return s, level
+	}
+	refused := append(p.refused[:0], st.ClassOf(t))
+	for len(refused) < min(len(j.Classes()), maxTries) {
+		t = nil
+		st.AscendPending(j, n, fairness.OffSwitch, func(u *cluster.TaskInfo, l fairness.Level) bool {
+			if slices.Contains(refused, st.ClassOf(u)) {
+				return true
+			}
+			t, level = u, l
+			return false
+		})
+		if t == nil {
+			break
+		}
+		if p.delay != nil && level > p.delay.Allowed(j.ID()) {
+			if _, ok, _ := p.delay.Offer(j.ID(), level); !ok {
+				s = framework.Refuse(framework.LocalityWait)
+				break
+			}
+		}
+		if s = c.Try(j, t, level); s.OK() || s.Code == framework.Closed || s.Reason != framework.NoRoom {
+			break
+		}
+		refused = append(refused, st.ClassOf(t))
+	}
+	p.refused = refused
+	return s, level
 }
 
 // keepsTurn reports whether ordering p keeps a job in its place when it starts one

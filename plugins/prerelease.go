@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/finegrain/finegrain/cluster"
@@ -25,8 +26,14 @@ import (
 // Each decision reads every queue, job, pending task and running task: O(pending +
 // running) a heartbeat, meant for clusters of the thesis' scale rather than for
 // 100,000 pending tasks. Queue min shares are read in tasks (as Fair counts them).
-// JobFilter plugins are not consulted.
-type PreReleaseList struct{ placer *speculate.FairPlacer }
+// JobFilter plugins are not consulted. A task refused for want of room takes its
+// demand class out of the heartbeat's list (none of the class fits the node), so the
+// job's tasks of other classes still have their chance; a job refused otherwise is
+// passed over.
+type PreReleaseList struct {
+	placer  *speculate.FairPlacer
+	refused []cluster.ClassID // classes refused in the current heartbeat
+}
 
 // NewPreReleaseList returns the strategy placing with p.
 func NewPreReleaseList(p *speculate.FairPlacer) (*PreReleaseList, error) {
@@ -44,8 +51,9 @@ func (*PreReleaseList) Name() string { return "PreReleaseList" }
 func (p *PreReleaseList) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 	d := c.Decision()
 	st := c.State()
+	p.refused = p.refused[:0]
 	for c.Room() {
-		pl, err := p.placer.Place(fairState(c, n), n.ID())
+		pl, err := p.placer.Place(fairState(c, n, p.refused), n.ID())
 		if err != nil {
 			c.Warn("pre-release placement failed", "node", n.ID(), "err", err)
 			d.Stop = framework.NoPending
@@ -60,8 +68,14 @@ func (p *PreReleaseList) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		}
 		j, _ := st.Job(pl.Job)
 		t, _ := st.Task(pl.Task)
-		if s := c.Try(j, t, levelOf(pl.Locality)); s.Code == framework.Closed {
+		switch s := c.Try(j, t, levelOf(pl.Locality)); {
+		case s.OK():
+		case s.Code == framework.Closed:
 			return nil
+		case s.Reason == framework.NoRoom && len(p.refused) < maxGlobalClasses:
+			p.refused = append(p.refused, st.ClassOf(t))
+		default:
+			c.PassOver(j, framework.Skip{})
 		}
 	}
 	return nil
@@ -71,9 +85,10 @@ func (p *PreReleaseList) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 const rootPool = "(root)"
 
 // fairState builds what the pre-release list reads: pools (the jobs' queues) with
-// their jobs not passed over in this heartbeat and their pending tasks, every running
-// task as a busy slot with its time left, and every node's rack.
-func fairState(c *framework.Cycle, n *cluster.NodeInfo) speculate.FairState {
+// their jobs not passed over in this heartbeat and their pending tasks not of a
+// refused class, every running task as a busy slot with its time left, and every
+// node's rack.
+func fairState(c *framework.Cycle, n *cluster.NodeInfo, refused []cluster.ClassID) speculate.FairState {
 	st := c.State()
 	fs := speculate.FairState{Racks: make(map[string]string, st.NumNodes())}
 	for m := range st.Nodes() {
@@ -95,9 +110,14 @@ func fairState(c *framework.Cycle, n *cluster.NodeInfo) speculate.FairState {
 		}
 		pj := speculate.PoolJob{ID: j.ID(), Weight: e.Share.Weight, Priority: e.Priority, Submitted: e.Submitted, Running: e.Running, TaskTime: timer}
 		st.AscendPending(j, n, fairness.OffSwitch, func(t *cluster.TaskInfo, _ fairness.Level) bool {
-			pj.Pending = append(pj.Pending, speculate.PendingTask{ID: t.ID(), Locations: locations(st, t)})
+			if len(refused) == 0 || !slices.Contains(refused, st.ClassOf(t)) {
+				pj.Pending = append(pj.Pending, speculate.PendingTask{ID: t.ID(), Locations: locations(st, t)})
+			}
 			return true
 		})
+		if len(pj.Pending) == 0 {
+			return true
+		}
 		q := j.Spec().Queue
 		i, ok := pools[q]
 		if !ok {
