@@ -294,6 +294,10 @@ func (c *Cycle) Try(j *cluster.JobInfo, t *cluster.TaskInfo, level fairness.Leve
 	return st
 }
 
+// Tried is the attempt of the latest Try or TryBackup — its demand, node and match
+// result — valid until the next one. Read it; do not keep it.
+func (c *Cycle) Tried() *Attempt { return &c.fw.scratch }
+
 // TryBackup is a pull cycle's backup step: a backup attempt of running task t is
 // offered the heartbeat's node now, through the same steps as Try. On success the
 // assignment (Task cluster.BackupID(t), BackupOf t) joins the Decision; a refusal is

@@ -28,12 +28,12 @@ const DelayUpdate = 500 * time.Millisecond
 //     shares are checked against up-to-date usage.
 //  3. Each job passes the JobFilter plugins; delay scheduling then decides whether it
 //     takes the node at the locality of its best task there (line 6), and its first
-//     task at that level is tried (framework.Cycle.Try). When that task finds no room,
-//     the job's first task of each other demand class is tried in turn, so that one
-//     task too big for the node (or for every node) does not hold the job's others
-//     back; a task among those at a locality the job may not launch at yet counts as
-//     an offer passed up, so the job's wait grows. A job that waits for locality, or
-//     whose tasks are refused, is passed over for the rest of the heartbeat.
+//     task at that level is tried (framework.Cycle.Try). When that task fits no node
+//     of the cluster even empty, the job's first task of each other demand class is
+//     tried in turn, so that it does not hold the job's other tasks back for ever; a
+//     task among those at a locality the job may not launch at yet counts as an offer
+//     passed up, so the job's wait grows. A job that waits for locality, or whose
+//     task is refused, is passed over for the rest of the heartbeat.
 //
 // In the time-based variant a job's wait grows in steps of at least DelayUpdate of
 // cluster time, as Hadoop's Fair Scheduler updates it from its update thread: a job
@@ -150,24 +150,24 @@ func (p *DelayScheduling) Forget(j *cluster.JobInfo) {
 // passes the job over.
 const maxTries = 8
 
-// try offers the node to job j's first pending task at locality best or better and,
-// when that finds no room, to the job's first task of each other demand class in turn
-// (up to maxTries classes), best locality first, so that a task too big for the node,
-// or for every node, does not hold the job's other tasks back. Tasks of a refused
-// class are skipped: undeclared tasks of one class are matched against the same
-// profile, so none of them fits either. A task at a locality worse than delay
-// scheduling allows the job is an offer the job passes up: its wait grows, and it
-// takes such a task once it has waited long enough. It returns the last status and
-// the locality of the task it concerns.
+// try offers the node to job j's first pending task at locality best or better. When
+// that task's demand fits no node of the cluster even empty (cluster.State.Holds), it
+// would hold the job back for ever, so the job's first task of each other demand class
+// is offered in turn (up to maxTries classes), best locality first, until one fits
+// some node; tasks of a class already refused are skipped, as undeclared tasks of one
+// class are matched against the same profile. A task found that way at a locality
+// worse than delay scheduling allows the job is an offer the job passes up: its wait
+// grows, and it takes such a task once it has waited long enough. It returns the last
+// status and the locality of the task it concerns.
 func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo, best fairness.Level) (framework.Status, fairness.Level) {
 	st := c.State()
 	t, level, _ := st.FirstPending(j, n, best)
 	s := c.Try(j, t, level)
-	if s.OK() || s.Code == framework.Closed || s.Reason != framework.NoRoom || len(j.Classes()) < 2 {
-		return s, level
-	}
-	refused := append(p.refused[:0], st.ClassOf(t))
-	for len(refused) < min(len(j.Classes()), maxTries) {
+	refused := p.refused[:0]
+	for unplaceable(c, s) && len(refused) < maxTries {
+		if refused = append(refused, st.ClassOf(t)); len(refused) >= len(j.Classes()) {
+			break
+		}
 		t = nil
 		st.AscendPending(j, n, fairness.OffSwitch, func(u *cluster.TaskInfo, l fairness.Level) bool {
 			if slices.Contains(refused, st.ClassOf(u)) {
@@ -185,13 +185,16 @@ func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster
 				break
 			}
 		}
-		if s = c.Try(j, t, level); s.OK() || s.Code == framework.Closed || s.Reason != framework.NoRoom {
-			break
-		}
-		refused = append(refused, st.ClassOf(t))
+		s = c.Try(j, t, level)
 	}
 	p.refused = refused
 	return s, level
+}
+
+// unplaceable reports whether status s refused the latest Try for want of room with a
+// demand that no node of the cluster could hold even empty.
+func unplaceable(c *framework.Cycle, s framework.Status) bool {
+	return s.Code == framework.Unschedulable && s.Reason == framework.NoRoom && !c.State().Holds(c.Tried().Demand.Hold.Peak())
 }
 
 // keepsTurn reports whether ordering p keeps a job in its place when it starts one

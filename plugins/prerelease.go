@@ -26,10 +26,10 @@ import (
 // Each decision reads every queue, job, pending task and running task: O(pending +
 // running) a heartbeat, meant for clusters of the thesis' scale rather than for
 // 100,000 pending tasks. Queue min shares are read in tasks (as Fair counts them).
-// JobFilter plugins are not consulted. A task refused for want of room takes its
-// demand class out of the heartbeat's list (none of the class fits the node), so the
-// job's tasks of other classes still have their chance; a job refused otherwise is
-// passed over.
+// JobFilter plugins are not consulted. A task refused because it fits no node of the
+// cluster even empty takes its demand class out of the heartbeat's list, so that it
+// does not hold its job's other tasks back for ever; a job refused otherwise is passed
+// over.
 type PreReleaseList struct {
 	placer  *speculate.FairPlacer
 	refused []cluster.ClassID // classes refused in the current heartbeat
@@ -72,7 +72,7 @@ func (p *PreReleaseList) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		case s.OK():
 		case s.Code == framework.Closed:
 			return nil
-		case s.Reason == framework.NoRoom && len(p.refused) < maxGlobalClasses:
+		case unplaceable(c, s) && len(p.refused) < maxGlobalClasses:
 			p.refused = append(p.refused, st.ClassOf(t))
 		default:
 			c.PassOver(j, framework.Skip{})
