@@ -56,6 +56,13 @@
 // `cluster: node "n1": capacity: resource: dimension "memory": negative amount -1`,
 // and errors.As finds the *resource.DimensionError inside.
 //
+// # Memory
+//
+// A long-running Scheduler forgets finished work: the last DefaultRetention.Tasks
+// finished or cancelled tasks and DefaultRetention.Jobs completed jobs are remembered,
+// older ones forgotten (WithRetention sets counts and an age), so memory stays flat
+// however many tasks pass through. Counts keep counting every task that ended.
+//
 // # Packages
 //
 // Lowest first (each imports only those above it):

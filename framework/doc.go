@@ -18,7 +18,8 @@
 //	commit      cluster.State.Commit: the task is Running
 //
 // cycle.go holds the steps (prepare, preFilter, Filter, bind, commit, rollback) and
-// the calls a pass makes (Try, TryBackup, Room, FilterPass, FilterJob, PassOver);
+// the calls a pass makes (Try, TryBackup, Tried, Room, FilterPass, FilterJob,
+// PassOver);
 // run.go runs the cycles (Heartbeat, Place, the Filter and Score probes); plugin.go
 // defines the extension points; status.go the statuses, reasons, Decision and
 // Assignment.
@@ -28,7 +29,8 @@
 // JobFilterPlugin (pass over jobs that cannot use the node: demand classes) and
 // PassPlugin (who gets the node: the locality strategy — delay scheduling or the
 // pre-release list — then speculation). A heartbeat runs the passes in order; a pass
-// chooses tasks and calls Cycle.Try, the same steps as push mode.
+// chooses tasks and calls Cycle.Try, the same steps as push mode. Outside any cycle,
+// ForgetPlugin is told of each completed job the state forgets (cluster.Retention).
 //
 // Per-call scratch lives in the Cycle, or in slices the Framework reuses from cycle to
 // cycle stamped with the cycle's generation; plugins keep their own scratch the same

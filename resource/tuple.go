@@ -84,7 +84,9 @@ func mulSat(a, b int64) int64 {
 		return 0
 	}
 	p := a * b
-	if p/b != a || (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) {
+	// p/b recovers a unless the product wrapped; the one wrap it misses is
+	// MinInt64 × −1, whose quotient wraps back to MinInt64.
+	if p/b != a || (b == -1 && a == math.MinInt64) {
 		if (a < 0) != (b < 0) {
 			return math.MinInt64
 		}
