@@ -392,12 +392,9 @@ func WithClockSkew(d time.Duration) Option {
 // after an age (Retention). Default DefaultRetention, which keeps memory flat however
 // many tasks pass through. A forgotten task is unknown to State and to events; a
 // forgotten job must be submitted again (SubmitJob) before it takes new tasks.
-// Negative counts or age are refused.
+// Negative counts or age are refused (by cluster.WithRetention).
 func WithRetention(r Retention) Option {
 	return func(c *config) error {
-		if r.Tasks < 0 || r.Jobs < 0 || r.Age < 0 {
-			return fmt.Errorf("finegrain: retention tasks %d, jobs %d, age %v: negative: %w", r.Tasks, r.Jobs, r.Age, ErrInvalid)
-		}
 		c.retention = r
 		return nil
 	}
