@@ -214,3 +214,32 @@ func TestProbesConcurrent(t *testing.T) {
 		assert.Equal(t, 64, fits[g], "node n%d is untouched: every task fits it or has started", g)
 	}
 }
+
+// The edges of every option's range are accepted (a mutation-testing pass showed them
+// untested), and the first plugin of the list can be removed or preceded.
+func TestOptionRangeEdges(t *testing.T) {
+	for name, o := range map[string]finegrain.Option{
+		"no compression":          finegrain.WithCompressionLimit(0),
+		"almost full compression": finegrain.WithCompressionLimit(0.999),
+		"no contention penalty":   finegrain.WithContentionPenalty(0),
+		"a window of one":         finegrain.WithConformityWindow(1),
+		"a scorer":                finegrain.WithScorer(match.BestFit{}),
+		"score every node":        finegrain.WithCandidates(0),
+		"five candidates":         finegrain.WithCandidates(5),
+		"no heartbeat cap":        finegrain.WithMaxPerHeartbeat(0),
+		"no clock skew":           finegrain.WithClockSkew(0),
+		"a minute of clock skew":  finegrain.WithClockSkew(time.Minute),
+		"retain nothing":          finegrain.WithRetention(finegrain.Retention{}),
+		"before the first":        finegrain.WithPluginBefore("Prediction", offRackNamed("First")),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := finegrain.New(schema, o)
+			assert.NoError(t, err)
+		})
+	}
+	s := newScheduler(t, finegrain.WithPluginBefore("Prediction", offRackNamed("First")))
+	assert.Equal(t, []string{"First", "ModeGate", "StageMatch", "QoS"}, s.Plugins()["Filter"])
+	_, err := finegrain.New(schema, finegrain.WithoutPlugin("Prediction"))
+	require.ErrorIs(t, err, finegrain.ErrInvalid)
+	assert.Contains(t, err.Error(), "no demand plugin", "the first plugin was found and removed")
+}
