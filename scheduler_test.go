@@ -494,3 +494,67 @@ func TestClassSkipIsReported(t *testing.T) {
 	assert.NotContains(t, sk.String(), "no room")
 	assert.NotContains(t, sk.String(), "fits by")
 }
+
+// A finished predicted task tells the node's adjuster how long it took against its
+// predicted duration (Alg. 3's degradation): on time is not degrading, three times too
+// long is.
+func TestFinishedReportsCompletionToAdjuster(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		took  time.Duration
+		wants bool
+	}{{"on time", 10 * time.Second, false}, {"three times too long", 30 * time.Second, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScheduler(t, finegrain.WithoutDelayScheduling())
+			require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 16*gib)}))
+			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+			key := predict.Key{Logic: "app", InputSize: 1}
+			learned := stage.MustProfile(schema, stage.Stage{Duration: 10 * time.Second, Demand: schema.MustTuple(1000, gib)})
+			require.NoError(t, s.Estimator().Observe(key, predict.Observation{Profile: learned}))
+			var ids []string
+			for i := 0; i < 3; i++ {
+				id := fmt.Sprintf("t%d", i)
+				ids = append(ids, id)
+				require.NoError(t, s.Submit(finegrain.Task{ID: id, Job: "j", Key: key, Request: schema.MustTuple(2000, 2*gib)}))
+			}
+			start := 100 * time.Second
+			d, err := s.Heartbeat("n", start)
+			require.NoError(t, err)
+			require.Len(t, d.Assignments, 3)
+			require.True(t, d.Assignments[0].Predicted)
+			for _, id := range ids {
+				require.NoError(t, s.Finished(id, start+tc.took, nil))
+			}
+			degrading, err := s.Adjuster().Degrading("n")
+			require.NoError(t, err)
+			assert.Equal(t, tc.wants, degrading)
+		})
+	}
+}
+
+// A task placed with a future start cannot finish before it starts: the event is
+// refused and changes nothing. An empty window of free segments is no error.
+func TestFinishedBeforeFutureStartRefused(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithFutureStart(true))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "first", Job: "j", Request: schema.MustTuple(4000, 8*gib), Duration: time.Minute},
+		finegrain.Task{ID: "later", Job: "j", Request: schema.MustTuple(4000, 8*gib), Duration: time.Minute},
+	))
+	_, err := s.Place("first", 0)
+	require.NoError(t, err)
+	a, err := s.Place("later", 0)
+	require.NoError(t, err)
+	require.Equal(t, time.Minute, a.Start)
+	err = s.Finished("later", 10*time.Second, nil)
+	assert.ErrorIs(t, err, finegrain.ErrState)
+	st, _ := s.State("later")
+	assert.Equal(t, finegrain.Running, st)
+	_, _, finished, _ := s.Counts()
+	assert.Zero(t, finished)
+
+	segs, err := s.FreeSegments("n", 5*time.Second, 5*time.Second)
+	require.NoError(t, err)
+	assert.Empty(t, segs)
+}
