@@ -24,7 +24,7 @@ const refreshEvery = time.Second
 func (s *State) IndexDim() int { return s.keyDim }
 
 // Advance moves the state's clock to now (never back), refreshing the free index when
-// it is stale.
+// it is stale and forgetting what has been done for longer than Retention.Age.
 func (s *State) Advance(now time.Duration) {
 	if now <= s.clock {
 		return

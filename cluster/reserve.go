@@ -189,7 +189,8 @@ func (s *State) stop(t *TaskInfo, event string, failed bool) error {
 // Finish records that running task t finished at now: its resources (and its
 // backup's) return to their nodes and its run joins its node's progress rate. When t
 // is a backup attempt, the backup won: its task finishes, and the run counts on the
-// backup's node.
+// backup's node. The finished task stays readable until Retention forgets it, and its
+// job, if this was its last live task, is complete.
 func (s *State) Finish(t *TaskInfo, now time.Duration) error {
 	if err := s.own(t, nil); err != nil {
 		return err
@@ -213,7 +214,8 @@ func (s *State) Finish(t *TaskInfo, now time.Duration) error {
 }
 
 // Cancel withdraws a pending, reserved or running task; a placed task's resources
-// return to its node. Cancelling a backup attempt drops the attempt only.
+// return to its node. Cancelling a backup attempt drops the attempt only. The
+// cancelled task stays readable until Retention forgets it.
 func (s *State) Cancel(t *TaskInfo) error {
 	if err := s.own(t, nil); err != nil {
 		return err
