@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/speculate"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // A job's first pending task that no node can hold does not keep the job's other
@@ -66,4 +68,38 @@ func TestDelayWaitGrowsPastUnfitLocalTask(t *testing.T) {
 	}
 	// Defaults W1 = 5 s and W2 = 20 s: off-switch after 25 s of waiting.
 	assert.Equal(t, 25*time.Second, placedAt)
+}
+
+// Declared tasks of one class may differ beyond their first stage: one that fits no
+// node does not keep another of the same class, which fits, from being placed — in its
+// own job or in another job, with either locality strategy.
+func TestUnfitDeclaredTaskDoesNotBlockItsClass(t *testing.T) {
+	placer, err := speculate.NewFairPlacer()
+	require.NoError(t, err)
+	first := stage.Stage{Duration: time.Second, Demand: schema.MustTuple(1000, gib)}
+	huge := stage.MustProfile(schema, first, stage.Stage{Duration: time.Second, Demand: schema.MustTuple(1000, 64*gib)})
+	fine := stage.MustProfile(schema, first, stage.Stage{Duration: time.Second, Demand: schema.MustTuple(1000, 2*gib)})
+	key := predict.Key{Logic: "etl", InputSize: 1}
+	for name, opts := range map[string][]finegrain.Option{
+		"delay scheduling": nil,
+		"pre-release list": {finegrain.WithPreReleaseList(placer)},
+	} {
+		for _, jobs := range [][2]string{{"a", "a"}, {"a", "b"}} {
+			t.Run(name+"/jobs "+jobs[0]+jobs[1], func(t *testing.T) {
+				s := newScheduler(t, opts...)
+				require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
+				require.NoError(t, s.SubmitJob(finegrain.Job{ID: "a"}))
+				require.NoError(t, s.SubmitJob(finegrain.Job{ID: "b", Submitted: 1}))
+				require.NoError(t, s.Submit(
+					// IDs in task order: the one that fits no node comes first.
+					finegrain.Task{ID: "1-huge", Job: jobs[0], Key: key, Request: schema.MustTuple(1000, gib), Profile: huge},
+					finegrain.Task{ID: "2-fine", Job: jobs[1], Key: key, Request: schema.MustTuple(1000, gib), Profile: fine},
+				))
+				d, err := s.Heartbeat("n", 0)
+				require.NoError(t, err)
+				require.Len(t, d.Assignments, 1)
+				assert.Equal(t, "2-fine", d.Assignments[0].Task)
+			})
+		}
+	}
 }

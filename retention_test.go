@@ -130,3 +130,23 @@ func BenchmarkChurn(b *testing.B) {
 	runtime.KeepAlive(c)
 	b.ReportMetric(float64(int64(after)-int64(before))/float64(10*max(1, b.N/10)), "retained-B/task")
 }
+
+// A cancelled task's age counts from its cancellation, not from the event before it.
+func TestRetentionAgeFromCancellation(t *testing.T) {
+	s := newScheduler(t, finegrain.WithRetention(finegrain.Retention{Tasks: 100, Jobs: 100, Age: time.Minute}))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "a", Job: "j", Request: schema.MustTuple(1000, gib)}))
+	require.NoError(t, s.Cancel("a", 2*time.Minute))
+	st, ok := s.State("a")
+	assert.True(t, ok)
+	assert.Equal(t, finegrain.Cancelled, st)
+	_, err := s.Heartbeat("n", 3*time.Minute)
+	require.NoError(t, err)
+	_, ok = s.State("a")
+	assert.True(t, ok, "cancelled a minute ago: remembered")
+	_, err = s.Heartbeat("n", 3*time.Minute+1)
+	require.NoError(t, err)
+	_, ok = s.State("a")
+	assert.False(t, ok, "cancelled more than a minute ago: forgotten")
+}

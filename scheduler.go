@@ -425,7 +425,7 @@ func (s *Scheduler) Cancel(id string, now time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if err := s.state.Cancel(t); err != nil {
+	if err := s.state.Cancel(t, at); err != nil {
 		return err
 	}
 	s.state.Advance(at)

@@ -296,7 +296,7 @@ func TestReserveErrors(t *testing.T) {
 	place(t, s, running, n1, 0)
 	place(t, s, done, n2, 0)
 	require.NoError(t, s.Finish(done, time.Second))
-	require.NoError(t, s.Cancel(gone))
+	require.NoError(t, s.Cancel(gone, 0))
 
 	// The same IDs in another state: its task and node are not this state's.
 	o := newState(t)
@@ -345,7 +345,7 @@ func TestLifeCycleErrors(t *testing.T) {
 	place(t, s, later, n1, 5*time.Second)
 	place(t, s, done, n1, 0)
 	require.NoError(t, s.Finish(done, time.Second))
-	require.NoError(t, s.Cancel(gone))
+	require.NoError(t, s.Cancel(gone, 0))
 
 	o := newState(t)
 	addJob(t, o, "j")
@@ -371,9 +371,9 @@ func TestLifeCycleErrors(t *testing.T) {
 		{"finish before start", func() error { return s.Finish(later, 4*time.Second) }, cluster.ErrState},
 		{"finish twice", func() error { return s.Finish(done, 2*time.Second) }, cluster.ErrState},
 		{"finish foreign", func() error { return s.Finish(foreign, time.Second) }, cluster.ErrUnknownTask},
-		{"cancel finished", func() error { return s.Cancel(done) }, cluster.ErrState},
-		{"cancel twice", func() error { return s.Cancel(gone) }, cluster.ErrState},
-		{"cancel foreign", func() error { return s.Cancel(foreign) }, cluster.ErrUnknownTask},
+		{"cancel finished", func() error { return s.Cancel(done, 0) }, cluster.ErrState},
+		{"cancel twice", func() error { return s.Cancel(gone, 0) }, cluster.ErrState},
+		{"cancel foreign", func() error { return s.Cancel(foreign, 0) }, cluster.ErrUnknownTask},
 		{"started pending", func() error { return s.Started(pending, time.Second) }, cluster.ErrState},
 		{"progress of reserved", func() error { return s.ReportProgress(reserved, 0.5, time.Second) }, cluster.ErrState},
 	})
@@ -432,12 +432,12 @@ func TestReserveBackupErrors(t *testing.T) {
 	})
 
 	// A dropped backup is unknown to the state.
-	require.NoError(t, s.Cancel(b))
+	require.NoError(t, s.Cancel(b, 0))
 	assert.Nil(t, running.Backup())
 	assert.Equal(t, cluster.Running, running.State(), "cancelling a backup leaves its task running")
 	checkRefusals(t, s, ts, []refusal{
 		{"commit a dropped backup", func() error { return s.Commit(b) }, cluster.ErrUnknownTask},
-		{"cancel a dropped backup", func() error { return s.Cancel(b) }, cluster.ErrUnknownTask},
+		{"cancel a dropped backup", func() error { return s.Cancel(b, 0) }, cluster.ErrUnknownTask},
 	})
 }
 
@@ -923,7 +923,7 @@ func TestLocalityLevels(t *testing.T) {
 			}
 		}
 	}
-	require.NoError(t, s.Cancel(tk))
+	require.NoError(t, s.Cancel(tk, 0))
 	_, ok := s.BestLocality(j, n1)
 	assert.False(t, ok, "nothing pending")
 }
@@ -935,7 +935,7 @@ func TestCancelPendingWithdrawsDemand(t *testing.T) {
 	n := addNode(t, s, "n1", "")
 	j := addJob(t, s, "j")
 	tk := submit(t, s, task("t", "j", 2, 3))[0]
-	require.NoError(t, s.Cancel(tk))
+	require.NoError(t, s.Cancel(tk, 0))
 	e, err := s.JobEntry("j")
 	require.NoError(t, err)
 	assert.Equal(t, 0, e.Pending)

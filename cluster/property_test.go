@@ -804,7 +804,7 @@ func (lc *lifeCycle) step(k int) string {
 	case k < 13:
 		what = fmt.Sprintf("Cancel %s (%v)", tk.ID(), mt.state)
 		ok = mt.state == cluster.Pending || mt.state == cluster.Reserved || mt.state == cluster.Running
-		if err = s.Cancel(tk); err == nil {
+		if err = s.Cancel(tk, 0); err == nil {
 			m.release(mt, cluster.Cancelled)
 		}
 	case k < 16:
@@ -864,7 +864,7 @@ func (lc *lifeCycle) step(k int) string {
 		case 4:
 			what = fmt.Sprintf("Cancel backup %s (%v)", b.ID(), bs)
 			ok = bs == cluster.Reserved || bs == cluster.Running
-			err, drop = s.Cancel(b), true
+			err, drop = s.Cancel(b, 0), true
 		case 5:
 			at := w.clock + time.Duration(r.Intn(3))*time.Second
 			if mt.backup != nil {

@@ -213,10 +213,11 @@ func (s *State) Finish(t *TaskInfo, now time.Duration) error {
 	return nil
 }
 
-// Cancel withdraws a pending, reserved or running task; a placed task's resources
-// return to its node. Cancelling a backup attempt drops the attempt only. The
-// cancelled task stays readable until Retention forgets it.
-func (s *State) Cancel(t *TaskInfo) error {
+// Cancel withdraws a pending, reserved or running task at now; a placed task's
+// resources return to its node. Cancelling a backup attempt drops the attempt only.
+// The cancelled task stays readable until Retention forgets it (its age counts from
+// now).
+func (s *State) Cancel(t *TaskInfo, now time.Duration) error {
 	if err := s.own(t, nil); err != nil {
 		return err
 	}
@@ -233,7 +234,7 @@ func (s *State) Cancel(t *TaskInfo) error {
 		return fmt.Errorf("cluster: cancel task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
 	}
 	s.setState(t, Cancelled)
-	s.taskEnded(t, s.clock)
+	s.taskEnded(t, now)
 	return nil
 }
 

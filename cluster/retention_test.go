@@ -41,7 +41,7 @@ func TestRetentionForgetsTasksOldestFirst(t *testing.T) {
 		place(t, s, tk, n, 0)
 	}
 	require.NoError(t, s.Finish(ts[0], time.Second))
-	require.NoError(t, s.Cancel(ts[3]))
+	require.NoError(t, s.Cancel(ts[3], 0))
 	require.NoError(t, s.Finish(ts[1], 2*time.Second))
 
 	_, ok := s.Task("a")
@@ -80,9 +80,9 @@ func TestRetentionForgetsCompletedJobs(t *testing.T) {
 
 	// a is given more work: it is live again and leaves the completed list.
 	more := submit(t, s, task("a2", "a", 1, 1))[0]
-	require.NoError(t, s.Cancel(ts[1]))
+	require.NoError(t, s.Cancel(ts[1], 0))
 	assert.Empty(t, forgotten)
-	require.NoError(t, s.Cancel(ts[2]))
+	require.NoError(t, s.Cancel(ts[2], 0))
 	assert.Equal(t, []string{"b"}, forgotten, "b completed before c")
 
 	_, ok := s.Job("b")
@@ -101,7 +101,7 @@ func TestRetentionForgetsCompletedJobs(t *testing.T) {
 	b2 := addJob(t, s, "b")
 	assert.Equal(t, 4, b2.Index())
 
-	require.NoError(t, s.Cancel(more))
+	require.NoError(t, s.Cancel(more, 0))
 	assert.Equal(t, []string{"b", "c"}, forgotten)
 	for _, j := range []*cluster.JobInfo{empty, a} {
 		got, ok := s.Job(j.ID())
@@ -154,7 +154,7 @@ func TestRetentionWaitsForWalk(t *testing.T) {
 		seen = append(seen, j.ID())
 		for _, tk := range ts {
 			if tk.Job() == j.ID() {
-				require.NoError(t, s.Cancel(tk))
+				require.NoError(t, s.Cancel(tk, 0))
 			}
 		}
 		_, ok := s.Job(j.ID())
@@ -298,7 +298,7 @@ func TestPropertyRetention(t *testing.T) {
 				m.taskEnded(tk.ID(), tk.Job(), at)
 			case k < 8 && len(live) > 0:
 				tk := live[r.Intn(len(live))]
-				if err := s.Cancel(tk); err != nil {
+				if err := s.Cancel(tk, m.clock); err != nil {
 					return fmt.Sprintf("step %d: cancel %s: %v", step, tk.ID(), err)
 				}
 				m.taskEnded(tk.ID(), tk.Job(), m.clock)

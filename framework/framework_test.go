@@ -1021,7 +1021,7 @@ func TestForgetPluginsToldOfForgottenJobs(t *testing.T) {
 	assert.Empty(t, d.Assignments, "the job waits for its input's node")
 	require.Equal(t, 1, delay.Len())
 
-	require.NoError(t, st.Cancel(far))
+	require.NoError(t, st.Cancel(far, 0))
 	assert.Equal(t, []string{"waits"}, a.got)
 	assert.Equal(t, []string{"waits"}, b.got)
 	assert.Equal(t, 0, delay.Len(), "the forgotten job's wait is dropped")

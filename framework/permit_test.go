@@ -308,7 +308,7 @@ func TestAllowOfATaskNotWaiting(t *testing.T) {
 
 	// t1 is cancelled while it waits; t2's node leaves.
 	require.Equal(t, "n1", t2.Node().ID())
-	require.NoError(t, f.st.Cancel(t1))
+	require.NoError(t, f.st.Cancel(t1, 0))
 	assert.Equal(t, free.Sub(capacity(1000, 1)), f.node(t, "n1").Timeline().FreeAt(0), "the cancellation returned t1's hold")
 	_, err = f.st.RemoveNode("n1")
 	require.NoError(t, err)
@@ -412,7 +412,7 @@ func TestWaitingDropsACancelledTask(t *testing.T) {
 	fw := f.framework(t, with(f.base(t), hook, &permitFunc{named{"Waits"}, waitFor(time.Hour, "t1")}))
 	_, err := fw.Place(t1, 0)
 	require.Equal(t, framework.PermitWaiting, placementError(t, err).Reason)
-	require.NoError(t, f.st.Cancel(t1))
+	require.NoError(t, f.st.Cancel(t1, 0))
 
 	var states []cluster.TaskState
 	hook.fn = func(c *framework.Cycle) framework.Status {

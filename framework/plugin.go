@@ -145,7 +145,8 @@ type PassPlugin interface {
 // ForgetPlugin is told when the state forgets a completed job (cluster.Retention), so
 // that it drops what it keeps for the job: a delay-scheduling wait, or scratch kept
 // by JobInfo.Index, which a later job may reuse. The job is still readable during the
-// call; it is made outside any cycle.
+// call, which comes after the event that completed the job (Finish, Cancel, a clock
+// advance past Retention.Age), or when a Walk ends if the job completed during it.
 type ForgetPlugin interface {
 	Plugin
 	Forget(j *cluster.JobInfo)

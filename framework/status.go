@@ -181,10 +181,12 @@ type Decision struct {
 	// Stop says why the heartbeat ended: NodeBusy, PolicyStop, NoPending, CapReached
 	// or PromisedElsewhere.
 	Stop Reason
-	// Skips details the first jobs passed over, as many as the skip details setting
-	// asks (none by default); Skipped counts all of them. Without details, a
-	// heartbeat that can tell at once that no pending task can start on the node
-	// walks no job: Stop is NoPending and Skipped 0.
+	// Skips details the first refusals — a job passed over, or one of its tasks
+	// refused (Task set) — as many as the skip details setting asks (none by
+	// default); Skipped counts all of them. A job appears once per task of it that
+	// was refused: a pass that looks past a task that fits no node may refuse
+	// several. Without details, a heartbeat that can tell at once that no pending
+	// task can start on the node walks no job: Stop is NoPending and Skipped 0.
 	Skips   []Skip
 	Skipped int
 

@@ -29,7 +29,7 @@ const DelayUpdate = 500 * time.Millisecond
 //  3. Each job passes the JobFilter plugins; delay scheduling then decides whether it
 //     takes the node at the locality of its best task there (line 6), and its first
 //     task at that level is tried (framework.Cycle.Try). When that task fits no node
-//     of the cluster even empty, the job's first task of each other demand class is
+//     of the cluster even empty, the job's next task not known to fit no node is
 //     tried in turn, so that it does not hold the job's other tasks back for ever; a
 //     task among those at a locality the job may not launch at yet counts as an offer
 //     passed up, so the job's wait grows. A job that waits for locality, or whose
@@ -146,31 +146,32 @@ func (p *DelayScheduling) Forget(j *cluster.JobInfo) {
 	}
 }
 
-// maxTries bounds the demand classes of one job a pass offers the node to before it
-// passes the job over.
+// maxTries bounds the tasks of one job a pass offers the node to before it passes
+// the job over.
 const maxTries = 8
 
 // try offers the node to job j's first pending task at locality best or better. When
 // that task's demand fits no node of the cluster even empty (cluster.State.Holds), it
-// would hold the job back for ever, so the job's first task of each other demand class
-// is offered in turn (up to maxTries classes), best locality first, until one fits
-// some node; tasks of a class already refused are skipped, as undeclared tasks of one
-// class are matched against the same profile. A task found that way at a locality
-// worse than delay scheduling allows the job is an offer the job passes up: its wait
-// grows, and it takes such a task once it has waited long enough. It returns the last
-// status and the locality of the task it concerns.
+// would hold the job back for ever, so the job's next task that is not known to fit
+// no node is offered in turn (up to maxTries tries), best locality first. Known to fit
+// no node: an undeclared task of a class already refused that way (undeclared tasks of
+// one class are matched against the same profile), or a declared profile no node
+// holds. A task found that way at a locality worse than delay scheduling allows the
+// job is an offer the job passes up: its wait grows, and it takes such a task once it
+// has waited long enough. It returns the last status and the locality of the task it
+// concerns.
 func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo, best fairness.Level) (framework.Status, fairness.Level) {
 	st := c.State()
 	t, level, _ := st.FirstPending(j, n, best)
 	s := c.Try(j, t, level)
 	refused := p.refused[:0]
-	for unplaceable(c, s) && len(refused) < maxTries {
-		if refused = append(refused, st.ClassOf(t)); len(refused) >= len(j.Classes()) {
-			break
+	for tries := 1; tries < maxTries && unplaceable(c, s); tries++ {
+		if t.Declared().Len() == 0 {
+			refused = append(refused, st.ClassOf(t))
 		}
 		t = nil
 		st.AscendPending(j, n, fairness.OffSwitch, func(u *cluster.TaskInfo, l fairness.Level) bool {
-			if slices.Contains(refused, st.ClassOf(u)) {
+			if fitsNoNode(st, u, refused) {
 				return true
 			}
 			t, level = u, l
@@ -195,6 +196,16 @@ func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster
 // demand that no node of the cluster could hold even empty.
 func unplaceable(c *framework.Cycle, s framework.Status) bool {
 	return s.Code == framework.Unschedulable && s.Reason == framework.NoRoom && !c.State().Holds(c.Tried().Demand.Hold.Peak())
+}
+
+// fitsNoNode reports whether pending task t is known to fit no node even empty: its
+// declared profile's peak, or, undeclared, its class is among refused (classes whose
+// demand was found to fit no node).
+func fitsNoNode(st *cluster.State, t *cluster.TaskInfo, refused []cluster.ClassID) bool {
+	if d := t.Declared(); d.Len() > 0 {
+		return !st.Holds(d.Peak())
+	}
+	return len(refused) > 0 && slices.Contains(refused, st.ClassOf(t))
 }
 
 // keepsTurn reports whether ordering p keeps a job in its place when it starts one

@@ -2,7 +2,6 @@ package plugins
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/finegrain/finegrain/cluster"
@@ -26,10 +25,10 @@ import (
 // Each decision reads every queue, job, pending task and running task: O(pending +
 // running) a heartbeat, meant for clusters of the thesis' scale rather than for
 // 100,000 pending tasks. Queue min shares are read in tasks (as Fair counts them).
-// JobFilter plugins are not consulted. A task refused because it fits no node of the
-// cluster even empty takes its demand class out of the heartbeat's list, so that it
-// does not hold its job's other tasks back for ever; a job refused otherwise is passed
-// over.
+// JobFilter plugins are not consulted. Tasks known to fit no node of the cluster even
+// empty are left out of the list — declared profiles no node holds, and for the rest
+// of the heartbeat undeclared tasks of a class refused that way — so that they do not
+// hold their jobs' other tasks back for ever; a job refused otherwise is passed over.
 type PreReleaseList struct {
 	placer  *speculate.FairPlacer
 	refused []cluster.ClassID // classes refused in the current heartbeat
@@ -72,6 +71,8 @@ func (p *PreReleaseList) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		case s.OK():
 		case s.Code == framework.Closed:
 			return nil
+		case unplaceable(c, s) && t.Declared().Len() > 0:
+			// fairState leaves it out from now on (fitsNoNode).
 		case unplaceable(c, s) && len(p.refused) < maxGlobalClasses:
 			p.refused = append(p.refused, st.ClassOf(t))
 		default:
@@ -85,9 +86,9 @@ func (p *PreReleaseList) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 const rootPool = "(root)"
 
 // fairState builds what the pre-release list reads: pools (the jobs' queues) with
-// their jobs not passed over in this heartbeat and their pending tasks not of a
-// refused class, every running task as a busy slot with its time left, and every
-// node's rack.
+// their jobs not passed over in this heartbeat and their pending tasks not known to
+// fit no node (fitsNoNode), every running task as a busy slot with its time left, and
+// every node's rack.
 func fairState(c *framework.Cycle, n *cluster.NodeInfo, refused []cluster.ClassID) speculate.FairState {
 	st := c.State()
 	fs := speculate.FairState{Racks: make(map[string]string, st.NumNodes())}
@@ -110,7 +111,7 @@ func fairState(c *framework.Cycle, n *cluster.NodeInfo, refused []cluster.ClassI
 		}
 		pj := speculate.PoolJob{ID: j.ID(), Weight: e.Share.Weight, Priority: e.Priority, Submitted: e.Submitted, Running: e.Running, TaskTime: timer}
 		st.AscendPending(j, n, fairness.OffSwitch, func(t *cluster.TaskInfo, _ fairness.Level) bool {
-			if len(refused) == 0 || !slices.Contains(refused, st.ClassOf(t)) {
+			if !fitsNoNode(st, t, refused) {
 				pj.Pending = append(pj.Pending, speculate.PendingTask{ID: t.ID(), Locations: locations(st, t)})
 			}
 			return true
