@@ -141,6 +141,19 @@ func TestPushFutureStart(t *testing.T) {
 	a, err := s.Place("second", 10*time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, time.Minute, a.Start, "reserved to start when the first ends")
+
+	// It cannot finish before it starts: the event is refused and changes nothing.
+	err = s.Finished("second", 20*time.Second, nil)
+	assert.ErrorIs(t, err, finegrain.ErrState)
+	st, _ := s.State("second")
+	assert.Equal(t, finegrain.Running, st)
+	_, _, finished, _ := s.Counts()
+	assert.Zero(t, finished)
+
+	// An empty window of free segments is no error.
+	segs, err := s.FreeSegments("n", 30*time.Second, 30*time.Second)
+	require.NoError(t, err)
+	assert.Empty(t, segs)
 }
 
 func TestDelaySchedulingThroughPull(t *testing.T) {
@@ -530,31 +543,4 @@ func TestFinishedReportsCompletionToAdjuster(t *testing.T) {
 			assert.Equal(t, tc.wants, degrading)
 		})
 	}
-}
-
-// A task placed with a future start cannot finish before it starts: the event is
-// refused and changes nothing. An empty window of free segments is no error.
-func TestFinishedBeforeFutureStartRefused(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithFutureStart(true))
-	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
-	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
-	require.NoError(t, s.Submit(
-		finegrain.Task{ID: "first", Job: "j", Request: schema.MustTuple(4000, 8*gib), Duration: time.Minute},
-		finegrain.Task{ID: "later", Job: "j", Request: schema.MustTuple(4000, 8*gib), Duration: time.Minute},
-	))
-	_, err := s.Place("first", 0)
-	require.NoError(t, err)
-	a, err := s.Place("later", 0)
-	require.NoError(t, err)
-	require.Equal(t, time.Minute, a.Start)
-	err = s.Finished("later", 10*time.Second, nil)
-	assert.ErrorIs(t, err, finegrain.ErrState)
-	st, _ := s.State("later")
-	assert.Equal(t, finegrain.Running, st)
-	_, _, finished, _ := s.Counts()
-	assert.Zero(t, finished)
-
-	segs, err := s.FreeSegments("n", 5*time.Second, 5*time.Second)
-	require.NoError(t, err)
-	assert.Empty(t, segs)
 }
