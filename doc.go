@@ -40,6 +40,7 @@
 //	                         (match.FineGrained, Alg. 2, with the policy.Compression
 //	                         allowance, eq. 6/7), QoS (match.DeadlineCheck, eq. 15)
 //	cluster/reserve.go       Reserve and Commit on the node's stage.Timeline
+//	plugins/unfit.go       after a refusal: look past a task no node could hold
 //
 // then plugins/speculation.go offers the room left to backup attempts (LATE, PRRL)
 // through Cycle.TryBackup. Push mode (Scheduler.Place → framework/run.go

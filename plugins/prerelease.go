@@ -71,10 +71,12 @@ func (p *PreReleaseList) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		case s.OK():
 		case s.Code == framework.Closed:
 			return nil
-		case unplaceable(c, s) && t.Declared().Len() > 0:
-			// fairState leaves it out from now on (fitsNoNode).
-		case unplaceable(c, s) && len(p.refused) < maxGlobalClasses:
-			p.refused = append(p.refused, st.ClassOf(t))
+		case unplaceable(c, s) && (t.Declared().Len() > 0 || len(p.refused) < maxGlobalClasses):
+			// fairState leaves it out from now on (fitsNoNode): a declared task by its
+			// own profile, an undeclared one by its class.
+			if t.Declared().Len() == 0 {
+				p.refused = append(p.refused, st.ClassOf(t))
+			}
 		default:
 			c.PassOver(j, framework.Skip{})
 		}

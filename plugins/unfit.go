@@ -1,0 +1,28 @@
+package plugins
+
+import (
+	"slices"
+
+	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/framework"
+)
+
+// A task that fits no node of the cluster even empty would hold its job back for
+// ever if a pass kept offering the node to it first; the locality strategies
+// (DelayScheduling, PreReleaseList) look past such tasks with these two checks.
+
+// unplaceable reports whether status s refused the latest Try for want of room with a
+// demand that no node of the cluster could hold even empty.
+func unplaceable(c *framework.Cycle, s framework.Status) bool {
+	return s.Code == framework.Unschedulable && s.Reason == framework.NoRoom && !c.State().Holds(c.Tried().Demand.Hold.Peak())
+}
+
+// fitsNoNode reports whether pending task t is known to fit no node even empty: its
+// declared profile's peak, or, undeclared, its class is among refused (classes whose
+// demand was found to fit no node).
+func fitsNoNode(st *cluster.State, t *cluster.TaskInfo, refused []cluster.ClassID) bool {
+	if d := t.Declared(); d.Len() > 0 {
+		return !st.Holds(d.Peak())
+	}
+	return len(refused) > 0 && slices.Contains(refused, st.ClassOf(t))
+}
