@@ -164,6 +164,49 @@ func TestTimelineProperties(t *testing.T) {
 		})
 	}, seeds))
 
+	props.Property("suspend equals release for the free amounts, and resume restores the original", prop.ForAll(func(seed int64) bool {
+		r := rand.New(rand.NewSource(^seed))
+		tl, _ := stage.NewTimeline(schema, capacity)
+		m := newModel()
+		var hs []held
+		for i := 0; i < 12; i++ {
+			start, p := r.Intn(40), randProfile(r)
+			if h, err := tl.Reserve(time.Duration(start)*time.Second, p, resource.Tuple{}); err == nil {
+				m.apply(start, p, -1)
+				hs = append(hs, held{h, start, p})
+			}
+		}
+		before := tl.AppendSegments(nil, 0, stage.Forever)
+		var lifted []stage.Handle
+		for _, x := range hs {
+			if r.Intn(2) == 0 {
+				if tl.Suspend(x.h) != nil || tl.Suspend(x.h) == nil { // a second suspension is refused
+					return false
+				}
+				m.apply(x.start, x.p, +1)
+				lifted = append(lifted, x.h)
+			}
+		}
+		if !agrees(tl, m) || tl.Reservations() != len(hs) {
+			return false
+		}
+		for _, h := range lifted {
+			if tl.Resume(h) != nil || tl.Resume(h) == nil {
+				return false
+			}
+		}
+		after := tl.AppendSegments(nil, 0, stage.Forever)
+		if len(before) != len(after) {
+			return false
+		}
+		for i := range before {
+			if before[i] != after[i] {
+				return false
+			}
+		}
+		return true
+	}, seeds))
+
 	props.Property("no accepted reservation takes memory below zero or cpu below the largest allowance", prop.ForAll(func(seed int64) bool {
 		return scenario(seed, 20, func(_ *stage.Timeline, m *model) bool {
 			for _, f := range m {

@@ -326,3 +326,26 @@ func TestTimeHelpers(t *testing.T) {
 		assert.Equal(t, tc.want, stage.Seconds(tc.s), "%v", tc.s)
 	}
 }
+
+func TestSuspendResumeRelease(t *testing.T) {
+	tl, err := stage.NewTimeline(schema, tup(10, 10))
+	require.NoError(t, err)
+	p := stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: tup(6, 6)})
+	h, err := tl.Reserve(0, p, resource.Tuple{})
+	require.NoError(t, err)
+
+	require.ErrorIs(t, tl.Resume(h), stage.ErrUnknownReservation, "not suspended")
+	require.NoError(t, tl.Suspend(h))
+	assert.Equal(t, tup(10, 10), tl.FreeAt(time.Second), "a suspended reservation holds nothing")
+	assert.Equal(t, 1, tl.Reservations())
+	assert.NoError(t, tl.Check(0, p, resource.Tuple{}), "the what-if question sees the room")
+	require.NoError(t, tl.Resume(h))
+	assert.Equal(t, tup(4, 4), tl.FreeAt(time.Second))
+
+	require.NoError(t, tl.Suspend(h))
+	require.NoError(t, tl.Release(h), "releasing a suspended reservation gives nothing back twice")
+	assert.Equal(t, tup(10, 10), tl.FreeAt(time.Second))
+	assert.Equal(t, 0, tl.Reservations())
+	assert.ErrorIs(t, tl.Suspend(h), stage.ErrUnknownReservation)
+	assert.ErrorIs(t, tl.Suspend(99), stage.ErrUnknownReservation)
+}

@@ -57,8 +57,9 @@ type step struct {
 }
 
 type reservation struct {
-	start   time.Duration
-	profile Profile
+	start     time.Duration
+	profile   Profile
+	suspended bool // taken off the timeline by Suspend until Resume
 }
 
 // NewTimeline returns the timeline of a server of the given capacity, free from time 0
@@ -245,7 +246,42 @@ func (tl *Timeline) Release(h Handle) error {
 		return fmt.Errorf("stage: release of handle %d: %w", h, ErrUnknownReservation)
 	}
 	delete(tl.res, h)
+	if !r.suspended {
+		tl.apply(r.start, r.profile, +1)
+	}
+	return nil
+}
+
+// Suspend takes reservation h's resources off the timeline for a what-if question —
+// would a profile fit were h gone? — until Resume puts them back exactly, under the
+// same handle and without a fit check (preemption asks this of its candidate victims).
+// Suspending a handle that is not held, or is already suspended, is an error and
+// changes nothing. A suspended reservation still counts in Reservations, and Release
+// drops it.
+func (tl *Timeline) Suspend(h Handle) error {
+	r, ok := tl.res[h]
+	if !ok || r.suspended {
+		return fmt.Errorf("stage: suspend of handle %d: %w", h, ErrUnknownReservation)
+	}
+	r.suspended = true
+	tl.res[h] = r
 	tl.apply(r.start, r.profile, +1)
+	return nil
+}
+
+// Resume puts suspended reservation h back on the timeline as it was. What was reserved
+// while it was suspended may leave less than it holds: the free amounts then go below
+// zero (or below the compression allowance), and it is the caller's part not to reserve
+// into a suspension it will resume. Resuming a handle that is not suspended is an error
+// and changes nothing.
+func (tl *Timeline) Resume(h Handle) error {
+	r, ok := tl.res[h]
+	if !ok || !r.suspended {
+		return fmt.Errorf("stage: resume of handle %d: not suspended: %w", h, ErrUnknownReservation)
+	}
+	r.suspended = false
+	tl.res[h] = r
+	tl.apply(r.start, r.profile, -1)
 	return nil
 }
 
