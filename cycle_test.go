@@ -14,6 +14,7 @@ import (
 	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/speculate"
 	"github.com/finegrain/finegrain/stage"
 )
 
@@ -23,9 +24,11 @@ func TestDefaultPlugins(t *testing.T) {
 	s := newScheduler(t)
 	assert.Equal(t, map[string][]string{
 		"Demand":    {"Prediction"},
-		"PreFilter": {"QueueAdmission"},
+		"PreFilter": {"QueueAdmission", "Gang"},
 		"Filter":    {"ModeGate", "StageMatch", "QoS"},
 		"Score":     {"NodeScore"},
+		"Reserve":   {"Gang"},
+		"Permit":    {"Gang"},
 		"NodeGate":  {"IdleGate"},
 		"JobFilter": {"DemandClasses"},
 		"Pass":      {"DelayScheduling"},
@@ -39,6 +42,14 @@ func TestDefaultPlugins(t *testing.T) {
 	assert.Equal(t, []string{"FutureStart"}, p["PostFilter"])
 	assert.Equal(t, []string{"HeartbeatCap", "IdleGate"}, p["NodeGate"])
 	assert.Nil(t, p["JobFilter"])
+
+	late, err := speculate.NewLATE()
+	require.NoError(t, err)
+	s = newScheduler(t, finegrain.WithFutureStart(true), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}),
+		finegrain.WithSpeculation(late))
+	p = s.Plugins()
+	assert.Equal(t, []string{"Preemption", "FutureStart"}, p["PostFilter"], "make room now before waiting for room later")
+	assert.Equal(t, []string{"DelayScheduling", "Preemption", "Speculation"}, p["Pass"], "preempt after the locality pass")
 }
 
 func TestPluginOptionErrors(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/plugins"
 	"github.com/finegrain/finegrain/policy"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
@@ -38,6 +39,8 @@ type config struct {
 	qos         match.QoSCheck
 	hasQoS      bool
 	futureStart bool
+	preemption  *plugins.PreemptionConfig
+	gangTimeout time.Duration
 	maxPerBeat  int
 	logger      *slog.Logger
 	matchers    map[policy.Mode]match.Matcher
@@ -233,6 +236,53 @@ func WithQoS(q match.QoSCheck) Option {
 func WithFutureStart(on bool) Option {
 	return func(c *config) error {
 		c.futureStart = on
+		return nil
+	}
+}
+
+// PreemptionConfig says which preemption the scheduler does (WithPreemption).
+type PreemptionConfig = plugins.PreemptionConfig
+
+// DefaultReclaimDelay is how long a queue below its guarantee waits before it reclaims
+// (PreemptionConfig.ReclaimDelay): YARN's wait before kill, 15 s.
+const DefaultReclaimDelay = plugins.DefaultReclaimDelay
+
+// WithPreemption turns preemption on (plugins.Preemption; off by default): a task that
+// fits nowhere may evict running tasks of lower-priority jobs (cfg.Priority), and a
+// queue below its min share may, after cfg.ReclaimDelay, reclaim from queues above
+// theirs (cfg.Guarantees). Victims are chosen on the stage timeline — the fewest, of
+// the lowest priority, that have run the least, and none whose reservation is out of
+// the way in time — never a TaskSpec.NonPreemptible task nor beyond a job's
+// JobSpec.MaxDisrupted. They are pending again at once, and reported with the
+// preemptor's Assignment (Assignment.Evicted) or, when it does not start at once, in
+// Decision.Evicted or PlacementError.Evicted: the embedder stops them. Push mode
+// (Place) preempts on the best node of all; pull mode (Heartbeat) on the heartbeat's
+// node, for a waiting task that fits no node now. New fails when cfg turns nothing on
+// or holds a negative delay.
+func WithPreemption(cfg PreemptionConfig) Option {
+	return func(c *config) error {
+		if !cfg.Priority && !cfg.Guarantees || cfg.ReclaimDelay < 0 || cfg.PerHeartbeat < 0 {
+			return fmt.Errorf("finegrain: preemption: priority %v, guarantees %v, reclaim delay %v, per heartbeat %d: %w",
+				cfg.Priority, cfg.Guarantees, cfg.ReclaimDelay, cfg.PerHeartbeat, ErrInvalid)
+		}
+		c.preemption = &cfg
+		return nil
+	}
+}
+
+// DefaultGangTimeout is how long a gang's members wait for the rest of it
+// (WithGangTimeout): 60 s, the Kubernetes coscheduling plugin's default.
+const DefaultGangTimeout = plugins.DefaultGangTimeout
+
+// WithGangTimeout sets how long the reserved members of a gang job (JobSpec.MinMember)
+// wait for the rest of the gang before they are rolled back (plugins.Gang); d must be
+// > 0. Default DefaultGangTimeout.
+func WithGangTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("finegrain: gang timeout %v ≤ 0: %w", d, ErrInvalid)
+		}
+		c.gangTimeout = d
 		return nil
 	}
 }

@@ -55,17 +55,18 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		return nil, fmt.Errorf("finegrain: nil schema: %w", resource.ErrSchemaMismatch)
 	}
 	cfg := config{
-		predict:    true,
-		ordering:   fairness.DRF{},
-		limit:      resource.DefaultCompressionLimit,
-		penalty:    policy.DefaultPenalty,
-		window:     5,
-		useDelay:   true,
-		scorer:     match.LeastAllocated{},
-		candidates: 16,
-		holdTail:   true,
-		skew:       DefaultClockSkew,
-		retention:  DefaultRetention,
+		predict:     true,
+		ordering:    fairness.DRF{},
+		limit:       resource.DefaultCompressionLimit,
+		penalty:     policy.DefaultPenalty,
+		window:      5,
+		useDelay:    true,
+		scorer:      match.LeastAllocated{},
+		candidates:  16,
+		holdTail:    true,
+		skew:        DefaultClockSkew,
+		retention:   DefaultRetention,
+		gangTimeout: DefaultGangTimeout,
 	}
 	for _, o := range opts {
 		if o == nil {
@@ -146,13 +147,11 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 		return nil, err
 	}
 	list = append(list, score)
-	if cfg.futureStart {
-		fs, err := plugins.NewFutureStart(s.adjuster, s.compression)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, fs)
+	gang, err := plugins.NewGang(cfg.gangTimeout)
+	if err != nil {
+		return nil, err
 	}
+	list = append(list, gang)
 	if cfg.maxPerBeat > 0 {
 		list = append(list, plugins.HeartbeatCap{Max: cfg.maxPerBeat})
 	}
@@ -179,6 +178,22 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 			}
 		}
 		list = append(list, plugins.NewDelayScheduling(d))
+	}
+	// Preemption's Pass runs after the locality strategy's; as PostFilters, it comes
+	// before FutureStart: make room now before waiting for room later.
+	if cfg.preemption != nil {
+		pr, err := plugins.NewPreemption(*cfg.preemption)
+		if err != nil {
+			return nil, fmt.Errorf("finegrain: %w", err)
+		}
+		list = append(list, pr)
+	}
+	if cfg.futureStart {
+		fs, err := plugins.NewFutureStart(s.adjuster, s.compression)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, fs)
 	}
 	if cfg.speculator != nil {
 		sp, err := plugins.NewSpeculation(cfg.speculator)

@@ -138,6 +138,7 @@ func (s *State) Commit(t *TaskInfo) error {
 	s.busyJobs[j.spec.ID] = j
 	s.progressStart(t, t.node.spec.ID, t.start)
 	s.setState(t, Running)
+	s.restored(t)
 	return nil
 }
 
@@ -163,6 +164,70 @@ func (s *State) Unreserve(t *TaskInfo) error {
 // among its job's pending tasks.
 func (s *State) Evict(t *TaskInfo) error {
 	return s.stop(t, "evict", false)
+}
+
+// Preempt evicts running task t to make room for another (priority or guarantee
+// preemption): as Evict, and t counts against its job's disruption budget
+// (JobSpec.MaxDisrupted, JobInfo.Disrupted) until it is placed again or cancelled. It
+// fails, changing nothing, on a task that is not running, a backup attempt, a
+// NonPreemptible task, or one whose job's budget is used up.
+func (s *State) Preempt(t *TaskInfo) error {
+	if err := s.own(t, nil); err != nil {
+		return err
+	}
+	j := s.jobs[t.spec.Job]
+	switch {
+	case t.state != Running || t.backupOf != nil:
+		return fmt.Errorf("cluster: preempt task %q: it is %v or a backup: %w", t.spec.ID, t.state, ErrState)
+	case t.spec.NonPreemptible:
+		return fmt.Errorf("cluster: preempt task %q: it is non-preemptible: %w", t.spec.ID, ErrInvalid)
+	case !j.MayDisrupt(1):
+		return fmt.Errorf("cluster: preempt task %q: job %q has %d of %d disruptions in use: %w", t.spec.ID, j.spec.ID, j.disrupted, j.spec.MaxDisrupted, ErrInvalid)
+	}
+	s.requeue(t)
+	t.disrupted = true
+	j.disrupted++
+	return nil
+}
+
+// Suspend takes placed task t's reservation off its node's timeline for a what-if
+// question — would another task fit were t gone? — until Resume puts it back exactly
+// (stage.Timeline.Suspend). Nothing else changes: t keeps its state, and the free
+// index is not updated, so a caller must Resume before the state is used otherwise,
+// and must not reserve on the node meanwhile.
+func (s *State) Suspend(t *TaskInfo) error {
+	if err := s.own(t, nil); err != nil {
+		return err
+	}
+	if t.node == nil {
+		return fmt.Errorf("cluster: suspend task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+	}
+	if err := t.node.tl.Suspend(t.handle); err != nil {
+		return fmt.Errorf("cluster: suspend task %q: %w: %w", t.spec.ID, ErrState, err)
+	}
+	return nil
+}
+
+// Resume puts suspended task t's reservation back (Suspend).
+func (s *State) Resume(t *TaskInfo) error {
+	if err := s.own(t, nil); err != nil {
+		return err
+	}
+	if t.node == nil {
+		return fmt.Errorf("cluster: resume task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+	}
+	if err := t.node.tl.Resume(t.handle); err != nil {
+		return fmt.Errorf("cluster: resume task %q: %w: %w", t.spec.ID, ErrState, err)
+	}
+	return nil
+}
+
+// restored ends t's disruption, if it was preempted: it was placed again or left.
+func (s *State) restored(t *TaskInfo) {
+	if t.disrupted {
+		t.disrupted = false
+		s.jobs[t.spec.Job].disrupted--
+	}
 }
 
 // Fail records that running task t was lost (killed, out of memory): as Evict, and a
@@ -233,6 +298,7 @@ func (s *State) Cancel(t *TaskInfo, now time.Duration) error {
 	default:
 		return fmt.Errorf("cluster: cancel task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
 	}
+	s.restored(t)
 	s.setState(t, Cancelled)
 	s.taskEnded(t, now)
 	return nil

@@ -47,10 +47,22 @@ type JobSpec struct {
 	Queue string
 	// Weight is the job's fair-share weight; 0 means 1.
 	Weight float64
-	// Priority orders jobs under FIFO: higher first.
+	// Priority orders jobs under FIFO (higher first), and is the preemption priority
+	// of the job's tasks: with priority preemption on, a task may evict tasks of jobs
+	// of lower priority (like a Kubernetes pod's PriorityClass).
 	Priority int
 	// Submitted is when the job arrived; earlier first among equals.
 	Submitted time.Duration
+	// MinMember makes the job a gang: none of its tasks runs until MinMember of them
+	// can run together (all-or-nothing, like a Volcano or coscheduling PodGroup's
+	// minMember). 0 or 1: no gang. The job's tasks must be submitted so that it holds
+	// at least MinMember live tasks (Submit refuses a batch that leaves it short).
+	MinMember int
+	// MaxDisrupted bounds how many of the job's tasks preemption may have evicted and
+	// not yet placed again at once (a disruption budget, like a Kubernetes
+	// PodDisruptionBudget's maxUnavailable); 0 means no bound. Tasks that must never
+	// be evicted are marked TaskSpec.NonPreemptible.
+	MaxDisrupted int
 }
 
 // TaskSpec describes one unit of work to place on a node.
@@ -77,10 +89,15 @@ type TaskSpec struct {
 	Deadline time.Duration
 	// Inputs lists the nodes holding a replica of the task's input, for locality.
 	Inputs []string
-	// Priority orders tasks within a job: higher first.
+	// Priority orders tasks within a job: higher first. (The preemption priority is
+	// the job's: JobSpec.Priority.)
 	Priority int
 	// Submitted is when the task arrived.
 	Submitted time.Duration
+	// NonPreemptible keeps the task from being evicted to make room for another
+	// (priority or guarantee preemption). Failures and node removals still return it
+	// to pending.
+	NonPreemptible bool
 }
 
 // TaskState is where a task is in its life. Every submitted task is in exactly one

@@ -263,13 +263,17 @@ func (s *State) AddQueue(parent, id string, opts ...fairness.Option) error {
 }
 
 // AddJob adds a job to its queue. It fails on an empty or duplicate ID, an unknown
-// queue, a negative or NaN weight or a negative submission time.
+// queue, a negative or NaN weight, a negative submission time, MinMember or
+// MaxDisrupted.
 func (s *State) AddJob(spec JobSpec) error {
 	if spec.ID == "" {
 		return fmt.Errorf("cluster: job ID is empty: %w", ErrInvalid)
 	}
 	if spec.Submitted < 0 || !(spec.Weight >= 0) {
 		return fmt.Errorf("cluster: job %q: submitted %v, weight %v: %w", spec.ID, spec.Submitted, spec.Weight, ErrInvalid)
+	}
+	if spec.MinMember < 0 || spec.MaxDisrupted < 0 {
+		return fmt.Errorf("cluster: job %q: min member %d, max disrupted %d: %w", spec.ID, spec.MinMember, spec.MaxDisrupted, ErrInvalid)
 	}
 	if _, ok := s.jobs[spec.ID]; ok {
 		return fmt.Errorf("cluster: job %q: %w", spec.ID, ErrDuplicate)
@@ -299,13 +303,17 @@ func (s *State) AddJob(spec JobSpec) error {
 
 // Submit adds tasks, all or none: it fails, adding nothing, when any task has an empty
 // or duplicate ID, an unknown job, an invalid request, key or profile, or a negative
-// time.
+// time, or when it would leave a gang job (JobSpec.MinMember) with fewer live tasks
+// than its MinMember.
 func (s *State) Submit(specs ...TaskSpec) error {
 	seen := make(map[string]bool, len(specs))
 	for i := range specs {
 		if err := s.validateTask(&specs[i], seen); err != nil {
 			return err
 		}
+	}
+	if err := s.checkGangs(specs); err != nil {
+		return err
 	}
 	for i := range specs {
 		t := &TaskInfo{spec: specs[i], state: Pending}
@@ -314,6 +322,28 @@ func (s *State) Submit(specs ...TaskSpec) error {
 		s.count[Pending]++
 		s.taskAdded(s.jobs[t.spec.Job])
 		s.enqueue(t)
+	}
+	return nil
+}
+
+// checkGangs refuses a batch that leaves a gang job short of its MinMember live tasks:
+// such a gang could never run.
+func (s *State) checkGangs(specs []TaskSpec) error {
+	var adds map[string]int
+	for i := range specs {
+		if j := s.jobs[specs[i].Job]; j.spec.MinMember > 1 {
+			if adds == nil {
+				adds = map[string]int{}
+			}
+			adds[j.spec.ID]++
+		}
+	}
+	for id, k := range adds {
+		j := s.jobs[id]
+		if have := j.live + k; have < j.spec.MinMember {
+			return fmt.Errorf("cluster: gang job %q: %d live tasks after this submission, MinMember %d (submit a gang's members together): %w",
+				id, have, j.spec.MinMember, ErrInvalid)
+		}
 	}
 	return nil
 }
@@ -480,6 +510,16 @@ func (s *State) JobEntry(id string) (fairness.Entry, error) { return s.tree.Job(
 
 // QueueEntry is a queue's fairness entry.
 func (s *State) QueueEntry(id string) (fairness.Entry, error) { return s.tree.Queue(id) }
+
+// ParentQueue is the queue holding queue id ("" for the root's children); it fails on
+// an unknown queue.
+func (s *State) ParentQueue(id string) (string, error) {
+	p, err := s.tree.Parent(fairness.KindQueue, id)
+	if err != nil {
+		return "", fmt.Errorf("cluster: queue %q: %w: %w", id, ErrUnknownQueue, err)
+	}
+	return p, nil
+}
 
 // HasMaxShare reports whether some queue has a max share.
 func (s *State) HasMaxShare() bool { return s.hasMax }

@@ -46,6 +46,17 @@ func (n *NodeInfo) NumTasks() int { return len(n.tasks) }
 // included) in ID order. It allocates; call it where the list is needed.
 func (n *NodeInfo) Tasks() []*TaskInfo { return sorted(n.tasks) }
 
+// RangeTasks calls fn with each task placed on the node (as Tasks, backups included),
+// in no particular order and without allocating, until fn returns false. fn must not
+// change the state.
+func (n *NodeInfo) RangeTasks(fn func(*TaskInfo) bool) {
+	for _, t := range n.tasks {
+		if !fn(t) {
+			return
+		}
+	}
+}
+
 // sorted lists the tasks of m in ID order.
 func sorted(m map[string]*TaskInfo) []*TaskInfo {
 	out := make([]*TaskInfo, 0, len(m))
@@ -64,6 +75,8 @@ type JobInfo struct {
 	classIdx map[ClassID]int          // index of each class in classes
 	running  map[string]*TaskInfo     // its running tasks (not their backups)
 	progress *predict.ProgressTracker // its tasks' progress (WithJobProgress)
+	// disrupted counts its tasks preempted and not yet placed again (State.Preempt).
+	disrupted int
 
 	// Retention (retention.go): tasks pending, reserved or running; whether the job is
 	// complete and in the idle list, since when, and its neighbours there.
@@ -101,6 +114,16 @@ func (j *JobInfo) IsRunning(id string) bool {
 // Running returns the job's running tasks in ID order.
 func (j *JobInfo) Running() []*TaskInfo { return sorted(j.running) }
 
+// Disrupted is how many of the job's tasks preemption evicted that are not placed
+// again yet (State.Preempt); JobSpec.MaxDisrupted bounds it.
+func (j *JobInfo) Disrupted() int { return j.disrupted }
+
+// MayDisrupt reports whether preemption may evict k more of the job's tasks within its
+// disruption budget (JobSpec.MaxDisrupted).
+func (j *JobInfo) MayDisrupt(k int) bool {
+	return j.spec.MaxDisrupted == 0 || j.disrupted+k <= j.spec.MaxDisrupted
+}
+
 // Progress is the progress model of the job's own tasks, or nil without
 // WithJobProgress or before one of its tasks ran.
 func (j *JobInfo) Progress() *predict.ProgressTracker { return j.progress }
@@ -121,7 +144,16 @@ type TaskInfo struct {
 	// where the task's backups failed.
 	backup, backupOf *TaskInfo
 	failedOn         []string
+	disrupted        bool // preempted and not placed again yet (State.Preempt)
 }
+
+// Preemptible reports whether the task may be evicted to make room for another: it
+// is not a backup attempt nor marked TaskSpec.NonPreemptible.
+func (t *TaskInfo) Preemptible() bool { return t.backupOf == nil && !t.spec.NonPreemptible }
+
+// Disrupted reports whether preemption evicted the task and it has not been placed
+// again yet.
+func (t *TaskInfo) Disrupted() bool { return t.disrupted }
 
 // ID names the task (BackupID(task) for a backup attempt).
 func (t *TaskInfo) ID() string { return t.spec.ID }

@@ -50,6 +50,8 @@ type Cycle struct {
 
 	free   resource.Tuple // pull: the node's free amount at now, while freeOK
 	freeOK bool
+
+	evicted []Eviction // evictions not yet handed to an Assignment
 }
 
 // State is the cluster state the cycle decides on.
@@ -191,10 +193,91 @@ func (c *Cycle) commit(a *Attempt) Assignment {
 	if b := a.Task.BackupOf(); b != nil {
 		as.BackupOf = b.ID()
 	}
+	as.Evicted = c.takeEvicted(as.Task)
 	if c.fw.logger != nil {
 		c.fw.debug("task placed", "task", as.Task, "node", as.Node, "start", as.Start, "predicted", as.Predicted, "result", as.Result.Code, "locality", as.Locality, "backup of", as.BackupOf)
 	}
 	return as
+}
+
+// Victim is a running task a plugin evicts, and why (Preempted or Reclaimed).
+type Victim struct {
+	Task   *cluster.TaskInfo
+	Reason Reason
+}
+
+// Evict preempts victims to make room for task t (PostFilter and Pass plugins that
+// preempt): each is evicted (cluster.State.Preempt), and the evictions go with t's
+// Assignment, or with the Decision or the PlacementError when t does not start in this
+// cycle. It checks every victim first and evicts none when one may not be evicted: a
+// task not running, listed twice, a backup, a non-preemptible one, or one past its
+// job's disruption budget.
+func (c *Cycle) Evict(t *cluster.TaskInfo, victims []Victim) error {
+	st := c.fw.state
+	per := map[*cluster.JobInfo]int{}
+	seen := map[*cluster.TaskInfo]bool{}
+	for _, v := range victims {
+		j, ok := st.Job(v.Task.Job())
+		if !ok || seen[v.Task] || v.Task.State() != cluster.Running || !v.Task.Preemptible() {
+			return fmt.Errorf("framework: evict task %q: it is %v, preemptible %v, listed twice %v: %w", v.Task.ID(), v.Task.State(), v.Task.Preemptible(), seen[v.Task], cluster.ErrState)
+		}
+		seen[v.Task] = true
+		if per[j]++; !j.MayDisrupt(per[j]) {
+			return fmt.Errorf("framework: evict task %q: job %q's disruption budget: %w", v.Task.ID(), j.ID(), cluster.ErrInvalid)
+		}
+	}
+	for _, v := range victims {
+		node := v.Task.Node().ID()
+		_ = st.Preempt(v.Task) // checked above
+		c.evicted = append(c.evicted, Eviction{Task: v.Task.ID(), Job: v.Task.Job(), Node: node, Reason: v.Reason, For: t.ID()})
+	}
+	c.freeOK = false
+	if c.fw.logger != nil {
+		c.fw.debug("tasks evicted", "for", t.ID(), "victims", len(victims))
+	}
+	return nil
+}
+
+// Suspend takes placed task t's reservation off its node's timeline for a what-if
+// question (cluster.State.Suspend): Filter then sees the node as if t were gone.
+// Every suspension must be resumed (Resume) before the plugin returns.
+func (c *Cycle) Suspend(t *cluster.TaskInfo) error {
+	c.freeOK = false
+	return c.fw.state.Suspend(t)
+}
+
+// Resume puts suspended task t's reservation back (Suspend).
+func (c *Cycle) Resume(t *cluster.TaskInfo) error {
+	c.freeOK = false
+	return c.fw.state.Resume(t)
+}
+
+// Prepare builds an attempt of pending task t on node n from start — its demand, and
+// the PreFilter plugins' verdict — for Pass plugins that look for a node or make room
+// before they Try (preemption).
+func (c *Cycle) Prepare(t *cluster.TaskInfo, n *cluster.NodeInfo, start time.Duration) (Attempt, Status) {
+	var a Attempt
+	level := fairness.NodeLocal
+	if n != nil {
+		level = c.fw.state.Locality(t, n)
+	}
+	c.prepare(&a, t, n, start, level, false)
+	return a, c.preFilter(&a)
+}
+
+// takeEvicted removes and returns the evictions made for task id.
+func (c *Cycle) takeEvicted(id string) []Eviction {
+	var out []Eviction
+	keep := c.evicted[:0]
+	for _, e := range c.evicted {
+		if e.For == id {
+			out = append(out, e)
+		} else {
+			keep = append(keep, e)
+		}
+	}
+	c.evicted = keep
+	return out
 }
 
 // rollback undoes a reservation: the first n Reserve plugins' Unreserve, in reverse

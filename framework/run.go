@@ -29,9 +29,11 @@ func (f *Framework) Heartbeat(n *cluster.NodeInfo, now time.Duration) (Decision,
 	c.expire()
 	for _, p := range f.passes {
 		if err := p.Pass(&c, n); err != nil {
+			d.Evicted = c.evicted
 			return d, err
 		}
 	}
+	d.Evicted = c.evicted
 	if f.logger != nil {
 		f.debug("heartbeat", "node", n.ID(), "at", now, "started", len(d.Assignments), "stop", d.Stop, "skipped", d.Skipped)
 	}
@@ -96,14 +98,15 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 		}
 	}
 	if best == nil {
+		perr.Evicted = c.evicted
 		return Assignment{}, perr.escape()
 	}
 	as, st := c.bind(best)
 	switch {
 	case st.Code == Wait:
-		return Assignment{}, &PlacementError{Task: t.ID(), Tried: perr.Tried, Reason: PermitWaiting, Plugin: st.Plugin}
+		return Assignment{}, &PlacementError{Task: t.ID(), Tried: perr.Tried, Reason: PermitWaiting, Plugin: st.Plugin, Evicted: c.evicted}
 	case !st.OK():
-		perr.Reason, perr.Plugin = st.Reason, st.Plugin
+		perr.Reason, perr.Plugin, perr.Evicted = st.Reason, st.Plugin, c.evicted
 		return Assignment{}, perr.escape()
 	}
 	return as, nil

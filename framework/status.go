@@ -105,9 +105,19 @@ const (
 	// (DemandClasses) exceeds the node's free room, or a task of the class was
 	// refused there earlier in the heartbeat.
 	NoClassFits
+	// Preempted: the task was evicted to make room for a task of a higher-priority
+	// job (Eviction.Reason).
+	Preempted
+	// Reclaimed: the task was evicted so that a queue below its guaranteed minimum
+	// gets it back from a queue above its own (Eviction.Reason).
+	Reclaimed
+	// GangWaiting: the task's job is a gang, and another gang holds tentative
+	// reservations: one gang gathers at a time, so that two gangs never each hold
+	// half of what they need.
+	GangWaiting
 )
 
-var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere", "refused by a plugin", "waiting for permit", "permit denied", "no class of its tasks fits"}
+var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere", "refused by a plugin", "waiting for permit", "permit denied", "no class of its tasks fits", "preempted", "reclaimed for a guarantee", "another gang is gathering"}
 
 func (r Reason) String() string {
 	if int(r) < len(reasonNames) {
@@ -137,6 +147,24 @@ type Assignment struct {
 	// BackupOf is, for a backup attempt, the task it backs up; Task is then
 	// cluster.BackupID(BackupOf). Empty for a task's own placement.
 	BackupOf string
+	// Evicted lists the tasks evicted to make room for this one (preemption): they
+	// are pending again, and the embedder must stop them.
+	Evicted []Eviction
+}
+
+// Eviction is a running task evicted to make room for another: it is pending again,
+// counted against its job's disruption budget until placed again, and the embedder
+// must stop it where it runs.
+type Eviction struct {
+	Task, Job, Node string
+	// Reason is Preempted (a higher-priority task) or Reclaimed (a queue's guarantee).
+	Reason Reason
+	// For names the task the room was made for.
+	For string
+}
+
+func (e Eviction) String() string {
+	return fmt.Sprintf("task %q of job %q on node %q: %v for task %q", e.Task, e.Job, e.Node, e.Reason, e.For)
 }
 
 // Skip records a job passed over during a pass, and why.
@@ -189,6 +217,10 @@ type Decision struct {
 	// task can start on the node walks no job: Stop is NoPending and Skipped 0.
 	Skips   []Skip
 	Skipped int
+	// Evicted lists the evictions of the heartbeat that no Assignment carries: those
+	// made for a task that then waits for a permit (a gang) or was refused after all.
+	// Like Assignment.Evicted, the embedder must stop these tasks.
+	Evicted []Eviction
 
 	details int // how many skips to detail
 }
@@ -223,6 +255,9 @@ type PlacementError struct {
 	Plugin string
 	// Result is the last refusing node's match result, for NoRoom and QoS.
 	Result match.Result
+	// Evicted lists tasks evicted for this one before it was kept waiting for a permit
+	// (or refused after all): the embedder must stop them.
+	Evicted []Eviction
 }
 
 func (e *PlacementError) Error() string {

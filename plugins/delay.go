@@ -32,7 +32,9 @@ const DelayUpdate = 500 * time.Millisecond
 //     tried in turn, so that it does not hold the job's other tasks back for ever; a
 //     task among those at a locality the job may not launch at yet counts as an offer
 //     passed up, so the job's wait grows. A job that waits for locality, or whose
-//     task is refused, is passed over for the rest of the heartbeat.
+//     task is refused, is passed over for the rest of the heartbeat. A task a Permit
+//     plugin keeps waiting (a gang member) does not end the job's turn: the node is
+//     offered to the job's next task while it has room.
 //
 // In the time-based variant a job's wait grows in steps of at least DelayUpdate of
 // cluster time, as Hadoop's Fair Scheduler updates it from its update thread: a job
@@ -112,6 +114,14 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 				return true
 			}
 			s, level := p.try(c, j, n, best)
+			if s.Code == framework.Wait {
+				// A gang member is reserved and waits for its gang: offer the node
+				// to the gang's next member while it has room.
+				if goOn = c.Room(); !goOn {
+					return false
+				}
+				continue
+			}
 			if !s.OK() {
 				sk := framework.Skip{}
 				if s.Reason == framework.LocalityWait {

@@ -1,0 +1,139 @@
+package plugins
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/framework"
+)
+
+// DefaultGangTimeout is how long a gang's members wait, reserved, for the rest of the
+// gang before they are rolled back: the Kubernetes coscheduling plugin's default
+// permit waiting time (60 s).
+const DefaultGangTimeout = 60 * time.Second
+
+// Gang (PreFilter, Reserve, Permit) runs gang jobs (cluster.JobSpec.MinMember > 1)
+// all-or-nothing, as Volcano and the Kubernetes coscheduling plugin do:
+//
+//   - Permit: a member of a gang with fewer than MinMember tasks running is reserved
+//     tentatively and kept waiting (framework.Wait) until enough of its gang are
+//     reserved to bring it to MinMember; then all of them are committed together.
+//     Once a gang runs MinMember tasks, its further tasks start as they fit.
+//   - A gang whose members are not all reserved within the timeout (counted from
+//     its first waiting member) is rolled back: every waiting member is pending
+//     again, nothing of the gang runs, and the gang waits one more timeout before it
+//     gathers again, so that other gangs get their turn.
+//   - PreFilter: one gang gathers at a time. While a gang has members waiting, the
+//     members of another gang that is not running are refused (GangWaiting). Two
+//     gangs that each fit the cluster alone but not together therefore never each
+//     hold part of what they need: the one gathering completes or times out.
+//
+// The gathering gang is found from the framework's waiting list, so a member
+// cancelled or lost while waiting leaves nothing behind.
+type Gang struct {
+	timeout time.Duration
+	holder  string                   // the job gathering (members waiting), if any
+	until   time.Duration            // the holder's deadline
+	backoff map[string]time.Duration // job → when it may gather again after a rollback
+}
+
+// NewGang returns the gang plugin; timeout (> 0) is how long members wait for their
+// gang.
+func NewGang(timeout time.Duration) (*Gang, error) {
+	if timeout <= 0 {
+		return nil, fmt.Errorf("plugins: gang timeout %v ≤ 0: %w", timeout, cluster.ErrInvalid)
+	}
+	return &Gang{timeout: timeout, backoff: map[string]time.Duration{}}, nil
+}
+
+// Name implements framework.Plugin.
+func (*Gang) Name() string { return "Gang" }
+
+// Timeout is how long members wait for their gang.
+func (g *Gang) Timeout() time.Duration { return g.timeout }
+
+// gathering reports whether job j is a gang still short of MinMember running.
+func gathering(j *cluster.JobInfo) bool {
+	return j.Spec().MinMember > 1 && j.NumRunning() < j.Spec().MinMember
+}
+
+// current is the gang gathering now ("" for none), checked against the waiting list.
+func (g *Gang) current(c *framework.Cycle) string {
+	if g.holder == "" {
+		return ""
+	}
+	for _, t := range c.Waiting() {
+		if t.Job() == g.holder {
+			return g.holder
+		}
+	}
+	g.holder = "" // its members left their reservations by other means
+	return ""
+}
+
+// PreFilter implements framework.PreFilterPlugin.
+func (g *Gang) PreFilter(c *framework.Cycle, a *framework.Attempt) framework.Status {
+	j, ok := c.State().Job(a.Task.Job())
+	if !ok || !gathering(j) {
+		return framework.Status{}
+	}
+	if h := g.current(c); h != "" && h != j.ID() {
+		return framework.Refuse(framework.GangWaiting)
+	}
+	if until, ok := g.backoff[j.ID()]; ok {
+		if c.Now() < until {
+			return framework.Refuse(framework.GangWaiting)
+		}
+		delete(g.backoff, j.ID())
+	}
+	return framework.Status{}
+}
+
+// Reserve implements framework.ReservePlugin.
+func (*Gang) Reserve(*framework.Cycle, *framework.Attempt) framework.Status {
+	return framework.Status{}
+}
+
+// Unreserve implements framework.ReservePlugin: a gathering gang's member rolled back
+// (its wait timed out, or a plugin refused it) rolls the gang back.
+func (g *Gang) Unreserve(c *framework.Cycle, a *framework.Attempt) {
+	id := a.Task.Job()
+	if id != g.holder {
+		return
+	}
+	g.holder = ""
+	g.backoff[id] = c.Now() + g.timeout
+	for _, t := range c.Waiting() {
+		if t.Job() == id {
+			_ = c.Reject(t.ID())
+		}
+	}
+}
+
+// Permit implements framework.PermitPlugin.
+func (g *Gang) Permit(c *framework.Cycle, a *framework.Attempt) (framework.Status, time.Duration) {
+	j, ok := c.State().Job(a.Task.Job())
+	if !ok || !gathering(j) {
+		return framework.Status{}, 0
+	}
+	var members []string
+	for _, t := range c.Waiting() {
+		if t.Job() == j.ID() {
+			members = append(members, t.ID())
+		}
+	}
+	if j.NumRunning()+len(members)+1 >= j.Spec().MinMember {
+		if g.holder == j.ID() {
+			g.holder = ""
+		}
+		for _, id := range members {
+			_ = c.Allow(id)
+		}
+		return framework.Status{}, 0
+	}
+	if g.holder != j.ID() {
+		g.holder, g.until = j.ID(), c.Now()+g.timeout
+	}
+	return framework.Status{Code: framework.Wait, Reason: framework.PermitWaiting}, g.until - c.Now()
+}
