@@ -37,6 +37,9 @@ type (
 	// Retention bounds what the scheduler remembers of finished work
 	// (cluster.Retention; WithRetention).
 	Retention = cluster.Retention
+	// Eviction is a running task evicted to make room for another (framework.Eviction;
+	// WithPreemption): the embedder stops it; it is pending again.
+	Eviction = framework.Eviction
 )
 
 // DefaultRetention remembers the last 12,500 finished tasks and the last 1,000
@@ -68,6 +71,9 @@ const (
 	PermitWaiting     = framework.PermitWaiting
 	PermitDenied      = framework.PermitDenied
 	NoClassFits       = framework.NoClassFits
+	Preempted         = framework.Preempted
+	Reclaimed         = framework.Reclaimed
+	GangWaiting       = framework.GangWaiting
 )
 
 // Sentinel errors; every error the Scheduler returns wraps one of these (or a sentinel

@@ -487,7 +487,8 @@ func (c *Cycle) expire() {
 		}
 	}
 	for _, t := range c.Waiting() {
-		if w := c.fw.waiting[t.ID()]; w.deadline <= c.now {
+		// A rejection may reject others (a gang's members go together).
+		if w, ok := c.fw.waiting[t.ID()]; ok && w.deadline <= c.now {
 			_ = c.Reject(t.ID())
 		}
 	}

@@ -1,0 +1,118 @@
+package finegrain_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/finegrain/finegrain"
+)
+
+// gangCluster has nodes of 4 CPU and 4 GiB, and gang jobs of members tasks of 1 GiB
+// each, MinMember = members.
+func gangCluster(t *testing.T, nodes int, gangs map[string]int, opts ...finegrain.Option) *finegrain.Scheduler {
+	t.Helper()
+	opts = append([]finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithGangTimeout(10 * time.Second)}, opts...)
+	s := newScheduler(t, opts...)
+	addNodes(t, s, nodes, schema.MustTuple(4000, 4*gib))
+	for g, members := range gangs {
+		require.NoError(t, s.SubmitJob(finegrain.Job{ID: g, MinMember: members}))
+		var tasks []finegrain.Task
+		for i := 0; i < members; i++ {
+			tasks = append(tasks, finegrain.Task{ID: fmt.Sprintf("%s-%d", g, i), Job: g, Request: schema.MustTuple(500, 1*gib), Duration: time.Minute})
+		}
+		require.NoError(t, s.Submit(tasks...))
+	}
+	return s
+}
+
+func TestGangCommitsTogetherInPush(t *testing.T) {
+	s := gangCluster(t, 1, map[string]int{"g": 3})
+	for i := 0; i < 2; i++ {
+		_, err := s.Place(fmt.Sprintf("g-%d", i), 0)
+		var pe *finegrain.PlacementError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, finegrain.PermitWaiting, pe.Reason)
+		st, _ := s.State(fmt.Sprintf("g-%d", i))
+		assert.Equal(t, finegrain.Reserved, st, "a member waits, reserved")
+	}
+	assert.Zero(t, s.Count(finegrain.Running), "nothing of the gang runs before all of it can")
+	a, err := s.Place("g-2", time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "g-2", a.Task)
+	others := s.Permitted()
+	assert.Len(t, others, 2, "the waiting members are committed with the last")
+	assert.Equal(t, 3, s.Count(finegrain.Running))
+	assert.Zero(t, s.Count(finegrain.Reserved))
+}
+
+func TestGangRollsBackAfterTimeout(t *testing.T) {
+	s := gangCluster(t, 1, map[string]int{"g": 5}) // 5 GiB on a 4 GiB node: never fits
+	for i := 0; i < 4; i++ {
+		_, err := s.Place(fmt.Sprintf("g-%d", i), time.Duration(i)*time.Second)
+		require.ErrorIs(t, err, finegrain.ErrNotPlaced)
+	}
+	assert.Equal(t, 4, s.Count(finegrain.Reserved))
+	_, err := s.Place("g-4", 5*time.Second)
+	require.ErrorIs(t, err, finegrain.ErrNotPlaced, "the node is full of its own gang")
+
+	// The wait ends 10 s after the first member waited: every member is pending again.
+	free, err := s.NodeFree("n0", 10*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(2000, 0), free)
+	_, err = s.Heartbeat("n0", 10*time.Second)
+	require.NoError(t, err)
+	assert.Zero(t, s.Count(finegrain.Reserved))
+	assert.Equal(t, 5, s.Count(finegrain.Pending))
+	free, err = s.NodeFree("n0", 10*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(4000, 4*gib), free, "the rollback gives everything back")
+
+	// The gang backs off one timeout before it gathers again.
+	_, err = s.Place("g-0", 11*time.Second)
+	var pe *finegrain.PlacementError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, finegrain.GangWaiting, pe.Reason)
+}
+
+// Two gangs that each fit the cluster alone but not together: one gathers at a time,
+// so they never each hold half of it.
+func TestTwoGangsDoNotDeadlockInPull(t *testing.T) {
+	s := gangCluster(t, 2, map[string]int{"a": 6, "b": 6}) // 8 GiB in all; 6 each
+	var started []finegrain.Assignment
+	for beat := 0; beat < 40 && len(started) < 6; beat++ {
+		d, err := s.Heartbeat(fmt.Sprintf("n%d", beat%2), time.Duration(beat)*time.Second)
+		require.NoError(t, err)
+		started = append(started, d.Assignments...)
+	}
+	require.Len(t, started, 6, "one gang runs")
+	job := started[0].Job
+	for _, a := range started {
+		assert.Equal(t, job, a.Job, "all of one gang, none of the other")
+	}
+	assert.Zero(t, s.Count(finegrain.Reserved), "the other gang holds nothing")
+	assert.Equal(t, 6, s.Count(finegrain.Pending))
+}
+
+func TestGangInputErrors(t *testing.T) {
+	s := newScheduler(t)
+	for name, j := range map[string]finegrain.Job{
+		"negative min member":    {ID: "a", MinMember: -1},
+		"negative max disrupted": {ID: "b", MaxDisrupted: -2},
+	} {
+		assert.ErrorIs(t, s.SubmitJob(j), finegrain.ErrInvalid, name)
+		j.MinMember, j.MaxDisrupted = 0, 0
+		assert.NoError(t, s.SubmitJob(j), "nothing was added: %s", name)
+	}
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "g", MinMember: 3}))
+	err := s.Submit(finegrain.Task{ID: "t1", Job: "g", Request: schema.MustTuple(1, 1)}, finegrain.Task{ID: "t2", Job: "g", Request: schema.MustTuple(1, 1)})
+	assert.ErrorIs(t, err, finegrain.ErrInvalid, "a gang of 3 with 2 tasks could never run")
+	assert.ErrorContains(t, err, `gang job "g": 2 live tasks after this submission, MinMember 3`)
+	_, ok := s.State("t1")
+	assert.False(t, ok, "nothing added")
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t1", Job: "g", Request: schema.MustTuple(1, 1)}, finegrain.Task{ID: "t2", Job: "g", Request: schema.MustTuple(1, 1)},
+		finegrain.Task{ID: "t3", Job: "g", Request: schema.MustTuple(1, 1)}))
+}
