@@ -135,6 +135,9 @@ func (s *State) Commit(t *TaskInfo) error {
 	}
 	j := s.jobs[t.spec.Job]
 	j.running[t.spec.ID] = t
+	if len(j.running) >= j.spec.MinMember {
+		j.gathered = true
+	}
 	s.busyJobs[j.spec.ID] = j
 	s.progressStart(t, t.node.spec.ID, t.start)
 	s.setState(t, Running)
@@ -332,9 +335,13 @@ func (s *State) release(t *TaskInfo) {
 	s.reindex(n)
 }
 
-// requeue returns a placed task to pending.
+// requeue returns a placed task to pending. A gang that loses its last running task
+// this way must gather again.
 func (s *State) requeue(t *TaskInfo) {
 	s.release(t)
+	if j := s.jobs[t.spec.Job]; len(j.running) == 0 {
+		j.gathered = false
+	}
 	s.setState(t, Pending)
 	s.enqueue(t)
 }

@@ -303,8 +303,8 @@ func (s *State) AddJob(spec JobSpec) error {
 
 // Submit adds tasks, all or none: it fails, adding nothing, when any task has an empty
 // or duplicate ID, an unknown job, an invalid request, key or profile, or a negative
-// time, or when it would leave a gang job (JobSpec.MinMember) with fewer live tasks
-// than its MinMember.
+// time, or when it would leave a gang job (JobSpec.MinMember) that has not gathered
+// yet (JobInfo.Gathered) with fewer live tasks than its MinMember.
 func (s *State) Submit(specs ...TaskSpec) error {
 	seen := make(map[string]bool, len(specs))
 	for i := range specs {
@@ -340,7 +340,7 @@ func (s *State) checkGangs(specs []TaskSpec) error {
 	}
 	for id, k := range adds {
 		j := s.jobs[id]
-		if have := j.live + k; have < j.spec.MinMember {
+		if have := j.live + k; !j.gathered && have < j.spec.MinMember {
 			return fmt.Errorf("cluster: gang job %q: %d live tasks after this submission, MinMember %d (submit a gang's members together): %w",
 				id, have, j.spec.MinMember, ErrInvalid)
 		}

@@ -77,6 +77,9 @@ type JobInfo struct {
 	progress *predict.ProgressTracker // its tasks' progress (WithJobProgress)
 	// disrupted counts its tasks preempted and not yet placed again (State.Preempt).
 	disrupted int
+	// gathered: a gang job has had MinMember tasks running together, and not lost all
+	// of them since to evictions or failures (JobInfo.Gathered).
+	gathered bool
 
 	// Retention (retention.go): tasks pending, reserved or running; whether the job is
 	// complete and in the idle list, since when, and its neighbours there.
@@ -113,6 +116,13 @@ func (j *JobInfo) IsRunning(id string) bool {
 
 // Running returns the job's running tasks in ID order.
 func (j *JobInfo) Running() []*TaskInfo { return sorted(j.running) }
+
+// Gathered reports whether the job runs as a gang should: it is no gang
+// (JobSpec.MinMember ≤ 1), or MinMember of its tasks have run together and it has not
+// lost every running task to evictions, failures or node removals since. A gang
+// that is not gathered starts its tasks only all together (plugins.Gang); once
+// gathered, its further tasks (reduce tasks, say) start as they fit.
+func (j *JobInfo) Gathered() bool { return j.spec.MinMember <= 1 || j.gathered }
 
 // Disrupted is how many of the job's tasks preemption evicted that are not placed
 // again yet (State.Preempt); JobSpec.MaxDisrupted bounds it.

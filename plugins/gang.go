@@ -16,10 +16,11 @@ const DefaultGangTimeout = 60 * time.Second
 // Gang (PreFilter, Reserve, Permit) runs gang jobs (cluster.JobSpec.MinMember > 1)
 // all-or-nothing, as Volcano and the Kubernetes coscheduling plugin do:
 //
-//   - Permit: a member of a gang with fewer than MinMember tasks running is reserved
-//     tentatively and kept waiting (framework.Wait) until enough of its gang are
-//     reserved to bring it to MinMember; then all of them are committed together.
-//     Once a gang runs MinMember tasks, its further tasks start as they fit.
+//   - Permit: a member of a gang that has not gathered (cluster.JobInfo.Gathered) is
+//     reserved tentatively and kept waiting (framework.Wait) until enough of its
+//     gang are reserved to bring it to MinMember; then all of them are committed
+//     together. Once gathered, a gang's further tasks start as they fit; a gang
+//     that loses every running task to evictions or failures gathers again.
 //   - A gang whose members are not all reserved within the timeout (counted from
 //     its first waiting member) is rolled back: every waiting member is pending
 //     again, nothing of the gang runs, and the gang waits one more timeout before it
@@ -53,10 +54,9 @@ func (*Gang) Name() string { return "Gang" }
 // Timeout is how long members wait for their gang.
 func (g *Gang) Timeout() time.Duration { return g.timeout }
 
-// gathering reports whether job j is a gang still short of MinMember running.
-func gathering(j *cluster.JobInfo) bool {
-	return j.Spec().MinMember > 1 && j.NumRunning() < j.Spec().MinMember
-}
+// gathering reports whether job j is a gang that has not gathered (or must gather
+// again).
+func gathering(j *cluster.JobInfo) bool { return !j.Gathered() }
 
 // current is the gang gathering now ("" for none), checked against the waiting list.
 func (g *Gang) current(c *framework.Cycle) string {
