@@ -39,6 +39,8 @@ type config struct {
 	qos         match.QoSCheck
 	hasQoS      bool
 	futureStart bool
+	bookAfter   time.Duration
+	bookPull    bool
 	preemption  *plugins.PreemptionConfig
 	gangTimeout time.Duration
 	maxPerBeat  int
@@ -231,11 +233,32 @@ func WithQoS(q match.QoSCheck) Option {
 	}
 }
 
-// WithFutureStart lets push placement reserve a task at the earliest future start on
-// some node when no node fits now. Off by default.
+// WithFutureStart lets push placement book a task at the earliest future start on
+// some node when no node fits now (plugins.FutureStart): the task is Booked until its
+// start, then Running. Off by default; WithReservations does the same in pull mode
+// too, for tasks that have waited.
 func WithFutureStart(on bool) Option {
 	return func(c *config) error {
-		c.futureStart = on
+		c.futureStart, c.bookAfter, c.bookPull = on, 0, false
+		return nil
+	}
+}
+
+// WithReservations books tasks that have waited at least wait since they were
+// submitted and fit no node now, in push and pull mode (plugins.FutureStart): each
+// gets a reservation at the earliest start at which its whole profile fits some node's
+// timeline, and is Booked until then (its Assignment's Start is in the future: start
+// the task then). What a booking holds is off limits to every later placement, so
+// tasks placed in front of it never delay it (EASY backfilling on the stage timeline),
+// and a large task does not starve behind a stream of small ones. In pull mode, one
+// task is booked per heartbeat, the first in fairness order that qualifies; the
+// booking may be on another node than the heartbeat's. wait must be ≥ 0.
+func WithReservations(wait time.Duration) Option {
+	return func(c *config) error {
+		if wait < 0 {
+			return fmt.Errorf("finegrain: reservations after %v < 0: %w", wait, ErrInvalid)
+		}
+		c.futureStart, c.bookAfter, c.bookPull = true, wait, true
 		return nil
 	}
 }

@@ -191,6 +191,7 @@ func runEvents(seed int64, steps int, declare bool) string {
 		return out
 	}
 	pick := func(list []string) string { return list[r.Intn(len(list))] }
+	clock := time.Duration(0) // the time of the scheduler's latest event
 	for step := 0; step < steps; step++ {
 		now += time.Duration(r.Intn(3000)) * time.Millisecond
 		switch op := r.Intn(10); {
@@ -233,6 +234,7 @@ func runEvents(seed int64, steps int, declare bool) string {
 			if err != nil {
 				return "heartbeat: " + err.Error()
 			}
+			clock = now
 			for _, a := range d.Assignments {
 				if a.BackupOf != "" {
 					if want[a.BackupOf] != finegrain.Running || a.Task != finegrain.BackupID(a.BackupOf) {
@@ -261,10 +263,14 @@ func runEvents(seed int64, steps int, declare bool) string {
 				if err != nil && !errors.Is(err, predict.ErrBadProgress) && !errors.Is(err, predict.ErrBadTime) {
 					return "progress: " + err.Error()
 				}
+				if err == nil {
+					clock = now
+				}
 			}
 		case op < 6:
 			if p := byState(finegrain.Pending); len(p) > 0 {
 				id := pick(p)
+				clock = now // a placement's time counts, placed or not
 				if a, err := s.Place(id, now); err == nil {
 					want[id] = finegrain.Running
 					starts[id] = a.Start
@@ -294,6 +300,7 @@ func runEvents(seed int64, steps int, declare bool) string {
 				if err != nil {
 					return "finish: " + err.Error()
 				}
+				clock = now
 				if of, ok := backups[id]; ok {
 					id = of
 				}
@@ -309,6 +316,7 @@ func runEvents(seed int64, steps int, declare bool) string {
 						if err := s.Failed(b, now); err != nil {
 							return "backup fail: " + err.Error()
 						}
+						clock = now
 						delete(backups, b)
 						delete(backupNode, b)
 						delete(placed, b)
@@ -318,9 +326,11 @@ func runEvents(seed int64, steps int, declare bool) string {
 				if id == "" {
 					break
 				}
+				now = max(now, starts[id]) // a booked task fails once it has started
 				if err := s.Failed(id, now); err != nil {
 					return "fail: " + err.Error()
 				}
+				clock = now
 				dropBackupOf(id)
 				delete(placed, id)
 				want[id] = finegrain.Pending
@@ -332,6 +342,7 @@ func runEvents(seed int64, steps int, declare bool) string {
 					if err != nil {
 						return "cancel: " + err.Error()
 					}
+					clock = now
 					dropBackupOf(id)
 					delete(placed, id)
 					want[id] = finegrain.Cancelled
@@ -349,6 +360,7 @@ func runEvents(seed int64, steps int, declare bool) string {
 				if err != nil || !load.Covers(held) {
 					return fmt.Sprintf("external load %v held %v: %v", load, held, err)
 				}
+				clock = now
 				loads[id] = external{held, now}
 			}
 			if len(nodes) > 1 && r.Intn(3) == 0 {
@@ -357,6 +369,7 @@ func runEvents(seed int64, steps int, declare bool) string {
 				if err != nil {
 					return "remove: " + err.Error()
 				}
+				clock = now
 				for _, id := range requeued {
 					if want[id] != finegrain.Running {
 						return "requeued a task that was not running"
@@ -377,7 +390,7 @@ func runEvents(seed int64, steps int, declare bool) string {
 				addNode(100 + step)
 			}
 		}
-		if msg := checkState(s, ids, want); msg != "" {
+		if msg := checkState(s, ids, want, starts, clock); msg != "" {
 			return fmt.Sprintf("step %d: %s", step, msg)
 		}
 		if msg := checkFree(s, now, nodes, capacity, placed, loads); msg != "" {
@@ -437,7 +450,7 @@ func runEvents(seed int64, steps int, declare bool) string {
 			}
 		}
 	}
-	return checkState(s, ids, want)
+	return checkState(s, ids, want, starts, now)
 }
 
 // checkFree compares every node's free resources, from now on, with its capacity
@@ -483,18 +496,26 @@ func checkFree(s *finegrain.Scheduler, now time.Duration, nodes []string, capaci
 	return ""
 }
 
-func checkState(s *finegrain.Scheduler, ids []string, want map[string]finegrain.TaskState) string {
-	var n [5]int
+// checkState compares every task's state with the model's; a task the model has
+// placed (Running) is Booked while its start is after clock, the time of the
+// scheduler's latest event.
+func checkState(s *finegrain.Scheduler, ids []string, want map[string]finegrain.TaskState, starts map[string]time.Duration, clock time.Duration) string {
+	var n [finegrain.Booked + 1]int
 	for _, id := range ids {
+		w := want[id]
+		if w == finegrain.Running && starts[id] > clock {
+			w = finegrain.Booked
+		}
 		got, ok := s.State(id)
-		if !ok || got != want[id] {
-			return fmt.Sprintf("task %s is %v, want %v", id, got, want[id])
+		if !ok || got != w {
+			return fmt.Sprintf("task %s is %v, want %v", id, got, w)
 		}
 		n[got]++
 	}
 	p, r, f, c := s.Counts()
-	if p != n[finegrain.Pending] || r != n[finegrain.Running] || f != n[finegrain.Finished] || c != n[finegrain.Cancelled] || p+r+f+c != len(ids) {
-		return fmt.Sprintf("counts %d/%d/%d/%d disagree with %v", p, r, f, c, n)
+	b := s.Count(finegrain.Booked)
+	if p != n[finegrain.Pending] || r != n[finegrain.Running] || f != n[finegrain.Finished] || c != n[finegrain.Cancelled] || b != n[finegrain.Booked] || p+r+f+c+b != len(ids) {
+		return fmt.Sprintf("counts %d/%d/%d/%d/%d disagree with %v", p, r, f, c, b, n)
 	}
 	return ""
 }

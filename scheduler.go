@@ -189,11 +189,18 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 		list = append(list, pr)
 	}
 	if cfg.futureStart {
-		fs, err := plugins.NewFutureStart(s.adjuster, s.compression)
+		fs, err := plugins.NewFutureStart(s.adjuster, s.compression, cfg.bookAfter)
 		if err != nil {
 			return nil, err
 		}
 		list = append(list, fs)
+		if cfg.bookPull {
+			b, err := plugins.NewBooking(fs)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, b)
+		}
 	}
 	if cfg.speculator != nil {
 		sp, err := plugins.NewSpeculation(cfg.speculator)
@@ -556,17 +563,26 @@ func (s *Scheduler) pending(id, event string, now time.Duration) (*cluster.TaskI
 	return s.inState(id, event, now, Pending)
 }
 
+// inState returns task id, in state want, for an event at now, and the event's time.
+// A booked task whose start has come by then is Running (cluster.State.StartDue): the
+// time of the event says so, whether the event then succeeds or not.
 func (s *Scheduler) inState(id, event string, now time.Duration, want TaskState) (*cluster.TaskInfo, time.Duration, error) {
 	t, err := s.task(id)
 	if err != nil {
 		return nil, 0, err
 	}
-	if t.State() != want {
+	if t.State() != want && t.State() != Booked {
 		return nil, 0, fmt.Errorf("finegrain: %s %q: it is %v: %w", event, id, t.State(), ErrState)
 	}
 	at, err := s.eventTime(event, id, now)
 	if err != nil {
 		return nil, 0, err
+	}
+	if t.State() == Booked && want == Running && t.Start() <= at {
+		s.state.StartDue(at)
+	}
+	if t.State() != want {
+		return nil, 0, fmt.Errorf("finegrain: %s %q: it is %v: %w", event, id, t.State(), ErrState)
 	}
 	return t, at, nil
 }

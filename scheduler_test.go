@@ -142,13 +142,23 @@ func TestPushFutureStart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, time.Minute, a.Start, "reserved to start when the first ends")
 
+	st, _ := s.State("second")
+	assert.Equal(t, finegrain.Booked, st, "committed, its start to come")
+	assert.Equal(t, 1, s.Count(finegrain.Booked))
+
 	// It cannot finish before it starts: the event is refused and changes nothing.
 	err = s.Finished("second", 20*time.Second, nil)
 	assert.ErrorIs(t, err, finegrain.ErrState)
-	st, _ := s.State("second")
-	assert.Equal(t, finegrain.Running, st)
+	st, _ = s.State("second")
+	assert.Equal(t, finegrain.Booked, st)
 	_, _, finished, _ := s.Counts()
 	assert.Zero(t, finished)
+
+	// Its start comes: the first event at or after it finds it running.
+	require.NoError(t, s.Finished("first", time.Minute, nil))
+	require.NoError(t, s.Finished("second", 2*time.Minute, nil))
+	_, _, finished, _ = s.Counts()
+	assert.Equal(t, 2, finished)
 
 	// An empty window of free segments is no error.
 	segs, err := s.FreeSegments("n", 30*time.Second, 30*time.Second)

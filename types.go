@@ -53,6 +53,7 @@ const (
 	Finished  = cluster.Finished
 	Cancelled = cluster.Cancelled
 	Reserved  = cluster.Reserved
+	Booked    = cluster.Booked
 )
 
 // The reasons.

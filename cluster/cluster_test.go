@@ -80,7 +80,11 @@ func place(t *testing.T, s *cluster.State, tk *cluster.TaskInfo, n *cluster.Node
 	t.Helper()
 	require.NoError(t, s.Reserve(tk, n, held(tk, start)))
 	require.NoError(t, s.Commit(tk))
-	require.Equal(t, cluster.Running, tk.State())
+	want := cluster.Running
+	if start > s.Clock() {
+		want = cluster.Booked
+	}
+	require.Equal(t, want, tk.State())
 }
 
 func byFree(s *cluster.State, need int64) []string {
@@ -369,6 +373,8 @@ func TestLifeCycleErrors(t *testing.T) {
 		{"finish pending", func() error { return s.Finish(pending, time.Second) }, cluster.ErrState},
 		{"finish reserved", func() error { return s.Finish(reserved, time.Second) }, cluster.ErrState},
 		{"finish before start", func() error { return s.Finish(later, 4*time.Second) }, cluster.ErrState},
+		{"fail booked", func() error { return s.Fail(later) }, cluster.ErrState},
+		{"preempt booked", func() error { return s.Preempt(later) }, cluster.ErrState},
 		{"finish twice", func() error { return s.Finish(done, 2*time.Second) }, cluster.ErrState},
 		{"finish foreign", func() error { return s.Finish(foreign, time.Second) }, cluster.ErrUnknownTask},
 		{"cancel finished", func() error { return s.Cancel(done, 0) }, cluster.ErrState},
@@ -378,7 +384,10 @@ func TestLifeCycleErrors(t *testing.T) {
 		{"progress of reserved", func() error { return s.ReportProgress(reserved, 0.5, time.Second) }, cluster.ErrState},
 	})
 
-	// Finishing at its start is not before it.
+	// A booked task runs once the clock reaches its start, and finishing at its start
+	// is not before it.
+	s.Advance(5 * time.Second)
+	require.Equal(t, cluster.Running, later.State())
 	require.NoError(t, s.Finish(later, 5*time.Second))
 	assert.Equal(t, cluster.Finished, later.State())
 }
@@ -854,6 +863,9 @@ func TestViews(t *testing.T) {
 	// A predicted placement plans its duration; a request placement does not.
 	require.NoError(t, s.Reserve(decl, n, cluster.Reservation{Start: time.Second, Hold: declared, Predicted: true}))
 	require.NoError(t, s.Commit(decl))
+	assert.Equal(t, cluster.Booked, decl.State(), "its start is to come")
+	s.Advance(time.Second)
+	assert.Equal(t, cluster.Running, decl.State(), "its start has come")
 	assert.Equal(t, 3*time.Second, decl.Planned())
 	assert.Equal(t, declared, decl.Plan())
 	assert.Equal(t, time.Second, decl.Start())

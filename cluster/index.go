@@ -30,6 +30,7 @@ func (s *State) Advance(now time.Duration) {
 		return
 	}
 	s.clock = now
+	s.StartDue(now)
 	if s.keep.Age > 0 {
 		s.retire()
 	}

@@ -75,7 +75,7 @@ func fingerprint(s *cluster.State, tasks []*cluster.TaskInfo) string {
 		return true
 	})
 	b.WriteString("\ncounts:")
-	for st := cluster.Pending; st <= cluster.Reserved; st++ {
+	for st := cluster.Pending; st <= cluster.Booked; st++ {
 		fmt.Fprintf(&b, " %v=%d", st, s.Count(st))
 	}
 	b.WriteString("\n")
@@ -386,7 +386,7 @@ type attempt struct {
 	node  *cluster.NodeInfo
 	start time.Duration
 	hold  stage.Profile
-	state cluster.TaskState // Reserved or Running
+	state cluster.TaskState // Reserved, Running or Booked
 }
 
 // mtask is the model of one submitted task.
@@ -442,7 +442,7 @@ func fitsEvent(mt *mtask, k int) bool {
 	case k < 12:
 		return mt.state == cluster.Running
 	case k < 13:
-		return mt.state == cluster.Pending || mt.state == cluster.Reserved || mt.state == cluster.Running
+		return mt.state == cluster.Pending || mt.state == cluster.Reserved || mt.state == cluster.Running || mt.state == cluster.Booked
 	case k < 16:
 		return mt.state == cluster.Running && mt.backup == nil
 	case k < 22:
@@ -458,7 +458,7 @@ func (m *model) add(t *cluster.TaskInfo) {
 // check compares the state with the model; "" when they agree.
 func (m *model) check() string {
 	s := m.w.s
-	var counts [cluster.Reserved + 1]int
+	var counts [cluster.Booked + 1]int
 	type jobWant struct {
 		pending, placed, running int
 		usage, demand            resource.Tuple
@@ -486,7 +486,7 @@ func (m *model) check() string {
 			jw.pending++
 			jw.demand = jw.demand.Add(t.Request())
 			jw.classes[fmt.Sprintf("%+v", classOf(t))]++
-		case cluster.Reserved, cluster.Running:
+		case cluster.Reserved, cluster.Running, cluster.Booked:
 			jw.placed++
 			jw.usage = jw.usage.Add(mt.place.hold.Peak())
 			if mt.state == cluster.Running {
@@ -525,7 +525,7 @@ func (m *model) check() string {
 		}
 	}
 	total := 0
-	for st := cluster.Pending; st <= cluster.Reserved; st++ {
+	for st := cluster.Pending; st <= cluster.Booked; st++ {
 		total += s.Count(st)
 		if s.Count(st) != counts[st] {
 			return fmt.Sprintf("Count(%v) = %d, model says %d", st, s.Count(st), counts[st])
@@ -767,7 +767,11 @@ func (lc *lifeCycle) step(k int) string {
 		what = fmt.Sprintf("Commit %s (%v)", tk.ID(), mt.state)
 		ok = mt.state == cluster.Reserved
 		if err = s.Commit(tk); err == nil {
-			mt.state, mt.place.state = cluster.Running, cluster.Running
+			st := cluster.Running
+			if mt.place.start > w.clock {
+				st = cluster.Booked // a future start waits for the clock
+			}
+			mt.state, mt.place.state = st, st
 		}
 	case k < 8:
 		what = fmt.Sprintf("Unreserve %s (%v)", tk.ID(), mt.state)
@@ -803,7 +807,7 @@ func (lc *lifeCycle) step(k int) string {
 		}
 	case k < 13:
 		what = fmt.Sprintf("Cancel %s (%v)", tk.ID(), mt.state)
-		ok = mt.state == cluster.Pending || mt.state == cluster.Reserved || mt.state == cluster.Running
+		ok = mt.state == cluster.Pending || mt.state == cluster.Reserved || mt.state == cluster.Running || mt.state == cluster.Booked
 		if err = s.Cancel(tk, 0); err == nil {
 			m.release(mt, cluster.Cancelled)
 		}
@@ -895,6 +899,11 @@ func (lc *lifeCycle) step(k int) string {
 	case k < evWalk:
 		w.clock += time.Duration(1+r.Intn(2)) * time.Second
 		s.Advance(w.clock)
+		for _, mt := range m.tasks {
+			if mt.state == cluster.Booked && mt.place.start <= w.clock {
+				mt.state, mt.place.state = cluster.Running, cluster.Running
+			}
+		}
 		what, ok = fmt.Sprintf("Advance to %v", w.clock), true
 	case k == evWalk:
 		// Events inside a walk change the fairness tree when it ends: check the model
@@ -978,7 +987,7 @@ func (m *model) removeNode(n *cluster.NodeInfo) []string {
 	}
 	for _, mt := range m.tasks {
 		if mt.place != nil && mt.place.node == n {
-			if mt.state == cluster.Running {
+			if mt.state == cluster.Running || mt.state == cluster.Booked {
 				ids = append(ids, mt.t.ID())
 			}
 			m.release(mt, cluster.Pending)

@@ -121,7 +121,8 @@ func (s *State) ReserveBackup(t *TaskInfo, n *NodeInfo, r Reservation) (*TaskInf
 	return b, nil
 }
 
-// Commit makes reserved task (or backup attempt) t Running.
+// Commit makes reserved task (or backup attempt) t Running, or Booked when its
+// reservation starts after the clock.
 func (s *State) Commit(t *TaskInfo) error {
 	if err := s.own(t, nil); err != nil {
 		return err
@@ -133,6 +134,18 @@ func (s *State) Commit(t *TaskInfo) error {
 		t.state = Running
 		return nil
 	}
+	s.restored(t)
+	if t.start > s.clock {
+		s.setState(t, Booked)
+		s.booked.ReplaceOrInsert(t)
+		return nil
+	}
+	s.run(t)
+	return nil
+}
+
+// run makes committed task t Running.
+func (s *State) run(t *TaskInfo) {
 	j := s.jobs[t.spec.Job]
 	j.running[t.spec.ID] = t
 	if len(j.running) >= j.spec.MinMember {
@@ -141,8 +154,19 @@ func (s *State) Commit(t *TaskInfo) error {
 	s.busyJobs[j.spec.ID] = j
 	s.progressStart(t, t.node.spec.ID, t.start)
 	s.setState(t, Running)
-	s.restored(t)
-	return nil
+}
+
+// StartDue makes the booked tasks whose start is at or before now Running, in start
+// order; Advance calls it. It changes nothing else (not the clock).
+func (s *State) StartDue(now time.Duration) {
+	for {
+		t, ok := s.booked.Min()
+		if !ok || t.start > now {
+			return
+		}
+		s.booked.DeleteMin()
+		s.run(t)
+	}
 }
 
 // Unreserve rolls reserved task t back to Pending, or drops reserved backup attempt
@@ -281,7 +305,7 @@ func (s *State) Finish(t *TaskInfo, now time.Duration) error {
 	return nil
 }
 
-// Cancel withdraws a pending, reserved or running task at now; a placed task's
+// Cancel withdraws a pending, reserved, booked or running task at now; a placed task's
 // resources return to its node. Cancelling a backup attempt drops the attempt only.
 // The cancelled task stays readable until Retention forgets it (its age counts from
 // now).
@@ -292,7 +316,7 @@ func (s *State) Cancel(t *TaskInfo, now time.Duration) error {
 	switch t.state {
 	case Pending:
 		s.dequeue(t, false)
-	case Running, Reserved:
+	case Running, Reserved, Booked:
 		if t.backupOf != nil {
 			s.dropBackup(t.backupOf, false)
 			return nil
@@ -320,6 +344,9 @@ func (s *State) setState(t *TaskInfo, st TaskState) {
 func (s *State) release(t *TaskInfo) {
 	s.dropBackup(t, false)
 	n := t.node
+	if t.state == Booked {
+		s.booked.Delete(t)
+	}
 	if t.state == Running {
 		s.progressAbandon(t)
 		if j := s.jobs[t.spec.Job]; len(j.running) > 0 {

@@ -110,21 +110,24 @@ type TaskState uint8
 const (
 	// Pending: waiting for a node.
 	Pending TaskState = iota + 1
-	// Running: holds a committed reservation on a node (its start may lie in the future
-	// when it was placed with a future start).
+	// Running: holds a committed reservation on a node, and its start has come.
 	Running
 	// Finished: done; its resources were returned.
 	Finished
 	// Cancelled: withdrawn by the embedder.
 	Cancelled
 	// Reserved: holds a tentative reservation on a node, visible to every later
-	// decision, that is either committed (Running) or rolled back (Pending). A task is
-	// Reserved only between the Reserve and Permit steps of a scheduling cycle, or
-	// while a Permit plugin keeps it waiting.
+	// decision, that is either committed (Running, or Booked) or rolled back (Pending).
+	// A task is Reserved only between the Reserve and Permit steps of a scheduling
+	// cycle, or while a Permit plugin keeps it waiting.
 	Reserved
+	// Booked: holds a committed reservation on a node that starts in the future (a
+	// future-start placement): nothing placed later may take what it holds, and it
+	// becomes Running when the clock reaches its start (State.Advance).
+	Booked
 )
 
-var stateNames = [...]string{"", "pending", "running", "finished", "cancelled", "reserved"}
+var stateNames = [...]string{"", "pending", "running", "finished", "cancelled", "reserved", "booked"}
 
 func (s TaskState) String() string {
 	if s > 0 && int(s) < len(stateNames) {

@@ -35,7 +35,8 @@ type State struct {
 	nslots   int                 // class slots handed out
 	serial   uint64              // classes created
 	tasks    map[string]*TaskInfo
-	count    [Reserved + 1]int
+	count    [Booked + 1]int
+	booked   *btree.BTreeG[*TaskInfo] // Booked tasks by start, then ID
 
 	tree     *fairness.Tree
 	pending  *fairness.Pending
@@ -112,6 +113,12 @@ func New(schema *resource.Schema, opts ...Option) (*State, error) {
 		pending:  fairness.NewPending(),
 		keep:     cfg.retention,
 	}
+	s.booked = btree.NewG(8, func(a, b *TaskInfo) bool {
+		if a.start != b.start {
+			return a.start < b.start
+		}
+		return a.spec.ID < b.spec.ID
+	})
 	s.byFree = btree.NewG(16, func(a, b *NodeInfo) bool {
 		if a.key != b.key {
 			return a.key > b.key
@@ -191,8 +198,8 @@ func (s *State) AddNode(spec NodeSpec) error {
 	return nil
 }
 
-// RemoveNode removes a server (it failed or left). Its running tasks return to pending
-// and are returned in ID order; reservations not yet committed are rolled back; backup
+// RemoveNode removes a server (it failed or left). Its running and booked tasks return
+// to pending and are returned in ID order; reservations not yet committed are rolled back; backup
 // attempts on the node end, as do the backups of the tasks returned to pending.
 func (s *State) RemoveNode(id string) ([]string, error) {
 	n, ok := s.nodes[id]

@@ -377,6 +377,22 @@ func (c *Cycle) Try(j *cluster.JobInfo, t *cluster.TaskInfo, level fairness.Leve
 	return st
 }
 
+// TryAt is a pull cycle's placement of prepared attempt a (Prepare) on any node from
+// any start — a future start elsewhere (a booking), say — with a.Node and a.Start set
+// and a.Result from Filter, which the caller ran and passed: Reserve, Permit, commit.
+// On success the assignment joins the Decision; otherwise nothing changed and the
+// status says why.
+func (c *Cycle) TryAt(a *Attempt) Status {
+	if a.Node == nil {
+		return Refuse(NoRoom)
+	}
+	as, st := c.bind(a)
+	if st.OK() {
+		c.d.Assignments = append(c.d.Assignments, as)
+	}
+	return st
+}
+
 // Tried is the attempt of the latest Try or TryBackup — its demand, node and match
 // result — valid until the next one. Read it; do not keep it.
 func (c *Cycle) Tried() *Attempt { return &c.fw.scratch }

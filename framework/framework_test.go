@@ -419,7 +419,7 @@ func TestPostFilterProposalIsReservedAtItsStart(t *testing.T) {
 	assert.True(t, proposed.OK())
 	assert.Equal(t, "n2", as.Node)
 	assert.Equal(t, later, as.Start)
-	assert.Equal(t, cluster.Running, tk.State())
+	assert.Equal(t, cluster.Booked, tk.State(), "committed, its start to come")
 	assert.Equal(t, later, tk.Start())
 	n2 := f.node(t, "n2")
 	assert.Equal(t, free0, n2.Timeline().FreeAt(0), "nothing is held before the start")
@@ -460,7 +460,7 @@ func TestPostFilterFailureLeavesThePlacementError(t *testing.T) {
 
 func TestFutureStartPostFilter(t *testing.T) {
 	f := newFixture(t, nodeSpec("n1", 4000, 16))
-	fs, err := plugins.NewFutureStart(f.adj, f.comp)
+	fs, err := plugins.NewFutureStart(f.adj, f.comp, 0)
 	require.NoError(t, err)
 	fw := f.framework(t, with(f.base(t), fs))
 	first := f.submitSpec(t, cluster.TaskSpec{ID: "t1", Job: "j", Request: capacity(1000, 16), Duration: 10 * time.Second})

@@ -217,6 +217,7 @@ func TestRejectRollsBack(t *testing.T) {
 	assert.ErrorIs(t, again, cluster.ErrState)
 	assert.ErrorIs(t, allow, cluster.ErrState)
 	assert.Equal(t, cluster.Pending, t1.State())
+	before.Clock = time.Second // the second cycle's time; nothing else changed
 	assert.Equal(t, before, takeSnapshot(t, f.st, "t1", "t2"))
 	assert.Equal(t, []string{"R.Reserve:t1", "R.Unreserve:t1"}, log)
 	assert.Empty(t, fw.TakePermitted())

@@ -10,9 +10,13 @@ import (
 // This file runs the cycles: pull (Heartbeat: node × jobs), push (Place: task ×
 // nodes) and probes (Filter, Score: one task on one node, nothing reserved).
 
+// cycle starts a cycle of mode at now. A pull or push cycle first advances the
+// state's clock to now (cluster.State.Advance: booked tasks whose start has come run);
+// a probe changes nothing.
 func (f *Framework) cycle(mode Mode, now time.Duration, n *cluster.NodeInfo) Cycle {
 	if mode != Probe {
 		f.gen++
+		f.state.Advance(now)
 	}
 	return Cycle{fw: f, mode: mode, now: now, gen: f.gen, node: n}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,11 +48,24 @@ func TestConstructorsRefuseBadInput(t *testing.T) {
 		"node score zero weight":     func() error { _, err := plugins.NewNodeScore(match.BestFit{}, 0); return err },
 		"node score NaN weight":      func() error { _, err := plugins.NewNodeScore(match.BestFit{}, math.NaN()); return err },
 		"node score infinite weight": func() error { _, err := plugins.NewNodeScore(match.BestFit{}, math.Inf(1)); return err },
-		"future start nil parts":     func() error { _, err := plugins.NewFutureStart(nil, comp); return err },
-		"idle gate nil adjuster":     func() error { _, err := plugins.NewIdleGate(nil); return err },
-		"demand classes nil":         func() error { _, err := plugins.NewDemandClasses(nil); return err },
-		"pre-release nil placer":     func() error { _, err := plugins.NewPreReleaseList(nil); return err },
-		"speculation nil":            func() error { _, err := plugins.NewSpeculation(nil); return err },
+		"future start nil parts":     func() error { _, err := plugins.NewFutureStart(nil, comp, 0); return err },
+		"future start negative wait": func() error { _, err := plugins.NewFutureStart(adj, comp, -1); return err },
+		"preemption nothing on":      func() error { _, err := plugins.NewPreemption(plugins.PreemptionConfig{}); return err },
+		"preemption negative delay": func() error {
+			_, err := plugins.NewPreemption(plugins.PreemptionConfig{Guarantees: true, ReclaimDelay: -1})
+			return err
+		},
+		"preemption negative per heartbeat": func() error {
+			_, err := plugins.NewPreemption(plugins.PreemptionConfig{Priority: true, PerHeartbeat: -1})
+			return err
+		},
+		"booking nil":            func() error { _, err := plugins.NewBooking(nil); return err },
+		"gang zero timeout":      func() error { _, err := plugins.NewGang(0); return err },
+		"gang negative timeout":  func() error { _, err := plugins.NewGang(-time.Second); return err },
+		"idle gate nil adjuster": func() error { _, err := plugins.NewIdleGate(nil); return err },
+		"demand classes nil":     func() error { _, err := plugins.NewDemandClasses(nil); return err },
+		"pre-release nil placer": func() error { _, err := plugins.NewPreReleaseList(nil); return err },
+		"speculation nil":        func() error { _, err := plugins.NewSpeculation(nil); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := build()

@@ -191,7 +191,7 @@ func (p *Preemption) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 			return true
 		}
 		tried++
-		if p.fitsSomewhere(c, &a) || !p.victimsOn(c, &a, n, claim, &p.cur) {
+		if fitsSomeNode(c, &a) || !p.victimsOn(c, &a, n, claim, &p.cur) {
 			return tried < p.cfg.PerHeartbeat
 		}
 		if err := p.evict(c, t, p.cur.victims); err != nil {
@@ -202,20 +202,6 @@ func (p *Preemption) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		return false
 	})
 	return nil
-}
-
-// fitsSomewhere reports whether attempt a's task passes the filters on some node now:
-// then it will start without evicting anything.
-func (p *Preemption) fitsSomewhere(c *framework.Cycle, a *framework.Attempt) bool {
-	dim := c.State().IndexDim()
-	found := false
-	try := *a
-	c.State().ByFree(a.Demand.Hold.Stage(0).Demand[dim], func(n *cluster.NodeInfo) bool {
-		try.Node, try.Start = n, c.Now()
-		found = c.Filter(&try).OK()
-		return !found
-	})
-	return found
 }
 
 // claim is what a preemptor may do: evict lower priorities, and reclaim when its queue

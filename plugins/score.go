@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/policy"
@@ -40,29 +41,113 @@ func (s *NodeScore) Score(_ *framework.Cycle, a *framework.Attempt) float64 {
 	return s.weight * match.ScoreServer(s.scorer, server, a.Start, a.Demand.Hold, a.Result)
 }
 
-// FutureStart (PostFilter) places a task that fits no node now at the earliest start
-// any node offers: each node's timeline proposes its earliest fit (stage.Timeline.
-// EarliestFit, with the compression the node's mode allows up to the compression
-// limit), which must then pass the filters; the earliest wins, ties to the roomiest
-// node. It visits every node: O(n) per placement that needs it.
+// FutureStart (PostFilter) books a task that fits no node now at the earliest start
+// any node's timeline offers for its whole profile, future stages included: each
+// node proposes its earliest fit (stage.Timeline.EarliestFit, with the compression the
+// node's mode allows up to the compression limit), which must then pass the filters;
+// the earliest wins, ties to the roomiest node. The task is then Booked
+// (cluster.Booked) until its start, and what it holds is off limits to every later
+// placement: tasks placed in front of it (backfilling) use only what leaves its
+// booking whole, EASY backfilling's rule on the stage timeline.
+//
+// Only a task that has waited at least Wait since it was submitted
+// (cluster.TaskSpec.Submitted) is booked. The PostFilter books the task a push
+// placement found no node for; Booking does the same in pull mode. Finding the
+// earliest start visits every node: O(nodes) for each task booked.
 type FutureStart struct {
 	adjuster    *policy.Adjuster
 	compression *policy.Compression
+	wait        time.Duration
 }
 
-// NewFutureStart returns the future-start plugin.
-func NewFutureStart(adj *policy.Adjuster, comp *policy.Compression) (*FutureStart, error) {
-	if adj == nil || comp == nil {
-		return nil, fmt.Errorf("plugins: future start: nil adjuster or compression manager: %w", cluster.ErrInvalid)
+// NewFutureStart returns the future-start plugin: tasks waiting at least wait (≥ 0)
+// are booked.
+func NewFutureStart(adj *policy.Adjuster, comp *policy.Compression, wait time.Duration) (*FutureStart, error) {
+	if adj == nil || comp == nil || wait < 0 {
+		return nil, fmt.Errorf("plugins: future start: adjuster %v, compression manager %v, wait %v: %w", adj != nil, comp != nil, wait, cluster.ErrInvalid)
 	}
-	return &FutureStart{adjuster: adj, compression: comp}, nil
+	return &FutureStart{adjuster: adj, compression: comp, wait: wait}, nil
 }
 
 // Name implements framework.Plugin.
 func (*FutureStart) Name() string { return "FutureStart" }
 
+// Wait is how long a task waits before it is booked.
+func (f *FutureStart) Wait() time.Duration { return f.wait }
+
+// waited reports whether task t has waited long enough to be booked.
+func (f *FutureStart) waited(c *framework.Cycle, t *cluster.TaskInfo) bool {
+	return c.Now()-t.Spec().Submitted >= f.wait
+}
+
 // PostFilter implements framework.PostFilterPlugin.
 func (f *FutureStart) PostFilter(c *framework.Cycle, a *framework.Attempt) framework.Status {
+	if !f.waited(c, a.Task) {
+		return framework.Refuse(framework.NoRoom)
+	}
+	best, ok := f.earliest(c, a)
+	if !ok {
+		return framework.Refuse(framework.NoRoom)
+	}
+	*a = best
+	return framework.Status{}
+}
+
+// Booking (Pass) is FutureStart in pull mode: after the locality pass, it books the
+// first waiting task, in fairness order among the first jobs it looks at, that has
+// waited FutureStart.Wait and fits no node now, on the node and at the start
+// FutureStart finds (not necessarily the heartbeat's node): one booking per
+// heartbeat.
+type Booking struct {
+	fs *FutureStart
+}
+
+// NewBooking returns the pull-mode booking pass of fs.
+func NewBooking(fs *FutureStart) (*Booking, error) {
+	if fs == nil {
+		return nil, fmt.Errorf("plugins: booking: nil future start: %w", cluster.ErrInvalid)
+	}
+	return &Booking{fs: fs}, nil
+}
+
+// Name implements framework.Plugin.
+func (*Booking) Name() string { return "Booking" }
+
+// maxLook bounds the jobs a heartbeat's booking pass looks at.
+const maxLook = 16
+
+// Pass implements framework.PassPlugin.
+func (b *Booking) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
+	st := c.State()
+	if st.Count(cluster.Pending) == 0 {
+		return nil
+	}
+	looked := 0
+	st.Walk(func(j *cluster.JobInfo) bool {
+		if looked++; looked > maxLook {
+			return false
+		}
+		t, _, ok := st.FirstPending(j, n, fairness.OffSwitch)
+		if !ok || !b.fs.waited(c, t) {
+			return true
+		}
+		a, s := c.Prepare(t, nil, c.Now())
+		if !s.OK() || !st.Holds(a.Demand.Hold.Peak()) || fitsSomeNode(c, &a) {
+			return true
+		}
+		best, ok := b.fs.earliest(c, &a)
+		if !ok {
+			return true
+		}
+		best.Level = st.Locality(t, best.Node)
+		return !c.TryAt(&best).OK()
+	})
+	return nil
+}
+
+// earliest finds the earliest start at which attempt a's task passes the filters on
+// some node.
+func (f *FutureStart) earliest(c *framework.Cycle, a *framework.Attempt) (framework.Attempt, bool) {
 	schema := c.State().Schema()
 	var (
 		best  framework.Attempt
@@ -85,9 +170,5 @@ func (f *FutureStart) PostFilter(c *framework.Cycle, a *framework.Attempt) frame
 		}
 		return true
 	})
-	if !found {
-		return framework.Refuse(framework.NoRoom)
-	}
-	*a = best
-	return framework.Status{}
+	return best, found
 }

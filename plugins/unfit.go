@@ -9,7 +9,8 @@ import (
 
 // A task that fits no node of the cluster even empty would hold its job back for
 // ever if a pass kept offering the node to it first; the locality strategies
-// (DelayScheduling, PreReleaseList) look past such tasks with these two checks.
+// (DelayScheduling, PreReleaseList) look past such tasks with the first two checks.
+// The third tells Preemption and FutureStart when a task needs neither.
 
 // unplaceable reports whether status s refused the latest Try for want of room with a
 // demand that no node of the cluster could hold even empty.
@@ -25,4 +26,19 @@ func fitsNoNode(st *cluster.State, t *cluster.TaskInfo, refused []cluster.ClassI
 		return !st.Holds(d.Peak())
 	}
 	return len(refused) > 0 && slices.Contains(refused, st.ClassOf(t))
+}
+
+// fitsSomeNode reports whether attempt a's task passes the filters on some node now:
+// then it starts without evicting or booking anything. It visits the nodes the free
+// index offers for the task's first stage (cluster.State.ByFree).
+func fitsSomeNode(c *framework.Cycle, a *framework.Attempt) bool {
+	dim := c.State().IndexDim()
+	found := false
+	try := *a
+	c.State().ByFree(a.Demand.Hold.Stage(0).Demand[dim], func(n *cluster.NodeInfo) bool {
+		try.Node, try.Start = n, c.Now()
+		found = c.Filter(&try).OK()
+		return !found
+	})
+	return found
 }
