@@ -75,6 +75,7 @@ const (
 	Preempted         = framework.Preempted
 	Reclaimed         = framework.Reclaimed
 	GangWaiting       = framework.GangWaiting
+	GangShort         = framework.GangShort
 )
 
 // Sentinel errors; every error the Scheduler returns wraps one of these (or a sentinel

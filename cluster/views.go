@@ -124,6 +124,9 @@ func (j *JobInfo) Running() []*TaskInfo { return sorted(j.running) }
 // gathered, its further tasks (reduce tasks, say) start as they fit.
 func (j *JobInfo) Gathered() bool { return j.spec.MinMember <= 1 || j.gathered }
 
+// Live is how many of the job's tasks are pending, reserved, booked or running.
+func (j *JobInfo) Live() int { return j.live }
+
 // Disrupted is how many of the job's tasks preemption evicted that are not placed
 // again yet (State.Preempt); JobSpec.MaxDisrupted bounds it.
 func (j *JobInfo) Disrupted() int { return j.disrupted }

@@ -209,9 +209,11 @@ type Victim struct {
 // Evict preempts victims to make room for task t (PostFilter and Pass plugins that
 // preempt): each is evicted (cluster.State.Preempt), and the evictions go with t's
 // Assignment, or with the Decision or the PlacementError when t does not start in this
-// cycle. It checks every victim first and evicts none when one may not be evicted: a
-// task not running, listed twice, a backup, a non-preemptible one, or one past its
-// job's disruption budget.
+// cycle. A victim that started in this same heartbeat is withdrawn instead: its
+// assignment leaves the Decision and it is pending again, as if it had not been
+// placed (no eviction to report, no disruption counted). Evict checks every victim
+// first and evicts none when one may not be evicted: a task not running, listed
+// twice, a backup, a non-preemptible one, or one past its job's disruption budget.
 func (c *Cycle) Evict(t *cluster.TaskInfo, victims []Victim) error {
 	st := c.fw.state
 	per := map[*cluster.JobInfo]int{}
@@ -222,11 +224,20 @@ func (c *Cycle) Evict(t *cluster.TaskInfo, victims []Victim) error {
 			return fmt.Errorf("framework: evict task %q: it is %v, preemptible %v, listed twice %v: %w", v.Task.ID(), v.Task.State(), v.Task.Preemptible(), seen[v.Task], cluster.ErrState)
 		}
 		seen[v.Task] = true
+		if c.startedHere(v.Task) >= 0 {
+			continue
+		}
 		if per[j]++; !j.MayDisrupt(per[j]) {
 			return fmt.Errorf("framework: evict task %q: job %q's disruption budget: %w", v.Task.ID(), j.ID(), cluster.ErrInvalid)
 		}
 	}
 	for _, v := range victims {
+		if i := c.startedHere(v.Task); i >= 0 {
+			c.evicted = append(c.evicted, c.d.Assignments[i].Evicted...)
+			c.d.Assignments = slices.Delete(c.d.Assignments, i, i+1)
+			_ = st.Evict(v.Task)
+			continue
+		}
 		node := v.Task.Node().ID()
 		_ = st.Preempt(v.Task) // checked above
 		c.evicted = append(c.evicted, Eviction{Task: v.Task.ID(), Job: v.Task.Job(), Node: node, Reason: v.Reason, For: t.ID()})
@@ -236,6 +247,15 @@ func (c *Cycle) Evict(t *cluster.TaskInfo, victims []Victim) error {
 		c.fw.debug("tasks evicted", "for", t.ID(), "victims", len(victims))
 	}
 	return nil
+}
+
+// startedHere is the index in the pull cycle's Decision of task t's assignment, or -1
+// when t did not start in this cycle.
+func (c *Cycle) startedHere(t *cluster.TaskInfo) int {
+	if c.d == nil {
+		return -1
+	}
+	return slices.IndexFunc(c.d.Assignments, func(a Assignment) bool { return a.Task == t.ID() })
 }
 
 // Suspend takes placed task t's reservation off its node's timeline for a what-if

@@ -115,9 +115,12 @@ const (
 	// reservations: one gang gathers at a time, so that two gangs never each hold
 	// half of what they need.
 	GangWaiting
+	// GangShort: the task's job is a gang with fewer live tasks than its MinMember
+	// (some were cancelled): it cannot gather until more are submitted.
+	GangShort
 )
 
-var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere", "refused by a plugin", "waiting for permit", "permit denied", "no class of its tasks fits", "preempted", "reclaimed for a guarantee", "another gang is gathering"}
+var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere", "refused by a plugin", "waiting for permit", "permit denied", "no class of its tasks fits", "preempted", "reclaimed for a guarantee", "another gang is gathering", "gang short of MinMember tasks"}
 
 func (r Reason) String() string {
 	if int(r) < len(reasonNames) {

@@ -167,14 +167,16 @@ const maxTries = 8
 // one class are matched against the same profile), or a declared profile no node
 // holds. A task found that way at a locality worse than delay scheduling allows the
 // job is an offer the job passes up: its wait grows, and it takes such a task once it
-// has waited long enough. It returns the last status and the locality of the task it
+// has waited long enough. A gang that has not gathered looks past its members that do
+// not fit this node the same way (other than the refused class, a member may), so
+// that it gathers wherever each member fits. It returns the last status and the locality of the task it
 // concerns.
 func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo, best fairness.Level) (framework.Status, fairness.Level) {
 	st := c.State()
 	t, level, _ := st.FirstPending(j, n, best)
 	s := c.Try(j, t, level)
 	refused := p.refused[:0]
-	for tries := 1; tries < maxTries && unplaceable(c, s); tries++ {
+	for tries := 1; tries < maxTries && (unplaceable(c, s) || gathers(j, s)); tries++ {
 		if t.Declared().Len() == 0 {
 			refused = append(refused, st.ClassOf(t))
 		}
@@ -199,6 +201,13 @@ func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster
 	}
 	p.refused = refused
 	return s, level
+}
+
+// gathers reports whether status s refused a member of gang j, not gathered yet, for
+// want of room on the node: another member may fit there, and a gang gathers member by
+// member wherever each fits.
+func gathers(j *cluster.JobInfo, s framework.Status) bool {
+	return !j.Gathered() && s.Code == framework.Unschedulable && s.Reason == framework.NoRoom
 }
 
 // keepsTurn reports whether ordering p keeps a job in its place when it starts one

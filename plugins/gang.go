@@ -23,8 +23,13 @@ const DefaultGangTimeout = 60 * time.Second
 //     that loses every running task to evictions or failures gathers again.
 //   - A gang whose members are not all reserved within the timeout (counted from
 //     its first waiting member) is rolled back: every waiting member is pending
-//     again, nothing of the gang runs, and the gang waits one more timeout before it
-//     gathers again, so that other gangs get their turn.
+//     again, nothing of the gang runs, and the gang waits before it gathers again —
+//     one timeout after its first rollback, twice as long after each further one, up
+//     to 64 timeouts — so that other gangs and tasks get their turn, and a gang that
+//     cannot gather (it does not fit beside what runs, or at all) holds less and
+//     less of the cluster up.
+//   - PreFilter: a gang with fewer live tasks than MinMember (some were cancelled)
+//     cannot gather, and is refused (GangShort) without holding anything up.
 //   - PreFilter: one gang gathers at a time. While a gang has members waiting, the
 //     members of another gang that is not running are refused (GangWaiting). Two
 //     gangs that each fit the cluster alone but not together therefore never each
@@ -34,10 +39,20 @@ const DefaultGangTimeout = 60 * time.Second
 // cancelled or lost while waiting leaves nothing behind.
 type Gang struct {
 	timeout time.Duration
-	holder  string                   // the job gathering (members waiting), if any
-	until   time.Duration            // the holder's deadline
-	backoff map[string]time.Duration // job → when it may gather again after a rollback
+	holder  string                 // the job gathering (members waiting), if any
+	until   time.Duration          // the holder's deadline
+	backoff map[string]gangBackoff // job → when it may gather again after rollbacks
 }
+
+// gangBackoff is a gang's wait after rollbacks: one timeout after the first, doubling
+// with each further rollback up to maxBackoff timeouts.
+type gangBackoff struct {
+	until     time.Duration
+	rollbacks int
+}
+
+// maxBackoff bounds a gang's backoff, in timeouts.
+const maxBackoff = 64
 
 // NewGang returns the gang plugin; timeout (> 0) is how long members wait for their
 // gang.
@@ -45,7 +60,7 @@ func NewGang(timeout time.Duration) (*Gang, error) {
 	if timeout <= 0 {
 		return nil, fmt.Errorf("plugins: gang timeout %v ≤ 0: %w", timeout, cluster.ErrInvalid)
 	}
-	return &Gang{timeout: timeout, backoff: map[string]time.Duration{}}, nil
+	return &Gang{timeout: timeout, backoff: map[string]gangBackoff{}}, nil
 }
 
 // Name implements framework.Plugin.
@@ -78,14 +93,14 @@ func (g *Gang) PreFilter(c *framework.Cycle, a *framework.Attempt) framework.Sta
 	if !ok || !gathering(j) {
 		return framework.Status{}
 	}
+	if j.Live() < j.Spec().MinMember {
+		return framework.Refuse(framework.GangShort)
+	}
 	if h := g.current(c); h != "" && h != j.ID() {
 		return framework.Refuse(framework.GangWaiting)
 	}
-	if until, ok := g.backoff[j.ID()]; ok {
-		if c.Now() < until {
-			return framework.Refuse(framework.GangWaiting)
-		}
-		delete(g.backoff, j.ID())
+	if b, ok := g.backoff[j.ID()]; ok && c.Now() < b.until {
+		return framework.Refuse(framework.GangWaiting)
 	}
 	return framework.Status{}
 }
@@ -103,7 +118,10 @@ func (g *Gang) Unreserve(c *framework.Cycle, a *framework.Attempt) {
 		return
 	}
 	g.holder = ""
-	g.backoff[id] = c.Now() + g.timeout
+	b := g.backoff[id]
+	b.rollbacks++
+	b.until = c.Now() + g.timeout*time.Duration(min(1<<(b.rollbacks-1), maxBackoff))
+	g.backoff[id] = b
 	for _, t := range c.Waiting() {
 		if t.Job() == id {
 			_ = c.Reject(t.ID())
@@ -127,6 +145,7 @@ func (g *Gang) Permit(c *framework.Cycle, a *framework.Attempt) (framework.Statu
 		if g.holder == j.ID() {
 			g.holder = ""
 		}
+		delete(g.backoff, j.ID())
 		for _, id := range members {
 			_ = c.Allow(id)
 		}

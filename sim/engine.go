@@ -15,11 +15,12 @@ import (
 type taskState uint8
 
 const (
-	tWaiting taskState = iota // not submitted yet: job not arrived, or a reduce waiting for its maps
-	tPending                  // submitted, waiting for a placement
-	tPlaced                   // placed with a future start (push mode), not running yet
-	tRunning                  // running on a node
-	tDone                     // finished
+	tWaiting  taskState = iota // not submitted yet: job not arrived, or a reduce waiting for its maps
+	tPending                   // submitted, waiting for a placement
+	tPlaced                    // placed with a future start (push mode), not running yet
+	tRunning                   // running on a node
+	tDone                      // finished
+	tReserved                  // kept waiting for a permit (a gang member, push mode); counted as pending
 )
 
 type simTask struct {
@@ -35,6 +36,8 @@ type simTask struct {
 	submitted, start, finish time.Duration
 	compressed               time.Duration // time spent running compressed, all attempts
 	kills                    int32
+	evictions                int32         // runs evicted by preemption
+	lost                     time.Duration // run time of the evicted runs
 	locality                 workload.Locality
 
 	backup     *exec          // the running backup attempt (speculation), nil when none
@@ -49,6 +52,15 @@ type simJob struct {
 	first, done time.Duration
 	started     bool
 	firstTask   int32 // index of the job's first task in Sim.tasks
+
+	// Gangs (wj.MinMember > 1): placed counts the job's tasks placed (running, or with
+	// a future start); gathered says whether MinMember of them have run together since
+	// the job last lost every placed task to a kill, a failure or an eviction (the
+	// scheduler's rule, finegrain.Job.MinMember); touched marks a job placed in the
+	// decision being applied.
+	placed   int
+	gathered bool
+	touched  bool
 }
 
 // Sim is one simulation: a workload on a cluster under a policy. Build it with New and
@@ -81,6 +93,7 @@ type Sim struct {
 	retryDue, inRetry                    bool
 	progressAt                           time.Duration // the last arrival, placement, finish or repair
 	failures                             []NodeFailure
+	touched                              []int32 // gang jobs placed in the decision being applied
 
 	m metrics
 }
@@ -307,7 +320,7 @@ func (s *Sim) handle(ev event) error {
 func (s *Sim) arrive(j int) error {
 	sj := &s.jobs[j]
 	wj := sj.wj
-	if err := s.sched.SubmitJob(finegrain.Job{ID: wj.ID, Queue: wj.Queue, Priority: wj.Priority, Submitted: wj.Submit}); err != nil {
+	if err := s.sched.SubmitJob(finegrain.Job{ID: wj.ID, Queue: wj.Queue, Priority: wj.Priority, Submitted: wj.Submit, MinMember: wj.MinMember}); err != nil {
 		return fmt.Errorf("sim: job %q: %w: %w", wj.ID, ErrScheduler, err)
 	}
 	s.m.active[sj.queue]++
@@ -414,12 +427,164 @@ func (s *Sim) heartbeat(n *node) error {
 	if err != nil {
 		return fmt.Errorf("sim: heartbeat of %q at %v: %w: %w", n.spec.ID, s.now, ErrScheduler, err)
 	}
-	for i := range d.Assignments {
-		if err := s.assign(&d.Assignments[i]); err != nil {
+	return s.apply(d.Assignments, d.Evicted)
+}
+
+// apply carries out one scheduler decision — a heartbeat's, or a push placement's with
+// the assignments Permitted returned after it: the placements, and the evictions the
+// scheduler made (those the assignments carry and the others), each exactly once. A
+// victim that was running before the decision stops first, so that its room is free
+// before anything starts; a victim placed by the decision itself (evicted later in the
+// same heartbeat) starts and stops at once, losing nothing. Then gangs are checked:
+// one that had not gathered and now runs fewer than its MinMember tasks counts as a
+// partial run (Summary.PartialGangs).
+func (s *Sim) apply(as []finegrain.Assignment, evicted []finegrain.Eviction) error {
+	n := len(evicted)
+	for i := range as {
+		n += len(as[i].Evicted)
+	}
+	if n == 0 {
+		for i := range as {
+			if err := s.assign(&as[i]); err != nil {
+				return err
+			}
+		}
+		s.checkGangs()
+		return nil
+	}
+	all := make([]*finegrain.Eviction, 0, n)
+	for i := range as {
+		for k := range as[i].Evicted {
+			all = append(all, &as[i].Evicted[k])
+		}
+	}
+	for k := range evicted {
+		all = append(all, &evicted[k])
+	}
+	seen := make(map[string]bool, n)
+	later := make(map[string]*finegrain.Eviction, n) // evictions not carried out yet
+	for _, e := range all {
+		if seen[e.Task] {
+			return fmt.Errorf("sim: task %q evicted twice in one decision at %v: %w", e.Task, s.now, ErrScheduler)
+		}
+		seen[e.Task] = true
+		ti, ok := s.byID[e.Task]
+		if !ok {
+			return fmt.Errorf("sim: eviction of unknown task %q at %v: %w", e.Task, s.now, ErrScheduler)
+		}
+		if st := s.tasks[ti].state; st != tRunning && st != tPlaced {
+			later[e.Task] = e
+			continue
+		}
+		if err := s.evict(e); err != nil {
 			return err
 		}
 	}
+	for i := range as {
+		if err := s.assign(&as[i]); err != nil {
+			return err
+		}
+		if e, ok := later[as[i].Task]; ok && as[i].BackupOf == "" {
+			delete(later, e.Task)
+			if err := s.evict(e); err != nil {
+				return err
+			}
+		}
+	}
+	for _, e := range all { // in the scheduler's order, for a deterministic message
+		if _, ok := later[e.Task]; ok {
+			return fmt.Errorf("sim: eviction of task %q at %v, which is not placed: %w", e.Task, s.now, ErrScheduler)
+		}
+	}
+	s.checkGangs()
 	return nil
+}
+
+// evict stops task t's run (or its future start) for eviction e, which the scheduler
+// has made: the task is pending again there. Nothing is reported back (it is not a
+// failure). The run time it had done is lost (TaskResult.Lost, Summary.PreemptedWork);
+// a backup of it stops too, as the scheduler dropped it.
+func (s *Sim) evict(e *finegrain.Eviction) error {
+	ti := s.byID[e.Task]
+	t := &s.tasks[ti]
+	if t.node < 0 || s.nodes[t.node].spec.ID != e.Node {
+		where := "no node"
+		if t.node >= 0 {
+			where = fmt.Sprintf("node %q", s.nodes[t.node].spec.ID)
+		}
+		return fmt.Errorf("sim: eviction of task %q from node %q at %v, but it is placed on %s: %w", e.Task, e.Node, s.now, where, ErrScheduler)
+	}
+	if e.Reason != finegrain.Preempted && e.Reason != finegrain.Reclaimed {
+		return fmt.Errorf("sim: eviction of task %q at %v for reason %v: %w", e.Task, s.now, e.Reason, ErrScheduler)
+	}
+	var lost time.Duration
+	if t.state == tRunning {
+		lost = s.now - t.start
+		s.running--
+		if err := s.stopRun(t.exec, t.node); err != nil {
+			return err
+		}
+	}
+	if t.backup != nil {
+		if err := s.stopBackup(t); err != nil {
+			return err
+		}
+	}
+	s.m.unplaced(s, t)
+	t.state, t.node, t.exec = tPending, -1, nil
+	t.evictions++
+	t.lost += lost
+	s.pending++
+	s.m.evicted(s, e, lost)
+	s.unplaceGang(t, true)
+	if s.cfg.mode == Push {
+		s.retry = append(s.retry, ti)
+	}
+	return nil
+}
+
+// placeGang counts a placement of task t for its job's gang.
+func (s *Sim) placeGang(t *simTask) {
+	sj := &s.jobs[t.job]
+	if sj.wj.MinMember <= 1 {
+		return
+	}
+	sj.placed++
+	if !sj.gathered && !sj.touched {
+		sj.touched = true
+		s.touched = append(s.touched, t.job)
+	}
+}
+
+// unplaceGang counts the end of task t's placement for its job's gang: a gang that
+// loses its last placed task (lost: a kill, a failure, an eviction; not a finish)
+// must gather again.
+func (s *Sim) unplaceGang(t *simTask, lost bool) {
+	sj := &s.jobs[t.job]
+	if sj.wj.MinMember <= 1 {
+		return
+	}
+	sj.placed--
+	if sj.placed == 0 && lost {
+		sj.gathered = false
+	}
+}
+
+// checkGangs looks at the gangs placed in the decision just applied: one that now has
+// MinMember tasks placed has gathered; one with fewer ran partially.
+func (s *Sim) checkGangs() {
+	for _, j := range s.touched {
+		sj := &s.jobs[j]
+		sj.touched = false
+		switch {
+		case sj.placed >= sj.wj.MinMember:
+			sj.gathered = true
+			s.m.gangGathers++
+		case sj.placed > 0:
+			s.m.partialGangs++
+		}
+	}
+	s.touched = s.touched[:0]
 }
 
 // assign carries out a placement the scheduler made.
@@ -428,17 +593,24 @@ func (s *Sim) assign(a *finegrain.Assignment) error {
 		return s.startBackup(a)
 	}
 	ti, ok := s.byID[a.Task]
-	if !ok || s.tasks[ti].state != tPending {
+	if !ok || (s.tasks[ti].state != tPending && s.tasks[ti].state != tReserved) {
 		return fmt.Errorf("sim: assignment of task %q, which is not pending: %w", a.Task, ErrScheduler)
 	}
 	ni, ok := s.nodeIdx[a.Node]
 	if !ok || !s.nodes[ni].up {
 		return fmt.Errorf("sim: assignment of task %q to node %q, which is not up: %w", a.Task, a.Node, ErrScheduler)
 	}
-	if a.Start < s.now {
-		return fmt.Errorf("sim: assignment of task %q starts at %v, before now %v: %w", a.Task, a.Start, s.now, ErrScheduler)
-	}
 	t := &s.tasks[ti]
+	sj := &s.jobs[t.job]
+	start := a.Start
+	if start < s.now {
+		// A gang member the scheduler kept waiting comes back with the start of its
+		// reservation; it starts now, when it is allowed.
+		if sj.wj.MinMember <= 1 {
+			return fmt.Errorf("sim: assignment of task %q starts at %v, before now %v: %w", a.Task, a.Start, s.now, ErrScheduler)
+		}
+		start = s.now
+	}
 	n := s.nodes[ni]
 	t.attempt++
 	t.node = ni
@@ -446,13 +618,13 @@ func (s *Sim) assign(a *finegrain.Assignment) error {
 	t.peak = a.Profile.Peak()
 	s.pending--
 	s.m.placed(s, t, a)
-	sj := &s.jobs[t.job]
+	s.placeGang(t)
 	if !sj.started {
-		sj.started, sj.first = true, a.Start
+		sj.started, sj.first = true, start
 	}
-	if a.Start > s.now {
+	if start > s.now {
 		t.state = tPlaced
-		s.q.push(a.Start, evStart, ti, t.attempt)
+		s.q.push(start, evStart, ti, t.attempt)
 		return nil
 	}
 	s.advance(n, s.now)
@@ -477,6 +649,16 @@ func (s *Sim) retryPush() error {
 	for ; i < len(batch) && fails < s.cfg.pushRetries; i++ {
 		ti := batch[i]
 		t := &s.tasks[ti]
+		if t.state == tReserved {
+			waiting, err := s.stillWaiting(t)
+			if err != nil {
+				return err
+			}
+			if waiting {
+				keep = append(keep, ti)
+				continue
+			}
+		}
 		if t.state != tPending {
 			continue
 		}
@@ -489,22 +671,59 @@ func (s *Sim) retryPush() error {
 			s.m.timing.add(time.Since(start))
 		}
 		s.m.placeCalls++
-		if err != nil {
-			if !errors.Is(err, finegrain.ErrNotPlaced) {
-				return fmt.Errorf("sim: place %q at %v: %w: %w", t.wt.ID, s.now, ErrScheduler, err)
+		var permitted []finegrain.Assignment
+		if p, ok := s.sched.(permitter); ok {
+			permitted = p.Permitted()
+		}
+		if err == nil {
+			fails = 0
+			if err := s.apply(append([]finegrain.Assignment{a}, permitted...), nil); err != nil {
+				return err
 			}
-			fails++
-			keep = append(keep, ti)
 			continue
 		}
-		fails = 0
-		if err := s.assign(&a); err != nil {
+		if !errors.Is(err, finegrain.ErrNotPlaced) {
+			return fmt.Errorf("sim: place %q at %v: %w: %w", t.wt.ID, s.now, ErrScheduler, err)
+		}
+		var evicted []finegrain.Eviction
+		var perr *finegrain.PlacementError
+		if errors.As(err, &perr) {
+			evicted = perr.Evicted
+		}
+		keep = append(keep, ti)
+		if perr != nil && perr.Reason == finegrain.PermitWaiting {
+			// Reserved, waiting for the rest of its gang: not a failure. Permitted will
+			// return it when the gang is complete.
+			if _, ok := s.sched.(permitter); !ok {
+				return fmt.Errorf("sim: place %q at %v: kept waiting by a scheduler that has no Permitted and State: %w", t.wt.ID, s.now, ErrScheduler)
+			}
+			fails = 0
+			t.state = tReserved
+		} else {
+			fails++
+		}
+		if err := s.apply(permitted, evicted); err != nil {
 			return err
 		}
 	}
 	keep = append(keep, batch[i:]...)
 	s.retry = append(keep, s.retry...)
 	return nil
+}
+
+// stillWaiting reports whether task t, kept waiting for a permit (push mode), still
+// is; when the scheduler has rolled it back to pending (its wait timed out, or its
+// node left), t is pending again here too.
+func (s *Sim) stillWaiting(t *simTask) (bool, error) {
+	st, ok := s.sched.(permitter).State(t.wt.ID) // tReserved only with a permitter
+	switch {
+	case ok && st == finegrain.Reserved:
+		return true, nil
+	case ok && st == finegrain.Pending:
+		t.state = tPending
+		return false, nil
+	}
+	return false, fmt.Errorf("sim: task %q, kept waiting for a permit, is %v (known %v) at %v: %w", t.wt.ID, st, ok, s.now, ErrScheduler)
 }
 
 // wantRetry asks for a push retry round now (once).
@@ -551,6 +770,7 @@ func (s *Sim) finish(t *simTask, x *exec, n *node, obs *predict.Observation) err
 		}
 	}
 	t.state, t.finish, t.ranOn, t.node, t.exec = tDone, s.now, n.idx, -1, nil
+	s.unplaceGang(t, false)
 	s.running--
 	s.finished++
 	s.progressAt = s.now
@@ -599,6 +819,7 @@ func (s *Sim) kill(x *exec) error {
 	}
 	s.m.unplaced(s, t)
 	t.state, t.node, t.exec = tPending, -1, nil
+	s.unplaceGang(t, true)
 	t.kills++
 	s.running--
 	s.pending++
@@ -653,6 +874,7 @@ func (s *Sim) fail(i int) error {
 		}
 		s.m.unplaced(s, t)
 		t.state, t.node, t.exec = tPending, -1, nil
+		s.unplaceGang(t, true)
 		s.pending++
 		s.m.nodeKills++
 		if s.cfg.mode == Push {

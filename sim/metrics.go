@@ -33,6 +33,25 @@ type Result struct {
 	// Timing is the wall-clock time of the scheduler's decisions, when
 	// WithDecisionTiming was given; nil otherwise. It is not deterministic.
 	Timing *Timing
+	// Evictions lists every eviction the scheduler made (preemption,
+	// finegrain.WithPreemption), in the order the simulator carried them out.
+	Evictions []EvictionRecord
+}
+
+// EvictionRecord is one eviction the scheduler made: a running task (or one placed
+// with a future start) stopped and made pending again to make room for another.
+type EvictionRecord struct {
+	// At is when the task was evicted.
+	At time.Duration
+	// Task, Job and Node say which run was stopped; For names the task the room was
+	// made for.
+	Task, Job, Node, For string
+	// Reason is finegrain.Preempted (a task of a higher-priority job) or
+	// finegrain.Reclaimed (a queue below its guarantee).
+	Reason finegrain.Reason
+	// Lost is the run time the evicted run had done (0 for a future start that had
+	// not begun): work done again when the task runs anew.
+	Lost time.Duration
 }
 
 // JobResult is one job's outcome.
@@ -40,6 +59,11 @@ type JobResult struct {
 	ID, Queue, App string
 	// Tasks is the job's number of tasks.
 	Tasks int
+	// Priority and MinMember are the job's (workload.Job).
+	Priority, MinMember int
+	// Evictions counts its tasks' runs evicted by preemption; Lost is their run time.
+	Evictions int
+	Lost      time.Duration
 	// Submit is when the job arrived, FirstStart when its first task was placed to
 	// start, Done when its last task finished.
 	Submit, FirstStart, Done time.Duration
@@ -69,8 +93,11 @@ type TaskResult struct {
 	// Compressed is the time it ran compressed, over all its runs.
 	Compressed time.Duration
 	// Kills counts its runs killed by a non-compressible overrun.
-	Kills    int
-	Locality workload.Locality
+	Kills int
+	// Evictions counts its runs evicted by preemption; Lost is their run time.
+	Evictions int
+	Lost      time.Duration
+	Locality  workload.Locality
 }
 
 // Sample is the cluster at one instant. Vectors are fractions of the cluster's total
@@ -123,6 +150,18 @@ type Summary struct {
 	// OOMKills counts runs killed by a non-compressible overrun (each rerun later);
 	// NodeKills counts runs lost to node failures.
 	OOMKills, NodeKills int
+	// Preemptions counts runs evicted for a task of a higher-priority job
+	// (finegrain.Preempted), Reclaims those evicted for a queue below its guarantee
+	// (finegrain.Reclaimed); each runs again later. PreemptedWork is the run time the
+	// evicted runs of both kinds had done, summed: work lost.
+	Preemptions, Reclaims int
+	PreemptedWork         time.Duration
+	// GangGathers counts the times a gang job (workload.Job.MinMember) gathered:
+	// MinMember of its tasks placed together. PartialGangs counts the scheduler
+	// decisions after which a gang that had not gathered had some, but fewer than
+	// MinMember, of its tasks placed: the all-or-nothing promise broken. It is 0 under
+	// a correct scheduler.
+	GangGathers, PartialGangs int
 	// Backups counts the backup attempts a speculating scheduler launched;
 	// BackupsWon those that finished before the task they backed up.
 	Backups, BackupsWon int
@@ -167,6 +206,9 @@ type metrics struct {
 	events, heartbeats, placeCalls, reports, modeChanges, recycles, obsRejected int
 	placements, placedPredicted, placedCompressed, oomKills, nodeKills          int
 	backups, backupsWon                                                         int
+	preemptions, reclaims, gangGathers, partialGangs                            int
+	preemptedWork                                                               time.Duration
+	evictions                                                                   []EvictionRecord
 	locality                                                                    [4]int
 	small, large, smallRun, largeRun                                            []time.Duration
 	timing                                                                      timing
@@ -210,6 +252,17 @@ func (m *metrics) placed(s *Sim, t *simTask, a *finegrain.Assignment) {
 	}
 	q := s.jobs[t.job].queue
 	m.queueAlloc[q] = m.queueAlloc[q].Add(t.peak)
+}
+
+// evicted records eviction e, which lost run time lost.
+func (m *metrics) evicted(s *Sim, e *finegrain.Eviction, lost time.Duration) {
+	if e.Reason == finegrain.Reclaimed {
+		m.reclaims++
+	} else {
+		m.preemptions++
+	}
+	m.preemptedWork += lost
+	m.evictions = append(m.evictions, EvictionRecord{At: s.now, Task: e.Task, Job: e.Job, Node: e.Node, For: e.For, Reason: e.Reason, Lost: lost})
 }
 
 func (m *metrics) unplaced(s *Sim, t *simTask) {
@@ -275,7 +328,7 @@ func (s *Sim) sample() {
 func (m *metrics) result(s *Sim) *Result {
 	m.integrate(s.now)
 	r := &Result{Policy: s.pol.Name, Workload: s.w.Name, Cluster: s.cl.Name, Mode: s.cfg.mode,
-		Cloud: s.cfg.background != nil, Samples: m.samples}
+		Cloud: s.cfg.background != nil, Samples: m.samples, Evictions: m.evictions}
 	for k := 0; k < s.schema.Len(); k++ {
 		r.Dims = append(r.Dims, s.schema.DimName(k))
 	}
@@ -285,7 +338,12 @@ func (m *metrics) result(s *Sim) *Result {
 	for i := range s.jobs {
 		sj := &s.jobs[i]
 		jr := JobResult{ID: sj.wj.ID, Queue: sj.wj.Queue, App: sj.wj.App, Tasks: len(sj.wj.Tasks),
-			Submit: sj.wj.Submit, Finished: sj.left == 0}
+			Priority: sj.wj.Priority, MinMember: sj.wj.MinMember, Submit: sj.wj.Submit, Finished: sj.left == 0}
+		for k := range sj.wj.Tasks {
+			t := &s.tasks[sj.firstTask+int32(k)]
+			jr.Evictions += int(t.evictions)
+			jr.Lost += t.lost
+		}
 		if first < 0 || jr.Submit < first {
 			first = jr.Submit
 		}
@@ -306,7 +364,7 @@ func (m *metrics) result(s *Sim) *Result {
 			t := &s.tasks[i]
 			tr := TaskResult{ID: t.wt.ID, Job: s.jobs[t.job].wj.ID, Kind: t.wt.Kind, Submitted: t.submitted,
 				Start: t.start, Finish: t.finish, Ideal: t.wt.True.Duration(), Compressed: t.compressed,
-				Kills: int(t.kills), Locality: t.locality}
+				Kills: int(t.kills), Evictions: int(t.evictions), Lost: t.lost, Locality: t.locality}
 			if t.ranOn >= 0 {
 				tr.Node = s.cl.Nodes[t.ranOn].ID
 			}
@@ -359,6 +417,8 @@ func (m *metrics) result(s *Sim) *Result {
 	sum.OOMKills, sum.NodeKills, sum.Locality, sum.Compressed = m.oomKills, m.nodeKills, m.locality, compressed
 	sum.Heartbeats, sum.PlaceCalls, sum.Reports = m.heartbeats, m.placeCalls, m.reports
 	sum.Backups, sum.BackupsWon = m.backups, m.backupsWon
+	sum.Preemptions, sum.Reclaims, sum.PreemptedWork = m.preemptions, m.reclaims, m.preemptedWork
+	sum.GangGathers, sum.PartialGangs = m.gangGathers, m.partialGangs
 	sum.ModeChanges, sum.Recycles, sum.ObsRejected, sum.Events = m.modeChanges, m.recycles, m.obsRejected, m.events
 	if s.cfg.timing {
 		r.Timing = m.timing.summary()

@@ -43,6 +43,21 @@ type externalLoader interface {
 
 var _ externalLoader = (*finegrain.Scheduler)(nil)
 
+// permitter is the optional calls through which the simulator follows, in push mode,
+// the tasks a Permit plugin keeps waiting (gang members: Place fails with a
+// *finegrain.PlacementError whose Reason is finegrain.PermitWaiting, and the task is
+// reserved). Permitted returns the waiting tasks allowed since the last call (the
+// other members of a gang a placement completed); State tells a task still waiting
+// (finegrain.Reserved) from one the scheduler rolled back to pending (its wait timed
+// out, or its node left). A scheduler that keeps tasks waiting in push mode must have
+// both.
+type permitter interface {
+	Permitted() []finegrain.Assignment
+	State(id string) (finegrain.TaskState, bool)
+}
+
+var _ permitter = (*finegrain.Scheduler)(nil)
+
 // Policy is a named scheduler configuration to run a workload under: how to build the
 // scheduler, how to configure its queues, what users declare to it, and whether it
 // learns from the cluster's feedback.

@@ -12,6 +12,8 @@ import (
 	"github.com/leanovate/gopter/gen"
 	"github.com/leanovate/gopter/prop"
 
+	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/sim/workload"
 	"github.com/finegrain/finegrain/stage"
@@ -120,20 +122,28 @@ func conserved(w *workload.Workload, r *Result) error {
 		return fmt.Errorf("tasks %d, records %d, workload %d", s.Tasks, len(r.Tasks), w.NumTasks())
 	case s.JobsFinished != s.Jobs:
 		return fmt.Errorf("%d of %d jobs finished", s.JobsFinished, s.Jobs)
-	case s.Placements != s.Tasks+s.OOMKills+s.NodeKills:
-		return fmt.Errorf("placements %d != tasks %d + kills %d + node kills %d", s.Placements, s.Tasks, s.OOMKills, s.NodeKills)
+	case s.Placements != s.Tasks+s.OOMKills+s.NodeKills+s.Preemptions+s.Reclaims:
+		return fmt.Errorf("placements %d != tasks %d + kills %d + node kills %d + evictions %d + %d", s.Placements, s.Tasks, s.OOMKills, s.NodeKills, s.Preemptions, s.Reclaims)
+	case len(r.Evictions) != s.Preemptions+s.Reclaims:
+		return fmt.Errorf("%d eviction records, %d preemptions + %d reclaims", len(r.Evictions), s.Preemptions, s.Reclaims)
 	case s.SmallTasks.N+s.LargeTasks.N != s.Tasks:
 		return fmt.Errorf("small %d + large %d finishes != %d tasks", s.SmallTasks.N, s.LargeTasks.N, s.Tasks)
 	}
-	kills := 0
+	kills, evictions := 0, 0
+	var lost time.Duration
 	for _, x := range r.Tasks {
 		kills += x.Kills
+		evictions += x.Evictions
+		lost += x.Lost
 		if !(x.Submitted <= x.Start && x.Start < x.Finish) {
 			return fmt.Errorf("task %s: submitted %v, start %v, finish %v", x.ID, x.Submitted, x.Start, x.Finish)
 		}
 	}
 	if kills != s.OOMKills {
 		return fmt.Errorf("task kills %d != %d", kills, s.OOMKills)
+	}
+	if evictions != s.Preemptions+s.Reclaims || lost != s.PreemptedWork {
+		return fmt.Errorf("task evictions %d (lost %v) != %d + %d (lost %v)", evictions, lost, s.Preemptions, s.Reclaims, s.PreemptedWork)
 	}
 	for _, j := range r.Jobs {
 		if !(j.Submit <= j.FirstStart && j.FirstStart <= j.Done) {
@@ -191,6 +201,65 @@ func TestPropertyWithinCapacity(t *testing.T) {
 			if u := r.Summary.Used[k]; u < 0 || u > 1+1e-6 {
 				return fmt.Sprintf("mean used %v on %s", u, r.Dims[k])
 			}
+		}
+		return ""
+	}, gen.UInt64()))
+	props.TestingRun(t)
+}
+
+// drawPreemptScenario is drawScenario with priorities, gangs and preemption: every
+// job gets a priority of 0–2, about a third become gangs of 2 up to all their map
+// tasks (MinMember), and the policy is request-based or FGM-like DRF with priority
+// preemption, guarantee preemption (every queue guaranteed a share, a random reclaim
+// delay) or both, and a short random gang timeout.
+func drawPreemptScenario(seed uint64) scenario {
+	sc := drawScenario(seed)
+	r := rand.New(rand.NewPCG(seed, 13))
+	for i := range sc.w.Jobs {
+		j := &sc.w.Jobs[i]
+		j.Priority = r.IntN(3)
+		if maps := j.NumTasks(workload.Map); maps >= 2 && r.IntN(3) == 0 {
+			j.MinMember = 2 + r.IntN(maps-1)
+		}
+	}
+	cfg := finegrain.PreemptionConfig{Priority: r.IntN(3) != 0, ReclaimDelay: time.Duration(r.IntN(6)) * time.Second}
+	cfg.Guarantees = !cfg.Priority || r.IntN(2) == 0
+	opts := []finegrain.Option{finegrain.WithOrdering(fairness.DRF{}), finegrain.WithPreemption(cfg),
+		finegrain.WithGangTimeout(time.Duration(2+r.IntN(19)) * time.Second)}
+	feedback := r.IntN(2) == 0
+	if !feedback {
+		opts = append(opts, finegrain.WithoutPrediction())
+	}
+	share := []float64{0.2, 0.4, 0.5}[r.IntN(3)]
+	sc.p = Policy{Name: fmt.Sprintf("DRF%+v", cfg), Options: opts, Feedback: feedback,
+		Queue: func(string, int) []fairness.Option { return []fairness.Option{fairness.MinShare(share)} }}
+	return sc
+}
+
+// Preemption and gangs on random tiny scenarios: every task finishes exactly once (an
+// evicted run is charged and runs again), the run ends, no gang ever runs short of its
+// MinMember before it has gathered, and a second run writes the same bytes.
+func TestPropertyPreemptionAndGangs(t *testing.T) {
+	props := gopter.NewProperties(params())
+	props.Property("no task lost or run twice; gangs whole; same inputs, same result", prop.ForAll(func(seed uint64) string {
+		sc := drawPreemptScenario(seed)
+		r1, err := Run(&sc.w, &sc.cl, sc.p, sc.opts...)
+		if err != nil {
+			return sc.p.Name + ": " + err.Error()
+		}
+		if err := conserved(&sc.w, r1); err != nil {
+			return sc.p.Name + ": " + err.Error()
+		}
+		if r1.Summary.PartialGangs != 0 {
+			return fmt.Sprintf("%s: %d partial gang runs", sc.p.Name, r1.Summary.PartialGangs)
+		}
+		sc2 := drawPreemptScenario(seed)
+		r2, err := Run(&sc2.w, &sc2.cl, sc2.p, sc2.opts...)
+		if err != nil {
+			return err.Error()
+		}
+		if !bytes.Equal(csvOf(t, r1), csvOf(t, r2)) || !slices.Equal(r1.Evictions, r2.Evictions) {
+			return "two runs differ"
 		}
 		return ""
 	}, gen.UInt64()))

@@ -389,7 +389,7 @@ func same(a, b workload.Workload) bool {
 		x, y := a.Jobs[i], b.Jobs[i]
 		if x.ID != y.ID || x.Queue != y.Queue || x.Submit != y.Submit || x.App != y.App || x.Logic != y.Logic ||
 			x.InputBytes != y.InputBytes || x.ShuffleBytes != y.ShuffleBytes || x.OutputBytes != y.OutputBytes ||
-			x.Priority != y.Priority || len(x.Tasks) != len(y.Tasks) {
+			x.Priority != y.Priority || x.MinMember != y.MinMember || len(x.Tasks) != len(y.Tasks) {
 			return false
 		}
 		for k := range x.Tasks {

@@ -57,8 +57,19 @@ type Job struct {
 	// OutputBytes is the job's final output.
 	OutputBytes int64
 	// Priority orders jobs under priority-aware policies (FIFO with priorities, the
-	// FIFO rule of docs/methods.md §10): higher first. Generators leave it 0.
+	// FIFO rule of docs/methods.md §10): higher first. It is also the preemption
+	// priority of the job's tasks (finegrain.Job.Priority): with priority preemption on
+	// (finegrain.WithPreemption), a task may evict running tasks of jobs of lower
+	// priority. Generators leave it 0.
 	Priority int
+	// MinMember makes the job a gang (finegrain.Job.MinMember): none of its tasks runs
+	// until MinMember of them can run together. 0 or 1: no gang. The members gather
+	// from the job's first batch of tasks — its map tasks, or all its tasks when it has
+	// none — since its reduce tasks become runnable only when every map task has
+	// finished; so MinMember must not exceed that batch (Validate). Once gathered, the
+	// rest of the job (its reduce tasks, re-runs) starts as it fits. Generators leave it
+	// 0.
+	MinMember int
 	// Tasks are the job's map tasks followed by its reduce tasks.
 	Tasks []Task
 }
@@ -152,6 +163,15 @@ func (j *Job) NumTasks(k Kind) int {
 	return n
 }
 
+// firstBatch is the number of tasks runnable when the job arrives: its map tasks, or
+// all its tasks when it has none.
+func (j *Job) firstBatch() int {
+	if n := j.NumTasks(Map); n > 0 {
+		return n
+	}
+	return len(j.Tasks)
+}
+
 // NumTasks returns the number of tasks of all jobs.
 func (w *Workload) NumTasks() int {
 	n := 0
@@ -183,7 +203,9 @@ func (w *Workload) Queues() []string {
 // Validate checks what a simulator relies on and reports the first problem, naming the
 // job, task and field: at least one job; job IDs non-empty and unique; queue and logic
 // non-empty; Submit, byte counts non-negative; jobs in non-decreasing Submit order;
-// every job with at least one task; task IDs non-empty and unique across the workload;
+// every job with at least one task; MinMember not negative and at most the job's first
+// batch of tasks (its map tasks, or all its tasks when it has none); task IDs non-empty
+// and unique across the workload;
 // a known Kind; non-negative InputBytes; a True profile with stages in Schema(); a
 // Request valid in Schema(); block indices within Blocks; block sizes non-negative.
 // A Request below the true peak is allowed (an under-declaring user, whose task a
@@ -222,6 +244,11 @@ func (w *Workload) Validate() error {
 			return fieldErr(f("OutputBytes"), j.OutputBytes, ErrInvalidValue)
 		case len(j.Tasks) == 0:
 			return fieldErr(f("Tasks"), 0, ErrEmpty)
+		case j.MinMember < 0:
+			return fieldErr(f("MinMember"), j.MinMember, ErrInvalidValue)
+		}
+		if first := j.firstBatch(); j.MinMember > first {
+			return fieldErr(f("MinMember"), fmt.Sprintf("%d, more than the %d task(s) of its first batch (its map tasks, or all its tasks without maps)", j.MinMember, first), ErrInvalidValue)
 		}
 		if k, dup := jobs[j.ID]; dup {
 			return fieldErr(f("ID"), fmt.Sprintf("%s (also Jobs[%d])", j.ID, k), ErrDuplicateID)

@@ -456,6 +456,9 @@ func TestValidate(t *testing.T) {
 		{"request outside schema", func(w *workload.Workload) { w.Jobs[0].Tasks[0].Request[6] = 1 }, resource.ErrOutsideSchema, "Request"},
 		{"block out of range", func(w *workload.Workload) { w.Jobs[0].Tasks[0].Blocks = []int{len(w.Blocks)} }, workload.ErrInvalidValue, "Blocks[0]"},
 		{"negative block index", func(w *workload.Workload) { w.Jobs[0].Tasks[0].Blocks = []int{-1} }, workload.ErrInvalidValue, "Blocks[0]"},
+		{"negative min member", func(w *workload.Workload) { w.Jobs[0].MinMember = -1 }, workload.ErrInvalidValue, "Jobs[0](job0000).MinMember = -1"},
+		{"gang larger than its maps", func(w *workload.Workload) { w.Jobs[0].MinMember = w.Jobs[0].NumTasks(workload.Map) + 1 },
+			workload.ErrInvalidValue, "more than the"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := validWorkload(t)
@@ -465,6 +468,27 @@ func TestValidate(t *testing.T) {
 			assert.ErrorContains(t, err, tc.field)
 		})
 	}
+}
+
+// A gang gathers from the job's first batch: its map tasks, or all its tasks when it
+// has none (a reduce-only job submits them all at once).
+func TestValidateMinMember(t *testing.T) {
+	w := validWorkload(t)
+	j := &w.Jobs[0]
+	maps := j.NumTasks(workload.Map)
+	require.Greater(t, len(j.Tasks), maps, "the job has reduce tasks")
+	j.MinMember = maps
+	require.NoError(t, w.Validate(), "every map task is a member")
+	j.MinMember = maps + 1
+	require.ErrorIs(t, w.Validate(), workload.ErrInvalidValue, "a reduce task cannot be a member")
+	for i := range j.Tasks {
+		j.Tasks[i].Kind = workload.Reduce
+		j.Tasks[i].Blocks = nil
+	}
+	j.MinMember = len(j.Tasks)
+	require.NoError(t, w.Validate(), "without maps, every task is in the first batch")
+	j.MinMember = len(j.Tasks) + 1
+	require.ErrorIs(t, w.Validate(), workload.ErrInvalidValue)
 }
 
 func TestClusters(t *testing.T) {
