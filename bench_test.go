@@ -166,3 +166,62 @@ func BenchmarkMemory(b *testing.B) {
 		runtime.KeepAlive(s)
 	}
 }
+
+// BenchmarkPreemption is one push preemption decision on 1,000 nodes, each full with 20
+// running low-priority tasks: a high-priority task that needs three of them evicted is
+// placed (timed), then put back to pending and its victims placed again (untimed), so
+// that every decision sees the same cluster.
+func BenchmarkPreemption(b *testing.B) {
+	for _, nodes := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			s, err := finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, j := range []finegrain.Job{{ID: "low"}, {ID: "high", Priority: 1}} {
+				if err := s.SubmitJob(j); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for i := 0; i < nodes; i++ {
+				if err := s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%06d", i), Capacity: schema.MustTuple(32000, 64*gib)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for i := 0; i < nodes*20; i++ {
+				id := fmt.Sprintf("low%07d", i)
+				if err := s.Submit(finegrain.Task{ID: id, Job: "low", Request: schema.MustTuple(1600, 64*gib/20)}); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.Place(id, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.Submit(finegrain.Task{ID: "high", Job: "high", Request: schema.MustTuple(4000, 9*gib)}); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				now := time.Duration(i+1) * time.Millisecond
+				a, err := s.Place("high", now)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if len(a.Evicted) != 3 {
+					b.Fatalf("%d victims, want 3", len(a.Evicted))
+				}
+				if err := s.Failed("high", now); err != nil {
+					b.Fatal(err)
+				}
+				for _, e := range a.Evicted {
+					if _, err := s.Place(e.Task, now); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}

@@ -284,9 +284,9 @@ const DefaultReclaimDelay = plugins.DefaultReclaimDelay
 // or holds a negative delay.
 func WithPreemption(cfg PreemptionConfig) Option {
 	return func(c *config) error {
-		if !cfg.Priority && !cfg.Guarantees || cfg.ReclaimDelay < 0 || cfg.PerHeartbeat < 0 {
-			return fmt.Errorf("finegrain: preemption: priority %v, guarantees %v, reclaim delay %v, per heartbeat %d: %w",
-				cfg.Priority, cfg.Guarantees, cfg.ReclaimDelay, cfg.PerHeartbeat, ErrInvalid)
+		if !cfg.Priority && !cfg.Guarantees || cfg.ReclaimDelay < 0 || cfg.PerHeartbeat < 0 || cfg.Candidates < 0 {
+			return fmt.Errorf("finegrain: preemption: priority %v, guarantees %v, reclaim delay %v, per heartbeat %d, candidates %d: %w",
+				cfg.Priority, cfg.Guarantees, cfg.ReclaimDelay, cfg.PerHeartbeat, cfg.Candidates, ErrInvalid)
 		}
 		c.preemption = &cfg
 		return nil

@@ -36,6 +36,11 @@ type PreemptionConfig struct {
 	// PerHeartbeat bounds how many waiting tasks one heartbeat (pull mode) considers as
 	// preemptors; 0 means 8.
 	PerHeartbeat int
+	// Candidates bounds how many nodes where eviction makes room push mode finds
+	// before it picks the best of them, as the Kubernetes scheduler's
+	// minCandidateNodesPercentage and minCandidateNodesAbsolute do; 0 means the
+	// larger of 100 and a tenth of the nodes.
+	Candidates int
 }
 
 // Preemption (PostFilter, Pass) makes room for a task that fits nowhere by evicting
@@ -60,10 +65,14 @@ type PreemptionConfig struct {
 //  4. Evicting a gang member that would leave its gang short of MinMember running
 //     evicts the whole gang's running tasks.
 //
-// Push mode (PostFilter) visits every node and picks, as Kubernetes does, the node
-// whose victims have the lowest highest priority, then the smallest sum of
-// priorities, then the fewest victims, then the least run time lost; ties to the
-// node visited first (roomiest). Pull mode (Pass, after the locality pass) asks the
+// A member of a gang that has not gathered (cluster.JobInfo.Gathered) evicts
+// nothing: its gang might still not gather, and the evictions would be for nothing.
+//
+// Push mode (PostFilter) visits the nodes, roomiest first, until it has found
+// Candidates where eviction makes room (every node, if fewer), and picks among them,
+// as Kubernetes does, the node whose victims have the lowest highest priority, then
+// the smallest sum of priorities, then the fewest victims, then the least run time
+// lost; ties to the node visited first. Pull mode (Pass, after the locality pass) asks the
 // heartbeat's node, for the first waiting tasks in fairness order that could evict
 // something there and fit no node now; one preemption per heartbeat.
 type Preemption struct {
@@ -107,8 +116,8 @@ func NewPreemption(cfg PreemptionConfig) (*Preemption, error) {
 	if !cfg.Priority && !cfg.Guarantees {
 		return nil, fmt.Errorf("plugins: preemption: neither priority nor guarantees: %w", cluster.ErrInvalid)
 	}
-	if cfg.ReclaimDelay < 0 || cfg.PerHeartbeat < 0 {
-		return nil, fmt.Errorf("plugins: preemption: reclaim delay %v, per heartbeat %d: %w", cfg.ReclaimDelay, cfg.PerHeartbeat, cluster.ErrInvalid)
+	if cfg.ReclaimDelay < 0 || cfg.PerHeartbeat < 0 || cfg.Candidates < 0 {
+		return nil, fmt.Errorf("plugins: preemption: reclaim delay %v, per heartbeat %d, candidates %d: %w", cfg.ReclaimDelay, cfg.PerHeartbeat, cfg.Candidates, cluster.ErrInvalid)
 	}
 	if cfg.PerHeartbeat == 0 {
 		cfg.PerHeartbeat = 8
@@ -130,11 +139,19 @@ func (p *Preemption) PostFilter(c *framework.Cycle, a *framework.Attempt) framew
 		return framework.Refuse(framework.NoRoom)
 	}
 	p.best = victimSet{victims: p.best.victims[:0]}
+	want := p.cfg.Candidates
+	if want == 0 {
+		want = max(100, c.State().NumNodes()/10)
+	}
+	found := 0
 	c.State().ByFree(math.MinInt64, func(n *cluster.NodeInfo) bool {
-		if p.victimsOn(c, a, n, claim, &p.cur) && (p.best.node == nil || p.cur.better(&p.best)) {
+		if !p.victimsOn(c, a, n, claim, &p.cur) {
+			return true
+		}
+		if found++; p.best.node == nil || p.cur.better(&p.best) {
 			p.best, p.cur = p.cur, p.best
 		}
-		return true
+		return found < want
 	})
 	if p.best.node == nil {
 		return framework.Refuse(framework.NoRoom)
@@ -217,8 +234,8 @@ type claim struct {
 func (p *Preemption) claim(c *framework.Cycle, t *cluster.TaskInfo) (claim, bool) {
 	st := c.State()
 	j, ok := st.Job(t.Job())
-	if !ok {
-		return claim{}, false
+	if !ok || !j.Gathered() {
+		return claim{}, false // a gang gathering might evict for members that never run
 	}
 	cl := claim{prio: j.Spec().Priority}
 	if p.cfg.Guarantees {

@@ -51,7 +51,8 @@ func (s *NodeScore) Score(_ *framework.Cycle, a *framework.Attempt) float64 {
 // booking whole, EASY backfilling's rule on the stage timeline.
 //
 // Only a task that has waited at least Wait since it was submitted
-// (cluster.TaskSpec.Submitted) is booked. The PostFilter books the task a push
+// (cluster.TaskSpec.Submitted) is booked, and no member of a gang that has not
+// gathered (cluster.JobInfo.Gathered): a gang's members start together. The PostFilter books the task a push
 // placement found no node for; Booking does the same in pull mode. Finding the
 // earliest start visits every node: O(nodes) for each task booked.
 type FutureStart struct {
@@ -75,14 +76,20 @@ func (*FutureStart) Name() string { return "FutureStart" }
 // Wait is how long a task waits before it is booked.
 func (f *FutureStart) Wait() time.Duration { return f.wait }
 
-// waited reports whether task t has waited long enough to be booked.
-func (f *FutureStart) waited(c *framework.Cycle, t *cluster.TaskInfo) bool {
-	return c.Now()-t.Spec().Submitted >= f.wait
+// bookable reports whether task t has waited long enough to be booked, and is no
+// member of a gang still gathering: a gang's members start together, now, not each at
+// its own future start.
+func (f *FutureStart) bookable(c *framework.Cycle, t *cluster.TaskInfo) bool {
+	if c.Now()-t.Spec().Submitted < f.wait {
+		return false
+	}
+	j, ok := c.State().Job(t.Job())
+	return ok && j.Gathered()
 }
 
 // PostFilter implements framework.PostFilterPlugin.
 func (f *FutureStart) PostFilter(c *framework.Cycle, a *framework.Attempt) framework.Status {
-	if !f.waited(c, a.Task) {
+	if !f.bookable(c, a.Task) {
 		return framework.Refuse(framework.NoRoom)
 	}
 	best, ok := f.earliest(c, a)
@@ -128,7 +135,7 @@ func (b *Booking) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 			return false
 		}
 		t, _, ok := st.FirstPending(j, n, fairness.OffSwitch)
-		if !ok || !b.fs.waited(c, t) {
+		if !ok || !b.fs.bookable(c, t) {
 			return true
 		}
 		a, s := c.Prepare(t, nil, c.Now())
