@@ -43,6 +43,7 @@ type Timeline struct {
 	capacity resource.Tuple
 	steps    *btree.BTreeG[step]
 	res      map[Handle]reservation
+	lifted   map[Handle]bool // reservations taken off by Suspend until Resume
 	last     Handle
 	origin   time.Duration
 	spare    []*resource.Tuple // recycled step payloads
@@ -56,10 +57,11 @@ type step struct {
 	free *resource.Tuple
 }
 
+// reservation is kept by value in Timeline.res: it must stay small enough (≤ 128
+// bytes) for the map to hold it inline, without an allocation per reservation.
 type reservation struct {
-	start     time.Duration
-	profile   Profile
-	suspended bool // taken off the timeline by Suspend until Resume
+	start   time.Duration
+	profile Profile
 }
 
 // NewTimeline returns the timeline of a server of the given capacity, free from time 0
@@ -246,9 +248,11 @@ func (tl *Timeline) Release(h Handle) error {
 		return fmt.Errorf("stage: release of handle %d: %w", h, ErrUnknownReservation)
 	}
 	delete(tl.res, h)
-	if !r.suspended {
-		tl.apply(r.start, r.profile, +1)
+	if tl.lifted[h] {
+		delete(tl.lifted, h)
+		return nil
 	}
+	tl.apply(r.start, r.profile, +1)
 	return nil
 }
 
@@ -260,11 +264,13 @@ func (tl *Timeline) Release(h Handle) error {
 // drops it.
 func (tl *Timeline) Suspend(h Handle) error {
 	r, ok := tl.res[h]
-	if !ok || r.suspended {
+	if !ok || tl.lifted[h] {
 		return fmt.Errorf("stage: suspend of handle %d: %w", h, ErrUnknownReservation)
 	}
-	r.suspended = true
-	tl.res[h] = r
+	if tl.lifted == nil {
+		tl.lifted = make(map[Handle]bool)
+	}
+	tl.lifted[h] = true
 	tl.apply(r.start, r.profile, +1)
 	return nil
 }
@@ -276,11 +282,10 @@ func (tl *Timeline) Suspend(h Handle) error {
 // and changes nothing.
 func (tl *Timeline) Resume(h Handle) error {
 	r, ok := tl.res[h]
-	if !ok || !r.suspended {
+	if !ok || !tl.lifted[h] {
 		return fmt.Errorf("stage: resume of handle %d: not suspended: %w", h, ErrUnknownReservation)
 	}
-	r.suspended = false
-	tl.res[h] = r
+	delete(tl.lifted, h)
 	tl.apply(r.start, r.profile, -1)
 	return nil
 }
