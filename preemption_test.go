@@ -313,3 +313,38 @@ func TestPreemptionOptionErrors(t *testing.T) {
 	_, err := finegrain.New(schema, finegrain.WithGangTimeout(0))
 	assert.ErrorIs(t, err, finegrain.ErrInvalid)
 }
+
+// Guarantees are hierarchical: a queue below its guarantee reclaims for any queue
+// under it, from queues outside it that are above theirs, never from its own
+// children.
+func TestGuaranteePreemptionHierarchical(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(),
+		finegrain.WithPreemption(finegrain.PreemptionConfig{Guarantees: true}))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
+	require.NoError(t, s.AddQueue("", "A", fairness.MinShare(0.5)))
+	require.NoError(t, s.AddQueue("A", "A1"))
+	require.NoError(t, s.AddQueue("A", "A2"))
+	require.NoError(t, s.AddQueue("", "B", fairness.MinShare(0.5)))
+	for q, n := range map[string]int{"A2": 2, "B": 6} {
+		require.NoError(t, s.SubmitJob(finegrain.Job{ID: q, Queue: q}))
+		for i := 0; i < n; i++ {
+			id := fmt.Sprintf("%s-%d", q, i)
+			require.NoError(t, s.Submit(finegrain.Task{ID: id, Job: q, Request: schema.MustTuple(1000, 1*gib)}))
+			_, err := s.Place(id, 0)
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "A1", Queue: "A1"}))
+	for i := 0; i < 3; i++ {
+		require.NoError(t, s.Submit(finegrain.Task{ID: fmt.Sprintf("A1-%d", i), Job: "A1", Request: schema.MustTuple(1000, 1*gib)}))
+	}
+	for i := 0; i < 2; i++ {
+		a, err := s.Place(fmt.Sprintf("A1-%d", i), time.Second)
+		require.NoError(t, err)
+		require.Len(t, a.Evicted, 1)
+		assert.Equal(t, "B", a.Evicted[0].Job, "from the queue above its guarantee, not from A's own child")
+		assert.Equal(t, finegrain.Reclaimed, a.Evicted[0].Reason)
+	}
+	_, err := s.Place("A1-2", time.Second)
+	assert.ErrorIs(t, err, finegrain.ErrNotPlaced, "A holds its guarantee (4 of 8) and B is down to its own")
+}

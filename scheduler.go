@@ -29,10 +29,13 @@ import (
 //     options; list them with Plugins.
 //
 // The defaults are the paper's: DRF, prediction from similar tasks, fine-grained
-// matching with at most 10% compression, the eq. 15 deadline check, delay scheduling.
+// matching with at most 10% compression, the eq. 15 deadline check, delay scheduling;
+// gang jobs (Job.MinMember) always run all-or-nothing (plugins.Gang). Preemption
+// (WithPreemption) and future reservations (WithFutureStart, WithReservations) are
+// opt-in.
 //
 // Every submitted task is, at any moment, exactly one of Pending, Reserved, Running,
-// Finished or Cancelled; a non-compressible dimension is never reserved beyond a
+// Booked, Finished or Cancelled; a non-compressible dimension is never reserved beyond a
 // node's capacity. Calls that fail change nothing. A Scheduler is safe for concurrent
 // use: calls that change it are serialised, and Filter, Score and the other reads run
 // concurrently with each other.
@@ -276,8 +279,8 @@ func (s *Scheduler) AddNode(n Node) error {
 	return nil
 }
 
-// RemoveNode removes a server (it failed or left) at now. Its running tasks return to
-// pending; their IDs are returned in ID order. Reservations not yet committed are
+// RemoveNode removes a server (it failed or left) at now. Its running and booked tasks
+// return to pending; their IDs are returned in ID order. Reservations not yet committed are
 // rolled back; backup attempts on the node end (WithSpeculation), as do the backups of
 // the tasks returned to pending.
 func (s *Scheduler) RemoveNode(id string, now time.Duration) ([]string, error) {
@@ -601,7 +604,8 @@ func (s *Scheduler) State(id string) (TaskState, bool) {
 
 // Counts returns how many tasks are pending, running, finished and cancelled; the last
 // two count every task that ever ended, forgotten ones included (WithRetention). Tasks
-// a Permit plugin keeps Reserved are counted by Count(Reserved), not here.
+// a Permit plugin keeps Reserved, and tasks Booked for a future start, are counted by
+// Count(Reserved) and Count(Booked), not here.
 func (s *Scheduler) Counts() (pending, running, finished, cancelled int) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -9,13 +9,21 @@
 //   - Reserve holds a task's profile on a node's timeline tentatively. The
 //     reservation is visible to every later decision (matching, scoring, fairness
 //     usage) and attributable to the task, which is then Reserved.
-//   - Commit makes it binding: the task is Running.
+//   - Commit makes it binding: the task is Running, or Booked when its reservation
+//     starts later (a future start), until the clock reaches its start.
 //   - Unreserve rolls a tentative reservation back; the timeline, the free-capacity
 //     index, the fairness tree, the pending index and every count are exactly as
 //     before Reserve.
 //   - Evict releases a running task's reservation and makes it pending again; Fail
-//     does the same for a lost task. A task is never lost: every submitted task is, at
-//     any moment, exactly one of Pending, Reserved, Running, Finished or Cancelled.
+//     does the same for a lost task; Preempt does it to make room for another task,
+//     within the job's disruption budget (JobSpec.MaxDisrupted). A task is never lost:
+//     every submitted task is, at any moment, exactly one of Pending, Reserved,
+//     Running, Booked, Finished or Cancelled.
+//
+// Suspend and Resume take a placed task's reservation off its node's timeline and put
+// it back exactly, for what-if questions (would this task fit were those gone?), as
+// preemption asks them. Gang jobs (JobSpec.MinMember) know whether they have gathered
+// (JobInfo.Gathered).
 //
 // What ended is remembered for a while and then forgotten (Retention): the last
 // finished or cancelled tasks and completed jobs, by count and optionally by age, so

@@ -6,12 +6,18 @@
 //	Prediction       Demand      declared profile, else the estimator's prediction, else
 //	                             the request (Alg. 1 line 8); hold-until-finished tail
 //	QueueAdmission   PreFilter   max shares (Capacity's elasticity)
+//	Gang             PreFilter,  all-or-nothing gang jobs (JobSpec.MinMember): members
+//	                 Reserve,    wait reserved until the gang can run together, one
+//	                 Permit      gang gathers at a time, rollback after a timeout
 //	ModeGate         Filter      the node's mode allows allocation (Alg. 1 line 1, Alg. 3)
 //	StageMatch       Filter      request, coarse or fine-grained stage matching (Alg. 2)
 //	                             with the compression allowance (eq. 6/7)
 //	QoS              Filter      the eq. 15 deadline check when a match compresses
 //	NodeScore        Score       a match.Scorer over the task's window
-//	FutureStart      PostFilter  the earliest future start on any node
+//	Preemption       PostFilter, evict lower-priority tasks, or reclaim for a queue
+//	                 Pass        below its guarantee, for a task that fits nowhere
+//	FutureStart      PostFilter  book the earliest future start on any node
+//	Booking          Pass        FutureStart in pull mode
 //	HeartbeatCap     NodeGate    at most n starts per heartbeat
 //	IdleGate         NodeGate    the idle threshold and the node's mode
 //	DemandClasses    JobFilter   pass over jobs none of whose tasks can start here
@@ -19,7 +25,9 @@
 //	PreReleaseList   Pass        the pre-release resource list (Alg. 4.1/4.2)
 //	Speculation      Pass        backup attempts (LATE, PRRL)
 //
-// Each file holds one extension point's plugins: demand.go, filter.go (PreFilter and
-// Filter), score.go (Score and PostFilter), gate.go, classes.go, delay.go,
-// prerelease.go, speculation.go. A plugin instance belongs to one Framework.
+// Each file holds one extension point's plugins, or one idea's: demand.go, filter.go
+// (PreFilter and Filter), score.go (Score, and the future starts of PostFilter and
+// Booking), gate.go, classes.go, delay.go, prerelease.go, speculation.go, gang.go,
+// preempt.go; unfit.go holds the checks several passes share. A plugin instance
+// belongs to one Framework.
 package plugins
