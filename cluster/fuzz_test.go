@@ -167,3 +167,51 @@ func anyIs(err error, targets []error) bool {
 	}
 	return false
 }
+
+// FuzzGangJob adds a job with fuzzed MinMember and MaxDisrupted and submits a batch
+// of fuzzed size to it: AddJob fails exactly on a negative setting, Submit exactly
+// when the batch leaves a gang short of MinMember live tasks, and a failed call
+// changes nothing.
+func FuzzGangJob(f *testing.F) {
+	f.Add(3, 0, uint8(3))
+	f.Add(3, 1, uint8(2))
+	f.Add(-1, 0, uint8(1))
+	f.Add(0, -2, uint8(0))
+	f.Add(1, 5, uint8(0))
+	f.Add(1<<40, 0, uint8(255))
+	f.Fuzz(func(t *testing.T, minMember, maxDisrupted int, n uint8) {
+		s, err := cluster.New(schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.AddJob(cluster.JobSpec{ID: "g", MinMember: minMember, MaxDisrupted: maxDisrupted})
+		if bad := minMember < 0 || maxDisrupted < 0; bad != (err != nil) {
+			t.Fatalf("AddJob(min %d, max disrupted %d): %v", minMember, maxDisrupted, err)
+		}
+		if err != nil {
+			if !errors.Is(err, cluster.ErrInvalid) || s.NumJobs() != 0 {
+				t.Fatalf("refused job: %v, %d jobs held", err, s.NumJobs())
+			}
+			return
+		}
+		batch := make([]cluster.TaskSpec, int(n)%40)
+		for i := range batch {
+			batch[i] = cluster.TaskSpec{ID: fmt.Sprint("t", i), Job: "g", Request: tup(1, 1)}
+		}
+		err = s.Submit(batch...)
+		short := minMember > 1 && len(batch) > 0 && len(batch) < minMember
+		if short != (err != nil) {
+			t.Fatalf("Submit of %d tasks to a gang of %d: %v", len(batch), minMember, err)
+		}
+		want := len(batch)
+		if err != nil {
+			want = 0
+			if !errors.Is(err, cluster.ErrInvalid) {
+				t.Fatalf("short gang: %v", err)
+			}
+		}
+		if got := s.Count(cluster.Pending); got != want {
+			t.Fatalf("%d pending after the submission, want %d", got, want)
+		}
+	})
+}
