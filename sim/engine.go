@@ -54,13 +54,15 @@ type simJob struct {
 	firstTask   int32 // index of the job's first task in Sim.tasks
 
 	// Gangs (wj.MinMember > 1): placed counts the job's tasks placed (running, or with
-	// a future start); gathered says whether MinMember of them have run together since
-	// the job last lost every placed task to a kill, a failure or an eviction (the
-	// scheduler's rule, finegrain.Job.MinMember); touched marks a job placed in the
-	// decision being applied.
-	placed   int
-	gathered bool
-	touched  bool
+	// a future start); gathered says whether MinMember of them have been placed
+	// together since the job last lost every placed task to a kill, a failure or an
+	// eviction (the scheduler's rule, finegrain.Job.MinMember). For the decision being
+	// applied: touched marks a job placed in it, added counts its placements there
+	// (kills during the decision do not undo them: the scheduler placed them
+	// together), and wasGathered is gathered before its first one.
+	placed, added         int
+	gathered, wasGathered bool
+	touched               bool
 }
 
 // Sim is one simulation: a workload on a cluster under a policy. Build it with New and
@@ -91,6 +93,7 @@ type Sim struct {
 	reportN                              int // heartbeats per usage report
 	retry                                []int32
 	retryDue, inRetry                    bool
+	holdRetry, retryHeld                 bool          // push: a settle reports its finishes before a retry round
 	progressAt                           time.Duration // the last arrival, placement, finish or repair
 	failures                             []NodeFailure
 	touched                              []int32 // gang jobs placed in the decision being applied
@@ -368,6 +371,10 @@ func (s *Sim) submit(j int, k workload.Kind) error {
 	}
 	if s.cfg.mode == Push {
 		s.retry = append(s.retry, ids...)
+		if s.holdRetry {
+			s.retryHeld = true
+			return nil
+		}
 		return s.retryPush()
 	}
 	return nil
@@ -444,6 +451,7 @@ func (s *Sim) apply(as []finegrain.Assignment, evicted []finegrain.Eviction) err
 		n += len(as[i].Evicted)
 	}
 	if n == 0 {
+		s.countGangs(as)
 		for i := range as {
 			if err := s.assign(&as[i]); err != nil {
 				return err
@@ -480,6 +488,7 @@ func (s *Sim) apply(as []finegrain.Assignment, evicted []finegrain.Eviction) err
 			return err
 		}
 	}
+	s.countGangs(as)
 	for i := range as {
 		if err := s.assign(&as[i]); err != nil {
 			return err
@@ -543,16 +552,26 @@ func (s *Sim) evict(e *finegrain.Eviction) error {
 	return nil
 }
 
-// placeGang counts a placement of task t for its job's gang.
-func (s *Sim) placeGang(t *simTask) {
-	sj := &s.jobs[t.job]
-	if sj.wj.MinMember <= 1 {
-		return
-	}
-	sj.placed++
-	if !sj.gathered && !sj.touched {
-		sj.touched = true
-		s.touched = append(s.touched, t.job)
+// countGangs counts the placements of gang members among as before any of them
+// starts: the scheduler placed them together, so a run the execution model kills
+// while the others start does not leave the gang with none placed.
+func (s *Sim) countGangs(as []finegrain.Assignment) {
+	for i := range as {
+		ti, ok := s.byID[as[i].Task]
+		if !ok || as[i].BackupOf != "" {
+			continue // assign refuses an unknown task; a backup is no member
+		}
+		j := s.tasks[ti].job
+		sj := &s.jobs[j]
+		if sj.wj.MinMember <= 1 {
+			continue
+		}
+		if !sj.touched {
+			sj.touched, sj.wasGathered, sj.added = true, sj.gathered, 0
+			s.touched = append(s.touched, j)
+		}
+		sj.placed++
+		sj.added++
 	}
 }
 
@@ -570,17 +589,19 @@ func (s *Sim) unplaceGang(t *simTask, lost bool) {
 	}
 }
 
-// checkGangs looks at the gangs placed in the decision just applied: one that now has
-// MinMember tasks placed has gathered; one with fewer ran partially.
+// checkGangs looks at the gangs placed in the decision just applied: one that had not
+// gathered has if the decision placed MinMember of its tasks (and it still has one
+// placed), and ran partially if it placed fewer.
 func (s *Sim) checkGangs() {
 	for _, j := range s.touched {
 		sj := &s.jobs[j]
 		sj.touched = false
 		switch {
-		case sj.placed >= sj.wj.MinMember:
-			sj.gathered = true
+		case sj.wasGathered:
+		case sj.added >= sj.wj.MinMember:
+			sj.gathered = sj.placed > 0
 			s.m.gangGathers++
-		case sj.placed > 0:
+		default:
 			s.m.partialGangs++
 		}
 	}
@@ -618,7 +639,6 @@ func (s *Sim) assign(a *finegrain.Assignment) error {
 	t.peak = a.Profile.Peak()
 	s.pending--
 	s.m.placed(s, t, a)
-	s.placeGang(t)
 	if !sj.started {
 		sj.started, sj.first = true, start
 	}

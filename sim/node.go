@@ -106,18 +106,29 @@ func (s *Sim) settle(n *node) error {
 	if err := s.reschedule(n); err != nil {
 		return err
 	}
+	// Every run that ended is reported before the reduce tasks a finish submits are
+	// placed (push mode): a placement must not see, and perhaps evict, a task that
+	// has in fact finished.
+	s.holdRetry = true
 	for _, x := range done {
 		var obs *predict.Observation
 		if s.pol.Feedback {
 			o, err := x.observation(s.schema)
 			if err != nil {
+				s.holdRetry = false
 				return err
 			}
 			obs = &o
 		}
 		if err := s.finish(x.task, x, n, obs); err != nil {
+			s.holdRetry = false
 			return err
 		}
+	}
+	s.holdRetry = false
+	if s.retryHeld {
+		s.retryHeld = false
+		return s.retryPush()
 	}
 	return nil
 }
