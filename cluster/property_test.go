@@ -189,7 +189,8 @@ func newWorld(r *rand.Rand) (*world, error) {
 		queues = append(queues, "q1")
 	}
 	for i, nj := 0, 2+r.Intn(3); i < nj; i++ {
-		spec := cluster.JobSpec{ID: fmt.Sprintf("j%d", i), Queue: queues[r.Intn(len(queues))], Weight: float64(r.Intn(3)), Priority: r.Intn(2), Submitted: time.Duration(r.Intn(3)) * time.Second}
+		spec := cluster.JobSpec{ID: fmt.Sprintf("j%d", i), Queue: queues[r.Intn(len(queues))], Weight: float64(r.Intn(3)), Priority: r.Intn(2), Submitted: time.Duration(r.Intn(3)) * time.Second,
+			MaxDisrupted: r.Intn(3)}
 		if err := s.AddJob(spec); err != nil {
 			return nil, err
 		}
@@ -212,12 +213,13 @@ func newWorld(r *rand.Rand) (*world, error) {
 func (w *world) randSpec(j *cluster.JobInfo) cluster.TaskSpec {
 	r := w.r
 	spec := cluster.TaskSpec{
-		ID:        fmt.Sprintf("t%02d", w.next),
-		Job:       j.ID(),
-		Key:       predict.Key{Logic: logics[r.Intn(len(logics))], InputSize: int64(r.Intn(2)) * 100},
-		Request:   tup(int64(r.Intn(5)), int64(r.Intn(5)), int64(r.Intn(3)), int64(r.Intn(3)), int64(r.Intn(3)), int64(r.Intn(4)/3)),
-		Priority:  r.Intn(2),
-		Submitted: time.Duration(r.Intn(3)) * time.Second,
+		ID:             fmt.Sprintf("t%02d", w.next),
+		Job:            j.ID(),
+		Key:            predict.Key{Logic: logics[r.Intn(len(logics))], InputSize: int64(r.Intn(2)) * 100},
+		Request:        tup(int64(r.Intn(5)), int64(r.Intn(5)), int64(r.Intn(3)), int64(r.Intn(3)), int64(r.Intn(3)), int64(r.Intn(4)/3)),
+		Priority:       r.Intn(2),
+		Submitted:      time.Duration(r.Intn(3)) * time.Second,
+		NonPreemptible: r.Intn(6) == 0,
 	}
 	w.next++
 	if r.Intn(2) == 0 {
@@ -397,6 +399,8 @@ type mtask struct {
 	backup   *attempt
 	b        *cluster.TaskInfo // the backup attempt while it exists
 	failedOn []string
+	// disrupted: preempted and not placed again (committed) nor cancelled since
+	disrupted bool
 }
 
 type model struct {
@@ -476,6 +480,9 @@ func (m *model) check() string {
 		if t.State() != mt.state {
 			return fmt.Sprintf("task %s is %v, model says %v", t.ID(), t.State(), mt.state)
 		}
+		if t.Disrupted() != mt.disrupted {
+			return fmt.Sprintf("task %s disrupted %v, model says %v", t.ID(), t.Disrupted(), mt.disrupted)
+		}
 		if got, ok := s.Task(t.ID()); !ok || got != t {
 			return fmt.Sprintf("task %s: Task lookup %v %v", t.ID(), got, ok)
 		}
@@ -553,6 +560,9 @@ func (m *model) check() string {
 		if e.Pending != jw.pending || e.Running != jw.placed || e.Usage != jw.usage || e.Demand != jw.demand {
 			return fmt.Sprintf("job %s entry running=%d pending=%d usage=%v demand=%v; model running=%d pending=%d usage=%v demand=%v",
 				j.ID(), e.Running, e.Pending, e.Usage, e.Demand, jw.placed, jw.pending, jw.usage, jw.demand)
+		}
+		if j.Disrupted() != m.disrupted(j.ID()) {
+			return fmt.Sprintf("job %s: %d disrupted, model says %d", j.ID(), j.Disrupted(), m.disrupted(j.ID()))
 		}
 		if j.NumRunning() != jw.running || busy[j.ID()] != (jw.running > 0) {
 			return fmt.Sprintf("job %s: %d running (busy %v), model says %d", j.ID(), j.NumRunning(), busy[j.ID()], jw.running)
@@ -711,6 +721,17 @@ func fits(n *cluster.NodeInfo, res cluster.Reservation) bool {
 
 // release drops mt's placement and backup in the model; a dropped backup attempt
 // becomes stale.
+// disrupted counts job's tasks the model has preempted and not placed again.
+func (m *model) disrupted(job string) int {
+	n := 0
+	for _, mt := range m.tasks {
+		if mt.disrupted && mt.t.Job() == job {
+			n++
+		}
+	}
+	return n
+}
+
 func (m *model) release(mt *mtask, to cluster.TaskState) {
 	if mt.b != nil {
 		m.stale = append(m.stale, mt.b)
@@ -771,13 +792,22 @@ func (lc *lifeCycle) step(k int) string {
 			if mt.place.start > w.clock {
 				st = cluster.Booked // a future start waits for the clock
 			}
-			mt.state, mt.place.state = st, st
+			mt.state, mt.place.state, mt.disrupted = st, st, false
 		}
 	case k < 8:
 		what = fmt.Sprintf("Unreserve %s (%v)", tk.ID(), mt.state)
 		ok = mt.state == cluster.Reserved
 		if err = s.Unreserve(tk); err == nil {
 			m.release(mt, cluster.Pending)
+		}
+	case k < 9 && r.Intn(2) == 0:
+		j, _ := s.Job(tk.Job())
+		budget := j.Spec().MaxDisrupted == 0 || m.disrupted(tk.Job())+1 <= j.Spec().MaxDisrupted
+		what = fmt.Sprintf("Preempt %s (%v, non-preemptible %v, budget %v)", tk.ID(), mt.state, tk.Spec().NonPreemptible, budget)
+		ok = mt.state == cluster.Running && !tk.Spec().NonPreemptible && budget
+		if err = s.Preempt(tk); err == nil {
+			m.release(mt, cluster.Pending)
+			mt.disrupted = true
 		}
 	case k < 9:
 		what = fmt.Sprintf("Evict %s (%v)", tk.ID(), mt.state)
@@ -810,6 +840,7 @@ func (lc *lifeCycle) step(k int) string {
 		ok = mt.state == cluster.Pending || mt.state == cluster.Reserved || mt.state == cluster.Running || mt.state == cluster.Booked
 		if err = s.Cancel(tk, 0); err == nil {
 			m.release(mt, cluster.Cancelled)
+			mt.disrupted = false
 		}
 	case k < 16:
 		n, res := w.node(), w.reservation(tk)
