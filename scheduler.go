@@ -339,13 +339,17 @@ func (s *Scheduler) Submit(tasks ...Task) error {
 // scheduler returns the tasks to start there. The Pass plugins offer the node in
 // turn — by default plugins.DelayScheduling (jobs in fairness order, delay scheduling
 // for locality; see its doc for the steps), or plugins.PreReleaseList, then
-// plugins.Speculation — and every task they choose goes through the same cycle:
-// Demand (plugins.Prediction), PreFilter (plugins.QueueAdmission), Filter
-// (plugins.ModeGate, plugins.StageMatch, plugins.QoS), Reserve, Permit, commit. The
-// Decision says what started, why the heartbeat ended, and which jobs were passed over
-// and why. A task a Permit plugin kept waiting and allowed during the heartbeat comes
-// back in it too, with its own node. When a pass fails (time going backwards under
-// delay scheduling), the error comes with the Decision so far.
+// plugins.Preemption and plugins.Booking when configured, then plugins.Speculation —
+// and every task they choose goes through the same cycle: Demand
+// (plugins.Prediction), PreFilter (plugins.QueueAdmission, plugins.Gang), Filter
+// (plugins.ModeGate, plugins.StageMatch, plugins.QoS), Reserve, Permit (plugins.Gang),
+// commit. The Decision says what started, why the heartbeat ended, and which jobs were
+// passed over and why. A task a Permit plugin kept waiting and allowed during the
+// heartbeat (a gang's members) comes back in it too, with its own node, as does a
+// booking on another node (its Start in the future); the tasks evicted to make room
+// come with the assignments they made room for (Assignment.Evicted), or in
+// Decision.Evicted. When a pass fails (time going backwards under delay scheduling),
+// the error comes with the Decision so far.
 func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -365,10 +369,14 @@ func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 // reserves it there and returns the assignment — the way a Kubernetes-style
 // orchestrator asks a scheduler to bind a pod. Nodes are visited from the roomiest
 // down by a free-capacity index and filtered as in pull mode; the first WithCandidates
-// that pass (16 by default) are scored (WithScorer) and the best wins; with
-// WithFutureStart, a task that fits nowhere now is reserved where it can start
-// earliest (framework.Framework.Place has the steps). Otherwise Place fails with a
-// *PlacementError saying why, and the task stays pending.
+// that pass (16 by default) are scored (WithScorer) and the best wins. A task that
+// fits nowhere now may evict others (WithPreemption: Assignment.Evicted lists them, to
+// stop) or be booked where it can start earliest (WithFutureStart, WithReservations:
+// Assignment.Start is then in the future, and the task is Booked until then);
+// framework.Framework.Place has the steps. Otherwise Place fails with a
+// *PlacementError saying why, and the task stays pending — or, for a member of a gang
+// (Job.MinMember) that waits for the rest, Reserved, with Reason PermitWaiting: the
+// members' assignments come from Permitted once the gang can run.
 func (s *Scheduler) Place(id string, now time.Duration) (Assignment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
