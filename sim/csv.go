@@ -75,6 +75,23 @@ func (r *Result) WriteTasksCSV(w io.Writer, header bool) error {
 	})
 }
 
+// WriteEvictionsCSV writes one row per eviction (Result.Evictions): policy, at (s),
+// task, job, node, reason, for (the task the room was made for), lost (s).
+func (r *Result) WriteEvictionsCSV(w io.Writer, header bool) error {
+	var h []string
+	if header {
+		h = []string{"policy", "at_s", "task", "job", "node", "reason", "for", "lost_s"}
+	}
+	return writeAll(w, h, func(emit func([]string) error) error {
+		for _, e := range r.Evictions {
+			if err := emit([]string{r.Policy, secs(e.At), e.Task, e.Job, e.Node, e.Reason.String(), e.For, secs(e.Lost)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // WriteSamplesCSV writes one row per sample: policy, time (s), used_<dim>,
 // background_<dim>, allocated_<dim> for every dimension (fractions of capacity),
 // running, pending, active_queues, jain.

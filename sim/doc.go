@@ -19,12 +19,40 @@
 //     pending; tasks that find no node are retried in submission order when a task
 //     ends and every H.
 //
-// Jobs arrive at their Submit time (SubmitJob, then Submit of their map tasks); a job's
-// reduce tasks are submitted when its last map task finishes; a job completes with its
-// last task. Each task is told to the scheduler with its similarity key
+// Jobs arrive at their Submit time (SubmitJob with their priority and gang size, then
+// Submit of their map tasks); a job's reduce tasks are submitted when its last map
+// task finishes; a job completes with its last task. When several tasks end at the
+// same instant on a node, all are reported before any reduce task they release is
+// placed. Each task is told to the scheduler with its similarity key
 // (workload.Job.Key, docs/methods.md §2 Def. 3), the replica nodes of its input block,
 // and its declared request restricted to Policy.RequestDims (cpu and memory by default,
 // what YARN reserves). The scheduler never sees the task's true profile.
+//
+// # Preemption and gangs
+//
+// A scheduler that preempts (finegrain.WithPreemption) evicts running tasks to make
+// room: the evictions come with the preemptor's assignment, with the heartbeat's
+// Decision.Evicted, or with the *finegrain.PlacementError of a push placement. The
+// scheduler has already made them pending; the simulator stops each victim's run on
+// its node at once (freeing its true usage, as an OOM kill would, but without
+// Scheduler.Failed: the scheduler knows), charges the run time it had done as lost
+// (TaskResult.Lost, Summary.PreemptedWork, Result.Evictions) and treats it as pending:
+// a later heartbeat or push retry places it anew. Every eviction is carried out exactly
+// once, and victims stop before anything of the same decision starts in their room;
+// an eviction of a task that is not placed, or listed twice, is a scheduler error.
+//
+// A gang job (workload.Job.MinMember) starts whole: its members are gathered from its
+// map tasks (workload.Job.Validate refuses a MinMember above them, since reduce tasks
+// only become runnable when every map has finished). In pull mode the scheduler keeps
+// members reserved until the gang is complete and returns them all in one Decision,
+// possibly for nodes other than the heartbeat's; in push mode Place fails with
+// finegrain.PermitWaiting for a member kept waiting (not a failure: the task is
+// reserved), and the scheduler's Permitted returns the other members after the Place
+// that completed the gang. A member kept waiting comes back with the start of its
+// reservation; it starts when it is allowed. A wait that times out is rolled back by
+// the scheduler, silently: push mode asks the scheduler's State before it places such
+// a task again. Summary.GangGathers counts gangs gathered and Summary.PartialGangs any
+// decision that started a gang short of MinMember (0 under a correct scheduler).
 //
 // # Execution model
 //
@@ -54,10 +82,13 @@
 //     (Summary.OOMKills) and reported with Scheduler.Failed: the task is pending again
 //     and is placed anew later (the next periodic heartbeat or retry, so that a
 //     persistent overrun does not loop at one instant). A task is never silently
-//     dropped: every task finishes exactly once, after zero or more killed runs.
+//     dropped: every task finishes exactly once, after zero or more killed or evicted
+//     runs.
 //  5. Node failures (WithFailures): Scheduler.RemoveNode at the failure time, its
 //     running tasks are lost (Summary.NodeKills) and pending again; the node may come
 //     back empty after a while.
+//  6. Evictions (preemption, above): the run stops where it is, the task is pending
+//     again, and its next run starts from the beginning.
 //
 // What the model leaves out: memory bandwidth and caches, disk space, the node
 // speed's effect on demand rates (a fast node runs the same demand for less time),
@@ -138,8 +169,11 @@
 // over the active queues' dominant shares of what the scheduler allocated to them,
 // fairness.Jain) and a Summary (makespan, job-completion and response distributions,
 // small vs large task turnaround, mean Jain, mean utilisation, placements, compressed
-// placements, kills, locality, time spent compressed, decision counts). WriteJobsCSV,
-// WriteSamplesCSV, WriteTasksCSV and WriteSummaryCSV write them as CSV.
+// placements, kills, evictions and the run time they lost, gangs gathered, locality,
+// time spent compressed, decision counts). WriteJobsCSV, WriteSamplesCSV,
+// WriteTasksCSV, WriteEvictionsCSV and WriteSummaryCSV write them as CSV; the
+// per-job and per-task eviction counts are in JobResult and TaskResult only, so that
+// the CSV files of runs without preemption keep their columns.
 //
 // Example:
 //

@@ -60,6 +60,7 @@ func csvOf(t testing.TB, r *Result) []byte {
 	require.NoError(t, r.WriteJobsCSV(&b, true))
 	require.NoError(t, r.WriteSamplesCSV(&b, true))
 	require.NoError(t, r.WriteTasksCSV(&b, true))
+	require.NoError(t, r.WriteEvictionsCSV(&b, true))
 	return b.Bytes()
 }
 

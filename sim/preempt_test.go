@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -84,6 +85,9 @@ func TestPriorityPreemptionChargesLostWork(t *testing.T) {
 				Reason: finegrain.Preempted, Lost: 10 * time.Second}, r.Evictions[0])
 			assert.Equal(t, 1, r.Jobs[0].Evictions)
 			assert.Equal(t, 10*time.Second, r.Jobs[0].Lost)
+			var b bytes.Buffer
+			require.NoError(t, r.WriteEvictionsCSV(&b, true))
+			assert.Equal(t, "policy,at_s,task,job,node,reason,for,lost_s\npreempt,10.000,low/m0,low,n0,preempted,high/m0,10.000\n", b.String())
 			assert.Equal(t, 10, r.Jobs[1].Priority)
 			assert.Equal(t, 120*time.Second, r.Summary.Makespan)
 		})
