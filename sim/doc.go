@@ -16,8 +16,9 @@
 //     (WithHeartbeat, 1 s; nodes are staggered across the period) and once more, out of
 //     band, when a task on it finishes; Scheduler.Heartbeat returns the tasks to start.
 //   - Push (Kubernetes' way): Scheduler.Place is called for every task when it becomes
-//     pending; tasks that find no node are retried in submission order when a task
-//     ends and every H.
+//     pending; tasks that find no node are retried when a task ends and every H, in
+//     order of their job's priority (higher first; Kubernetes' queue sort), then of
+//     submission.
 //
 // Jobs arrive at their Submit time (SubmitJob with their priority and gang size, then
 // Submit of their map tasks); a job's reduce tasks are submitted when its last map

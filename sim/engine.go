@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/finegrain/finegrain"
@@ -97,6 +99,7 @@ type Sim struct {
 	progressAt                           time.Duration // the last arrival, placement, finish or repair
 	failures                             []NodeFailure
 	touched                              []int32 // gang jobs placed in the decision being applied
+	mixedPriorities                      bool    // the jobs do not all have the same priority
 
 	m metrics
 }
@@ -189,6 +192,7 @@ func New(w *workload.Workload, cl *workload.Cluster, p Policy, opts ...Option) (
 	s.jobs = make([]simJob, len(w.Jobs))
 	for j := range w.Jobs {
 		wj := &w.Jobs[j]
+		s.mixedPriorities = s.mixedPriorities || wj.Priority != w.Jobs[0].Priority
 		s.jobs[j] = simJob{wj: wj, queue: s.qIdx[wj.Queue], maps: wj.NumTasks(workload.Map), left: len(wj.Tasks), firstTask: int32(len(s.tasks))}
 		for k := range wj.Tasks {
 			s.byID[wj.Tasks[k].ID] = int32(len(s.tasks))
@@ -652,8 +656,9 @@ func (s *Sim) assign(a *finegrain.Assignment) error {
 	return s.reschedule(n)
 }
 
-// retryPush tries to place pending tasks in submission order (push mode), stopping
-// after pushRetries failures in a row. Tasks that become pending during the round (a
+// retryPush tries to place pending tasks in order of their job's priority (higher
+// first), then submission order (push mode), as Kubernetes' scheduling queue sorts
+// pods, stopping after pushRetries failures in a row. Tasks that become pending during the round (a
 // placement that is killed at once) wait for the next round.
 func (s *Sim) retryPush() error {
 	if s.inRetry {
@@ -664,6 +669,11 @@ func (s *Sim) retryPush() error {
 	defer func() { s.inRetry = false }()
 	batch := s.retry
 	s.retry = nil
+	if s.mixedPriorities {
+		slices.SortStableFunc(batch, func(a, b int32) int {
+			return cmp.Compare(s.jobs[s.tasks[b].job].wj.Priority, s.jobs[s.tasks[a].job].wj.Priority)
+		})
+	}
 	keep := make([]int32, 0, len(batch))
 	fails, i := 0, 0
 	for ; i < len(batch) && fails < s.cfg.pushRetries; i++ {

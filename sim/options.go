@@ -17,8 +17,9 @@ const (
 	// Alg. 1).
 	Pull Mode = iota
 	// Push: every task is placed (Scheduler.Place) when it becomes pending — on
-	// arrival, after a kill — and pending tasks are retried in submission order when a
-	// task ends and every heartbeat period (a Kubernetes-style orchestrator's way).
+	// arrival, after a kill — and pending tasks are retried, higher job priority first,
+	// then in submission order, when a task ends and every heartbeat period (a
+	// Kubernetes-style orchestrator's way).
 	Push
 )
 
