@@ -331,3 +331,25 @@ func TestBadEvictionsRefused(t *testing.T) {
 		})
 	}
 }
+
+// Push mode retries pending tasks higher job priority first: when the node frees at
+// 10 s, the high-priority task that arrived later goes before the low job's second
+// task (it was submitted earlier).
+func TestPushRetriesByPriority(t *testing.T) {
+	w := workload.Workload{Name: "order", Jobs: []workload.Job{
+		memJob("low", "q", 0, 0, 3*gib, 10*time.Second, 10*time.Second),
+		memJob("high", "q", time.Second, 10, 3*gib, 10*time.Second),
+	}}
+	cl := oneNode(tuple(4000, 4*gib, 100<<20, 100<<20))
+	r, err := Run(&w, &cl, FIFO(), WithMode(Push), WithTaskRecords())
+	require.NoError(t, err)
+	assert.Equal(t, 10*time.Second, finishOf(t, r, "high/m0").Start)
+	assert.Equal(t, 20*time.Second, finishOf(t, r, "low/m1").Start)
+
+	// With equal priorities, submission order decides.
+	w.Jobs[1].Priority = 0
+	r, err = Run(&w, &cl, FIFO(), WithMode(Push), WithTaskRecords())
+	require.NoError(t, err)
+	assert.Equal(t, 10*time.Second, finishOf(t, r, "low/m1").Start)
+	assert.Equal(t, 20*time.Second, finishOf(t, r, "high/m0").Start)
+}
