@@ -110,9 +110,45 @@ func TestGangInputErrors(t *testing.T) {
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "g", MinMember: 3}))
 	err := s.Submit(finegrain.Task{ID: "t1", Job: "g", Request: schema.MustTuple(1, 1)}, finegrain.Task{ID: "t2", Job: "g", Request: schema.MustTuple(1, 1)})
 	assert.ErrorIs(t, err, finegrain.ErrInvalid, "a gang of 3 with 2 tasks could never run")
-	assert.ErrorContains(t, err, `gang job "g": 2 live tasks after this submission, MinMember 3`)
+	assert.ErrorContains(t, err, `gang job "g": 2 live or finished tasks after this submission, MinMember 3`)
 	_, ok := s.State("t1")
 	assert.False(t, ok, "nothing added")
 	require.NoError(t, s.Submit(finegrain.Task{ID: "t1", Job: "g", Request: schema.MustTuple(1, 1)}, finegrain.Task{ID: "t2", Job: "g", Request: schema.MustTuple(1, 1)},
 		finegrain.Task{ID: "t3", Job: "g", Request: schema.MustTuple(1, 1)}))
+}
+
+// A gang whose members finished count toward MinMember (Volcano's rule): one member
+// finished, the other failed, and the failed one runs again alone.
+func TestGangFinishedMembersCount(t *testing.T) {
+	s := gangCluster(t, 1, map[string]int{"g": 2})
+	d, err := s.Heartbeat("n0", 0)
+	require.NoError(t, err)
+	require.Len(t, d.Assignments, 2)
+	require.NoError(t, s.Finished("g-0", time.Second, nil))
+	require.NoError(t, s.Failed("g-1", 2*time.Second))
+	d, err = s.Heartbeat("n0", 3*time.Second)
+	require.NoError(t, err)
+	require.Len(t, d.Assignments, 1, "%v", d.Skips)
+	assert.Equal(t, "g-1", d.Assignments[0].Task)
+}
+
+// A member kept waiting starts when its gang is complete, and its reservation moves
+// with it: it holds the node for its whole duration from then.
+func TestGangMemberStartsWhenAllowed(t *testing.T) {
+	s := gangCluster(t, 1, map[string]int{"g": 2}) // each 1 GiB for a minute
+	_, err := s.Place("g-0", 0)
+	require.ErrorIs(t, err, finegrain.ErrNotPlaced)
+	a, err := s.Place("g-1", 5*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, 5*time.Second, a.Start)
+	others := s.Permitted()
+	require.Len(t, others, 1)
+	assert.Equal(t, "g-0", others[0].Task)
+	assert.Equal(t, 5*time.Second, others[0].Start, "it starts when allowed")
+	free, err := s.NodeFree("n0", time.Minute+4*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(3000, 2*gib), free, "both still hold their memory until 65 s")
+	free, err = s.NodeFree("n0", time.Minute+5*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(4000, 4*gib), free)
 }

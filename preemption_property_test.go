@@ -29,7 +29,8 @@ import (
 //   - memory (not compressible) is never reserved beyond a node's capacity, at any
 //     instant from now on;
 //   - a gang that has not gathered (or has lost all its running tasks to evictions
-//     and failures since) runs none of its tasks or at least MinMember;
+//     and failures since) runs none of its tasks, or enough to bring its running and
+//     finished tasks to MinMember;
 //
 // and, at the end, that once running tasks finish, rounds of heartbeats place every
 // task that fits an empty node, gangs included (two gangs never deadlock).
@@ -85,13 +86,14 @@ func TestPreemptionGangBookingRegressions(t *testing.T) {
 // nothing fails.
 var preemptionStats struct{ evictions, booked, gathered int }
 
-// gangJob is the model of a gang: it has gathered once MinMember of its tasks ran
-// together, and must gather again once it has lost every running task to evictions
-// or failures (cluster.JobInfo.Gathered).
+// gangJob is the model of a gang: it has gathered once MinMember of its tasks ran or
+// finished together, and must gather again once it has lost every running task to
+// evictions or failures (cluster.JobInfo.Gathered).
 type gangJob struct {
 	min      int
 	members  []string
 	gathered bool
+	finished int // members finished: they count toward MinMember, as in Volcano
 }
 
 func runPreemptionEvents(seed int64, steps int) string {
@@ -275,6 +277,9 @@ func runPreemptionEvents(seed int64, steps int) string {
 					return "finish: " + err.Error()
 				}
 				placed[id], ended[id] = false, true
+				if g := gangs[jobOf[id]]; g != nil {
+					g.finished++
+				}
 			}
 		case op < 11:
 			if run := byPlaced(); len(run) > 0 {
@@ -311,13 +316,13 @@ func runPreemptionEvents(seed int64, steps int) string {
 		}
 		for id, g := range gangs {
 			switch k := runningOf(id); {
-			case k >= g.min:
+			case k > 0 && k+g.finished >= g.min:
 				if !g.gathered {
 					preemptionStats.gathered++
 				}
 				g.gathered = true
 			case k > 0 && !g.gathered:
-				return fmt.Sprintf("step %d: gang %s runs %d of its MinMember %d before it gathered", step, id, k, g.min)
+				return fmt.Sprintf("step %d: gang %s runs %d (and %d finished) of its MinMember %d before it gathered", step, id, k, g.finished, g.min)
 			}
 		}
 	}
@@ -331,6 +336,9 @@ func runPreemptionEvents(seed int64, steps int) string {
 				return "drain: finish: " + err.Error()
 			}
 			placed[id], ended[id] = false, true
+			if g := gangs[jobOf[id]]; g != nil {
+				g.finished++
+			}
 		}
 		return ""
 	}
@@ -379,7 +387,7 @@ func runPreemptionEvents(seed int64, steps int) string {
 // greedily, member by member, node by node.)
 func gangFits(g *gangJob, ended map[string]bool, requests map[string]resource.Tuple, capacity map[string]resource.Tuple, nodes []string) bool {
 	live := slices.DeleteFunc(slices.Clone(g.members), func(id string) bool { return ended[id] })
-	if len(live) < g.min {
+	if len(live)+g.finished < g.min {
 		return false
 	}
 	var largest resource.Tuple

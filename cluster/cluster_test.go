@@ -1156,3 +1156,33 @@ func TestHolds(t *testing.T) {
 	assert.True(t, s.Holds(tup(1000, 1<<30)), "small alone")
 	assert.False(t, s.Holds(tup(1001, 1)))
 }
+
+func TestMoveStart(t *testing.T) {
+	s := newState(t)
+	n := addNode(t, s, "n1", "")
+	addJob(t, s, "j")
+	ts := submit(t, s, task("a", "j", 1, 4), task("b", "j", 1, 4), task("c", "j", 1, 1), task("d", "j", 1, 7))
+	a, b, c, d := ts[0], ts[1], ts[2], ts[3]
+	later := cluster.Reservation{Start: 5 * time.Second, Hold: constant(t, tup(1, 4), 10*time.Second)}
+	require.NoError(t, s.Reserve(a, n, cluster.Reservation{Hold: constant(t, tup(1, 4), 10*time.Second)}))
+	require.NoError(t, s.Reserve(b, n, later))
+	require.NoError(t, s.Reserve(d, n, cluster.Reservation{Start: 20 * time.Second, Hold: constant(t, tup(1, 7), 10*time.Second)}))
+
+	require.NoError(t, s.MoveStart(a, 2*time.Second, resource.Tuple{}), "its own hold makes room for the overlap")
+	assert.Equal(t, 2*time.Second, a.Start())
+	mem := func(at time.Duration) int64 { return n.Timeline().FreeAt(at)[1] }
+	assert.Equal(t, int64(2), mem(11*time.Second), "a and b hold 4 each at 11 s: a holds [2 s, 12 s)")
+	assert.Equal(t, int64(6), mem(12*time.Second))
+	assert.Equal(t, capacity[1], mem(time.Second), "nothing before 2 s")
+
+	before := n.Timeline().AppendSegments(nil, 0, stage.Forever)
+	checkRefusals(t, s, ts, []refusal{
+		{"no room at the new start", func() error { return s.MoveStart(a, 20*time.Second, resource.Tuple{}) }, stage.ErrNoRoom},
+		{"negative start", func() error { return s.MoveStart(a, -1, resource.Tuple{}) }, cluster.ErrInvalid},
+		{"pending", func() error { return s.MoveStart(c, time.Second, resource.Tuple{}) }, cluster.ErrState},
+		{"nil", func() error { return s.MoveStart(nil, time.Second, resource.Tuple{}) }, cluster.ErrUnknownTask},
+	})
+	assert.Equal(t, before, n.Timeline().AppendSegments(nil, 0, stage.Forever), "a refused move changes nothing")
+	require.NoError(t, s.Commit(b))
+	assert.ErrorIs(t, s.MoveStart(b, time.Second, resource.Tuple{}), cluster.ErrState, "committed")
+}

@@ -121,6 +121,35 @@ func (s *State) ReserveBackup(t *TaskInfo, n *NodeInfo, r Reservation) (*TaskInf
 	return b, nil
 }
 
+// MoveStart moves reserved task (or backup attempt) t's reservation to begin at start
+// on the same node, with compression allowance allow, if its profile fits there once
+// its own reservation is taken off; otherwise nothing changes. A task a Permit plugin
+// kept waiting starts when it is allowed, not when it was reserved: its reservation
+// moves with it (framework.Cycle.Allow).
+func (s *State) MoveStart(t *TaskInfo, start time.Duration, allow resource.Tuple) error {
+	if err := s.own(t, nil); err != nil {
+		return err
+	}
+	if t.state != Reserved {
+		return fmt.Errorf("cluster: move the start of task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+	}
+	if start < 0 {
+		return fmt.Errorf("cluster: move the start of task %q to %v: %w", t.spec.ID, start, ErrInvalid)
+	}
+	n := t.node
+	_, hold, _ := n.tl.Lookup(t.handle)
+	_ = n.tl.Suspend(t.handle) // held: t is Reserved
+	if err := n.tl.Check(start, hold, allow); err != nil {
+		_ = n.tl.Resume(t.handle)
+		return fmt.Errorf("cluster: move the start of task %q to %v on node %q: %w", t.spec.ID, start, n.spec.ID, err)
+	}
+	_ = n.tl.Release(t.handle)
+	t.handle, _ = n.tl.Reserve(start, hold, allow) // checked above
+	t.start = start
+	s.reindex(n)
+	return nil
+}
+
 // Commit makes reserved task (or backup attempt) t Running, or Booked when its
 // reservation starts after the clock.
 func (s *State) Commit(t *TaskInfo) error {
@@ -148,7 +177,7 @@ func (s *State) Commit(t *TaskInfo) error {
 func (s *State) run(t *TaskInfo) {
 	j := s.jobs[t.spec.Job]
 	j.running[t.spec.ID] = t
-	if len(j.running) >= j.spec.MinMember {
+	if len(j.running)+j.finished >= j.spec.MinMember {
 		j.gathered = true
 	}
 	s.busyJobs[j.spec.ID] = j
@@ -301,6 +330,7 @@ func (s *State) Finish(t *TaskInfo, now time.Duration) error {
 	}
 	s.release(t)
 	s.setState(t, Finished)
+	s.jobs[t.spec.Job].finished++
 	s.taskEnded(t, now)
 	return nil
 }

@@ -55,11 +55,12 @@ type JobSpec struct {
 	Submitted time.Duration
 	// MinMember makes the job a gang: none of its tasks runs until MinMember of them
 	// can run together (all-or-nothing, like a Volcano or coscheduling PodGroup's
-	// minMember). Once they have, the job's further tasks (reduce tasks, re-runs)
-	// start as they fit, until it loses every running task to evictions or failures
-	// and gathers again (JobInfo.Gathered). 0 or 1: no gang. Until it has gathered, the
-	// job must hold at least MinMember live tasks: Submit refuses a batch that leaves
-	// it short.
+	// minMember; as in Volcano, its finished tasks count toward it). Once they have,
+	// the job's further tasks (reduce tasks, re-runs) start as they fit, until it loses
+	// every running task to evictions or failures and gathers again
+	// (JobInfo.Gathered). 0 or 1: no gang. Until it has gathered, the job must hold at
+	// least MinMember live or finished tasks: Submit refuses a batch that leaves it
+	// short.
 	MinMember int
 	// MaxDisrupted bounds how many of the job's tasks preemption may have evicted and
 	// not yet placed again at once (a disruption budget, like a Kubernetes

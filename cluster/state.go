@@ -311,7 +311,7 @@ func (s *State) AddJob(spec JobSpec) error {
 // Submit adds tasks, all or none: it fails, adding nothing, when any task has an empty
 // or duplicate ID, an unknown job, an invalid request, key or profile, or a negative
 // time, or when it would leave a gang job (JobSpec.MinMember) that has not gathered
-// yet (JobInfo.Gathered) with fewer live tasks than its MinMember.
+// yet (JobInfo.Gathered) with fewer live and finished tasks than its MinMember.
 func (s *State) Submit(specs ...TaskSpec) error {
 	seen := make(map[string]bool, len(specs))
 	for i := range specs {
@@ -347,8 +347,8 @@ func (s *State) checkGangs(specs []TaskSpec) error {
 	}
 	for id, k := range adds {
 		j := s.jobs[id]
-		if have := j.live + k; !j.gathered && have < j.spec.MinMember {
-			return fmt.Errorf("cluster: gang job %q: %d live tasks after this submission, MinMember %d (submit a gang's members together): %w",
+		if have := j.live + j.finished + k; !j.gathered && have < j.spec.MinMember {
+			return fmt.Errorf("cluster: gang job %q: %d live or finished tasks after this submission, MinMember %d (submit a gang's members together): %w",
 				id, have, j.spec.MinMember, ErrInvalid)
 		}
 	}

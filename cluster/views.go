@@ -77,9 +77,11 @@ type JobInfo struct {
 	progress *predict.ProgressTracker // its tasks' progress (WithJobProgress)
 	// disrupted counts its tasks preempted and not yet placed again (State.Preempt).
 	disrupted int
-	// gathered: a gang job has had MinMember tasks running together, and not lost all
-	// of them since to evictions or failures (JobInfo.Gathered).
+	// gathered: a gang job has had MinMember tasks running or finished together, and
+	// not lost every running task since to evictions or failures (JobInfo.Gathered);
+	// finished counts its tasks that finished (JobInfo.Finished).
 	gathered bool
+	finished int
 
 	// Retention (retention.go): tasks pending, reserved or running; whether the job is
 	// complete and in the idle list, since when, and its neighbours there.
@@ -118,11 +120,17 @@ func (j *JobInfo) IsRunning(id string) bool {
 func (j *JobInfo) Running() []*TaskInfo { return sorted(j.running) }
 
 // Gathered reports whether the job runs as a gang should: it is no gang
-// (JobSpec.MinMember ≤ 1), or MinMember of its tasks have run together and it has not
-// lost every running task to evictions, failures or node removals since. A gang
-// that is not gathered starts its tasks only all together (plugins.Gang); once
-// gathered, its further tasks (reduce tasks, say) start as they fit.
+// (JobSpec.MinMember ≤ 1), or MinMember of its tasks have been running or finished
+// at once (Volcano's rule: finished tasks count) and it has not lost every running
+// task to evictions, failures or node removals since. A gang that is not gathered
+// starts its tasks only together, enough of them to bring its running and finished
+// tasks to MinMember (plugins.Gang); once gathered, its further tasks (reduce tasks,
+// say) start as they fit.
 func (j *JobInfo) Gathered() bool { return j.spec.MinMember <= 1 || j.gathered }
+
+// Finished is how many of the job's tasks finished (those forgotten by Retention
+// included).
+func (j *JobInfo) Finished() int { return j.finished }
 
 // Live is how many of the job's tasks are pending, reserved, booked or running.
 func (j *JobInfo) Live() int { return j.live }

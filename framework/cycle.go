@@ -464,13 +464,23 @@ func (c *Cycle) Waiting() []*cluster.TaskInfo {
 	return out
 }
 
-// Allow commits waiting task id. Its assignment joins the Decision in a pull cycle
-// (its node may differ from the heartbeat's) or waits in Framework.TakePermitted
-// otherwise.
+// Allow commits waiting task id, to start now: a reservation made earlier moves to
+// begin now where its node has room for that (cluster.State.MoveStart). Its
+// assignment joins the Decision in a pull cycle (its node may differ from the
+// heartbeat's) or waits in Framework.TakePermitted otherwise.
 func (c *Cycle) Allow(id string) error {
 	w, err := c.waiter(id, "allow")
 	if err != nil {
 		return err
+	}
+	if w.a.Start < c.now {
+		// It starts now, not when it was reserved: its reservation moves with it,
+		// where the node has room for that (it keeps its place otherwise).
+		if err := c.fw.state.MoveStart(w.a.Task, c.now, w.a.Result.Allowance); err == nil {
+			w.a.Start = c.now
+		} else {
+			c.fw.warn("a waiting task's reservation could not move to its start", "task", id, "err", err)
+		}
 	}
 	as := c.commit(&w.a)
 	if c.d != nil {

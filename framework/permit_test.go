@@ -160,7 +160,8 @@ func TestAllowInALaterPushCycle(t *testing.T) {
 	assert.Equal(t, "t1", permitted[0].Task)
 	assert.Equal(t, "j", permitted[0].Job)
 	assert.Equal(t, "n1", permitted[0].Node)
-	assert.Zero(t, permitted[0].Start, "the reservation's start, not the allowing cycle's")
+	assert.Equal(t, time.Second, permitted[0].Start, "it starts when allowed, not when reserved")
+	assert.Equal(t, time.Second, t1.Start(), "its reservation moved with it")
 	assert.Empty(t, fw.TakePermitted(), "taken once")
 }
 
@@ -380,7 +381,8 @@ func TestGangCommitsTogether(t *testing.T) {
 	require.Len(t, permitted, 2)
 	assert.Equal(t, "g1", permitted[0].Task, "allowed in ID order")
 	assert.Equal(t, "g2", permitted[1].Task)
-	assert.Equal(t, time.Second, permitted[1].Start, "each keeps its own start")
+	assert.Equal(t, 2*time.Second, permitted[0].Start, "all start together, when allowed")
+	assert.Equal(t, 2*time.Second, permitted[1].Start)
 }
 
 func TestGangCompletedInAHeartbeat(t *testing.T) {

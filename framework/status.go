@@ -115,8 +115,8 @@ const (
 	// reservations: one gang gathers at a time, so that two gangs never each hold
 	// half of what they need.
 	GangWaiting
-	// GangShort: the task's job is a gang with fewer live tasks than its MinMember
-	// (some were cancelled): it cannot gather until more are submitted.
+	// GangShort: the task's job is a gang with fewer live and finished tasks than its
+	// MinMember (some were cancelled): it cannot gather until more are submitted.
 	GangShort
 )
 

@@ -18,7 +18,8 @@ const DefaultGangTimeout = 60 * time.Second
 //
 //   - Permit: a member of a gang that has not gathered (cluster.JobInfo.Gathered) is
 //     reserved tentatively and kept waiting (framework.Wait) until enough of its
-//     gang are reserved to bring it to MinMember; then all of them are committed
+//     gang are reserved to bring its running, finished and reserved tasks to
+//     MinMember (finished tasks count, as in Volcano); then all of them are committed
 //     together. Once gathered, a gang's further tasks start as they fit; a gang
 //     that loses every running task to evictions or failures gathers again.
 //   - A gang whose members are not all reserved within the timeout (counted from
@@ -28,8 +29,9 @@ const DefaultGangTimeout = 60 * time.Second
 //     to 64 timeouts — so that other gangs and tasks get their turn, and a gang that
 //     cannot gather (it does not fit beside what runs, or at all) holds less and
 //     less of the cluster up.
-//   - PreFilter: a gang with fewer live tasks than MinMember (some were cancelled)
-//     cannot gather, and is refused (GangShort) without holding anything up.
+//   - PreFilter: a gang with fewer live and finished tasks than MinMember (some were
+//     cancelled) cannot gather, and is refused (GangShort) without holding anything
+//     up.
 //   - PreFilter: one gang gathers at a time. While a gang has members waiting, the
 //     members of another gang that is not running are refused (GangWaiting). Two
 //     gangs that each fit the cluster alone but not together therefore never each
@@ -93,7 +95,7 @@ func (g *Gang) PreFilter(c *framework.Cycle, a *framework.Attempt) framework.Sta
 	if !ok || !gathering(j) {
 		return framework.Status{}
 	}
-	if j.Live() < j.Spec().MinMember {
+	if j.Live()+j.Finished() < j.Spec().MinMember {
 		return framework.Refuse(framework.GangShort)
 	}
 	if h := g.current(c); h != "" && h != j.ID() {
@@ -141,7 +143,7 @@ func (g *Gang) Permit(c *framework.Cycle, a *framework.Attempt) (framework.Statu
 			members = append(members, t.ID())
 		}
 	}
-	if j.NumRunning()+len(members)+1 >= j.Spec().MinMember {
+	if j.NumRunning()+j.Finished()+len(members)+1 >= j.Spec().MinMember {
 		if g.holder == j.ID() {
 			g.holder = ""
 		}
