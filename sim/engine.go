@@ -56,9 +56,10 @@ type simJob struct {
 	firstTask   int32 // index of the job's first task in Sim.tasks
 
 	// Gangs (wj.MinMember > 1): placed counts the job's tasks placed (running, or with
-	// a future start); gathered says whether MinMember of them have been placed
-	// together since the job last lost every placed task to a kill, a failure or an
-	// eviction (the scheduler's rule, finegrain.Job.MinMember). For the decision being
+	// a future start); gathered says whether MinMember of them, finished ones
+	// included, have been placed together since the job last lost every placed task
+	// to a kill, a failure or an eviction (the scheduler's rule,
+	// finegrain.Job.MinMember). For the decision being
 	// applied: touched marks a job placed in it, added counts its placements there
 	// (kills during the decision do not undo them: the scheduler placed them
 	// together), and wasGathered is gathered before its first one.
@@ -594,15 +595,17 @@ func (s *Sim) unplaceGang(t *simTask, lost bool) {
 }
 
 // checkGangs looks at the gangs placed in the decision just applied: one that had not
-// gathered has if the decision placed MinMember of its tasks (and it still has one
-// placed), and ran partially if it placed fewer.
+// gathered has if the decision placed enough of its tasks to bring them, with those
+// finished, to MinMember (and it still has one placed), and ran partially if it
+// placed fewer.
 func (s *Sim) checkGangs() {
 	for _, j := range s.touched {
 		sj := &s.jobs[j]
 		sj.touched = false
+		finished := len(sj.wj.Tasks) - sj.left // they count toward MinMember, as in Volcano
 		switch {
 		case sj.wasGathered:
-		case sj.added >= sj.wj.MinMember:
+		case sj.added+finished >= sj.wj.MinMember:
 			sj.gathered = sj.placed > 0
 			s.m.gangGathers++
 		default:
