@@ -32,7 +32,7 @@ func TestDefaultPlugins(t *testing.T) {
 		"NodeGate":  {"IdleGate"},
 		"JobFilter": {"DemandClasses"},
 		"Pass":      {"DelayScheduling"},
-		"Forget":    {"DelayScheduling"},
+		"Forget":    {"Gang", "DelayScheduling"},
 	}, s.Plugins())
 
 	s = newScheduler(t, finegrain.WithFutureStart(true), finegrain.WithMaxPerHeartbeat(3), finegrain.WithQoS(nil),

@@ -244,15 +244,19 @@ func WithFutureStart(on bool) Option {
 	}
 }
 
-// WithReservations books tasks that have waited at least wait since they were
-// submitted and fit no node now, in push and pull mode (plugins.FutureStart): each
+// WithReservations books tasks that have waited at least wait since they became
+// pending and fit no node now, in push and pull mode (plugins.FutureStart): each
 // gets a reservation at the earliest start at which its whole profile fits some node's
 // timeline, and is Booked until then (its Assignment's Start is in the future: start
 // the task then). What a booking holds is off limits to every later placement, so
-// tasks placed in front of it never delay it (EASY backfilling on the stage timeline),
+// tasks placed in front of it never delay it (conservative backfilling, on the stage
+// timeline: every task that waited that long holds its own booking),
 // and a large task does not starve behind a stream of small ones. In pull mode, one
 // task is booked per heartbeat, the first in fairness order that qualifies; the
-// booking may be on another node than the heartbeat's. wait must be ≥ 0.
+// booking may be on another node than the heartbeat's. A task's wait counts from its
+// Task.Submitted or, if later, the time of the scheduler's latest event before it was
+// submitted (Submit takes no time: set Submitted), and afresh from its return to
+// pending after an eviction or a failure. wait must be ≥ 0.
 func WithReservations(wait time.Duration) Option {
 	return func(c *config) error {
 		if wait < 0 {
@@ -266,8 +270,8 @@ func WithReservations(wait time.Duration) Option {
 // PreemptionConfig says which preemption the scheduler does (WithPreemption).
 type PreemptionConfig = plugins.PreemptionConfig
 
-// DefaultReclaimDelay is how long a queue below its guarantee waits before it reclaims
-// (PreemptionConfig.ReclaimDelay): YARN's wait before kill, 15 s.
+// DefaultReclaimDelay is a reclaim delay of 15 s (PreemptionConfig.ReclaimDelay), the
+// order of YARN's capacity-preemption waits.
 const DefaultReclaimDelay = plugins.DefaultReclaimDelay
 
 // WithPreemption turns preemption on (plugins.Preemption; off by default): a task that

@@ -135,10 +135,13 @@ func runPreemptionEvents(seed int64, steps int) string {
 		}
 	}
 	jobs := []string{"j0", "j1", "j2"}
+	specs := map[string]finegrain.Job{} // every job, by ID
 	for i, j := range jobs {
-		if err := s.SubmitJob(finegrain.Job{ID: j, Queue: []string{"qa", "qb"}[i%2], Priority: r.Intn(3), MaxDisrupted: r.Intn(3)}); err != nil {
+		spec := finegrain.Job{ID: j, Queue: []string{"qa", "qb"}[i%2], Priority: r.Intn(3), MaxDisrupted: r.Intn(3)}
+		if err := s.SubmitJob(spec); err != nil {
 			return err.Error()
 		}
+		specs[j] = spec
 	}
 	gangs := map[string]*gangJob{}
 
@@ -146,6 +149,8 @@ func runPreemptionEvents(seed int64, steps int) string {
 	jobOf := map[string]string{}
 	requests := map[string]resource.Tuple{}
 	placed := map[string]bool{} // what the embedder believes runs or is booked
+	down := map[string]bool{}   // evicted and not placed again
+	nonPreemptible := map[string]bool{}
 	ended := map[string]bool{}
 	starts := map[string]time.Duration{}
 	now := time.Duration(0)
@@ -186,10 +191,27 @@ func runPreemptionEvents(seed int64, steps int) string {
 			if !placed[e.Task] {
 				return "evicted " + e.Task + ", which was not placed"
 			}
-			if e.Reason != finegrain.Preempted && e.Reason != finegrain.Reclaimed {
+			victim, preemptor := specs[jobOf[e.Task]].Priority, specs[jobOf[e.For]].Priority
+			switch {
+			case nonPreemptible[e.Task]:
+				return "evicted " + e.Task + ", which is non-preemptible"
+			case e.Reason == finegrain.Preempted && victim >= preemptor:
+				return fmt.Sprintf("%s (priority %d) preempted for %s (priority %d)", e.Task, victim, e.For, preemptor)
+			case e.Reason == finegrain.Reclaimed && victim > preemptor:
+				return fmt.Sprintf("%s (priority %d) reclaimed for %s (priority %d)", e.Task, victim, e.For, preemptor)
+			case e.Reason != finegrain.Preempted && e.Reason != finegrain.Reclaimed:
 				return fmt.Sprintf("eviction of %s with reason %v", e.Task, e.Reason)
 			}
-			placed[e.Task] = false
+			placed[e.Task], down[e.Task] = false, true
+			k := 0
+			for id := range down {
+				if down[id] && jobOf[id] == jobOf[e.Task] {
+					k++
+				}
+			}
+			if m := specs[jobOf[e.Task]].MaxDisrupted; m > 0 && k > m {
+				return fmt.Sprintf("job %s has %d tasks evicted and not running again, MaxDisrupted %d", jobOf[e.Task], k, m)
+			}
 			preemptionStats.evictions++
 			if g := gangs[jobOf[e.Task]]; g != nil && runningOf(jobOf[e.Task]) == 0 {
 				g.gathered = false
@@ -202,7 +224,7 @@ func runPreemptionEvents(seed int64, steps int) string {
 			if placed[a.Task] || ended[a.Task] {
 				return "placed " + a.Task + ", which was placed or ended"
 			}
-			placed[a.Task], starts[a.Task] = true, a.Start
+			placed[a.Task], starts[a.Task], down[a.Task] = true, a.Start, false
 			if a.Start > now {
 				preemptionStats.booked++
 			}
@@ -222,7 +244,7 @@ func runPreemptionEvents(seed int64, steps int) string {
 		}
 		for _, t := range batch {
 			ids = append(ids, t.ID)
-			jobOf[t.ID], requests[t.ID] = job, t.Request
+			jobOf[t.ID], requests[t.ID], nonPreemptible[t.ID] = job, t.Request, t.NonPreemptible
 		}
 		return ""
 	}
@@ -236,9 +258,11 @@ func runPreemptionEvents(seed int64, steps int) string {
 		case op < 4:
 			g := fmt.Sprintf("g%d", len(gangs))
 			min := 2 + r.Intn(3)
-			if err := s.SubmitJob(finegrain.Job{ID: g, Queue: "qa", Priority: r.Intn(3), MinMember: min}); err != nil {
+			spec := finegrain.Job{ID: g, Queue: "qa", Priority: r.Intn(3), MinMember: min}
+			if err := s.SubmitJob(spec); err != nil {
 				return "gang job: " + err.Error()
 			}
+			specs[g] = spec
 			first := len(ids)
 			if msg = submit(g, min+r.Intn(2)); msg == "" {
 				gangs[g] = &gangJob{min: min, members: slices.Clone(ids[first:])}
@@ -302,7 +326,7 @@ func runPreemptionEvents(seed int64, steps int) string {
 				if err := s.Cancel(id, now); err != nil {
 					return "cancel: " + err.Error()
 				}
-				placed[id], ended[id] = false, true
+				placed[id], ended[id], down[id] = false, true, false
 			}
 		}
 		if msg != "" {

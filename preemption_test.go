@@ -348,3 +348,139 @@ func TestGuaranteePreemptionHierarchical(t *testing.T) {
 	_, err := s.Place("A1-2", time.Second)
 	assert.ErrorIs(t, err, finegrain.ErrNotPlaced, "A holds its guarantee (4 of 8) and B is down to its own")
 }
+
+// A queue without a min share is guaranteed nothing: a queue owed its guarantee
+// reclaims from it, as from the default queue.
+func TestGuaranteeReclaimsFromQueuesWithoutMinShare(t *testing.T) {
+	for _, queue := range []string{"B", ""} {
+		s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithPreemption(finegrain.PreemptionConfig{Guarantees: true}))
+		require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
+		require.NoError(t, s.AddQueue("", "A", fairness.MinShare(0.5)))
+		if queue != "" {
+			require.NoError(t, s.AddQueue("", queue))
+		}
+		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "b", Queue: queue}))
+		for i := 0; i < 8; i++ {
+			id := fmt.Sprintf("b%d", i)
+			require.NoError(t, s.Submit(finegrain.Task{ID: id, Job: "b", Request: schema.MustTuple(1000, gib)}))
+			_, err := s.Place(id, 0)
+			require.NoError(t, err)
+		}
+		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "a", Queue: "A"}))
+		require.NoError(t, s.Submit(finegrain.Task{ID: "a0", Job: "a", Request: schema.MustTuple(1000, gib)}))
+		a, err := s.Place("a0", time.Second)
+		require.NoError(t, err, "queue %q", queue)
+		require.Len(t, a.Evicted, 1)
+		assert.Equal(t, finegrain.Reclaimed, a.Evicted[0].Reason)
+	}
+}
+
+// A queue's reclaim delay starts afresh when it is owed again after a while not owed.
+func TestReclaimDelayStartsAfresh(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Capacity{}),
+		finegrain.WithPreemption(finegrain.PreemptionConfig{Guarantees: true, ReclaimDelay: 15 * time.Second}))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
+	require.NoError(t, s.AddQueue("", "A", fairness.MinShare(0.5)))
+	require.NoError(t, s.AddQueue("", "B"))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "b", Queue: "B"}))
+	for i := 0; i < 8; i++ {
+		id := fmt.Sprintf("b%d", i)
+		require.NoError(t, s.Submit(finegrain.Task{ID: id, Job: "b", Request: schema.MustTuple(1000, gib)}))
+		_, err := s.Place(id, 0)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "a", Queue: "A"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "a0", Job: "a", Request: schema.MustTuple(1000, gib)}))
+	_, err := s.Place("a0", time.Second)
+	require.ErrorIs(t, err, finegrain.ErrNotPlaced, "owed from 1 s: it waits")
+	require.NoError(t, s.Cancel("a0", 2*time.Second))
+
+	require.NoError(t, s.Submit(finegrain.Task{ID: "a1", Job: "a", Request: schema.MustTuple(1000, gib)}))
+	_, err = s.Place("a1", time.Hour)
+	assert.ErrorIs(t, err, finegrain.ErrNotPlaced, "owed again an hour later: the delay starts afresh")
+	a, err := s.Place("a1", time.Hour+15*time.Second)
+	require.NoError(t, err)
+	assert.Len(t, a.Evicted, 1)
+}
+
+// A task started by the locality pass and withdrawn by the preemption pass of the same
+// heartbeat still counts against its job's disruption budget if it was down before.
+func TestWithdrawalKeepsTheDisruptionBudget(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(),
+		finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "low", MaxDisrupted: 1}))
+	for i := 0; i < 4; i++ {
+		require.NoError(t, s.Submit(finegrain.Task{ID: fmt.Sprintf("l%d", i), Job: "low", Request: schema.MustTuple(1000, gib)}))
+	}
+	d, err := s.Heartbeat("n", 0)
+	require.NoError(t, err)
+	require.Len(t, d.Assignments, 4)
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "high", Priority: 1}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "h1", Job: "high", Request: schema.MustTuple(1000, gib)}))
+	d, err = s.Heartbeat("n", time.Second) // h1 evicts one low task: the budget is used
+	require.NoError(t, err)
+	require.Len(t, d.Assignments, 1)
+	require.Len(t, d.Assignments[0].Evicted, 1)
+	down := d.Assignments[0].Evicted[0].Task
+
+	// The down task would start again where h1 finished, and h2 wants that room.
+	require.NoError(t, s.Finished("h1", 2*time.Second, nil))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "h2", Job: "high", Request: schema.MustTuple(2000, 2*gib)}))
+	d, err = s.Heartbeat("n", 3*time.Second)
+	require.NoError(t, err)
+	for _, a := range d.Assignments {
+		assert.Empty(t, a.Evicted, "withdrawing %s and evicting another would leave two down, beyond MaxDisrupted 1", down)
+	}
+	assert.Empty(t, d.Evicted)
+}
+
+func TestPreemptionPassRespectsTheHeartbeatCap(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithMaxPerHeartbeat(1),
+		finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "low"}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "high", Priority: 1}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "l0", Job: "low", Request: schema.MustTuple(1000, 3*gib)}))
+	_, err := s.Place("l0", 0)
+	require.NoError(t, err)
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "l1", Job: "low", Request: schema.MustTuple(1000, gib)},
+		finegrain.Task{ID: "h", Job: "high", Request: schema.MustTuple(1000, 2*gib)}))
+	d, err := s.Heartbeat("n", time.Second)
+	require.NoError(t, err)
+	assert.Len(t, d.Assignments, 1, "one start per heartbeat, preemption included")
+	assert.Equal(t, finegrain.CapReached, d.Stop)
+}
+
+// Evictions come in the same order for the same inputs (a gang's members, say).
+func TestEvictionOrderIsDeterministic(t *testing.T) {
+	run := func() []string {
+		s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(),
+			finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+		require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
+		for _, g := range []string{"a", "b"} {
+			require.NoError(t, s.SubmitJob(finegrain.Job{ID: g, MinMember: 2}))
+			require.NoError(t, s.Submit(finegrain.Task{ID: g + "0", Job: g, Request: schema.MustTuple(1000, gib)},
+				finegrain.Task{ID: g + "1", Job: g, Request: schema.MustTuple(1000, gib)}))
+		}
+		for beat := 0; beat < 4; beat++ {
+			_, err := s.Heartbeat("n", time.Duration(beat)*time.Second)
+			require.NoError(t, err)
+		}
+		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "high", Priority: 1}))
+		require.NoError(t, s.Submit(finegrain.Task{ID: "h", Job: "high", Request: schema.MustTuple(4000, 4*gib)}))
+		a, err := s.Place("h", 10*time.Second)
+		require.NoError(t, err)
+		var out []string
+		for _, e := range a.Evicted {
+			out = append(out, e.Task)
+		}
+		return out
+	}
+	first := run()
+	require.Len(t, first, 4, "both gangs, whole")
+	for i := 0; i < 20; i++ {
+		assert.Equal(t, first, run())
+	}
+}

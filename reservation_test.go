@@ -10,7 +10,7 @@ import (
 	"github.com/finegrain/finegrain"
 )
 
-// EASY backfilling on the stage timeline, by hand: a node of 8 GiB runs a 4 GiB task
+// Backfilling on the stage timeline, by hand: a node of 8 GiB runs a 4 GiB task
 // until 60 s. A task needing all 8 GiB waits; once it has waited 10 s it is booked
 // from 60 s. Then a 4 GiB task of 30 s may start in front of it (it ends before 60
 // s), but one of 2 minutes may not: it would delay the booking.

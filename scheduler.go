@@ -325,7 +325,8 @@ func (s *Scheduler) SubmitJob(j Job) error {
 
 // Submit adds tasks, all or none: it fails, adding nothing, when any task has an empty
 // or duplicate ID, an unknown job, an invalid request, key or profile, or a negative
-// time.
+// time, or when it would leave a gang job (Job.MinMember) that has not run yet with
+// fewer tasks than its MinMember.
 func (s *Scheduler) Submit(tasks ...Task) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -445,8 +446,8 @@ func (s *Scheduler) Permitted() []Assignment {
 	return s.fw.TakePermitted()
 }
 
-// Cancel withdraws a pending, reserved or running task; a placed task's resources
-// return to its node.
+// Cancel withdraws a pending, reserved, booked or running task; a placed task's
+// resources return to its node.
 func (s *Scheduler) Cancel(id string, now time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -576,7 +577,8 @@ func (s *Scheduler) pending(id, event string, now time.Duration) (*cluster.TaskI
 
 // inState returns task id, in state want, for an event at now, and the event's time.
 // A booked task whose start has come by then is Running (cluster.State.StartDue): the
-// time of the event says so, whether the event then succeeds or not.
+// time of the event says so, whether the event then succeeds or not — the one change a
+// refused event call makes, which only records that time has passed.
 func (s *Scheduler) inState(id, event string, now time.Duration, want TaskState) (*cluster.TaskInfo, time.Duration, error) {
 	t, err := s.task(id)
 	if err != nil {

@@ -399,7 +399,7 @@ type mtask struct {
 	backup   *attempt
 	b        *cluster.TaskInfo // the backup attempt while it exists
 	failedOn []string
-	// disrupted: preempted and not placed again (committed) nor cancelled since
+	// disrupted: preempted and not run again nor cancelled since
 	disrupted bool
 }
 
@@ -792,7 +792,8 @@ func (lc *lifeCycle) step(k int) string {
 			if mt.place.start > w.clock {
 				st = cluster.Booked // a future start waits for the clock
 			}
-			mt.state, mt.place.state, mt.disrupted = st, st, false
+			mt.state, mt.place.state = st, st
+			mt.disrupted = mt.disrupted && st == cluster.Booked // it ends when the task runs
 		}
 	case k < 8:
 		what = fmt.Sprintf("Unreserve %s (%v)", tk.ID(), mt.state)
@@ -932,7 +933,7 @@ func (lc *lifeCycle) step(k int) string {
 		s.Advance(w.clock)
 		for _, mt := range m.tasks {
 			if mt.state == cluster.Booked && mt.place.start <= w.clock {
-				mt.state, mt.place.state = cluster.Running, cluster.Running
+				mt.state, mt.place.state, mt.disrupted = cluster.Running, cluster.Running, false
 			}
 		}
 		what, ok = fmt.Sprintf("Advance to %v", w.clock), true

@@ -163,7 +163,6 @@ func (s *State) Commit(t *TaskInfo) error {
 		t.state = Running
 		return nil
 	}
-	s.restored(t)
 	if t.start > s.clock {
 		s.setState(t, Booked)
 		s.booked.ReplaceOrInsert(t)
@@ -173,8 +172,10 @@ func (s *State) Commit(t *TaskInfo) error {
 	return nil
 }
 
-// run makes committed task t Running.
+// run makes committed task t Running; a preempted task's disruption ends.
 func (s *State) run(t *TaskInfo) {
+	t.undisrupted = t.disrupted
+	s.restored(t)
 	j := s.jobs[t.spec.Job]
 	j.running[t.spec.ID] = t
 	if len(j.running)+j.finished >= j.spec.MinMember {
@@ -224,7 +225,7 @@ func (s *State) Evict(t *TaskInfo) error {
 
 // Preempt evicts running task t to make room for another (priority or guarantee
 // preemption): as Evict, and t counts against its job's disruption budget
-// (JobSpec.MaxDisrupted, JobInfo.Disrupted) until it is placed again or cancelled. It
+// (JobSpec.MaxDisrupted, JobInfo.Disrupted) until it runs again or is cancelled. It
 // fails, changing nothing, on a task that is not running, a backup attempt, a
 // NonPreemptible task, or one whose job's budget is used up.
 func (s *State) Preempt(t *TaskInfo) error {
@@ -278,7 +279,27 @@ func (s *State) Resume(t *TaskInfo) error {
 	return nil
 }
 
-// restored ends t's disruption, if it was preempted: it was placed again or left.
+// Withdraw takes back running task t's placement made in the current scheduling cycle
+// (the embedder has not been told of it): t is pending again, and a disruption its
+// start ended (Disrupted) is back, as if it had not been placed. It fails, changing
+// nothing, on a task that is not running or is a backup attempt.
+func (s *State) Withdraw(t *TaskInfo) error {
+	if err := s.own(t, nil); err != nil {
+		return err
+	}
+	if t.state != Running || t.backupOf != nil {
+		return fmt.Errorf("cluster: withdraw task %q: it is %v or a backup: %w", t.spec.ID, t.state, ErrState)
+	}
+	undone := t.undisrupted
+	s.requeue(t)
+	if undone {
+		t.disrupted = true
+		s.jobs[t.spec.Job].disrupted++
+	}
+	return nil
+}
+
+// restored ends t's disruption, if it was preempted: it runs again, or left.
 func (s *State) restored(t *TaskInfo) {
 	if t.disrupted {
 		t.disrupted = false
@@ -395,6 +416,7 @@ func (s *State) release(t *TaskInfo) {
 // requeue returns a placed task to pending. A gang that loses its last running task
 // this way must gather again.
 func (s *State) requeue(t *TaskInfo) {
+	t.undisrupted = false
 	s.release(t)
 	if j := s.jobs[t.spec.Job]; len(j.running) == 0 {
 		j.gathered = false

@@ -63,9 +63,11 @@ type JobSpec struct {
 	// short.
 	MinMember int
 	// MaxDisrupted bounds how many of the job's tasks preemption may have evicted and
-	// not yet placed again at once (a disruption budget, like a Kubernetes
-	// PodDisruptionBudget's maxUnavailable); 0 means no bound. Tasks that must never
-	// be evicted are marked TaskSpec.NonPreemptible.
+	// not yet run again at once (a disruption budget, like a Kubernetes
+	// PodDisruptionBudget's maxUnavailable, but a hard bound: Kubernetes' preemption
+	// honours a PDB only when it can, and a PDB counts every unavailable pod, failed
+	// ones too); 0 means no bound. Tasks that must never be evicted are marked
+	// TaskSpec.NonPreemptible.
 	MaxDisrupted int
 }
 

@@ -42,6 +42,7 @@ type State struct {
 	pending  *fairness.Pending
 	ordering fairness.Policy
 	hasMax   bool // some queue has a max share
+	hasMin   bool // some queue has a min share
 	tracker  *predict.ProgressTracker
 	perJob   bool // keep a progress tracker per job
 
@@ -263,8 +264,9 @@ func (s *State) AddQueue(parent, id string, opts ...fairness.Option) error {
 		}
 		return fmt.Errorf("cluster: %w", err)
 	}
-	if e, err := s.tree.Queue(id); err == nil && e.Share.HasMax() {
-		s.hasMax = true
+	if e, err := s.tree.Queue(id); err == nil {
+		s.hasMax = s.hasMax || e.Share.HasMax()
+		s.hasMin = s.hasMin || e.Share.Min > 0
 	}
 	return nil
 }
@@ -385,6 +387,7 @@ func (s *State) validateTask(t *TaskSpec, seen map[string]bool) error {
 // enqueue makes a task pending in the fairness tree, the locality index and its
 // demand classes.
 func (s *State) enqueue(t *TaskInfo) {
+	t.pendingSince = max(t.spec.Submitted, s.clock)
 	// Both calls only fail on input validated at submission.
 	_ = s.pending.Add(fairness.PendingTask{ID: t.spec.ID, Job: t.spec.Job, Priority: t.spec.Priority, Submitted: t.spec.Submitted, Locations: s.Locations(t)})
 	s.treeApply(treeOp{kind: opAddPending, job: t.spec.Job, a: t.spec.Request})
@@ -530,6 +533,9 @@ func (s *State) ParentQueue(id string) (string, error) {
 
 // HasMaxShare reports whether some queue has a max share.
 func (s *State) HasMaxShare() bool { return s.hasMax }
+
+// HasMinShare reports whether some queue has a min share (a guarantee).
+func (s *State) HasMinShare() bool { return s.hasMin }
 
 // Admit reports whether job j may hold one more task using usage within every max
 // share above it (fairness.Tree.Admit): nil when it may.

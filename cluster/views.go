@@ -166,15 +166,28 @@ type TaskInfo struct {
 	backup, backupOf *TaskInfo
 	failedOn         []string
 	disrupted        bool // preempted and not placed again yet (State.Preempt)
+	// undisrupted: its latest commit ended a disruption (Withdraw restores it).
+	undisrupted  bool
+	pendingSince time.Duration // when it last became pending (PendingSince)
 }
 
 // Preemptible reports whether the task may be evicted to make room for another: it
 // is not a backup attempt nor marked TaskSpec.NonPreemptible.
 func (t *TaskInfo) Preemptible() bool { return t.backupOf == nil && !t.spec.NonPreemptible }
 
-// Disrupted reports whether preemption evicted the task and it has not been placed
-// again yet.
+// Disrupted reports whether preemption evicted the task and it has not run again yet
+// (a task booked for a future start is still disrupted until it starts).
 func (t *TaskInfo) Disrupted() bool { return t.disrupted }
+
+// Resumed reports whether the task, running, was preempted before its latest start:
+// taking that start back (State.Withdraw) makes it disrupted again.
+func (t *TaskInfo) Resumed() bool { return t.undisrupted }
+
+// PendingSince is when the task last became pending: its submission (the later of
+// TaskSpec.Submitted and the state's clock then), or its return to pending after an
+// eviction, a failure or a rolled-back reservation. How long it has waited is the
+// clock minus this.
+func (t *TaskInfo) PendingSince() time.Duration { return t.pendingSince }
 
 // ID names the task (BackupID(task) for a backup attempt).
 func (t *TaskInfo) ID() string { return t.spec.ID }

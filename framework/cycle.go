@@ -209,33 +209,40 @@ type Victim struct {
 // Evict preempts victims to make room for task t (PostFilter and Pass plugins that
 // preempt): each is evicted (cluster.State.Preempt), and the evictions go with t's
 // Assignment, or with the Decision or the PlacementError when t does not start in this
-// cycle. A victim that started in this same heartbeat is withdrawn instead: its
-// assignment leaves the Decision and it is pending again, as if it had not been
-// placed (no eviction to report, no disruption counted). Evict checks every victim
-// first and evicts none when one may not be evicted: a task not running, listed
-// twice, a backup, a non-preemptible one, or one past its job's disruption budget.
+// cycle. A victim that started in this same heartbeat (Started) is withdrawn instead
+// (cluster.State.Withdraw): its assignment leaves the Decision and it is pending again,
+// as if it had not been placed — no eviction to report, no disruption counted. Evict
+// checks everything first and evicts none when one may not be evicted: a nil or
+// foreign task, a victim not running, listed twice, a backup, a non-preemptible one,
+// or one past its job's disruption budget.
 func (c *Cycle) Evict(t *cluster.TaskInfo, victims []Victim) error {
 	st := c.fw.state
+	if t == nil || !c.owns(t) {
+		return fmt.Errorf("framework: evict for a task the state does not hold: %w", cluster.ErrUnknownTask)
+	}
 	per := map[*cluster.JobInfo]int{}
 	seen := map[*cluster.TaskInfo]bool{}
 	for _, v := range victims {
-		j, ok := st.Job(v.Task.Job())
-		if !ok || seen[v.Task] || v.Task.State() != cluster.Running || !v.Task.Preemptible() {
+		if v.Task == nil || !c.owns(v.Task) {
+			return fmt.Errorf("framework: evict a task the state does not hold: %w", cluster.ErrUnknownTask)
+		}
+		j, _ := st.Job(v.Task.Job())
+		if seen[v.Task] || v.Task.State() != cluster.Running || !v.Task.Preemptible() {
 			return fmt.Errorf("framework: evict task %q: it is %v, preemptible %v, listed twice %v: %w", v.Task.ID(), v.Task.State(), v.Task.Preemptible(), seen[v.Task], cluster.ErrState)
 		}
 		seen[v.Task] = true
-		if c.startedHere(v.Task) >= 0 {
-			continue
+		if c.Started(v.Task) && !v.Task.Resumed() {
+			continue // withdrawn, and no disruption comes back with it
 		}
 		if per[j]++; !j.MayDisrupt(per[j]) {
 			return fmt.Errorf("framework: evict task %q: job %q's disruption budget: %w", v.Task.ID(), j.ID(), cluster.ErrInvalid)
 		}
 	}
 	for _, v := range victims {
-		if i := c.startedHere(v.Task); i >= 0 {
+		if i := c.startedAt(v.Task); i >= 0 {
 			c.evicted = append(c.evicted, c.d.Assignments[i].Evicted...)
 			c.d.Assignments = slices.Delete(c.d.Assignments, i, i+1)
-			_ = st.Evict(v.Task)
+			_ = st.Withdraw(v.Task) // checked above
 			continue
 		}
 		node := v.Task.Node().ID()
@@ -249,9 +256,18 @@ func (c *Cycle) Evict(t *cluster.TaskInfo, victims []Victim) error {
 	return nil
 }
 
-// startedHere is the index in the pull cycle's Decision of task t's assignment, or -1
-// when t did not start in this cycle.
-func (c *Cycle) startedHere(t *cluster.TaskInfo) int {
+// owns reports whether t is a task of the cycle's state.
+func (c *Cycle) owns(t *cluster.TaskInfo) bool {
+	u, ok := c.fw.state.Task(t.ID())
+	return ok && u == t
+}
+
+// Started reports whether task t started in this pull cycle: its assignment is in the
+// Decision (the embedder has not been told yet). Evicting it withdraws it instead.
+func (c *Cycle) Started(t *cluster.TaskInfo) bool { return c.startedAt(t) >= 0 }
+
+// startedAt is the index in the pull cycle's Decision of task t's assignment, or -1.
+func (c *Cycle) startedAt(t *cluster.TaskInfo) int {
 	if c.d == nil {
 		return -1
 	}

@@ -151,7 +151,8 @@ type Assignment struct {
 	// cluster.BackupID(BackupOf). Empty for a task's own placement.
 	BackupOf string
 	// Evicted lists the tasks evicted to make room for this one (preemption): they
-	// are pending again, and the embedder must stop them.
+	// are pending again, and the embedder must stop them, and start this task once
+	// they have stopped (the scheduler's books hold the room for it already).
 	Evicted []Eviction
 }
 

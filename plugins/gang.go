@@ -53,8 +53,8 @@ type gangBackoff struct {
 	rollbacks int
 }
 
-// maxBackoff bounds a gang's backoff, in timeouts.
-const maxBackoff = 64
+// maxDoublings bounds a gang's backoff at 2^6 = 64 timeouts.
+const maxDoublings = 6
 
 // NewGang returns the gang plugin; timeout (> 0) is how long members wait for their
 // gang.
@@ -107,6 +107,10 @@ func (g *Gang) PreFilter(c *framework.Cycle, a *framework.Attempt) framework.Sta
 	return framework.Status{}
 }
 
+// Forget implements framework.ForgetPlugin: a forgotten job's backoff goes (a later
+// job may take its ID).
+func (g *Gang) Forget(j *cluster.JobInfo) { delete(g.backoff, j.ID()) }
+
 // Reserve implements framework.ReservePlugin.
 func (*Gang) Reserve(*framework.Cycle, *framework.Attempt) framework.Status {
 	return framework.Status{}
@@ -121,8 +125,8 @@ func (g *Gang) Unreserve(c *framework.Cycle, a *framework.Attempt) {
 	}
 	g.holder = ""
 	b := g.backoff[id]
-	b.rollbacks++
-	b.until = c.Now() + g.timeout*time.Duration(min(1<<(b.rollbacks-1), maxBackoff))
+	b.rollbacks = min(b.rollbacks+1, maxDoublings+1)
+	b.until = c.Now() + g.timeout<<(b.rollbacks-1)
 	g.backoff[id] = b
 	for _, t := range c.Waiting() {
 		if t.Job() == id {

@@ -3,6 +3,7 @@ package plugins
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -63,7 +64,8 @@ type PreemptionConfig struct {
 //     at no cost: a task about to finish is not evicted when the timeline shows it
 //     is out of the way in time.
 //  4. Evicting a gang member that would leave its gang short of MinMember running
-//     evicts the whole gang's running tasks.
+//     evicts the whole gang's running tasks (Volcano instead never preempts a member
+//     below the gang's minAvailable; here the gang re-gathers later).
 //
 // A member of a gang that has not gathered (cluster.JobInfo.Gathered) evicts
 // nothing: its gang might still not gather, and the evictions would be for nothing.
@@ -77,13 +79,14 @@ type PreemptionConfig struct {
 // something there and fit no node now; one preemption per heartbeat.
 type Preemption struct {
 	cfg     PreemptionConfig
-	starved map[string]time.Duration // queue → when it was first seen owed its guarantee
+	starved map[string]starving // queue → when it was seen owed its guarantee
 
 	// Scratch, reused from call to call.
 	cands  []candidate
 	best   victimSet
 	cur    victimSet
 	queues map[string]queueLoad
+	paths  map[string][]string // queue → its path, for one heartbeat or placement
 }
 
 // candidate is a task that might be evicted, with what ranks it.
@@ -122,7 +125,7 @@ func NewPreemption(cfg PreemptionConfig) (*Preemption, error) {
 	if cfg.PerHeartbeat == 0 {
 		cfg.PerHeartbeat = 8
 	}
-	return &Preemption{cfg: cfg, starved: map[string]time.Duration{}, queues: map[string]queueLoad{}}, nil
+	return &Preemption{cfg: cfg, starved: map[string]starving{}, queues: map[string]queueLoad{}, paths: map[string][]string{}}, nil
 }
 
 // Name implements framework.Plugin.
@@ -184,12 +187,16 @@ func (p *Preemption) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		}
 		return true
 	})
-	if !any {
+	reclaiming := p.cfg.Guarantees && st.HasMinShare()
+	// The node gates must agree (a heartbeat cap, a node that stops allocation), but a
+	// node short of idle room is what preemption is for.
+	if !any || !c.Room() && c.Decision().Stop != framework.NodeBusy {
 		return nil
 	}
 	tried, examined := 0, 0
+	clear(p.paths)
 	st.Walk(func(j *cluster.JobInfo) bool {
-		if !p.cfg.Guarantees && j.Spec().Priority <= low {
+		if !reclaiming && j.Spec().Priority <= low {
 			return true
 		}
 		if examined++; examined > 8*p.cfg.PerHeartbeat {
@@ -200,15 +207,14 @@ func (p *Preemption) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 			return true
 		}
 		a, s := c.Prepare(t, n, c.Now())
-		if !s.OK() || !st.Holds(a.Demand.Hold.Peak()) {
+		if !s.OK() || !st.Holds(a.Demand.Hold.Peak()) || fitsSomeNode(c, &a) {
 			return true
 		}
 		claim, ok := p.claim(c, t)
 		if !ok || (claim.prio <= low && !claim.reclaim) {
 			return true
 		}
-		tried++
-		if fitsSomeNode(c, &a) || !p.victimsOn(c, &a, n, claim, &p.cur) {
+		if tried++; !p.victimsOn(c, &a, n, claim, &p.cur) {
 			return tried < p.cfg.PerHeartbeat
 		}
 		if err := p.evict(c, t, p.cur.victims); err != nil {
@@ -227,7 +233,16 @@ type claim struct {
 	prio    int
 	reclaim bool
 	path    []string // the preemptor's queues, leaf first
+	owed    string   // the queue on path owed its guarantee, when reclaim
 }
+
+// starving is when a queue was first and last seen owed its guarantee.
+type starving struct{ since, seen time.Duration }
+
+// starvedGap is how long a queue may go unseen owed its guarantee (or ReclaimDelay,
+// if longer) before its reclaim delay starts afresh: it was seen owed for a while,
+// then not (its tasks left or fitted), and is owed again.
+const starvedGap = time.Minute
 
 // claim works out task t's claim at now, and records when its queue was first seen
 // owed its guarantee; false when t may evict nothing.
@@ -238,44 +253,50 @@ func (p *Preemption) claim(c *framework.Cycle, t *cluster.TaskInfo) (claim, bool
 		return claim{}, false // a gang gathering might evict for members that never run
 	}
 	cl := claim{prio: j.Spec().Priority}
-	if p.cfg.Guarantees {
+	if p.cfg.Guarantees && st.HasMinShare() {
 		clear(p.queues)
 		cl.path = p.path(st, j.Spec().Queue)
-		owed := ""
 		for _, q := range cl.path {
 			if l := p.load(st, q); l.min > 0 && l.used < l.min {
-				owed = q
+				cl.owed = q
 				break
 			}
 		}
 		for _, q := range cl.path {
-			if q != owed {
+			if q != cl.owed {
 				delete(p.starved, q)
 			}
 		}
-		if owed != "" {
-			since, seen := p.starved[owed]
-			if !seen {
-				since = c.Now()
-				p.starved[owed] = since
+		if cl.owed != "" {
+			now := c.Now()
+			sv, seen := p.starved[cl.owed]
+			if !seen || now-sv.seen > max(starvedGap, p.cfg.ReclaimDelay) || now < sv.seen {
+				sv.since = now
 			}
-			cl.reclaim = c.Now()-since >= p.cfg.ReclaimDelay
+			sv.seen = now
+			p.starved[cl.owed] = sv
+			cl.reclaim = now-sv.since >= p.cfg.ReclaimDelay
 		}
 	}
 	return cl, p.cfg.Priority || cl.reclaim
 }
 
-// path lists queue q and its ancestors, leaf first ("" is the root's default queue).
+// path lists queue q and its ancestors, leaf first ("" is the root's default queue),
+// cached for the heartbeat or placement.
 func (p *Preemption) path(st *cluster.State, q string) []string {
+	if out, ok := p.paths[q]; ok {
+		return out
+	}
 	var out []string
-	for i := 0; i < 64; i++ { // queues nest far less deep; the bound guards a cycle
-		out = append(out, q)
-		parent, err := st.ParentQueue(q)
-		if err != nil || parent == "" || parent == q {
+	for i, x := 0, q; i < 64; i++ { // queues nest far less deep; the bound guards a cycle
+		out = append(out, x)
+		parent, err := st.ParentQueue(x)
+		if err != nil || parent == "" || parent == x {
 			break
 		}
-		q = parent
+		x = parent
 	}
+	p.paths[q] = out
 	return out
 }
 
@@ -295,8 +316,9 @@ func (p *Preemption) load(st *cluster.State, q string) queueLoad {
 }
 
 // over is how far queue path v (leaf first) may give up usage u: the least, over its
-// queues not shared with the preemptor's path, of use above the guarantee after the
-// eviction; negative when the eviction would take one of them below its guarantee.
+// queues not shared with the preemptor's path, of use above the guarantee (0 for a
+// queue without a min share) after the eviction; negative when the eviction would take
+// one of them below its guarantee, +Inf when every queue of v is the preemptor's too.
 func (p *Preemption) over(st *cluster.State, v []string, u resource.Tuple, running int, mine []string) float64 {
 	least := math.Inf(1)
 	for _, q := range v {
@@ -304,9 +326,6 @@ func (p *Preemption) over(st *cluster.State, v []string, u resource.Tuple, runni
 			break
 		}
 		l := p.load(st, q)
-		if l.min <= 0 {
-			continue
-		}
 		e := l.entry
 		e.Usage, e.Running = e.Usage.Sub(u), e.Running-running
 		after, _ := st.Ordering().Measure(&e, st.Capacity())
@@ -337,8 +356,8 @@ func (p *Preemption) victimsOn(c *framework.Cycle, a *framework.Attempt, n *clus
 			cd.reason = framework.Preempted
 		case cl.reclaim && cd.prio <= cl.prio:
 			vp := p.path(st, j.Spec().Queue)
-			if vp[0] == cl.path[0] {
-				return true
+			if slices.Contains(vp, cl.owed) {
+				return true // the owed queue's own: reclaiming from it gains it nothing
 			}
 			if cd.over = p.over(st, vp, t.Usage(), 1, cl.path); cd.over < 0 || math.IsInf(cd.over, 1) {
 				return true
@@ -385,7 +404,7 @@ func (p *Preemption) victimsOn(c *framework.Cycle, a *framework.Attempt, n *clus
 		return false
 	}
 	victims, ok := p.withGangs(st, victims)
-	if !ok || !p.withinLimits(st, victims, cl) {
+	if !ok || !p.withinLimits(c, victims, cl) {
 		return false
 	}
 	out.victims = victims
@@ -412,9 +431,10 @@ func (p *Preemption) withGangs(st *cluster.State, victims []candidate) ([]candid
 			per[j.ID()]++
 		}
 	}
-	for id, k := range per {
+	ids := slices.Sorted(maps.Keys(per)) // victims in a deterministic order
+	for _, id := range ids {
 		j, _ := st.Job(id)
-		if j.NumRunning()-k >= j.Spec().MinMember {
+		if j.NumRunning()-per[id] >= j.Spec().MinMember {
 			continue
 		}
 		for _, t := range j.Running() {
@@ -432,12 +452,16 @@ func (p *Preemption) withGangs(st *cluster.State, victims []candidate) ([]candid
 
 // withinLimits checks the victims together: each job's disruption budget, and that no
 // queue they come from is taken below its guarantee.
-func (p *Preemption) withinLimits(st *cluster.State, victims []candidate, cl claim) bool {
+func (p *Preemption) withinLimits(c *framework.Cycle, victims []candidate, cl claim) bool {
+	st := c.State()
 	perJob := map[string]int{}
 	perQueue := map[string]resource.Tuple{}
 	count := map[string]int{}
 	for _, v := range victims {
 		j, _ := st.Job(v.t.Job())
+		if c.Started(v.t) && !v.t.Resumed() {
+			continue // withdrawn, not evicted, and no disruption comes back (framework.Cycle.Evict)
+		}
 		if perJob[j.ID()]++; !j.MayDisrupt(perJob[j.ID()]) {
 			return false
 		}

@@ -48,10 +48,12 @@ func (s *NodeScore) Score(_ *framework.Cycle, a *framework.Attempt) float64 {
 // the earliest wins, ties to the roomiest node. The task is then Booked
 // (cluster.Booked) until its start, and what it holds is off limits to every later
 // placement: tasks placed in front of it (backfilling) use only what leaves its
-// booking whole, EASY backfilling's rule on the stage timeline.
+// booking whole: backfilling's rule on the stage timeline (conservative backfilling,
+// since every task that qualifies gets a booking, not only the queue's head as in
+// EASY).
 //
-// Only a task that has waited at least Wait since it was submitted
-// (cluster.TaskSpec.Submitted) is booked, and no member of a gang that has not
+// Only a task that has waited at least Wait since it became pending
+// (cluster.TaskInfo.PendingSince: its submission, or its return to pending) is booked, and no member of a gang that has not
 // gathered (cluster.JobInfo.Gathered): a gang's members start together. The PostFilter books the task a push
 // placement found no node for; Booking does the same in pull mode. Finding the
 // earliest start visits every node: O(nodes) for each task booked.
@@ -80,7 +82,7 @@ func (f *FutureStart) Wait() time.Duration { return f.wait }
 // member of a gang still gathering: a gang's members start together, now, not each at
 // its own future start.
 func (f *FutureStart) bookable(c *framework.Cycle, t *cluster.TaskInfo) bool {
-	if c.Now()-t.Spec().Submitted < f.wait {
+	if c.Now()-t.PendingSince() < f.wait {
 		return false
 	}
 	j, ok := c.State().Job(t.Job())
