@@ -431,6 +431,9 @@ func (p *Preemption) withGangs(st *cluster.State, victims []candidate) ([]candid
 			per[j.ID()]++
 		}
 	}
+	if len(per) == 0 {
+		return victims, true
+	}
 	ids := slices.Sorted(maps.Keys(per)) // victims in a deterministic order
 	for _, id := range ids {
 		j, _ := st.Job(id)
