@@ -2,6 +2,7 @@ package finegrain_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -230,6 +231,21 @@ func TestPreemptionSparesATaskThatEndsInTime(t *testing.T) {
 	assert.Equal(t, finegrain.Running, st)
 }
 
+// fillQueues places, on s's nodes from time 0, n tasks of 1 CPU and 1 GiB for each
+// queue of runs, each queue's tasks in a job named after it.
+func fillQueues(t *testing.T, s *finegrain.Scheduler, runs map[string]int) {
+	t.Helper()
+	for _, q := range slices.Sorted(maps.Keys(runs)) {
+		require.NoError(t, s.SubmitJob(finegrain.Job{ID: q, Queue: q}))
+		for i := 0; i < runs[q]; i++ {
+			id := fmt.Sprintf("%s-%d", q, i)
+			require.NoError(t, s.Submit(finegrain.Task{ID: id, Job: q, Request: schema.MustTuple(1000, 1*gib)}))
+			_, err := s.Place(id, 0)
+			require.NoError(t, err)
+		}
+	}
+}
+
 // YARN's capacity preemption takes from the queue most over its guarantee first, and
 // never takes a queue below its guarantee.
 func TestGuaranteePreemptionKnownAnswer(t *testing.T) {
@@ -239,15 +255,7 @@ func TestGuaranteePreemptionKnownAnswer(t *testing.T) {
 	require.NoError(t, s.AddQueue("", "A", fairness.MinShare(0.5)))
 	require.NoError(t, s.AddQueue("", "B", fairness.MinShare(0.25)))
 	require.NoError(t, s.AddQueue("", "C", fairness.MinShare(0.25)))
-	for q, n := range map[string]int{"B": 5, "C": 3} {
-		require.NoError(t, s.SubmitJob(finegrain.Job{ID: q, Queue: q}))
-		for i := 0; i < n; i++ {
-			id := fmt.Sprintf("%s%d", q, i)
-			require.NoError(t, s.Submit(finegrain.Task{ID: id, Job: q, Request: schema.MustTuple(1000, 1*gib)}))
-			_, err := s.Place(id, 0)
-			require.NoError(t, err)
-		}
-	}
+	fillQueues(t, s, map[string]int{"B": 5, "C": 3})
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "A", Queue: "A"}))
 	for i := 0; i < 4; i++ {
 		require.NoError(t, s.Submit(finegrain.Task{ID: fmt.Sprintf("A%d", i), Job: "A", Request: schema.MustTuple(1000, 1*gib)}))
@@ -325,15 +333,7 @@ func TestGuaranteePreemptionHierarchical(t *testing.T) {
 	require.NoError(t, s.AddQueue("A", "A1"))
 	require.NoError(t, s.AddQueue("A", "A2"))
 	require.NoError(t, s.AddQueue("", "B", fairness.MinShare(0.5)))
-	for q, n := range map[string]int{"A2": 2, "B": 6} {
-		require.NoError(t, s.SubmitJob(finegrain.Job{ID: q, Queue: q}))
-		for i := 0; i < n; i++ {
-			id := fmt.Sprintf("%s-%d", q, i)
-			require.NoError(t, s.Submit(finegrain.Task{ID: id, Job: q, Request: schema.MustTuple(1000, 1*gib)}))
-			_, err := s.Place(id, 0)
-			require.NoError(t, err)
-		}
-	}
+	fillQueues(t, s, map[string]int{"A2": 2, "B": 6})
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "A1", Queue: "A1"}))
 	for i := 0; i < 3; i++ {
 		require.NoError(t, s.Submit(finegrain.Task{ID: fmt.Sprintf("A1-%d", i), Job: "A1", Request: schema.MustTuple(1000, 1*gib)}))

@@ -2,6 +2,7 @@ package stage_test
 
 import (
 	"math/rand"
+	"slices"
 	"testing"
 	"time"
 
@@ -151,16 +152,7 @@ func TestTimelineProperties(t *testing.T) {
 			if tl.Release(h) != nil {
 				return false
 			}
-			after := tl.AppendSegments(nil, 0, stage.Forever)
-			if len(before) != len(after) {
-				return false
-			}
-			for i := range before {
-				if before[i] != after[i] {
-					return false
-				}
-			}
-			return true
+			return slices.Equal(before, tl.AppendSegments(nil, 0, stage.Forever))
 		})
 	}, seeds))
 
@@ -195,16 +187,7 @@ func TestTimelineProperties(t *testing.T) {
 				return false
 			}
 		}
-		after := tl.AppendSegments(nil, 0, stage.Forever)
-		if len(before) != len(after) {
-			return false
-		}
-		for i := range before {
-			if before[i] != after[i] {
-				return false
-			}
-		}
-		return true
+		return slices.Equal(before, tl.AppendSegments(nil, 0, stage.Forever))
 	}, seeds))
 
 	props.Property("no accepted reservation takes memory below zero or cpu below the largest allowance", prop.ForAll(func(seed int64) bool {
