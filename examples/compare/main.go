@@ -42,7 +42,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -51,11 +50,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/finegrain/finegrain/examples/internal/cli"
+	"github.com/finegrain/finegrain/examples/internal/simrun"
 	"github.com/finegrain/finegrain/sim"
 	"github.com/finegrain/finegrain/sim/workload"
 )
@@ -233,7 +232,6 @@ func compare(c config, stdout, stderr io.Writer) error {
 	}
 	inputs := map[string]input{}
 	var runs []*run
-	total := 0
 	for _, sc := range c.scenarios() {
 		for r := 0; r < c.runs; r++ {
 			seed := c.seed + uint64(r)
@@ -250,43 +248,23 @@ func compare(c config, stdout, stderr io.Writer) error {
 			inputs[fmt.Sprint(sc.name(), seed)] = input{w: w, bg: bg}
 			for _, p := range sim.Policies() {
 				runs = append(runs, &run{sc: sc, seed: seed, policy: p})
-				total += w.NumTasks()
 			}
 		}
 	}
-	bar := cli.NewProgress(stderr, total, fmt.Sprintf("%d simulations", len(runs)), "tasks", c.quiet)
-	work := make(chan *run)
-	var wg sync.WaitGroup
-	for i := 0; i < c.workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range work {
-				in := inputs[fmt.Sprint(r.sc.name(), r.seed)]
-				done := 0
-				opts := []sim.Option{sim.WithProgress(func(p sim.Progress) {
-					bar.Add(p.Finished - done)
-					done = p.Finished
-				})}
-				if in.bg != nil {
-					opts = append(opts, sim.WithBackground(in.bg))
-					if c.reserve {
-						opts = append(opts, sim.WithReservedBackground())
-					}
-				}
-				t0 := time.Now()
-				r.res, r.err = sim.Run(in.w, &cl, r.policy, opts...)
-				r.wall = time.Since(t0)
-				bar.Add(in.w.NumTasks() - done)
+	tasks := func(r *run) int { return inputs[fmt.Sprint(r.sc.name(), r.seed)].w.NumTasks() }
+	simrun.Each(stderr, c.quiet, c.workers, runs, tasks, func(r *run, progress sim.Option) {
+		in := inputs[fmt.Sprint(r.sc.name(), r.seed)]
+		opts := []sim.Option{progress}
+		if in.bg != nil {
+			opts = append(opts, sim.WithBackground(in.bg))
+			if c.reserve {
+				opts = append(opts, sim.WithReservedBackground())
 			}
-		}()
-	}
-	for _, r := range runs {
-		work <- r
-	}
-	close(work)
-	wg.Wait()
-	bar.Finish()
+		}
+		t0 := time.Now()
+		r.res, r.err = sim.Run(in.w, &cl, r.policy, opts...)
+		r.wall = time.Since(t0)
+	})
 	for _, r := range runs {
 		if r.err != nil && !errors.Is(r.err, sim.ErrTimeLimit) {
 			return fmt.Errorf("%s seed %d %s: %w", r.sc.name(), r.seed, r.policy.Name, r.err)
@@ -327,15 +305,6 @@ func background(seed uint64, nodes int, planetlab []workload.Series) (sim.Backgr
 		l.Memory[i] = 0.05 + 0.1*r.Float64()
 	}
 	return l, nil
-}
-
-// writeFile writes what fn writes into path.
-func writeFile(path string, fn func(io.Writer) error) error {
-	var b bytes.Buffer
-	if err := fn(&b); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 // tabwriterFor returns a table writer on w.

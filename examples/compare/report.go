@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/finegrain/finegrain/examples/internal/output"
 	"github.com/finegrain/finegrain/sim"
 	"github.com/finegrain/finegrain/sim/workload"
 )
@@ -115,10 +116,10 @@ func report(c *config, runs []*run, out io.Writer) error {
 			return err
 		}
 	}
-	if err := writeCSV(filepath.Join(c.out, "table.csv"), table); err != nil {
+	if err := output.WriteCSV(filepath.Join(c.out, "table.csv"), table); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(c.out, "runs.csv"), func(w io.Writer) error { return writeRuns(w, runs) }); err != nil {
+	if err := output.WriteFile(filepath.Join(c.out, "runs.csv"), func(w io.Writer) error { return writeRuns(w, runs) }); err != nil {
 		return err
 	}
 	return series(c, order, byScenario, out)
@@ -145,27 +146,8 @@ func printTable(out io.Writer, rows []row) {
 	_ = tw.Flush()
 }
 
-// dur formats seconds compactly: "9m26s", "20.4s", "0.95s".
-func dur(s float64) string {
-	d := time.Duration(s * float64(time.Second))
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second).String()
-	case d >= 10*time.Second:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(10 * time.Millisecond).String()
-}
-
-func writeCSV(path string, rows [][]string) error {
-	return writeFile(path, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		if err := cw.WriteAll(rows); err != nil {
-			return err
-		}
-		return cw.Error()
-	})
-}
+// dur formats seconds compactly (see output.Duration).
+func dur(s float64) string { return output.Duration(time.Duration(s * float64(time.Second))) }
 
 // writeRuns writes every simulation's summary, prefixed by scenario, seed and wall
 // time.
@@ -200,7 +182,7 @@ func scenarioFiles(c *config, sc scenario, rs []*run) error {
 		}
 	}
 	name := sc.name()
-	if err := writeFile(filepath.Join(c.out, "jobs-"+name+".csv"), func(w io.Writer) error {
+	if err := output.WriteFile(filepath.Join(c.out, "jobs-"+name+".csv"), func(w io.Writer) error {
 		for i, r := range first {
 			if err := r.WriteJobsCSV(w, i == 0); err != nil {
 				return err
@@ -210,7 +192,7 @@ func scenarioFiles(c *config, sc scenario, rs []*run) error {
 	}); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(c.out, "samples-"+name+".csv"), func(w io.Writer) error {
+	if err := output.WriteFile(filepath.Join(c.out, "samples-"+name+".csv"), func(w io.Writer) error {
 		for i, r := range first {
 			if err := r.WriteSamplesCSV(w, i == 0); err != nil {
 				return err
@@ -303,7 +285,7 @@ func series(c *config, order []scenario, byScenario map[string][]*run, out io.Wr
 			return err
 		}
 	}
-	return writeCSV(filepath.Join(c.out, "series.csv"), csvRows)
+	return output.WriteCSV(filepath.Join(c.out, "series.csv"), csvRows)
 }
 
 // plural is "1 seed", "3 seeds".

@@ -45,11 +45,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/examples/internal/cli"
+	"github.com/finegrain/finegrain/examples/internal/output"
+	"github.com/finegrain/finegrain/examples/internal/simrun"
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/sim"
 	"github.com/finegrain/finegrain/sim/workload"
@@ -165,7 +166,6 @@ func run(c config, stdout, stderr io.Writer) ([]*result, error) {
 		return nil, err
 	}
 	var results []*result
-	total := 0
 	for r := 0; r < c.runs; r++ {
 		seed := c.seed + uint64(r)
 		w, err := buildWorkload(seed, c.scale)
@@ -174,33 +174,11 @@ func run(c config, stdout, stderr io.Writer) ([]*result, error) {
 		}
 		for i := range configurations {
 			results = append(results, &result{conf: i, seed: seed, w: w})
-			total += w.NumTasks()
 		}
 	}
-	bar := cli.NewProgress(stderr, total, fmt.Sprintf("%d simulations", len(results)), "tasks", c.quiet)
-	work := make(chan *result)
-	var wg sync.WaitGroup
-	for i := 0; i < c.workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range work {
-				done := 0
-				r.res, r.err = sim.Run(r.w, &cl, configurations[r.conf].policy(), sim.WithMode(c.mode), sim.WithTimeLimit(timeLimit),
-					sim.WithProgress(func(p sim.Progress) {
-						bar.Add(p.Finished - done)
-						done = p.Finished
-					}))
-				bar.Add(r.w.NumTasks() - done)
-			}
-		}()
-	}
-	for _, r := range results {
-		work <- r
-	}
-	close(work)
-	wg.Wait()
-	bar.Finish()
+	simrun.Each(stderr, c.quiet, c.workers, results, func(r *result) int { return r.w.NumTasks() }, func(r *result, progress sim.Option) {
+		r.res, r.err = sim.Run(r.w, &cl, configurations[r.conf].policy(), sim.WithMode(c.mode), sim.WithTimeLimit(timeLimit), progress)
+	})
 	for _, r := range results {
 		if r.err != nil && !errors.Is(r.err, sim.ErrTimeLimit) {
 			return nil, fmt.Errorf("seed %d, %s: %w", r.seed, configurations[r.conf].name, r.err)
@@ -249,10 +227,10 @@ func writeOutputs(dir string, results []*result, rows []classRow, sums []confRow
 			continue
 		}
 		name := configurations[r.conf].name
-		if err := writeFile(filepath.Join(dir, "jobs-"+name+".csv"), func(w io.Writer) error { return r.res.WriteJobsCSV(w, true) }); err != nil {
+		if err := output.WriteFile(filepath.Join(dir, "jobs-"+name+".csv"), func(w io.Writer) error { return r.res.WriteJobsCSV(w, true) }); err != nil {
 			return err
 		}
-		if err := writeFile(filepath.Join(dir, "evictions-"+name+".csv"), func(w io.Writer) error { return r.res.WriteEvictionsCSV(w, true) }); err != nil {
+		if err := output.WriteFile(filepath.Join(dir, "evictions-"+name+".csv"), func(w io.Writer) error { return r.res.WriteEvictionsCSV(w, true) }); err != nil {
 			return err
 		}
 	}

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"github.com/finegrain/finegrain/examples/internal/output"
 )
 
 // classRow is one job class under one configuration, over every seed.
@@ -115,7 +114,7 @@ func printTables(w io.Writer, rows []classRow, sums []confRow) {
 			unf = fmt.Sprintf(" (%d unfinished)", r.unfinished)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.0f%s\t%s\t%s\t%.1f\t%s\t\n", r.conf, r.class, r.queue, r.priority, r.jobs, unf,
-			dur(r.mean), dur(r.p95), r.evicted, dur(r.lost))
+			output.Duration(r.mean), output.Duration(r.p95), r.evicted, output.Duration(r.lost))
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w)
@@ -126,22 +125,11 @@ func printTables(w io.Writer, rows []classRow, sums []confRow) {
 		if s.unfinished > 0 {
 			unf = fmt.Sprintf(" (%d unfinished)", s.unfinished)
 		}
-		fmt.Fprintf(tw, "%s\t%s%s\t%.1f\t%.1f\t%s\t%d\t%d\t\n", s.conf, dur(s.makespan), unf, s.preempted, s.reclaimed, dur(s.lost), s.gathers, s.partial)
+		fmt.Fprintf(tw, "%s\t%s%s\t%.1f\t%.1f\t%s\t%d\t%d\t\n", s.conf, output.Duration(s.makespan), unf, s.preempted, s.reclaimed, output.Duration(s.lost), s.gathers, s.partial)
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w, "\nper run (mean of the seeds), but JCT pooled over them; lost work: the run time evicted runs had done;")
 	fmt.Fprintln(w, "gangs gathered and partial gang runs: total over the seeds (a partial run is a gang started short of MinMember)")
-}
-
-// dur formats a duration compactly: "9m26s", "20.4s", "0.95s", "0s".
-func dur(d time.Duration) string {
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second).String()
-	case d >= 10*time.Second:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(10 * time.Millisecond).String()
 }
 
 // writeTable writes both tables as CSV, seconds with millisecond precision.
@@ -158,20 +146,5 @@ func writeTable(path string, rows []classRow, sums []confRow) error {
 		out = append(out, []string{s.conf, secs(s.makespan), f2(s.preempted), f2(s.reclaimed), secs(s.lost), strconv.Itoa(s.gathers),
 			strconv.Itoa(s.partial), strconv.Itoa(s.unfinished)})
 	}
-	return writeFile(path, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		if err := cw.WriteAll(out); err != nil {
-			return err
-		}
-		return cw.Error()
-	})
-}
-
-// writeFile writes what fn writes into path.
-func writeFile(path string, fn func(io.Writer) error) error {
-	var b bytes.Buffer
-	if err := fn(&b); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
+	return output.WriteCSV(path, out)
 }

@@ -155,11 +155,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/finegrain/finegrain/examples/internal/cli"
+	"github.com/finegrain/finegrain/examples/internal/simrun"
 	"github.com/finegrain/finegrain/sim"
 	"github.com/finegrain/finegrain/sim/workload"
 )
@@ -291,7 +291,6 @@ func simulate(c *config, cl *workload.Cluster, stderr io.Writer) (map[int]*workl
 	// One workload per experiment, shared (read-only) by its simulations.
 	ws := map[int]*workload.Workload{}
 	var runs []*run
-	total := 0
 	for _, e := range c.exps {
 		w, err := buildWorkload(c, e)
 		if err != nil {
@@ -300,44 +299,22 @@ func simulate(c *config, cl *workload.Cluster, stderr io.Writer) (map[int]*workl
 		ws[e] = w
 		for _, p := range policies() {
 			runs = append(runs, &run{exp: e, tasks: w.NumTasks(), policy: p})
-			total += w.NumTasks()
 		}
 	}
-	bar := cli.NewProgress(stderr, total, fmt.Sprintf("%d simulations", len(runs)), "tasks", c.quiet)
 	// The slowest simulations first, so that the workers finish together: Fair+PRL's
 	// decisions grow with the number of tasks.
 	order := slices.Clone(runs)
 	slices.SortStableFunc(order, func(a, b *run) int { return cost(b) - cost(a) })
-	work := make(chan *run)
-	var wg sync.WaitGroup
-	for i := 0; i < c.workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range work {
-				w := ws[r.exp]
-				done := 0
-				t0 := time.Now()
-				res, err := sim.Run(w, cl, r.policy, sim.WithProgress(func(p sim.Progress) {
-					bar.Add(p.Finished - done)
-					done = p.Finished
-				}))
-				r.wall = time.Since(t0)
-				bar.Add(w.NumTasks() - done)
-				if err != nil {
-					r.err = err
-					continue
-				}
-				r.sum = res.Summary
-			}
-		}()
-	}
-	for _, r := range order {
-		work <- r
-	}
-	close(work)
-	wg.Wait()
-	bar.Finish()
+	simrun.Each(stderr, c.quiet, c.workers, order, func(r *run) int { return r.tasks }, func(r *run, progress sim.Option) {
+		t0 := time.Now()
+		res, err := sim.Run(ws[r.exp], cl, r.policy, progress)
+		r.wall = time.Since(t0)
+		if err != nil {
+			r.err = err
+			return
+		}
+		r.sum = res.Summary
+	})
 	var errs []error
 	for _, r := range runs {
 		if r.err != nil {
