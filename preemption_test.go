@@ -1,6 +1,7 @@
 package finegrain_test
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -232,14 +233,16 @@ func TestPreemptionSparesATaskThatEndsInTime(t *testing.T) {
 }
 
 // fillQueues places, on s's nodes from time 0, n tasks of 1 CPU and 1 GiB for each
-// queue of runs, each queue's tasks in a job named after it.
+// queue of runs, each queue's tasks in a job named after it ("default" for the
+// default queue, "").
 func fillQueues(t *testing.T, s *finegrain.Scheduler, runs map[string]int) {
 	t.Helper()
 	for _, q := range slices.Sorted(maps.Keys(runs)) {
-		require.NoError(t, s.SubmitJob(finegrain.Job{ID: q, Queue: q}))
+		job := cmp.Or(q, "default")
+		require.NoError(t, s.SubmitJob(finegrain.Job{ID: job, Queue: q}))
 		for i := 0; i < runs[q]; i++ {
-			id := fmt.Sprintf("%s-%d", q, i)
-			require.NoError(t, s.Submit(finegrain.Task{ID: id, Job: q, Request: schema.MustTuple(1000, 1*gib)}))
+			id := fmt.Sprintf("%s-%d", job, i)
+			require.NoError(t, s.Submit(finegrain.Task{ID: id, Job: job, Request: schema.MustTuple(1000, 1*gib)}))
 			_, err := s.Place(id, 0)
 			require.NoError(t, err)
 		}
@@ -359,13 +362,7 @@ func TestGuaranteeReclaimsFromQueuesWithoutMinShare(t *testing.T) {
 		if queue != "" {
 			require.NoError(t, s.AddQueue("", queue))
 		}
-		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "b", Queue: queue}))
-		for i := 0; i < 8; i++ {
-			id := fmt.Sprintf("b%d", i)
-			require.NoError(t, s.Submit(finegrain.Task{ID: id, Job: "b", Request: schema.MustTuple(1000, gib)}))
-			_, err := s.Place(id, 0)
-			require.NoError(t, err)
-		}
+		fillQueues(t, s, map[string]int{queue: 8})
 		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "a", Queue: "A"}))
 		require.NoError(t, s.Submit(finegrain.Task{ID: "a0", Job: "a", Request: schema.MustTuple(1000, gib)}))
 		a, err := s.Place("a0", time.Second)
@@ -382,13 +379,7 @@ func TestReclaimDelayStartsAfresh(t *testing.T) {
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
 	require.NoError(t, s.AddQueue("", "A", fairness.MinShare(0.5)))
 	require.NoError(t, s.AddQueue("", "B"))
-	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "b", Queue: "B"}))
-	for i := 0; i < 8; i++ {
-		id := fmt.Sprintf("b%d", i)
-		require.NoError(t, s.Submit(finegrain.Task{ID: id, Job: "b", Request: schema.MustTuple(1000, gib)}))
-		_, err := s.Place(id, 0)
-		require.NoError(t, err)
-	}
+	fillQueues(t, s, map[string]int{"B": 8})
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "a", Queue: "A"}))
 	require.NoError(t, s.Submit(finegrain.Task{ID: "a0", Job: "a", Request: schema.MustTuple(1000, gib)}))
 	_, err := s.Place("a0", time.Second)
