@@ -14,9 +14,9 @@ import (
 	"github.com/finegrain/finegrain/resource"
 )
 
-// DefaultReclaimDelay is how long a queue must have been seen below its guaranteed
-// minimum, with tasks waiting, before guarantee preemption reclaims for it: YARN's
-// capacity-preemption wait before kill (max_wait_before_kill, 15 s).
+// DefaultReclaimDelay is a reclaim delay (PreemptionConfig.ReclaimDelay) of 15 s: the
+// order of the waits of YARN's capacity preemption (which kills a container marked
+// for preemption 15 s later, max_wait_before_kill).
 const DefaultReclaimDelay = 15 * time.Second
 
 // PreemptionConfig says which preemption a Preemption plugin does.
@@ -25,14 +25,15 @@ type PreemptionConfig struct {
 	// that fits nowhere, as the Kubernetes scheduler's default preemption does.
 	Priority bool
 	// Guarantees makes queues' min shares guarantees: a queue (or an ancestor of it)
-	// below its min share reclaims, for its task that fits nowhere, from queues above
-	// theirs, most over first, never taking one below its own min share (YARN's and
-	// YuniKorn's guarantee preemption). Victims are of no higher priority than the
-	// task.
+	// below its min share reclaims, for its task that fits nowhere, from queues outside
+	// it above theirs (a queue without a min share is guaranteed nothing), most over
+	// first, never taking one below its own min share (YARN's and YuniKorn's guarantee
+	// preemption). Victims are of no higher priority than the task.
 	Guarantees bool
 	// ReclaimDelay is how long a queue must have been seen below its guarantee, with a
-	// task that fits nowhere, before it reclaims; 0 reclaims at once. Use
-	// DefaultReclaimDelay for YARN's wait. It must be ≥ 0.
+	// task that fits nowhere, before it reclaims (seen owed again after more than a
+	// minute, or the delay if longer, not seen, it waits afresh); 0 reclaims at once.
+	// It must be ≥ 0.
 	ReclaimDelay time.Duration
 	// PerHeartbeat bounds how many waiting tasks one heartbeat (pull mode) considers as
 	// preemptors; 0 means 8.
@@ -74,9 +75,10 @@ type PreemptionConfig struct {
 // Candidates where eviction makes room (every node, if fewer), and picks among them,
 // as Kubernetes does, the node whose victims have the lowest highest priority, then
 // the smallest sum of priorities, then the fewest victims, then the least run time
-// lost; ties to the node visited first. Pull mode (Pass, after the locality pass) asks the
-// heartbeat's node, for the first waiting tasks in fairness order that could evict
-// something there and fit no node now; one preemption per heartbeat.
+// lost; ties to the node visited first. Pull mode (Pass, after the locality pass)
+// asks the heartbeat's node, for the first waiting tasks in fairness order that could
+// evict something there and fit no node now, while the node gates allow a start (a
+// node short of idle room is what it is for); one preemption per heartbeat.
 type Preemption struct {
 	cfg     PreemptionConfig
 	starved map[string]starving // queue → when it was seen owed its guarantee
@@ -114,7 +116,7 @@ type queueLoad struct {
 }
 
 // NewPreemption returns the preemption plugin for cfg; it fails when cfg turns no
-// preemption on, or on a negative delay or per-heartbeat bound.
+// preemption on, or on a negative delay, per-heartbeat bound or candidate count.
 func NewPreemption(cfg PreemptionConfig) (*Preemption, error) {
 	if !cfg.Priority && !cfg.Guarantees {
 		return nil, fmt.Errorf("plugins: preemption: neither priority nor guarantees: %w", cluster.ErrInvalid)
@@ -134,9 +136,10 @@ func (*Preemption) Name() string { return "Preemption" }
 // Config is the plugin's configuration.
 func (p *Preemption) Config() PreemptionConfig { return p.cfg }
 
-// PostFilter implements framework.PostFilterPlugin: push mode's preemption over
-// every node.
+// PostFilter implements framework.PostFilterPlugin: push mode's preemption over the
+// nodes.
 func (p *Preemption) PostFilter(c *framework.Cycle, a *framework.Attempt) framework.Status {
+	clear(p.paths)
 	claim, ok := p.claim(c, a.Task)
 	if !ok {
 		return framework.Refuse(framework.NoRoom)
