@@ -276,16 +276,17 @@ const DefaultReclaimDelay = plugins.DefaultReclaimDelay
 
 // WithPreemption turns preemption on (plugins.Preemption; off by default): a task that
 // fits nowhere may evict running tasks of lower-priority jobs (cfg.Priority), and a
-// queue below its min share may, after cfg.ReclaimDelay, reclaim from queues above
-// theirs (cfg.Guarantees). Victims are chosen on the stage timeline — the fewest, of
-// the lowest priority, that have run the least, and none whose reservation is out of
-// the way in time — never a TaskSpec.NonPreemptible task nor beyond a job's
+// queue below its min share may, after cfg.ReclaimDelay, reclaim from queues outside
+// it above theirs (cfg.Guarantees). Victims are chosen on the stage timeline — the
+// fewest, of the lowest priority, that have run the least, and none whose reservation
+// is out of the way in time — never a TaskSpec.NonPreemptible task nor beyond a job's
 // JobSpec.MaxDisrupted. They are pending again at once, and reported with the
 // preemptor's Assignment (Assignment.Evicted) or, when it does not start at once, in
-// Decision.Evicted or PlacementError.Evicted: the embedder stops them. Push mode
-// (Place) preempts on the best node of all; pull mode (Heartbeat) on the heartbeat's
-// node, for a waiting task that fits no node now. New fails when cfg turns nothing on
-// or holds a negative delay.
+// Decision.Evicted or PlacementError.Evicted: the embedder stops them, then starts
+// the preemptor. Push mode (Place) preempts on the best of the first cfg.Candidates
+// nodes where eviction makes room; pull mode (Heartbeat) on the heartbeat's node, for
+// a waiting task that fits no node now. New fails when cfg turns nothing on or holds a
+// negative delay, per-heartbeat bound or candidate count.
 func WithPreemption(cfg PreemptionConfig) Option {
 	return func(c *config) error {
 		if !cfg.Priority && !cfg.Guarantees || cfg.ReclaimDelay < 0 || cfg.PerHeartbeat < 0 || cfg.Candidates < 0 {
