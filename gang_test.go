@@ -152,3 +152,39 @@ func TestGangMemberStartsWhenAllowed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, schema.MustTuple(4000, 4*gib), free)
 }
+
+// A gang is not allowed while a waiting member's reservation cannot move to start now
+// (a booking took the room it would need later): the members keep waiting, and nothing
+// runs outside the books.
+func TestGangWaitsWhileAMemberCannotStartNow(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithFutureStart(true),
+		finegrain.WithGangTimeout(time.Minute))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "g", MinMember: 2}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "o"}))
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "g1", Job: "g", Request: schema.MustTuple(500, gib), Duration: 10 * time.Second},
+		finegrain.Task{ID: "g2", Job: "g", Request: schema.MustTuple(500, gib), Duration: 10 * time.Second},
+		finegrain.Task{ID: "r", Job: "o", Request: schema.MustTuple(500, 2*gib), Duration: 15 * time.Second}))
+	_, err := s.Place("r", 0)
+	require.NoError(t, err)
+	_, err = s.Place("g1", 0) // reserved over [0, 10 s), waiting for g2
+	require.ErrorIs(t, err, finegrain.ErrNotPlaced)
+	require.NoError(t, s.Submit(finegrain.Task{ID: "big", Job: "o", Request: schema.MustTuple(500, 3*gib), Duration: time.Minute}))
+	a, err := s.Place("big", 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, 15*time.Second, a.Start, "booked where r ends")
+
+	// At 12 s g1 could not run to 22 s: the booking holds 3 of the 4 GiB from 15 s.
+	_, err = s.Place("g2", 12*time.Second)
+	var pe *finegrain.PlacementError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, finegrain.PermitWaiting, pe.Reason)
+	assert.Empty(t, s.Permitted())
+	assert.Equal(t, 1, s.Count(finegrain.Running), "only r runs")
+	for _, at := range []time.Duration{12 * time.Second, 16 * time.Second, 30 * time.Second} {
+		free, err := s.NodeFree("n", at)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, free[1], int64(0), "memory never over-reserved at %v", at)
+	}
+}

@@ -70,6 +70,13 @@ var preemptionRegressions = []int64{
 	// two took turns for ever (fixed: members of a gang still gathering do not
 	// preempt).
 	9099404777057019252,
+	// A task preempted and restarted in a heartbeat freed its job's budget for another
+	// eviction in the same heartbeat (fixed: it counts as down until reported).
+	-4220338215290305345,
+	// A gang's waiting members moved to their start one by one, and the second did not
+	// fit beside the first: the gang started partly (fixed: they move together or not
+	// at all, cluster.State.MoveStarts).
+	1702723061775653048,
 }
 
 func TestPreemptionGangBookingRegressions(t *testing.T) {

@@ -372,7 +372,9 @@ func TestGuaranteeReclaimsFromQueuesWithoutMinShare(t *testing.T) {
 	}
 }
 
-// A queue's reclaim delay starts afresh when it is owed again after a while not owed.
+// A queue's reclaim delay counts, for a task, from when the task became pending if
+// that is later: an old starvation does not count for new work, and sparse retries do
+// not restart it.
 func TestReclaimDelayStartsAfresh(t *testing.T) {
 	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Capacity{}),
 		finegrain.WithPreemption(finegrain.PreemptionConfig{Guarantees: true, ReclaimDelay: 15 * time.Second}))
@@ -386,9 +388,11 @@ func TestReclaimDelayStartsAfresh(t *testing.T) {
 	require.ErrorIs(t, err, finegrain.ErrNotPlaced, "owed from 1 s: it waits")
 	require.NoError(t, s.Cancel("a0", 2*time.Second))
 
-	require.NoError(t, s.Submit(finegrain.Task{ID: "a1", Job: "a", Request: schema.MustTuple(1000, gib)}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "a1", Job: "a", Request: schema.MustTuple(1000, gib), Submitted: time.Hour}))
 	_, err = s.Place("a1", time.Hour)
-	assert.ErrorIs(t, err, finegrain.ErrNotPlaced, "owed again an hour later: the delay starts afresh")
+	assert.ErrorIs(t, err, finegrain.ErrNotPlaced, "a task submitted an hour later waits afresh: an old starvation does not count for it")
+	_, err = s.Place("a1", time.Hour+10*time.Second)
+	assert.ErrorIs(t, err, finegrain.ErrNotPlaced, "retried sparsely, it still counts from its submission")
 	a, err := s.Place("a1", time.Hour+15*time.Second)
 	require.NoError(t, err)
 	assert.Len(t, a.Evicted, 1)

@@ -1157,32 +1157,64 @@ func TestHolds(t *testing.T) {
 	assert.False(t, s.Holds(tup(1001, 1)))
 }
 
-func TestMoveStart(t *testing.T) {
+func TestMoveStarts(t *testing.T) {
 	s := newState(t)
 	n := addNode(t, s, "n1", "")
 	addJob(t, s, "j")
 	ts := submit(t, s, task("a", "j", 1, 4), task("b", "j", 1, 4), task("c", "j", 1, 1), task("d", "j", 1, 7))
 	a, b, c, d := ts[0], ts[1], ts[2], ts[3]
-	later := cluster.Reservation{Start: 5 * time.Second, Hold: constant(t, tup(1, 4), 10*time.Second)}
-	require.NoError(t, s.Reserve(a, n, cluster.Reservation{Hold: constant(t, tup(1, 4), 10*time.Second)}))
-	require.NoError(t, s.Reserve(b, n, later))
-	require.NoError(t, s.Reserve(d, n, cluster.Reservation{Start: 20 * time.Second, Hold: constant(t, tup(1, 7), 10*time.Second)}))
-
-	require.NoError(t, s.MoveStart(a, 2*time.Second, resource.Tuple{}), "its own hold makes room for the overlap")
-	assert.Equal(t, 2*time.Second, a.Start())
+	ten := func(mem int64) stage.Profile { return constant(t, tup(1, mem), 10*time.Second) }
+	require.NoError(t, s.Reserve(a, n, cluster.Reservation{Hold: ten(4)}))
+	require.NoError(t, s.Reserve(b, n, cluster.Reservation{Start: 5 * time.Second, Hold: ten(4)}))
+	require.NoError(t, s.Reserve(d, n, cluster.Reservation{Start: 20 * time.Second, Hold: ten(7)}))
 	mem := func(at time.Duration) int64 { return n.Timeline().FreeAt(at)[1] }
+
+	require.NoError(t, s.MoveStarts(cluster.Move{Task: a, Start: 2 * time.Second}), "its own hold makes room for the overlap")
+	assert.Equal(t, 2*time.Second, a.Start())
 	assert.Equal(t, int64(2), mem(11*time.Second), "a and b hold 4 each at 11 s: a holds [2 s, 12 s)")
 	assert.Equal(t, int64(6), mem(12*time.Second))
 	assert.Equal(t, capacity[1], mem(time.Second), "nothing before 2 s")
 
+	// a and b to 12 s together do not fit beside d from 20 s (4 + 4 + 7 > 10): neither
+	// moves, though the first alone would be checked before the second.
 	before := n.Timeline().AppendSegments(nil, 0, stage.Forever)
 	checkRefusals(t, s, ts, []refusal{
-		{"no room at the new start", func() error { return s.MoveStart(a, 20*time.Second, resource.Tuple{}) }, stage.ErrNoRoom},
-		{"negative start", func() error { return s.MoveStart(a, -1, resource.Tuple{}) }, cluster.ErrInvalid},
-		{"pending", func() error { return s.MoveStart(c, time.Second, resource.Tuple{}) }, cluster.ErrState},
-		{"nil", func() error { return s.MoveStart(nil, time.Second, resource.Tuple{}) }, cluster.ErrUnknownTask},
+		{"both do not fit at once", func() error {
+			return s.MoveStarts(cluster.Move{Task: a, Start: 12 * time.Second}, cluster.Move{Task: b, Start: 12 * time.Second})
+		}, stage.ErrNoRoom},
+		{"no room at the new start", func() error { return s.MoveStarts(cluster.Move{Task: a, Start: 20 * time.Second}) }, stage.ErrNoRoom},
+		{"negative start", func() error { return s.MoveStarts(cluster.Move{Task: a, Start: -1}) }, cluster.ErrInvalid},
+		{"pending", func() error { return s.MoveStarts(cluster.Move{Task: c, Start: time.Second}) }, cluster.ErrState},
+		{"listed twice", func() error {
+			return s.MoveStarts(cluster.Move{Task: a, Start: 3 * time.Second}, cluster.Move{Task: a, Start: 4 * time.Second})
+		}, cluster.ErrState},
+		{"nil", func() error { return s.MoveStarts(cluster.Move{Start: time.Second}) }, cluster.ErrUnknownTask},
 	})
 	assert.Equal(t, before, n.Timeline().AppendSegments(nil, 0, stage.Forever), "a refused move changes nothing")
+	assert.Equal(t, 2*time.Second, a.Start())
+	assert.Equal(t, 5*time.Second, b.Start())
+
+	require.NoError(t, s.MoveStarts(cluster.Move{Task: a, Start: 6 * time.Second}, cluster.Move{Task: b, Start: 6 * time.Second}))
+	assert.Equal(t, int64(2), mem(15*time.Second))
 	require.NoError(t, s.Commit(b))
-	assert.ErrorIs(t, s.MoveStart(b, time.Second, resource.Tuple{}), cluster.ErrState, "committed")
+	assert.ErrorIs(t, s.MoveStarts(cluster.Move{Task: b, Start: time.Second}), cluster.ErrState, "committed")
+}
+
+// A task's wait goes on through a reservation rolled back, and starts afresh after an
+// eviction.
+func TestPendingSince(t *testing.T) {
+	s := newState(t)
+	n := addNode(t, s, "n1", "")
+	addJob(t, s, "j")
+	s.Advance(5 * time.Second)
+	tk := submit(t, s, cluster.TaskSpec{ID: "a", Job: "j", Request: tup(1, 1), Submitted: 2 * time.Second})[0]
+	assert.Equal(t, 5*time.Second, tk.PendingSince(), "the later of Submitted and the clock")
+	s.Advance(8 * time.Second)
+	require.NoError(t, s.Reserve(tk, n, held(tk, 8*time.Second)))
+	require.NoError(t, s.Unreserve(tk))
+	assert.Equal(t, 5*time.Second, tk.PendingSince(), "as before the reservation")
+	place(t, s, tk, n, 8*time.Second)
+	s.Advance(9 * time.Second)
+	require.NoError(t, s.Evict(tk))
+	assert.Equal(t, 9*time.Second, tk.PendingSince(), "pending again from the eviction")
 }

@@ -121,32 +121,65 @@ func (s *State) ReserveBackup(t *TaskInfo, n *NodeInfo, r Reservation) (*TaskInf
 	return b, nil
 }
 
-// MoveStart moves reserved task (or backup attempt) t's reservation to begin at start
-// on the same node, with compression allowance allow, if its profile fits there once
-// its own reservation is taken off; otherwise nothing changes. A task a Permit plugin
-// kept waiting starts when it is allowed, not when it was reserved: its reservation
-// moves with it (framework.Cycle.Allow).
-func (s *State) MoveStart(t *TaskInfo, start time.Duration, allow resource.Tuple) error {
-	if err := s.own(t, nil); err != nil {
+// Move is one reservation to move (MoveStarts): reserved task Task, to begin at Start
+// with compression allowance Allow.
+type Move struct {
+	Task  *TaskInfo
+	Start time.Duration
+	Allow resource.Tuple
+}
+
+// MoveStarts moves reserved tasks' reservations, each on its own node, to begin at
+// their new starts, all or none: every task's reservation is taken off first, then
+// each profile must fit at its new start beside the others already moved; if one does
+// not, everything is as it was. Tasks a Permit plugin kept waiting start when they are
+// allowed, not when they were reserved: their reservations move with them
+// (framework.Cycle.Allow), a gang's together.
+func (s *State) MoveStarts(moves ...Move) error {
+	seen := make(map[*TaskInfo]bool, len(moves))
+	for _, m := range moves {
+		t := m.Task
+		if err := s.own(t, nil); err != nil {
+			return err
+		}
+		if t.state != Reserved || seen[t] {
+			return fmt.Errorf("cluster: move the start of task %q: it is %v, or listed twice: %w", t.spec.ID, t.state, ErrState)
+		}
+		if m.Start < 0 {
+			return fmt.Errorf("cluster: move the start of task %q to %v: %w", t.spec.ID, m.Start, ErrInvalid)
+		}
+		seen[t] = true
+	}
+	for _, m := range moves {
+		_ = m.Task.node.tl.Suspend(m.Task.handle) // held: the task is Reserved
+	}
+	moved := make([]stage.Handle, 0, len(moves))
+	var err error
+	for _, m := range moves {
+		n := m.Task.node
+		_, hold, _ := n.tl.Lookup(m.Task.handle)
+		h, e := n.tl.Reserve(m.Start, hold, m.Allow)
+		if e != nil {
+			err = fmt.Errorf("cluster: move the start of task %q to %v on node %q: %w", m.Task.spec.ID, m.Start, n.spec.ID, e)
+			break
+		}
+		moved = append(moved, h)
+	}
+	if err != nil {
+		for i, h := range moved {
+			_ = moves[i].Task.node.tl.Release(h)
+		}
+		for _, m := range moves {
+			_ = m.Task.node.tl.Resume(m.Task.handle)
+		}
 		return err
 	}
-	if t.state != Reserved {
-		return fmt.Errorf("cluster: move the start of task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+	for i, m := range moves {
+		n := m.Task.node
+		_ = n.tl.Release(m.Task.handle) // the suspended old reservation
+		m.Task.handle, m.Task.start = moved[i], m.Start
+		s.reindex(n)
 	}
-	if start < 0 {
-		return fmt.Errorf("cluster: move the start of task %q to %v: %w", t.spec.ID, start, ErrInvalid)
-	}
-	n := t.node
-	_, hold, _ := n.tl.Lookup(t.handle)
-	_ = n.tl.Suspend(t.handle) // held: t is Reserved
-	if err := n.tl.Check(start, hold, allow); err != nil {
-		_ = n.tl.Resume(t.handle)
-		return fmt.Errorf("cluster: move the start of task %q to %v on node %q: %w", t.spec.ID, start, n.spec.ID, err)
-	}
-	_ = n.tl.Release(t.handle)
-	t.handle, _ = n.tl.Reserve(start, hold, allow) // checked above
-	t.start = start
-	s.reindex(n)
 	return nil
 }
 
@@ -212,7 +245,9 @@ func (s *State) Unreserve(t *TaskInfo) error {
 		s.dropBackup(t.backupOf, false)
 		return nil
 	}
+	since := t.pendingSince
 	s.requeue(t)
+	t.pendingSince = since // as it was before Reserve: its wait goes on
 	return nil
 }
 
@@ -290,8 +325,9 @@ func (s *State) Withdraw(t *TaskInfo) error {
 	if t.state != Running || t.backupOf != nil {
 		return fmt.Errorf("cluster: withdraw task %q: it is %v or a backup: %w", t.spec.ID, t.state, ErrState)
 	}
-	undone := t.undisrupted
+	undone, since := t.undisrupted, t.pendingSince
 	s.requeue(t)
+	t.pendingSince = since // as if it had not been placed: its wait goes on
 	if undone {
 		t.disrupted = true
 		s.jobs[t.spec.Job].disrupted++

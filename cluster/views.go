@@ -126,7 +126,9 @@ func (j *JobInfo) Running() []*TaskInfo { return sorted(j.running) }
 // starts its tasks only together, enough of them to bring its running and finished
 // tasks to MinMember (plugins.Gang); once gathered, its further tasks (reduce tasks,
 // say) start as they fit.
-func (j *JobInfo) Gathered() bool { return j.spec.MinMember <= 1 || j.gathered }
+func (j *JobInfo) Gathered() bool {
+	return j.spec.MinMember <= 1 || j.gathered || j.finished >= j.spec.MinMember
+}
 
 // Finished is how many of the job's tasks finished (those forgotten by Retention
 // included).

@@ -11,6 +11,7 @@ import (
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // Mode is the kind of cycle under way.
@@ -177,7 +178,7 @@ func (c *Cycle) bind(a *Attempt) (Assignment, Status) {
 		}
 	}
 	if waits {
-		c.fw.waiting[a.Task.ID()] = &waiter{a: *a, deadline: c.now + max(timeout, 0)}
+		c.fw.waiting[a.Task.ID()] = &waiter{a: *a, deadline: stage.AddSat(c.now, max(timeout, 0))}
 		return Assignment{}, Status{Code: Wait, Reason: PermitWaiting, Plugin: by}
 	}
 	return c.commit(a), Status{}
@@ -231,10 +232,10 @@ func (c *Cycle) Evict(t *cluster.TaskInfo, victims []Victim) error {
 			return fmt.Errorf("framework: evict task %q: it is %v, preemptible %v, listed twice %v: %w", v.Task.ID(), v.Task.State(), v.Task.Preemptible(), seen[v.Task], cluster.ErrState)
 		}
 		seen[v.Task] = true
-		if c.Started(v.Task) && !v.Task.Resumed() {
-			continue // withdrawn, and no disruption comes back with it
+		if c.Started(v.Task) {
+			continue // withdrawn: Restarted counts it if it was down before
 		}
-		if per[j]++; !j.MayDisrupt(per[j]) {
+		if per[j]++; !j.MayDisrupt(per[j] + c.Restarted(j)) {
 			return fmt.Errorf("framework: evict task %q: job %q's disruption budget: %w", v.Task.ID(), j.ID(), cluster.ErrInvalid)
 		}
 	}
@@ -260,6 +261,25 @@ func (c *Cycle) Evict(t *cluster.TaskInfo, victims []Victim) error {
 func (c *Cycle) owns(t *cluster.TaskInfo) bool {
 	u, ok := c.fw.state.Task(t.ID())
 	return ok && u == t
+}
+
+// Restarted counts job j's tasks that were preempted and started again in this pull
+// cycle: the embedder has not been told yet, so for its disruption budget they are
+// still down (cluster.TaskInfo.Resumed).
+func (c *Cycle) Restarted(j *cluster.JobInfo) int {
+	if c.d == nil {
+		return 0
+	}
+	n := 0
+	for _, a := range c.d.Assignments {
+		if a.Job != j.ID() || a.BackupOf != "" {
+			continue
+		}
+		if t, ok := c.fw.state.Task(a.Task); ok && t.State() == cluster.Running && t.Resumed() {
+			n++
+		}
+	}
+	return n
 }
 
 // Started reports whether task t started in this pull cycle: its assignment is in the
@@ -336,9 +356,13 @@ func (c *Cycle) Free() resource.Tuple {
 
 // Room reports whether the pull cycle's node may take another task (every NodeGate
 // plugin agrees); otherwise it sets the Decision's Stop.
-func (c *Cycle) Room() bool {
+func (c *Cycle) Room() bool { return c.RoomIgnoring(NoReason) }
+
+// RoomIgnoring is Room with a refusal for reason r taken as agreement: preemption asks
+// RoomIgnoring(NodeBusy), since a node short of idle room is what it makes room on.
+func (c *Cycle) RoomIgnoring(r Reason) bool {
 	for _, p := range c.fw.gates {
-		if st := p.Gate(c, c.node); !st.OK() {
+		if st := p.Gate(c, c.node); !st.OK() && (r == NoReason || st.Reason != r) {
 			c.d.Stop = st.Reason
 			return false
 		}
@@ -481,28 +505,45 @@ func (c *Cycle) Waiting() []*cluster.TaskInfo {
 }
 
 // Allow commits waiting task id, to start now: a reservation made earlier moves to
-// begin now where its node has room for that (cluster.State.MoveStart). Its
-// assignment joins the Decision in a pull cycle (its node may differ from the
-// heartbeat's) or waits in Framework.TakePermitted otherwise.
-func (c *Cycle) Allow(id string) error {
-	w, err := c.waiter(id, "allow")
-	if err != nil {
-		return err
-	}
-	if w.a.Start < c.now {
-		// It starts now, not when it was reserved: its reservation moves with it,
-		// where the node has room for that (it keeps its place otherwise).
-		if err := c.fw.state.MoveStart(w.a.Task, c.now, w.a.Result.Allowance); err == nil {
-			w.a.Start = c.now
-		} else {
-			c.fw.warn("a waiting task's reservation could not move to its start", "task", id, "err", err)
+// begin now (cluster.State.MoveStarts). Where its node has no room for that, Allow
+// fails and the task keeps waiting. Its assignment joins the Decision in a pull cycle
+// (its node may differ from the heartbeat's) or waits in Framework.TakePermitted
+// otherwise.
+func (c *Cycle) Allow(id string) error { return c.AllowAll(id) }
+
+// AllowAll commits waiting tasks ids together, all or none, to start now: their
+// reservations made earlier move to begin now, together (cluster.State.MoveStarts);
+// when one does not fit there, or one is not waiting, AllowAll fails and every task
+// keeps waiting. A gang allows its members this way.
+func (c *Cycle) AllowAll(ids ...string) error {
+	ws := make([]*waiter, 0, len(ids))
+	var moves []cluster.Move
+	for _, id := range ids {
+		w, ok := c.fw.waiting[id]
+		if !ok || !w.valid() || slices.Contains(ws, w) {
+			return fmt.Errorf("framework: allow task %q: not waiting: %w", id, cluster.ErrState)
+		}
+		ws = append(ws, w)
+		if w.a.Start < c.now {
+			moves = append(moves, cluster.Move{Task: w.a.Task, Start: c.now, Allow: w.a.Result.Allowance})
 		}
 	}
-	as := c.commit(&w.a)
-	if c.d != nil {
-		c.d.Assignments = append(c.d.Assignments, as)
-	} else {
-		c.fw.permitted = append(c.fw.permitted, as)
+	if len(moves) > 0 {
+		if err := c.fw.state.MoveStarts(moves...); err != nil {
+			return fmt.Errorf("framework: allow %d waiting task(s): %w", len(ids), err)
+		}
+		c.freeOK = false
+	}
+	for i, id := range ids {
+		delete(c.fw.waiting, id)
+		w := ws[i]
+		w.a.Start = max(w.a.Start, c.now)
+		as := c.commit(&w.a)
+		if c.d != nil {
+			c.d.Assignments = append(c.d.Assignments, as)
+		} else {
+			c.fw.permitted = append(c.fw.permitted, as)
+		}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/framework"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // DefaultGangTimeout is how long a gang's members wait, reserved, for the rest of the
@@ -19,8 +20,9 @@ const DefaultGangTimeout = 60 * time.Second
 //   - Permit: a member of a gang that has not gathered (cluster.JobInfo.Gathered) is
 //     reserved tentatively and kept waiting (framework.Wait) until enough of its
 //     gang are reserved to bring its running, finished and reserved tasks to
-//     MinMember (finished tasks count, as in Volcano); then all of them are committed
-//     together. Once gathered, a gang's further tasks start as they fit; a gang
+//     MinMember (finished tasks count, as in Volcano), and the waiting members'
+//     reservations can move to start now; then all of them are committed together,
+//     starting now (framework.Cycle.AllowAll). Once gathered, a gang's further tasks start as they fit; a gang
 //     that loses every running task to evictions or failures gathers again.
 //   - A gang whose members are not all reserved within the timeout (counted from
 //     its first waiting member) is rolled back: every waiting member is pending
@@ -126,7 +128,11 @@ func (g *Gang) Unreserve(c *framework.Cycle, a *framework.Attempt) {
 	g.holder = ""
 	b := g.backoff[id]
 	b.rollbacks = min(b.rollbacks+1, maxDoublings+1)
-	b.until = c.Now() + g.timeout<<(b.rollbacks-1)
+	wait := g.timeout
+	for i := 1; i < b.rollbacks && wait < stage.Forever/2; i++ {
+		wait *= 2
+	}
+	b.until = stage.AddSat(c.Now(), wait)
 	g.backoff[id] = b
 	for _, t := range c.Waiting() {
 		if t.Job() == id {
@@ -147,18 +153,17 @@ func (g *Gang) Permit(c *framework.Cycle, a *framework.Attempt) (framework.Statu
 			members = append(members, t.ID())
 		}
 	}
-	if j.NumRunning()+j.Finished()+len(members)+1 >= j.Spec().MinMember {
+	// Enough to run together, and every waiting member's reservation can move to
+	// start now (AllowAll moves them all or none): the gang starts.
+	if j.NumRunning()+j.Finished()+len(members)+1 >= j.Spec().MinMember && c.AllowAll(members...) == nil {
 		if g.holder == j.ID() {
 			g.holder = ""
 		}
 		delete(g.backoff, j.ID())
-		for _, id := range members {
-			_ = c.Allow(id)
-		}
 		return framework.Status{}, 0
 	}
 	if g.holder != j.ID() {
-		g.holder, g.until = j.ID(), c.Now()+g.timeout
+		g.holder, g.until = j.ID(), stage.AddSat(c.Now(), g.timeout)
 	}
 	return framework.Status{Code: framework.Wait, Reason: framework.PermitWaiting}, g.until - c.Now()
 }

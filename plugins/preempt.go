@@ -31,9 +31,9 @@ type PreemptionConfig struct {
 	// preemption). Victims are of no higher priority than the task.
 	Guarantees bool
 	// ReclaimDelay is how long a queue must have been seen below its guarantee, with a
-	// task that fits nowhere, before it reclaims (seen owed again after more than a
-	// minute, or the delay if longer, not seen, it waits afresh); 0 reclaims at once.
-	// It must be ≥ 0.
+	// task that fits nowhere, before it reclaims for that task (counted from when the
+	// task became pending, if later: an old starvation does not count for new work);
+	// 0 reclaims at once. It must be ≥ 0.
 	ReclaimDelay time.Duration
 	// PerHeartbeat bounds how many waiting tasks one heartbeat (pull mode) considers as
 	// preemptors; 0 means 8.
@@ -81,7 +81,7 @@ type PreemptionConfig struct {
 // node short of idle room is what it is for); one preemption per heartbeat.
 type Preemption struct {
 	cfg     PreemptionConfig
-	starved map[string]starving // queue → when it was seen owed its guarantee
+	starved map[string]time.Duration // queue → since when it is owed its guarantee
 
 	// Scratch, reused from call to call.
 	cands  []candidate
@@ -127,7 +127,7 @@ func NewPreemption(cfg PreemptionConfig) (*Preemption, error) {
 	if cfg.PerHeartbeat == 0 {
 		cfg.PerHeartbeat = 8
 	}
-	return &Preemption{cfg: cfg, starved: map[string]starving{}, queues: map[string]queueLoad{}, paths: map[string][]string{}}, nil
+	return &Preemption{cfg: cfg, starved: map[string]time.Duration{}, queues: map[string]queueLoad{}, paths: map[string][]string{}}, nil
 }
 
 // Name implements framework.Plugin.
@@ -193,7 +193,7 @@ func (p *Preemption) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 	reclaiming := p.cfg.Guarantees && st.HasMinShare()
 	// The node gates must agree (a heartbeat cap, a node that stops allocation), but a
 	// node short of idle room is what preemption is for.
-	if !any || !c.Room() && c.Decision().Stop != framework.NodeBusy {
+	if !any || !c.RoomIgnoring(framework.NodeBusy) {
 		return nil
 	}
 	tried, examined := 0, 0
@@ -239,14 +239,6 @@ type claim struct {
 	owed    string   // the queue on path owed its guarantee, when reclaim
 }
 
-// starving is when a queue was first and last seen owed its guarantee.
-type starving struct{ since, seen time.Duration }
-
-// starvedGap is how long a queue may go unseen owed its guarantee (or ReclaimDelay,
-// if longer) before its reclaim delay starts afresh: it was seen owed for a while,
-// then not (its tasks left or fitted), and is owed again.
-const starvedGap = time.Minute
-
 // claim works out task t's claim at now, and records when its queue was first seen
 // owed its guarantee; false when t may evict nothing.
 func (p *Preemption) claim(c *framework.Cycle, t *cluster.TaskInfo) (claim, bool) {
@@ -272,13 +264,15 @@ func (p *Preemption) claim(c *framework.Cycle, t *cluster.TaskInfo) (claim, bool
 		}
 		if cl.owed != "" {
 			now := c.Now()
-			sv, seen := p.starved[cl.owed]
-			if !seen || now-sv.seen > max(starvedGap, p.cfg.ReclaimDelay) || now < sv.seen {
-				sv.since = now
+			since, seen := p.starved[cl.owed]
+			if !seen || now < since {
+				since = now
 			}
-			sv.seen = now
-			p.starved[cl.owed] = sv
-			cl.reclaim = now-sv.since >= p.cfg.ReclaimDelay
+			// A task that became pending after the queue was last owed waits from
+			// then: an old starvation does not count for new work.
+			since = max(since, t.PendingSince())
+			p.starved[cl.owed] = since
+			cl.reclaim = now-since >= p.cfg.ReclaimDelay
 		}
 	}
 	return cl, p.cfg.Priority || cl.reclaim
@@ -440,8 +434,8 @@ func (p *Preemption) withGangs(st *cluster.State, victims []candidate) ([]candid
 	ids := slices.Sorted(maps.Keys(per)) // victims in a deterministic order
 	for _, id := range ids {
 		j, _ := st.Job(id)
-		if j.NumRunning()-per[id] >= j.Spec().MinMember {
-			continue
+		if j.NumRunning()+j.Finished()-per[id] >= j.Spec().MinMember {
+			continue // its finished tasks keep it at MinMember
 		}
 		for _, t := range j.Running() {
 			if slices.ContainsFunc(victims, func(v candidate) bool { return v.t == t }) {
@@ -461,24 +455,30 @@ func (p *Preemption) withGangs(st *cluster.State, victims []candidate) ([]candid
 func (p *Preemption) withinLimits(c *framework.Cycle, victims []candidate, cl claim) bool {
 	st := c.State()
 	perJob := map[string]int{}
-	perQueue := map[string]resource.Tuple{}
+	perQueue := map[string]resource.Tuple{} // usage leaving each queue, ancestors included
 	count := map[string]int{}
 	for _, v := range victims {
 		j, _ := st.Job(v.t.Job())
-		if c.Started(v.t) && !v.t.Resumed() {
-			continue // withdrawn, not evicted, and no disruption comes back (framework.Cycle.Evict)
-		}
-		if perJob[j.ID()]++; !j.MayDisrupt(perJob[j.ID()]) {
-			return false
+		// A victim started in this heartbeat is withdrawn, not evicted: no budget
+		// of its own (framework.Cycle.Evict), but its usage leaves its queues all
+		// the same.
+		if !c.Started(v.t) {
+			if perJob[j.ID()]++; !j.MayDisrupt(perJob[j.ID()] + c.Restarted(j)) {
+				return false
+			}
 		}
 		if v.reason == framework.Reclaimed {
-			q := j.Spec().Queue
-			perQueue[q] = perQueue[q].Add(v.t.Usage())
-			count[q]++
+			for _, q := range p.path(st, j.Spec().Queue) {
+				if slices.Contains(cl.path, q) {
+					break
+				}
+				perQueue[q] = perQueue[q].Add(v.t.Usage())
+				count[q]++
+			}
 		}
 	}
 	for q, u := range perQueue {
-		if p.over(st, p.path(st, q), u, count[q], cl.path) < 0 {
+		if p.over(st, []string{q}, u, count[q], cl.path) < 0 {
 			return false
 		}
 	}
