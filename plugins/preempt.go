@@ -28,7 +28,10 @@ type PreemptionConfig struct {
 	// below its min share reclaims, for its task that fits nowhere, from queues outside
 	// it above theirs (a queue without a min share is guaranteed nothing), most over
 	// first, never taking one below its own min share (YARN's and YuniKorn's guarantee
-	// preemption). Victims are of no higher priority than the task.
+	// preemption). Victims are of no higher priority than the task. With Guarantees
+	// on, priority preemption too never takes a queue other than the task's own below
+	// its min share (as YARN preempts across queues only by guarantees): otherwise the
+	// two kinds could take turns evicting each other's tasks for ever.
 	Guarantees bool
 	// ReclaimDelay is how long a queue must have been seen below its guarantee, with a
 	// task that fits nowhere, before it reclaims for that task (counted from when the
@@ -337,6 +340,7 @@ func (p *Preemption) victimsOn(c *framework.Cycle, a *framework.Attempt, n *clus
 	st := c.State()
 	now := c.Now()
 	cands := p.cands[:0]
+	guarded := p.cfg.Guarantees && st.HasMinShare()
 	var freeable int64
 	dim := st.IndexDim()
 	n.RangeTasks(func(t *cluster.TaskInfo) bool {
@@ -350,6 +354,9 @@ func (p *Preemption) victimsOn(c *framework.Cycle, a *framework.Attempt, n *clus
 		cd := candidate{t: t, prio: j.Spec().Priority, ran: max(now-t.Start(), 0)}
 		switch {
 		case p.cfg.Priority && cd.prio < cl.prio:
+			if guarded && p.over(st, p.path(st, j.Spec().Queue), t.Usage(), 1, cl.path) < 0 {
+				return true // guarantees hold against priority too: no queue below its own
+			}
 			cd.reason = framework.Preempted
 		case cl.reclaim && cd.prio <= cl.prio:
 			vp := p.path(st, j.Spec().Queue)
@@ -454,6 +461,7 @@ func (p *Preemption) withGangs(st *cluster.State, victims []candidate) ([]candid
 // queue they come from is taken below its guarantee.
 func (p *Preemption) withinLimits(c *framework.Cycle, victims []candidate, cl claim) bool {
 	st := c.State()
+	guarded := p.cfg.Guarantees && st.HasMinShare()
 	perJob := map[string]int{}
 	perQueue := map[string]resource.Tuple{} // usage leaving each queue, ancestors included
 	count := map[string]int{}
@@ -467,7 +475,7 @@ func (p *Preemption) withinLimits(c *framework.Cycle, victims []candidate, cl cl
 				return false
 			}
 		}
-		if v.reason == framework.Reclaimed {
+		if guarded {
 			for _, q := range p.path(st, j.Spec().Queue) {
 				if slices.Contains(cl.path, q) {
 					break

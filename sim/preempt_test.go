@@ -353,3 +353,15 @@ func TestPushRetriesByPriority(t *testing.T) {
 	assert.Equal(t, 10*time.Second, finishOf(t, r, "low/m1").Start)
 	assert.Equal(t, 20*time.Second, finishOf(t, r, "high/m0").Start)
 }
+
+// A scenario where priority preemption across queues took a queue below its guarantee
+// and guarantee reclaim took it back, in turn, every few seconds (1,199 evictions in
+// an hour, no job finished): with guarantees on, priority preemption now keeps other
+// queues at their guarantee too.
+func TestPreemptionKindsDoNotTakeTurns(t *testing.T) {
+	sc := drawPreemptScenario(9054303205458119762)
+	r, err := Run(&sc.w, &sc.cl, sc.p, append(sc.opts, WithTaskRecords())...)
+	require.NoError(t, err)
+	require.NoError(t, conserved(&sc.w, r))
+	assert.Less(t, r.Summary.Preemptions+r.Summary.Reclaims, 10)
+}
