@@ -188,3 +188,19 @@ func TestGangWaitsWhileAMemberCannotStartNow(t *testing.T) {
 		assert.GreaterOrEqual(t, free[1], int64(0), "memory never over-reserved at %v", at)
 	}
 }
+
+// A push embedder with nothing left to place lets time pass with ExpirePermits: a
+// gang that cannot gather lets go of what it holds when its wait is over.
+func TestExpirePermits(t *testing.T) {
+	s := gangCluster(t, 1, map[string]int{"g": 5}) // 5 GiB on a 4 GiB node: never fits
+	for i := 0; i < 4; i++ {
+		_, err := s.Place(fmt.Sprintf("g-%d", i), 0)
+		require.ErrorIs(t, err, finegrain.ErrNotPlaced)
+	}
+	require.NoError(t, s.ExpirePermits(5*time.Second))
+	assert.Equal(t, 4, s.Count(finegrain.Reserved), "the wait is 10 s")
+	require.NoError(t, s.ExpirePermits(10*time.Second))
+	assert.Zero(t, s.Count(finegrain.Reserved))
+	assert.Equal(t, 5, s.Count(finegrain.Pending))
+	assert.ErrorIs(t, s.ExpirePermits(time.Second), finegrain.ErrInvalid, "time going backwards")
+}

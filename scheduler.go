@@ -438,6 +438,23 @@ func (s *Scheduler) probe(id, nodeID string, at time.Duration) (*cluster.TaskInf
 	return t, n, nil
 }
 
+// ExpirePermits lets time pass for the tasks a Permit plugin keeps waiting (gang
+// members, Reserved): those whose wait is over at now are rolled back and pending
+// again, as at the start of every Heartbeat and Place. A push-mode embedder calls it
+// now and then when it has nothing to place, so that a gang that cannot gather lets
+// go of what it holds.
+func (s *Scheduler) ExpirePermits(now time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, err := s.eventTime("expiry of permit waits", "", now)
+	if err != nil {
+		return err
+	}
+	s.state.Advance(at)
+	s.fw.Expire(at)
+	return nil
+}
+
 // Permitted returns, and forgets, the assignments of tasks a Permit plugin kept
 // waiting and allowed during a Place (in pull mode they come back in the Decision).
 func (s *Scheduler) Permitted() []Assignment {

@@ -597,6 +597,14 @@ func (c *Cycle) expire() {
 	}
 }
 
+// Expire lets time pass for the tasks Permit plugins keep waiting: those whose wait
+// is over at now are rejected (rolled back, pending again), as at the start of every
+// cycle. A push embedder with nothing to place calls it so that waits still end.
+func (f *Framework) Expire(now time.Duration) {
+	c := f.cycle(Push, now, nil)
+	c.expire()
+}
+
 // TakePermitted returns, and forgets, the assignments of waiting tasks allowed outside
 // a pull cycle.
 func (f *Framework) TakePermitted() []Assignment {

@@ -153,14 +153,26 @@ func (g *Gang) Permit(c *framework.Cycle, a *framework.Attempt) (framework.Statu
 			members = append(members, t.ID())
 		}
 	}
-	// Enough to run together, and every waiting member's reservation can move to
-	// start now (AllowAll moves them all or none): the gang starts.
-	if j.NumRunning()+j.Finished()+len(members)+1 >= j.Spec().MinMember && c.AllowAll(members...) == nil {
-		if g.holder == j.ID() {
-			g.holder = ""
+	// Enough to run together, and the waiting members' reservations can move to
+	// start now (AllowAll moves them all or none): the gang starts. When all of
+	// them cannot start together but the few it needs can, those start and the
+	// others go back to pending (they start later, as a gathered gang's tasks do).
+	if need := j.Spec().MinMember - j.NumRunning() - j.Finished() - 1; need <= len(members) {
+		allowed := c.AllowAll(members...) == nil
+		if !allowed && need < len(members) {
+			if allowed = c.AllowAll(members[:max(need, 0)]...) == nil; allowed {
+				for _, id := range members[max(need, 0):] {
+					_ = c.Reject(id)
+				}
+			}
 		}
-		delete(g.backoff, j.ID())
-		return framework.Status{}, 0
+		if allowed {
+			if g.holder == j.ID() {
+				g.holder = ""
+			}
+			delete(g.backoff, j.ID())
+			return framework.Status{}, 0
+		}
 	}
 	if g.holder != j.ID() {
 		g.holder, g.until = j.ID(), stage.AddSat(c.Now(), g.timeout)

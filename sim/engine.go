@@ -677,6 +677,12 @@ func (s *Sim) retryPush() error {
 			return cmp.Compare(s.jobs[s.tasks[b].job].wj.Priority, s.jobs[s.tasks[a].job].wj.Priority)
 		})
 	}
+	if slices.ContainsFunc(batch, func(ti int32) bool { return s.tasks[ti].state == tReserved }) {
+		// Waits end with time, not only with placements: let the scheduler see it.
+		if err := s.sched.(permitter).ExpirePermits(s.now); err != nil {
+			return fmt.Errorf("sim: expire permit waits at %v: %w: %w", s.now, ErrScheduler, err)
+		}
+	}
 	keep := make([]int32, 0, len(batch))
 	fails, i := 0, 0
 	for ; i < len(batch) && fails < s.cfg.pushRetries; i++ {

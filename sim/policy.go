@@ -49,11 +49,13 @@ var _ externalLoader = (*finegrain.Scheduler)(nil)
 // reserved). Permitted returns the waiting tasks allowed since the last call (the
 // other members of a gang a placement completed); State tells a task still waiting
 // (finegrain.Reserved) from one the scheduler rolled back to pending (its wait timed
-// out, or its node left). A scheduler that keeps tasks waiting in push mode must have
-// both.
+// out, or its node left); ExpirePermits lets time pass for the waits when a retry
+// round has only waiting tasks to look at, so that waits end though nothing is placed.
+// A scheduler that keeps tasks waiting in push mode must have all three.
 type permitter interface {
 	Permitted() []finegrain.Assignment
 	State(id string) (finegrain.TaskState, bool)
+	ExpirePermits(now time.Duration) error
 }
 
 var _ permitter = (*finegrain.Scheduler)(nil)

@@ -365,3 +365,14 @@ func TestPreemptionKindsDoNotTakeTurns(t *testing.T) {
 	require.NoError(t, conserved(&sc.w, r))
 	assert.Less(t, r.Summary.Preemptions+r.Summary.Reclaims, 10)
 }
+
+// A push-mode run whose only pending work was a gang kept waiting stalled for good:
+// nothing was placed, so the scheduler never saw the wait end (now the retry round
+// lets it, Scheduler.ExpirePermits), and the gang's three waiting members could not
+// all start together where the two it needed could (now those two start).
+func TestPushGangWaitEndsWithTime(t *testing.T) {
+	sc := drawPreemptScenario(7063967560076197784)
+	r, err := Run(&sc.w, &sc.cl, sc.p, append(sc.opts, WithTaskRecords())...)
+	require.NoError(t, err)
+	require.NoError(t, conserved(&sc.w, r))
+}
