@@ -212,8 +212,8 @@ func (p *Preemption) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		if !ok {
 			return true
 		}
-		a, s := c.Prepare(t, n, c.Now())
-		if !s.OK() || !st.Holds(a.Demand.Hold.Peak()) || fitsSomeNode(c, &a) {
+		a, ok := stuck(c, t, n)
+		if !ok {
 			return true
 		}
 		claim, ok := p.claim(c, t)

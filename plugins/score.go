@@ -140,8 +140,8 @@ func (b *Booking) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		if !ok || !b.fs.bookable(c, t) {
 			return true
 		}
-		a, s := c.Prepare(t, nil, c.Now())
-		if !s.OK() || !st.Holds(a.Demand.Hold.Peak()) || fitsSomeNode(c, &a) {
+		a, ok := stuck(c, t, nil)
+		if !ok {
 			return true
 		}
 		best, ok := b.fs.earliest(c, &a)

@@ -10,7 +10,8 @@ import (
 // A task that fits no node of the cluster even empty would hold its job back for
 // ever if a pass kept offering the node to it first; the locality strategies
 // (DelayScheduling, PreReleaseList) look past such tasks with the first two checks.
-// The third tells Preemption and FutureStart when a task needs neither.
+// The last two tell Preemption and Booking which waiting tasks need room made or
+// booked.
 
 // unplaceable reports whether status s refused the latest Try for want of room with a
 // demand that no node of the cluster could hold even empty.
@@ -26,6 +27,15 @@ func fitsNoNode(st *cluster.State, t *cluster.TaskInfo, refused []cluster.ClassI
 		return !st.Holds(d.Peak())
 	}
 	return len(refused) > 0 && slices.Contains(refused, st.ClassOf(t))
+}
+
+// stuck prepares pending task t for node n (nil in push terms: no node yet) and
+// reports whether it needs room made or booked: it passes the PreFilter plugins, some
+// node of the cluster could hold it empty, and no node passes it now. Preemption and
+// Booking look for such tasks.
+func stuck(c *framework.Cycle, t *cluster.TaskInfo, n *cluster.NodeInfo) (framework.Attempt, bool) {
+	a, s := c.Prepare(t, n, c.Now())
+	return a, s.OK() && c.State().Holds(a.Demand.Hold.Peak()) && !fitsSomeNode(c, &a)
 }
 
 // fitsSomeNode reports whether attempt a's task passes the filters on some node now:

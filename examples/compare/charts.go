@@ -45,15 +45,9 @@ func cdfChart(path, title string, policies []string, byPolicy map[string][]*sim.
 		for k, x := range xs {
 			pts[k] = plotter.XY{X: x, Y: float64(k+1) / float64(jobs)}
 		}
-		l, err := plotter.NewLine(pts)
-		if err != nil {
+		if err := c.AddLine(name, i, pts); err != nil {
 			return err
 		}
-		l.Color = plotutil.Color(i)
-		l.Dashes = plotutil.Dashes(i)
-		l.Width = vg.Points(1.5)
-		c.Plot.Add(l)
-		c.Legend.Add(name, l)
 	}
 	c.Plot.Y.Min, c.Plot.Y.Max = 0, 1
 	return c.Save(path)

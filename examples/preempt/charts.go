@@ -3,8 +3,6 @@ package main
 import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/finegrain/finegrain/examples/internal/chart"
 )
@@ -36,15 +34,9 @@ func cdfChart(path, title string, lines []cdfLine) error {
 			x = max(x, 1) // the log axis starts at 1 s
 			pts = append(pts, plotter.XY{X: x, Y: float64(k) / float64(l.jobs)}, plotter.XY{X: x, Y: float64(k+1) / float64(l.jobs)})
 		}
-		line, err := plotter.NewLine(pts)
-		if err != nil {
+		if err := c.AddLine(l.name, i, pts); err != nil {
 			return err
 		}
-		line.Color = plotutil.Color(i)
-		line.Dashes = plotutil.Dashes(i)
-		line.Width = vg.Points(1.5)
-		c.Plot.Add(line)
-		c.Legend.Add(l.name, line)
 	}
 	c.Plot.Y.Min, c.Plot.Y.Max = 0, 1
 	return c.Save(path)

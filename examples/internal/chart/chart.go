@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -45,6 +46,21 @@ func New(title, x, y string) *Chart {
 	l := plot.NewLegend()
 	l.Top, l.Left = true, true
 	return &Chart{Plot: p, Legend: l}
+}
+
+// AddLine adds series i's line through pts, named name in the legend, in the charts'
+// line style: the i-th colour and dash pattern, 1.5 points wide.
+func (c *Chart) AddLine(name string, i int, pts plotter.XYs) error {
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return err
+	}
+	l.Color = plotutil.Color(i)
+	l.Dashes = plotutil.Dashes(i)
+	l.Width = vg.Points(1.5)
+	c.Plot.Add(l)
+	c.Legend.Add(name, l)
+	return nil
 }
 
 // Save writes the chart to path as SVG: the plot on the left, the legend in a column

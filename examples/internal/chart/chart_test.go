@@ -68,11 +68,9 @@ func TestLogTicks(t *testing.T) {
 func TestSave(t *testing.T) {
 	c := New("a title", "x things", "y things")
 	for i, name := range []string{"first", "second"} {
-		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0.1 * float64(i)}, {X: 100, Y: 0.30000000000000004}})
-		require.NoError(t, err)
-		c.Plot.Add(l)
-		c.Legend.Add(name, l)
+		require.NoError(t, c.AddLine(name, i, plotter.XYs{{X: 0, Y: 0.1 * float64(i)}, {X: 100, Y: 0.30000000000000004}}))
 	}
+	assert.Error(t, c.AddLine("bad", 2, plotter.XYs{{X: math.NaN(), Y: 0}}), "a point that is not a number")
 	path := filepath.Join(t.TempDir(), "c.svg")
 	require.NoError(t, c.Save(path))
 	b, err := os.ReadFile(path)
@@ -83,5 +81,6 @@ func TestSave(t *testing.T) {
 	for _, s := range []string{">a title<", ">x things<", ">y things<", ">first<", ">second<", ">100<"} {
 		assert.Contains(t, svg, s)
 	}
+	assert.NotContains(t, svg, ">bad<", "a refused line is not drawn nor named")
 	assert.Error(t, c.Save(filepath.Join(t.TempDir(), "no", "such", "dir.svg")))
 }
