@@ -133,29 +133,38 @@ func finite(x float64) float64 {
 	return x
 }
 
-// bind reserves attempt a (Reserve: the state, then the Reserve plugins), asks the
-// Permit plugins and commits it. On Wait the task stays Reserved; on any refusal the
+// reserve reserves attempt a: the state, then the Reserve plugins. On a refusal the
 // reservation is rolled back and nothing has changed.
-func (c *Cycle) bind(a *Attempt) (Assignment, Status) {
+func (c *Cycle) reserve(a *Attempt) Status {
 	st := c.fw.state
 	r := cluster.Reservation{Start: a.Start, Hold: a.Demand.Hold, Plan: a.Demand.Plan, Predicted: a.Demand.Predicted, Allowance: a.Result.Allowance}
 	if a.Backup {
 		b, err := st.ReserveBackup(a.Task, a.Node, r)
 		if err != nil {
-			return Assignment{}, Refuse(NoRoom)
+			return Refuse(NoRoom)
 		}
 		a.Task = b
 	} else if err := st.Reserve(a.Task, a.Node, r); err != nil {
 		// It should not, after a successful match.
 		c.fw.warn("reservation refused after a match", "task", a.Task.ID(), "node", a.Node.ID(), "err", err)
-		return Assignment{}, Refuse(NoRoom)
+		return Refuse(NoRoom)
 	}
 	c.freeOK = false
 	for i, p := range c.fw.reserves {
 		if s := p.Reserve(c, a); !s.OK() {
 			c.rollback(a, i)
-			return Assignment{}, named(s, p)
+			return named(s, p)
 		}
+	}
+	return Status{}
+}
+
+// bind reserves attempt a (reserve), asks the Permit plugins and commits it. On Wait
+// the task stays Reserved; on any refusal the reservation is rolled back and nothing
+// has changed.
+func (c *Cycle) bind(a *Attempt) (Assignment, Status) {
+	if s := c.reserve(a); !s.OK() {
+		return Assignment{}, s
 	}
 	var timeout time.Duration
 	waits, by := false, ""
@@ -187,16 +196,22 @@ func (c *Cycle) bind(a *Attempt) (Assignment, Status) {
 // commit makes reserved attempt a Running and returns its assignment.
 func (c *Cycle) commit(a *Attempt) Assignment {
 	_ = c.fw.state.Commit(a.Task) // a reserved task always commits
+	as := assignment(a)
+	as.Evicted = c.takeEvicted(as.Task)
+	if c.fw.logger != nil {
+		c.fw.debug("task placed", "task", as.Task, "node", as.Node, "start", as.Start, "predicted", as.Predicted, "result", as.Result.Code, "locality", as.Locality, "backup of", as.BackupOf)
+	}
+	return as
+}
+
+// assignment is what attempt a places.
+func assignment(a *Attempt) Assignment {
 	as := Assignment{
 		Task: a.Task.ID(), Job: a.Task.Job(), Node: a.Node.ID(), Start: a.Start,
 		Profile: a.Demand.Plan, Predicted: a.Demand.Predicted, Result: a.Result, Locality: a.Level,
 	}
 	if b := a.Task.BackupOf(); b != nil {
 		as.BackupOf = b.ID()
-	}
-	as.Evicted = c.takeEvicted(as.Task)
-	if c.fw.logger != nil {
-		c.fw.debug("task placed", "task", as.Task, "node", as.Node, "start", as.Start, "predicted", as.Predicted, "result", as.Result.Code, "locality", as.Locality, "backup of", as.BackupOf)
 	}
 	return as
 }

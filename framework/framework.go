@@ -40,6 +40,8 @@ type Framework struct {
 
 	waiting   map[string]*waiter // tasks a Permit plugin keeps waiting, by ID
 	permitted []Assignment       // waiting tasks allowed in push cycles, not yet taken
+	held      map[string]*Attempt // tasks held for a host scheduler (host.go), by ID
+	heldSweep int                 // the size of held at which stale entries are next dropped
 }
 
 // Option configures a Framework.
@@ -88,7 +90,7 @@ func New(state *cluster.State, plugins []Plugin, opts ...Option) (*Framework, er
 	if state == nil {
 		return nil, fmt.Errorf("framework: nil state: %w", cluster.ErrInvalid)
 	}
-	f := &Framework{state: state, candidates: 16, waiting: map[string]*waiter{}}
+	f := &Framework{state: state, candidates: 16, waiting: map[string]*waiter{}, held: map[string]*Attempt{}, heldSweep: 64}
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("framework: nil option: %w", cluster.ErrInvalid)

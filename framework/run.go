@@ -89,17 +89,10 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 	var best *Attempt
 	if len(cands) > 0 {
 		best = &cands[c.pick(cands)]
-	} else {
-		for _, p := range f.postFilters {
-			a := *base
-			if st := p.PostFilter(&c, &a); st.OK() && a.Node != nil {
-				a.Level = f.state.Locality(t, a.Node)
-				cands = append(cands[:0], a)
-				f.cands = cands
-				best = &cands[0]
-				break
-			}
-		}
+	} else if a, ok := c.postFilter(base); ok {
+		cands = append(cands[:0], a)
+		f.cands = cands
+		best = &cands[0]
 	}
 	if best == nil {
 		perr.Evicted = c.evicted
@@ -114,6 +107,19 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 		return Assignment{}, perr.escape()
 	}
 	return as, nil
+}
+
+// postFilter asks the PostFilter plugins, in order, for a placement of the task of
+// base, which passed no node's filters; the first proposal wins.
+func (c *Cycle) postFilter(base *Attempt) (Attempt, bool) {
+	for _, p := range c.fw.postFilters {
+		a := *base
+		if st := p.PostFilter(c, &a); st.OK() && a.Node != nil {
+			a.Level = c.fw.state.Locality(a.Task, a.Node)
+			return a, true
+		}
+	}
+	return Attempt{}, false
 }
 
 // escape returns a copy of e on the heap, so that a placement that succeeds does not

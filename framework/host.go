@@ -1,0 +1,126 @@
+package framework
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/finegrain/finegrain/cluster"
+)
+
+// This file is host mode, for a host scheduler that runs its own scheduling cycle —
+// the Kubernetes scheduling framework — and uses finegrain for its steps: it asks the
+// probes (Framework.Filter and Framework.Score, run.go) for each node, chooses the
+// node itself, and then holds the task here in two phases: Reserve on the node it
+// chose (or PostFilter, when no node passed), then Commit once it has bound the task,
+// or Unreserve when its own Permit step or its binding failed. finegrain's Permit
+// plugins are not asked in host mode: the host's Permit step decides.
+
+// Reserve holds pending task t on node n from now, for a host scheduler that chose n:
+// Demand, PreFilter and Filter on n against the state as it is now (it may have
+// changed since the host's probes), then Reserve (the state, then the Reserve
+// plugins). The task is Reserved until Commit or Unreserve; the Assignment says what
+// is held. It fails with a *PlacementError saying why, and the task stays pending.
+func (f *Framework) Reserve(t *cluster.TaskInfo, n *cluster.NodeInfo, now time.Duration) (Assignment, error) {
+	c := f.cycle(Push, now, nil)
+	a := &f.scratch
+	if st := c.probe(a, t, n, now); !st.OK() {
+		return Assignment{}, &PlacementError{Task: t.ID(), Tried: 1, Reason: st.Reason, Plugin: st.Plugin, Result: a.Result}
+	}
+	return c.hold(a, 1)
+}
+
+// PostFilter is the host's PostFilter step for pending task t at now, after its
+// Filter found no node: the PostFilter plugins run as in push mode (Place) — one may
+// make room by preemption (the evicted tasks are in the Assignment's Evicted, pending
+// again) or propose a later start (a booking) — and the placement proposed is held as
+// by Reserve. It fails with a *PlacementError when no plugin proposes a placement;
+// evictions already made are then in its Evicted.
+func (f *Framework) PostFilter(t *cluster.TaskInfo, now time.Duration) (Assignment, error) {
+	c := f.cycle(Push, now, nil)
+	base := &f.scratch
+	c.prepare(base, t, nil, now, 0, false)
+	if st := c.preFilter(base); !st.OK() {
+		return Assignment{}, &PlacementError{Task: t.ID(), Reason: st.Reason, Plugin: st.Plugin}
+	}
+	a, ok := c.postFilter(base)
+	if !ok {
+		return Assignment{}, &PlacementError{Task: t.ID(), Reason: NoRoom, Evicted: c.evicted}
+	}
+	return c.hold(&a, 0)
+}
+
+// hold reserves attempt a for the host and keeps it until Commit or Unreserve.
+func (c *Cycle) hold(a *Attempt, tried int) (Assignment, error) {
+	if st := c.reserve(a); !st.OK() {
+		return Assignment{}, &PlacementError{Task: a.Task.ID(), Tried: tried, Reason: st.Reason, Plugin: st.Plugin, Result: a.Result, Evicted: c.evicted}
+	}
+	f := c.fw
+	if len(f.held) >= f.heldSweep {
+		// Tasks cancelled or whose node left while held are dropped now and then, so
+		// that the map holds no more than twice the live entries.
+		for id, h := range f.held {
+			if !heldValid(h) {
+				delete(f.held, id)
+			}
+		}
+		f.heldSweep = max(64, 2*len(f.held))
+	}
+	h := *a
+	f.held[a.Task.ID()] = &h
+	as := assignment(a)
+	as.Evicted = c.takeEvicted(as.Task)
+	return as, nil
+}
+
+// Held reports whether task t is held for the host (Reserve or PostFilter), and what
+// is held: the node, the start and the profile.
+func (f *Framework) Held(t *cluster.TaskInfo) (Assignment, bool) {
+	h, err := f.heldAttempt(t, "")
+	if err != nil {
+		return Assignment{}, false
+	}
+	return assignment(h), true
+}
+
+// Commit makes task t, held by Reserve or PostFilter, Running from now (or Booked,
+// when it is held for a later start): the host has bound it.
+func (f *Framework) Commit(t *cluster.TaskInfo, now time.Duration) (Assignment, error) {
+	h, err := f.heldAttempt(t, "commit")
+	if err != nil {
+		return Assignment{}, err
+	}
+	delete(f.held, t.ID())
+	c := f.cycle(Push, now, nil)
+	return c.commit(h), nil
+}
+
+// Unreserve rolls task t, held by Reserve or PostFilter, back to pending: the Reserve
+// plugins' Unreserve in reverse order, then the state's. Evictions a PostFilter made
+// stay made, as in Kubernetes.
+func (f *Framework) Unreserve(t *cluster.TaskInfo, now time.Duration) error {
+	h, err := f.heldAttempt(t, "unreserve")
+	if err != nil {
+		return err
+	}
+	delete(f.held, t.ID())
+	c := f.cycle(Push, now, nil)
+	c.rollback(h, len(f.reserves))
+	return nil
+}
+
+// heldAttempt is task t's held attempt. A task that left its reservation by other
+// means (cancelled, its node removed) is dropped and reported as not held.
+func (f *Framework) heldAttempt(t *cluster.TaskInfo, event string) (*Attempt, error) {
+	h, ok := f.held[t.ID()]
+	if ok && h.Task == t && heldValid(h) {
+		return h, nil
+	}
+	if ok && (h.Task != t || !heldValid(h)) {
+		delete(f.held, t.ID())
+	}
+	return nil, fmt.Errorf("framework: %s task %q: not held for the host: %w", event, t.ID(), cluster.ErrState)
+}
+
+func heldValid(h *Attempt) bool {
+	return h.Task.State() == cluster.Reserved && h.Task.Node() == h.Node
+}

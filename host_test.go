@@ -1,0 +1,151 @@
+package finegrain_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// Host mode, as the Kubernetes adapter drives it: the host chooses the node, the
+// scheduler holds the task there (Reserve), then the host binds it (Commit) or gives
+// it up (Unreserve). Two tasks whose stages do not overlap share a node their
+// requests would not fit.
+func TestHostReserveCommitUnreserve(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction())
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	early := stage.MustProfile(schema,
+		stage.Stage{Duration: time.Minute, Demand: schema.MustTuple(1000, 6*gib)},
+		stage.Stage{Duration: time.Minute, Demand: schema.MustTuple(1000, 1*gib)})
+	late := stage.MustProfile(schema,
+		stage.Stage{Duration: time.Minute, Demand: schema.MustTuple(1000, 1*gib)},
+		stage.Stage{Duration: time.Minute, Demand: schema.MustTuple(1000, 6*gib)})
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "early", Job: "j", Request: schema.MustTuple(1000, 6*gib), Profile: early},
+		finegrain.Task{ID: "late", Job: "j", Request: schema.MustTuple(1000, 6*gib), Profile: late},
+	))
+
+	as, err := s.Reserve("early", "n", 0)
+	require.NoError(t, err)
+	assert.Equal(t, "n", as.Node)
+	assert.True(t, as.Predicted, "a declared profile is a stage-by-stage plan")
+	st, _ := s.State("early")
+	assert.Equal(t, finegrain.Reserved, st)
+	held, ok := s.Held("early")
+	require.True(t, ok)
+	assert.Equal(t, "n", held.Node)
+	free, err := s.NodeFree("n", 0)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2*gib), free[1], "a reservation holds its first stage on the timeline")
+
+	_, err = s.Reserve("late", "n", time.Second)
+	require.NoError(t, err, "late's big stage comes after early's")
+	require.NoError(t, s.Unreserve("late", 2*time.Second))
+	st, _ = s.State("late")
+	assert.Equal(t, finegrain.Pending, st)
+	_, ok = s.Held("late")
+	assert.False(t, ok)
+	segs, err := s.FreeSegments("n", 2*time.Second, 3*time.Minute)
+	require.NoError(t, err)
+	for _, sg := range segs {
+		if sg.Start < time.Minute {
+			assert.Equal(t, int64(2*gib), sg.Free[1], "only early's first stage is held before 1m")
+		} else if sg.Start < 2*time.Minute {
+			assert.Equal(t, int64(7*gib), sg.Free[1], "Unreserve took late's reservation off the timeline")
+		}
+	}
+
+	a, err := s.Commit("early", 3*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "early", a.Task)
+	st, _ = s.State("early")
+	assert.Equal(t, finegrain.Running, st)
+	_, ok = s.Held("early")
+	assert.False(t, ok, "a committed task is no longer held")
+}
+
+func TestHostReserveRefusals(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction())
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "big", Job: "j", Request: schema.MustTuple(1000, 6*gib)},
+		finegrain.Task{ID: "big2", Job: "j", Request: schema.MustTuple(1000, 6*gib)},
+	))
+	_, err := s.Reserve("big", "n", 0)
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name string
+		call func() error
+		want error
+	}{
+		{"no room on the node", func() error { _, err := s.Reserve("big2", "n", 0); return err }, finegrain.ErrNotPlaced},
+		{"unknown node", func() error { _, err := s.Reserve("big2", "nope", 0); return err }, finegrain.ErrUnknownNode},
+		{"unknown task", func() error { _, err := s.Reserve("nope", "n", 0); return err }, finegrain.ErrUnknownTask},
+		{"task not pending", func() error { _, err := s.Reserve("big", "n", 0); return err }, finegrain.ErrState},
+		{"commit of a pending task", func() error { _, err := s.Commit("big2", 0); return err }, finegrain.ErrState},
+		{"unreserve of a pending task", func() error { return s.Unreserve("big2", 0) }, finegrain.ErrState},
+		{"negative time", func() error { _, err := s.Reserve("big2", "n", -time.Second); return err }, finegrain.ErrInvalid},
+		{"post-filter without a PostFilter plugin", func() error { _, err := s.PostFilter("big2", 0); return err }, finegrain.ErrNotPlaced},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			free, err := s.NodeFree("n", 0)
+			require.NoError(t, err)
+			assert.ErrorIs(t, tc.call(), tc.want)
+			after, err := s.NodeFree("n", 0)
+			require.NoError(t, err)
+			assert.Equal(t, free, after, "a refused call changes nothing")
+			st, _ := s.State("big")
+			assert.Equal(t, finegrain.Reserved, st)
+			st, _ = s.State("big2")
+			assert.Equal(t, finegrain.Pending, st)
+		})
+	}
+	// A held task that is cancelled is no longer held.
+	require.NoError(t, s.Cancel("big", time.Second))
+	_, ok := s.Held("big")
+	assert.False(t, ok)
+	_, err = s.Commit("big", time.Second)
+	assert.ErrorIs(t, err, finegrain.ErrState)
+}
+
+// PostFilter with priority preemption: the host found no node; the scheduler evicts a
+// lower-priority task and holds the preemptor where it made room.
+func TestHostPostFilterPreempts(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "low"}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "high", Priority: 100}))
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "victim", Job: "low", Request: schema.MustTuple(1000, 6*gib)},
+		finegrain.Task{ID: "urgent", Job: "high", Request: schema.MustTuple(1000, 6*gib)},
+	))
+	_, err := s.Reserve("victim", "n", 0)
+	require.NoError(t, err)
+	_, err = s.Commit("victim", 0)
+	require.NoError(t, err)
+	_, err = s.Reserve("urgent", "n", time.Second)
+	require.ErrorIs(t, err, finegrain.ErrNotPlaced)
+
+	as, err := s.PostFilter("urgent", time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "n", as.Node)
+	require.Len(t, as.Evicted, 1)
+	assert.Equal(t, "victim", as.Evicted[0].Task)
+	assert.Equal(t, finegrain.Preempted, as.Evicted[0].Reason)
+	st, _ := s.State("victim")
+	assert.Equal(t, finegrain.Pending, st)
+	st, _ = s.State("urgent")
+	assert.Equal(t, finegrain.Reserved, st, "the preemptor is held, not started: the host binds it")
+	held, ok := s.Held("urgent")
+	require.True(t, ok)
+	assert.Equal(t, "n", held.Node)
+	_, err = s.Commit("urgent", 2*time.Second)
+	require.NoError(t, err)
+}
