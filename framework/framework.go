@@ -38,8 +38,8 @@ type Framework struct {
 	totals  []float64
 	scores1 []float64
 
-	waiting   map[string]*waiter // tasks a Permit plugin keeps waiting, by ID
-	permitted []Assignment       // waiting tasks allowed in push cycles, not yet taken
+	waiting   map[string]*waiter  // tasks a Permit plugin keeps waiting, by ID
+	permitted []Assignment        // waiting tasks allowed in push cycles, not yet taken
 	held      map[string]*Attempt // tasks held for a host scheduler (host.go), by ID
 	heldSweep int                 // the size of held at which stale entries are next dropped
 }
