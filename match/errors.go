@@ -34,6 +34,9 @@ var (
 	ErrBadWeights = errors.New("invalid QoS weights")
 	// ErrBadHard reports a negative hard QoS amount (memory or disk).
 	ErrBadHard = errors.New("invalid hard QoS amount")
+	// ErrBadWeight reports a scorer weight that is not positive and finite
+	// (NewWeighted), or scorers and weights of different lengths.
+	ErrBadWeight = errors.New("invalid scorer weight")
 	// ErrDuplicate reports an ID given twice where IDs must be unique.
 	ErrDuplicate = errors.New("duplicate ID")
 	// ErrBadRank reports a feature rank outside [1, QoSLen].

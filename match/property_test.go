@@ -226,6 +226,11 @@ func TestScoreProperties(t *testing.T) {
 		return ts
 	})
 	scorers := []match.Scorer{match.LeastAllocated{}, match.MostAllocated{}, match.BestFit{}, match.BalancedAllocation{}, match.Alignment{}}
+	kubeDefault, err := match.NewWeighted([]match.Scorer{match.LeastAllocated{}, match.BalancedAllocation{}}, []float64{1, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scorers = append(scorers, kubeDefault)
 	props.Property("scores lie in [0, 1]", prop.ForAll(func(ts [3]resource.Tuple) bool {
 		for _, s := range scorers {
 			if x := s.Score(ts[0], ts[1], ts[2]); !(x >= 0 && x <= 1) {
@@ -241,6 +246,11 @@ func TestScoreProperties(t *testing.T) {
 			return la == 0 && ma == 0
 		}
 		return math.Abs(la+ma-1) < 1e-12
+	}, tuples))
+	props.Property("a weighted scorer is the weighted mean of its parts", prop.ForAll(func(ts [3]resource.Tuple) bool {
+		la := match.LeastAllocated{}.Score(ts[0], ts[1], ts[2])
+		ba := match.BalancedAllocation{}.Score(ts[0], ts[1], ts[2])
+		return math.Abs(kubeDefault.Score(ts[0], ts[1], ts[2])-(la+3*ba)/4) < 1e-12
 	}, tuples))
 	props.TestingRun(t)
 }

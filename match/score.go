@@ -3,6 +3,7 @@ package match
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/finegrain/finegrain/resource"
@@ -124,6 +125,50 @@ func (s Alignment) Score(capacity, free, demand resource.Tuple) float64 {
 		}
 	}
 	return mean(sum, n)
+}
+
+// Weighted combines scorers: the weighted mean of their scores, so that it lies in
+// [0, 1] as each of them does (Kubernetes' default scoring weighs LeastAllocated and
+// BalancedAllocation this way, each with weight 1). Build one with NewWeighted.
+type Weighted struct {
+	scorers []Scorer
+	weights []float64
+	total   float64
+}
+
+// NewWeighted returns the weighted mean of scorers[i] with weights[i]. It fails
+// (ErrNilArgument, ErrBadWeight) when there is no scorer, the lengths differ, a
+// scorer is nil or a weight is not positive and finite.
+func NewWeighted(scorers []Scorer, weights []float64) (Weighted, error) {
+	if len(scorers) == 0 || len(scorers) != len(weights) {
+		return Weighted{}, fmt.Errorf("match: weighted scorer: %d scorers, %d weights: %w", len(scorers), len(weights), ErrBadWeight)
+	}
+	w := Weighted{scorers: slices.Clone(scorers), weights: slices.Clone(weights)}
+	for i, sc := range scorers {
+		if sc == nil {
+			return Weighted{}, fmt.Errorf("match: weighted scorer %d: %w", i, ErrNilArgument)
+		}
+		if x := weights[i]; !(x > 0) || math.IsInf(x, 1) {
+			return Weighted{}, fmt.Errorf("match: weighted scorer %d: weight %v: %w", i, x, ErrBadWeight)
+		}
+		w.total += weights[i]
+	}
+	if math.IsInf(w.total, 1) {
+		return Weighted{}, fmt.Errorf("match: weighted scorer: weights sum to +Inf: %w", ErrBadWeight)
+	}
+	return w, nil
+}
+
+// Score implements Scorer. The zero Weighted scores 0.
+func (w Weighted) Score(capacity, free, demand resource.Tuple) float64 {
+	if w.total == 0 {
+		return 0
+	}
+	sum := 0.0
+	for i, sc := range w.scorers {
+		sum += w.weights[i] * sc.Score(capacity, free, demand)
+	}
+	return sum / w.total
 }
 
 func use(m resource.Mask, capacity resource.Tuple, k int) bool {

@@ -42,6 +42,35 @@ func TestScorers(t *testing.T) {
 	assert.Equal(t, 1.0, match.MostAllocated{}.Score(tup(1000, 0, 0), resource.Tuple{-100}, tup(50, 0, 0)))
 }
 
+func TestWeighted(t *testing.T) {
+	capacity, free, demand := tup(1000, 1000, 0), tup(600, 300, 0), tup(100, 200, 0)
+	w, err := match.NewWeighted([]match.Scorer{match.LeastAllocated{}, match.MostAllocated{}}, []float64{3, 1})
+	require.NoError(t, err)
+	assert.InDelta(t, (3*0.3+1*0.7)/4, w.Score(capacity, free, demand), 1e-12)
+	assert.Zero(t, match.Weighted{}.Score(capacity, free, demand), "the zero Weighted scores 0")
+
+	for _, tc := range []struct {
+		name    string
+		scorers []match.Scorer
+		weights []float64
+		want    error
+	}{
+		{"no scorer", nil, nil, match.ErrBadWeight},
+		{"lengths differ", []match.Scorer{match.BestFit{}}, []float64{1, 2}, match.ErrBadWeight},
+		{"nil scorer", []match.Scorer{nil}, []float64{1}, match.ErrNilArgument},
+		{"zero weight", []match.Scorer{match.BestFit{}}, []float64{0}, match.ErrBadWeight},
+		{"negative weight", []match.Scorer{match.BestFit{}}, []float64{-1}, match.ErrBadWeight},
+		{"NaN weight", []match.Scorer{match.BestFit{}}, []float64{math.NaN()}, match.ErrBadWeight},
+		{"infinite weight", []match.Scorer{match.BestFit{}}, []float64{math.Inf(1)}, match.ErrBadWeight},
+		{"weights that sum to infinity", []match.Scorer{match.BestFit{}, match.BestFit{}}, []float64{math.MaxFloat64, math.MaxFloat64}, match.ErrBadWeight},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := match.NewWeighted(tc.scorers, tc.weights)
+			assert.ErrorIs(t, err, tc.want)
+		})
+	}
+}
+
 func TestChooseServer(t *testing.T) {
 	mk := func(id string, cpuUsed int64) match.Server {
 		tl := timeline(t, tup(4000, 8000, 1000))
