@@ -1,0 +1,231 @@
+package plugin
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/resource"
+)
+
+// Args are the plugin's arguments, set in a KubeSchedulerConfiguration profile's
+// pluginConfig (deploy/scheduler-config.yaml):
+//
+//	pluginConfig:
+//	- name: FineGrain
+//	  args:
+//	    compressionLimit: 0.1
+//	    matcher: FineGrained
+//	    scorers: [{name: LeastAllocated, weight: 1}, {name: BalancedAllocation, weight: 1}]
+//	    similarityLabels: [app.kubernetes.io/name]
+//	    inputSizeLabel: finegrain.io/input-size
+//	    preemption: true
+//	    gangTimeout: 60s
+//
+// Every field is optional; DefaultArgs holds the defaults. Validate says what is wrong
+// with each field, as the scheduler's own argument checks do.
+type Args struct {
+	// CompressionLimit is how far a compressible resource (CPU) may be squeezed below
+	// a stage's demand when the node is short, as a share of the node's capacity, in
+	// [0, 1). 0 never compresses. Default 0.1.
+	CompressionLimit *float64 `json:"compressionLimit,omitempty"`
+	// Matcher is how a pod's stages are matched against a node's timeline:
+	// FineGrained (stage by stage, with compression; the default), CoarseGrained (the
+	// peak of every stage against the least free over the pod's run) or
+	// RequestQuantity (the pod's requests held throughout, as Kubernetes does).
+	Matcher string `json:"matcher,omitempty"`
+	// Scorers rank the nodes a pod fits, each a match scorer by name —
+	// LeastAllocated, MostAllocated, BalancedAllocation, BestFit or Alignment — with a
+	// positive weight. A node's score is the weighted mean, from the least free over
+	// the pod's run, scaled to 0..100. Default LeastAllocated and BalancedAllocation,
+	// weight 1 each, as the scheduler's defaults weigh them.
+	Scorers []ScorerArg `json:"scorers,omitempty"`
+	// SimilarityLabels name the pod labels whose values, with the pod's namespace,
+	// make its similarity key: pods with the same values are taken to run the same
+	// logic, and each finished one teaches the profile predicted for the next. A pod
+	// with none of these labels is keyed by its controller (a Job, a ReplicaSet);
+	// one with neither is placed by its requests. Default [finegrain.io/logic].
+	SimilarityLabels []string `json:"similarityLabels,omitempty"`
+	// InputSizeLabel names the label holding the size of a pod's input (a quantity:
+	// "20Gi", "3000"), the second half of the similarity key. Default
+	// finegrain.io/input-size.
+	InputSizeLabel string `json:"inputSizeLabel,omitempty"`
+	// ExtendedResources names the extended resources (nvidia.com/gpu) scheduled on the
+	// timelines beside CPU and memory, non-compressible, at most six. Default none:
+	// other plugins check them by request.
+	ExtendedResources []string `json:"extendedResources,omitempty"`
+	// Preemption turns on PostFilter: when a pod fits no node, pods of lower priority
+	// are evicted where that makes room on the timeline, fewest and least important
+	// first. Default off.
+	Preemption bool `json:"preemption,omitempty"`
+	// GangTimeout is how long a gang's pods wait at Permit for the rest of the gang
+	// before they all give their reservations back. Default 60s.
+	GangTimeout *metav1.Duration `json:"gangTimeout,omitempty"`
+}
+
+// ScorerArg is one scorer and its weight.
+type ScorerArg struct {
+	Name   string  `json:"name"`
+	Weight float64 `json:"weight"`
+}
+
+// DefaultArgs are the defaults of every field.
+func DefaultArgs() Args {
+	limit := 0.1
+	return Args{
+		CompressionLimit: &limit,
+		Matcher:          "FineGrained",
+		Scorers:          []ScorerArg{{Name: "LeastAllocated", Weight: 1}, {Name: "BalancedAllocation", Weight: 1}},
+		SimilarityLabels: []string{"finegrain.io/logic"},
+		InputSizeLabel:   "finegrain.io/input-size",
+		GangTimeout:      &metav1.Duration{Duration: 60 * time.Second},
+	}
+}
+
+// withDefaults fills the fields left unset.
+func (a Args) withDefaults() Args {
+	d := DefaultArgs()
+	if a.CompressionLimit == nil {
+		a.CompressionLimit = d.CompressionLimit
+	}
+	if a.Matcher == "" {
+		a.Matcher = d.Matcher
+	}
+	if a.Scorers == nil {
+		a.Scorers = d.Scorers
+	}
+	if a.SimilarityLabels == nil {
+		a.SimilarityLabels = d.SimilarityLabels
+	}
+	if a.InputSizeLabel == "" {
+		a.InputSizeLabel = d.InputSizeLabel
+	}
+	if a.GangTimeout == nil {
+		a.GangTimeout = d.GangTimeout
+	}
+	return a
+}
+
+var matchers = map[string]match.Matcher{
+	"FineGrained":     match.FineGrained{},
+	"CoarseGrained":   match.CoarseGrained{},
+	"RequestQuantity": match.RequestQuantity{},
+}
+
+var scorers = map[string]match.Scorer{
+	"LeastAllocated":     match.LeastAllocated{},
+	"MostAllocated":      match.MostAllocated{},
+	"BalancedAllocation": match.BalancedAllocation{},
+	"BestFit":            match.BestFit{},
+	"Alignment":          match.Alignment{},
+}
+
+// Validate checks every field of a (defaults filled in) and returns all that is
+// wrong, each error naming its field.
+func (a Args) Validate() error {
+	a = a.withDefaults()
+	var errs field.ErrorList
+	if x := *a.CompressionLimit; !(x >= 0 && x < 1) {
+		errs = append(errs, field.Invalid(field.NewPath("compressionLimit"), x, "must be in [0, 1)"))
+	}
+	if _, ok := matchers[a.Matcher]; !ok {
+		errs = append(errs, field.NotSupported(field.NewPath("matcher"), a.Matcher, sortedKeys(matchers)))
+	}
+	if len(a.Scorers) == 0 {
+		errs = append(errs, field.Required(field.NewPath("scorers"), "at least one scorer"))
+	}
+	seen := map[string]bool{}
+	for i, s := range a.Scorers {
+		p := field.NewPath("scorers").Index(i)
+		if _, ok := scorers[s.Name]; !ok {
+			errs = append(errs, field.NotSupported(p.Child("name"), s.Name, sortedKeys(scorers)))
+		} else if seen[s.Name] {
+			errs = append(errs, field.Duplicate(p.Child("name"), s.Name))
+		}
+		seen[s.Name] = true
+		if !(s.Weight > 0) || math.IsInf(s.Weight, 1) {
+			errs = append(errs, field.Invalid(p.Child("weight"), s.Weight, "must be positive and finite"))
+		}
+	}
+	for i, l := range a.SimilarityLabels {
+		for _, msg := range validation.IsQualifiedName(l) {
+			errs = append(errs, field.Invalid(field.NewPath("similarityLabels").Index(i), l, msg))
+		}
+	}
+	for _, msg := range validation.IsQualifiedName(a.InputSizeLabel) {
+		errs = append(errs, field.Invalid(field.NewPath("inputSizeLabel"), a.InputSizeLabel, msg))
+	}
+	if n := len(a.ExtendedResources); n > resource.MaxDims-2 {
+		errs = append(errs, field.TooMany(field.NewPath("extendedResources"), n, resource.MaxDims-2))
+	}
+	ext := map[string]bool{}
+	for i, r := range a.ExtendedResources {
+		p := field.NewPath("extendedResources").Index(i)
+		switch {
+		case r == string(v1.ResourceCPU) || r == string(v1.ResourceMemory):
+			errs = append(errs, field.Invalid(p, r, "cpu and memory are always scheduled"))
+		case ext[r]:
+			errs = append(errs, field.Duplicate(p, r))
+		default:
+			for _, msg := range validation.IsQualifiedName(r) {
+				errs = append(errs, field.Invalid(p, r, msg))
+			}
+			if !strings.Contains(r, "/") {
+				errs = append(errs, field.Invalid(p, r, "an extended resource name has a domain, as in nvidia.com/gpu"))
+			}
+		}
+		ext[r] = true
+	}
+	if d := a.GangTimeout.Duration; d <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("gangTimeout"), d.String(), "must be positive"))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s args: %w", Name, errs.ToAggregate())
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// decodeArgs reads the plugin's arguments from a scheduler profile's pluginConfig
+// (nil: none given), refusing unknown fields, and checks them.
+func decodeArgs(obj runtime.Object) (Args, error) {
+	var a Args
+	if obj != nil {
+		u, ok := obj.(*runtime.Unknown)
+		if !ok {
+			return Args{}, fmt.Errorf("%s args: want the arguments as raw JSON or YAML, got %T", Name, obj)
+		}
+		raw := u.Raw
+		if u.ContentType == runtime.ContentTypeYAML {
+			var err error
+			if raw, err = yaml.YAMLToJSONStrict(raw); err != nil {
+				return Args{}, fmt.Errorf("%s args: %w", Name, err)
+			}
+		}
+		if len(bytes.TrimSpace(raw)) > 0 {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&a); err != nil {
+				return Args{}, fmt.Errorf("%s args: %w", Name, err)
+			}
+		}
+	}
+	if err := a.Validate(); err != nil {
+		return Args{}, err
+	}
+	return a.withDefaults(), nil
+}

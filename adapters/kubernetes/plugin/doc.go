@@ -1,0 +1,31 @@
+// Package plugin is finegrain as a Kubernetes scheduling-framework plugin, FineGrain,
+// compiled into a kube-scheduler binary (cmd/kube-scheduler) the way out-of-tree
+// plugins are. It keeps a finegrain Scheduler (in host mode: the kube-scheduler runs
+// the cycle, finegrain answers each step) in step with the cluster and puts it on the
+// framework's extension points:
+//
+//	PreFilter   the pod becomes a finegrain task: its declared stages
+//	            (finegrain.io/stages), else the profile learned from similar pods
+//	            (Args.SimilarityLabels, Args.InputSizeLabel), else its requests
+//	Filter      the stage match on the node's timeline, compressing CPU by at most
+//	            Args.CompressionLimit (Scheduler.Filter)
+//	Score       finegrain's scorers over the least free during the pod's run,
+//	            scaled to 0..100 (Scheduler.Score)
+//	Reserve     the stages held on the node's timeline, tentatively
+//	            (Scheduler.Reserve); Unreserve gives them back
+//	Permit      gangs (finegrain.io/gang, finegrain.io/min-member): all or nothing
+//	PostBind    the hold committed: the pod runs (Scheduler.Commit)
+//	PostFilter  with Args.Preemption: lower-priority pods evicted where that frees
+//	            the pod's stages on a timeline (Scheduler.PostFilter)
+//
+// From the scheduler's informers it adds and removes nodes (capacity: allocatable
+// CPU, memory and Args.ExtendedResources), ends pods that succeed (what they used,
+// from a UsageSource — by default the finegrain.io/observed-stages annotation —
+// teaches the estimator) or are deleted, and holds pods bound by other schedulers,
+// or before the plugin started, on their nodes as their requests.
+//
+// The plugin replaces request-based fitting: a profile that enables it disables
+// NodeResourcesFit (else a pod whose requests do not fit is refused before finegrain
+// is asked) and the default preemption when Args.Preemption is on. See
+// deploy/scheduler-config.yaml and the module's README.
+package plugin

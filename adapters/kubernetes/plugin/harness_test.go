@@ -1,0 +1,288 @@
+package plugin_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/profile"
+
+	"github.com/finegrain/finegrain/adapters/kubernetes/plugin"
+)
+
+// The tests run the real kube-scheduler: its scheduling queue, framework runtime,
+// cache and informers, over a fake clientset (no API server or etcd is started:
+// neither is on a machine with only Go). Pods are created through the clientset,
+// scheduled by the profile of deploy/scheduler-config.yaml and bound by the default
+// binder; the binding is applied to the stored pod so that the informers see it.
+
+const (
+	configFile    = "../deploy/scheduler-config.yaml"
+	schedulerName = "finegrain-scheduler"
+	ns            = "default"
+)
+
+var podsGVR = v1.SchemeGroupVersion.WithResource("pods")
+
+// cluster is a running kube-scheduler with the FineGrain plugin over a fake clientset.
+type cluster struct {
+	t      testing.TB
+	ctx    context.Context
+	client *fake.Clientset
+	plugin *plugin.Plugin
+	bound  atomic.Int64
+	boundC chan string
+	clock  *manualClock
+}
+
+type setup struct {
+	args    map[string]any // replaces the configuration file's FineGrain args
+	extra   []extraPlugin  // test plugins enabled in the profile
+	noPlugin bool          // the default profile, without FineGrain (benchmark baseline)
+}
+
+type extraPlugin struct {
+	name    string
+	factory frameworkruntime.PluginFactory
+}
+
+// loadProfile reads the shipped scheduler configuration's profile.
+func loadProfile(t testing.TB) config.KubeSchedulerProfile {
+	cfg, err := options.LoadConfigFromFile(klog.Background(), configFile)
+	require.NoError(t, err)
+	require.Len(t, cfg.Profiles, 1)
+	return cfg.Profiles[0]
+}
+
+func startCluster(t testing.TB, s setup) *cluster {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() {
+		if t.Failed() {
+			cancel()
+		}
+	}()
+	c := &cluster{t: t, ctx: ctx, client: fake.NewClientset(), boundC: make(chan string, 4096), clock: newManualClock()}
+	c.client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		b := action.(clienttesting.CreateAction).GetObject().(*v1.Binding)
+		obj, err := c.client.Tracker().Get(podsGVR, b.Namespace, b.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		pod := obj.(*v1.Pod).DeepCopy()
+		pod.Spec.NodeName = b.Target.Name
+		if err := c.client.Tracker().Update(podsGVR, pod, b.Namespace); err != nil {
+			return true, nil, err
+		}
+		c.bound.Add(1)
+		c.boundC <- b.Name
+		return true, b, nil
+	})
+
+	prof := loadProfile(t)
+	registry := frameworkruntime.Registry{}
+	if s.noPlugin {
+		prof.Plugins.MultiPoint = config.PluginSet{}
+		prof.PluginConfig = nil
+	} else {
+		if s.args != nil {
+			raw, err := json.Marshal(s.args)
+			require.NoError(t, err)
+			for i := range prof.PluginConfig {
+				if prof.PluginConfig[i].Name == plugin.Name {
+					prof.PluginConfig[i].Args = &runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}
+				}
+			}
+		}
+		var mu sync.Mutex
+		factory := plugin.NewFactory(plugin.WithClock(c.clock))
+		registry[plugin.Name] = func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+			p, err := factory(ctx, obj, h)
+			if err == nil {
+				mu.Lock()
+				c.plugin = p.(*plugin.Plugin)
+				mu.Unlock()
+			}
+			return p, err
+		}
+	}
+	for _, e := range s.extra {
+		registry[e.name] = e.factory
+		prof.Plugins.MultiPoint.Enabled = append(prof.Plugins.MultiPoint.Enabled, config.Plugin{Name: e.name})
+	}
+
+	informerFactory := informers.NewSharedInformerFactory(c.client, 0)
+	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: c.client.EventsV1()})
+	sched, err := scheduler.New(ctx, c.client, informerFactory, nil,
+		profile.NewRecorderFactory(broadcaster),
+		scheduler.WithProfiles(prof),
+		scheduler.WithFrameworkOutOfTreeRegistry(registry),
+		scheduler.WithPodInitialBackoffSeconds(1),
+		scheduler.WithPodMaxBackoffSeconds(1),
+	)
+	require.NoError(t, err)
+	if !s.noPlugin {
+		require.NotNil(t, c.plugin, "the profile built the FineGrain plugin")
+	}
+	broadcaster.StartRecordingToSink(ctx.Done())
+	informerFactory.Start(ctx.Done())
+	informerFactory.WaitForCacheSync(ctx.Done())
+	go sched.Run(ctx)
+	t.Cleanup(func() {
+		// The informers stop once the context is done; Shutdown waits for them.
+		cancel()
+		broadcaster.Shutdown()
+		informerFactory.Shutdown()
+	})
+	return c
+}
+
+// node creates a node of cpu cores and mem of memory.
+func (c *cluster) node(name, cpu, mem string) {
+	n := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("node-" + name)},
+		Status: v1.NodeStatus{
+			Capacity:    v1.ResourceList{v1.ResourceCPU: apiresource.MustParse(cpu), v1.ResourceMemory: apiresource.MustParse(mem), v1.ResourcePods: apiresource.MustParse("110")},
+			Allocatable: v1.ResourceList{v1.ResourceCPU: apiresource.MustParse(cpu), v1.ResourceMemory: apiresource.MustParse(mem), v1.ResourcePods: apiresource.MustParse("110")},
+			Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
+		},
+	}
+	_, err := c.client.CoreV1().Nodes().Create(c.ctx, n, metav1.CreateOptions{})
+	require.NoError(c.t, err)
+}
+
+// pod is a pod to create: requests of cpu and mem, optional stages and labels.
+type pod struct {
+	name, cpu, mem string
+	stages         string
+	labels         map[string]string
+	priority       int32
+	scheduler      string // default: finegrain-scheduler
+	node           string // already bound (a pod of another scheduler)
+}
+
+func (c *cluster) create(p pod) {
+	obj := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: ns, UID: types.UID("uid-" + p.name), Labels: p.labels, Annotations: map[string]string{}},
+		Spec: v1.PodSpec{
+			SchedulerName: schedulerName,
+			NodeName:      p.node,
+			Priority:      &p.priority,
+			Containers: []v1.Container{{Name: "main", Image: "busybox", Resources: v1.ResourceRequirements{
+				Requests: v1.ResourceList{v1.ResourceCPU: apiresource.MustParse(p.cpu), v1.ResourceMemory: apiresource.MustParse(p.mem)},
+			}}},
+		},
+	}
+	if p.scheduler != "" {
+		obj.Spec.SchedulerName = p.scheduler
+	}
+	if p.stages != "" {
+		obj.Annotations[plugin.StagesAnnotation] = p.stages
+	}
+	_, err := c.client.CoreV1().Pods(ns).Create(c.ctx, obj, metav1.CreateOptions{})
+	require.NoError(c.t, err)
+}
+
+func (c *cluster) get(name string) *v1.Pod {
+	p, err := c.client.CoreV1().Pods(ns).Get(c.ctx, name, metav1.GetOptions{})
+	require.NoError(c.t, err)
+	return p
+}
+
+// waitFor polls cond until it holds, failing the test after a generous deadline: the
+// scheduler works asynchronously, and the deadline only bounds a test that went wrong.
+func (c *cluster) waitFor(what string, cond func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitBound waits until pod name is bound and returns its node.
+func (c *cluster) waitBound(name string) string {
+	c.t.Helper()
+	var node string
+	c.waitFor(name+" to be bound", func() bool {
+		node = c.get(name).Spec.NodeName
+		return node != ""
+	})
+	return node
+}
+
+// waitUnschedulable waits until the scheduler has tried pod name and found it
+// unschedulable (its PodScheduled condition), and returns the condition's message.
+func (c *cluster) waitUnschedulable(name string) string {
+	c.t.Helper()
+	var msg string
+	c.waitFor(name+" to be found unschedulable", func() bool {
+		for _, cond := range c.get(name).Status.Conditions {
+			if cond.Type == v1.PodScheduled && cond.Status == v1.ConditionFalse {
+				msg = cond.Message
+				return true
+			}
+		}
+		return false
+	})
+	return msg
+}
+
+// finish marks pod name succeeded, with observed stages when given.
+func (c *cluster) finish(name, observed string) {
+	p := c.get(name).DeepCopy()
+	if observed != "" {
+		p.Annotations[plugin.ObservedStagesAnnotation] = observed
+	}
+	p.Status.Phase = v1.PodSucceeded
+	require.NoError(c.t, c.client.Tracker().Update(podsGVR, p, ns))
+}
+
+func (c *cluster) delete(name string) {
+	require.NoError(c.t, c.client.CoreV1().Pods(ns).Delete(c.ctx, name, metav1.DeleteOptions{}))
+}
+
+// manualClock is a clock the test moves: the plugin's time.
+type manualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newManualClock() *manualClock { return &manualClock{now: time.Unix(1_700_000_000, 0)} }
+
+func (m *manualClock) Now() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.now
+}
+
+func (m *manualClock) Since(t time.Time) time.Duration { return m.Now().Sub(t) }
+
+func (m *manualClock) step(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.now = m.now.Add(d)
+}

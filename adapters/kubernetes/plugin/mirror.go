@@ -1,0 +1,260 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/predict"
+)
+
+// This file keeps the finegrain Scheduler in step with the cluster, from the
+// scheduler's informers: nodes come and go; the plugin's own pods finish (teaching
+// the estimator what they used) or are deleted; bound pods the plugin did not place
+// are held on their nodes as their requests.
+
+// UsageSource tells what a finished pod used, stage by stage, so that the next pods
+// with its similarity key are predicted from it. Nil stages teach nothing.
+type UsageSource interface {
+	Usage(ctx context.Context, pod *v1.Pod) ([]Stage, error)
+}
+
+// AnnotationUsage reads a pod's usage from its ObservedStagesAnnotation, written by
+// the pod or by a metrics pipeline before the pod ends; a pod without it teaches
+// nothing.
+type AnnotationUsage struct{}
+
+// Usage implements UsageSource.
+func (AnnotationUsage) Usage(_ context.Context, pod *v1.Pod) ([]Stage, error) {
+	text, ok := pod.Annotations[ObservedStagesAnnotation]
+	if !ok {
+		return nil, nil
+	}
+	stages, err := ParseStages(text)
+	if err != nil {
+		return nil, fmt.Errorf("annotation %s: %w", ObservedStagesAnnotation, err)
+	}
+	return stages, nil
+}
+
+// watch registers the plugin's informer handlers.
+func (p *Plugin) watch(f informers.SharedInformerFactory) error {
+	_, err := f.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if n, ok := obj.(*v1.Node); ok {
+				p.addNode(n)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if n, ok := obj.(*v1.Node); ok {
+				p.removeNode(n.Name)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if pod, ok := obj.(*v1.Pod); ok {
+				p.podChanged(pod)
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if pod, ok := obj.(*v1.Pod); ok {
+				p.podChanged(pod)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if pod, ok := obj.(*v1.Pod); ok {
+				p.podEnded(pod, false)
+			}
+		},
+	})
+	return err
+}
+
+// addNode adds node n to the Scheduler, its capacity its allocatable resources.
+func (p *Plugin) addNode(n *v1.Node) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.nodes[n.Name] {
+		return
+	}
+	capacity, err := p.scheme.tuple(n.Status.Allocatable, true)
+	if err == nil {
+		err = p.sched.AddNode(finegrain.Node{ID: n.Name, Capacity: capacity})
+	}
+	if err != nil && !errors.Is(err, finegrain.ErrDuplicate) {
+		p.logger.Error(err, "add node", "node", klog.KObj(n))
+		return
+	}
+	p.nodes[n.Name] = true
+	if !p.load[n.Name].IsZero() {
+		p.applyLoad(n.Name)
+	}
+}
+
+// removeNode removes a node; its pods' deletions follow.
+func (p *Plugin) removeNode(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.nodes[name] {
+		return
+	}
+	delete(p.nodes, name)
+	if _, err := p.sched.RemoveNode(name, p.now()); err != nil {
+		p.logger.Error(err, "remove node", "node", name)
+	}
+}
+
+// podChanged follows a pod's updates: an ended pod is done; a bound pod the plugin
+// did not place is held on its node by its requests.
+func (p *Plugin) podChanged(pod *v1.Pod) {
+	switch {
+	case pod.Status.Phase == v1.PodSucceeded:
+		p.podEnded(pod, true)
+	case pod.Status.Phase == v1.PodFailed:
+		p.podEnded(pod, false)
+	case pod.Spec.NodeName != "":
+		p.addForeign(pod)
+	}
+}
+
+// addForeign holds a bound pod the plugin did not submit on its node, as its
+// requests, from now until it ends.
+func (p *Plugin) addForeign(pod *v1.Pod) {
+	id := taskID(pod)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ours := p.pods[id]; ours {
+		return
+	}
+	if _, ok := p.foreign[id]; ok {
+		return
+	}
+	req, err := p.scheme.tuple(podRequests(pod), true)
+	if err != nil {
+		p.logger.Error(err, "requests of a pod placed by another scheduler", "pod", klog.KObj(pod))
+		return
+	}
+	node := pod.Spec.NodeName
+	p.foreign[id] = foreignPod{node: node, request: req}
+	p.load[node] = p.load[node].Add(req)
+	p.applyLoad(node)
+}
+
+// podEnded ends a pod: succeeded (its usage teaches the estimator), failed or
+// deleted.
+func (p *Plugin) podEnded(pod *v1.Pod, succeeded bool) {
+	id := taskID(pod)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f, ok := p.foreign[id]; ok {
+		delete(p.foreign, id)
+		p.load[f.node] = p.load[f.node].Sub(f.request)
+		if p.load[f.node].IsZero() {
+			delete(p.load, f.node)
+		}
+		p.applyLoad(f.node)
+		return
+	}
+	r, ok := p.pods[id]
+	if !ok {
+		return
+	}
+	delete(p.pods, id)
+	p.finish(pod, id, succeeded)
+	if r.gang == "" {
+		return
+	}
+	g := p.gang(r.gang)
+	g.members--
+	if r.bound {
+		g.running--
+		if succeeded {
+			g.done++
+		} else if g.running == 0 {
+			g.gathered = false // it lost every running member: it gathers again
+		}
+	}
+	if g.members <= 0 {
+		delete(p.gangs, r.gang)
+	}
+}
+
+// finish tells the Scheduler that pod (task id) ended; p.mu is held.
+func (p *Plugin) finish(pod *v1.Pod, id string, succeeded bool) {
+	now := p.now()
+	st, ok := p.sched.State(id)
+	if !ok {
+		return
+	}
+	if st == finegrain.Reserved {
+		// Ended between its binding and PostBind.
+		if _, err := p.sched.Commit(id, now); err == nil {
+			st = finegrain.Running
+		}
+	}
+	if st != finegrain.Running || !succeeded {
+		if err := p.sched.Cancel(id, now); err != nil && !errors.Is(err, finegrain.ErrState) {
+			p.logger.Error(err, "cancel", "pod", klog.KObj(pod))
+		}
+		return
+	}
+	obs, err := p.observation(pod)
+	if err != nil {
+		p.logger.Error(err, "usage of a finished pod", "pod", klog.KObj(pod))
+	}
+	if err := p.sched.Finished(id, now, obs); err != nil && obs != nil {
+		// An implausible observation (beyond the node) teaches nothing; the pod
+		// still finished.
+		p.logger.Error(err, "usage of a finished pod refused", "pod", klog.KObj(pod))
+		err = p.sched.Finished(id, now, nil)
+	}
+	if err != nil {
+		p.logger.Error(err, "finish", "pod", klog.KObj(pod))
+	}
+}
+
+// observation is what pod was seen to use, from the usage source; nil when nothing
+// is known.
+func (p *Plugin) observation(pod *v1.Pod) (*predict.Observation, error) {
+	stages, err := p.usage.Usage(p.ctx, pod)
+	if err != nil || len(stages) == 0 {
+		return nil, err
+	}
+	for i, s := range stages {
+		if s.Duration <= 0 {
+			return nil, fmt.Errorf("observed stage %d: a finished pod's stages have positive durations", i)
+		}
+	}
+	prof, err := p.scheme.profile(stages)
+	if err != nil {
+		return nil, err
+	}
+	return &predict.Observation{Profile: prof}, nil
+}
+
+// applyLoad tells the Scheduler node's foreign load; p.mu is held. A node not yet
+// added gets it when it is.
+func (p *Plugin) applyLoad(node string) {
+	if !p.nodes[node] {
+		return
+	}
+	if _, err := p.sched.SetExternalLoad(node, p.now(), p.load[node]); err != nil {
+		p.logger.Error(err, "load of pods placed by other schedulers", "node", node)
+	}
+}

@@ -1,0 +1,434 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/utils/clock"
+
+	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/policy"
+	"github.com/finegrain/finegrain/resource"
+)
+
+// Name is the plugin's name in a scheduler profile and in its statuses.
+const Name = "FineGrain"
+
+// Plugin is finegrain on the Kubernetes scheduling framework's extension points (see
+// the package documentation for what each does). It keeps a finegrain Scheduler in
+// step with the cluster through the scheduler's informers. Filter and Score run
+// concurrently for many nodes; every method is safe for concurrent use.
+type Plugin struct {
+	handle fwk.Handle
+	args   Args
+	scheme *scheme
+	sched  *finegrain.Scheduler
+	usage  UsageSource
+	clock  clock.PassiveClock
+	epoch  time.Time
+	ctx    context.Context
+	logger klog.Logger
+
+	mu      sync.Mutex
+	pods    map[string]*podRecord      // the pods this plugin submitted, by task ID
+	foreign map[string]foreignPod      // bound pods it did not place, by task ID
+	load    map[string]resource.Tuple  // by node: the requests of its foreign pods
+	gangs   map[string]*gangRecord     // by "namespace/gang"
+	nodes   map[string]bool            // the nodes the Scheduler holds
+	pending map[string]resource.Tuple  // foreign load of nodes not yet added
+}
+
+// podRecord is what the plugin remembers of a pod it submitted.
+type podRecord struct {
+	namespace, name string
+	uid             string
+	gang            string // "" for none
+	minMember       int
+	bound           bool // PostBind committed it
+}
+
+// foreignPod is a bound pod the plugin did not place: its requests are held on its
+// node as external load.
+type foreignPod struct {
+	node    string
+	request resource.Tuple
+}
+
+// gangRecord counts a gang's members.
+type gangRecord struct {
+	members  int  // pods of the gang the plugin holds a record of
+	running  int  // bound and not ended
+	done     int  // ended successfully
+	gathered bool // MinMember have been bound at once; later members start as they fit
+}
+
+var (
+	_ fwk.PreFilterPlugin  = (*Plugin)(nil)
+	_ fwk.FilterPlugin     = (*Plugin)(nil)
+	_ fwk.PostFilterPlugin = (*Plugin)(nil)
+	_ fwk.ScorePlugin      = (*Plugin)(nil)
+	_ fwk.ReservePlugin    = (*Plugin)(nil)
+	_ fwk.PermitPlugin     = (*Plugin)(nil)
+	_ fwk.PostBindPlugin   = (*Plugin)(nil)
+)
+
+// Option configures the plugin beyond its Args (which come from the scheduler
+// configuration): what a program that builds a scheduler binary chooses.
+type Option func(*options) error
+
+type options struct {
+	usage UsageSource
+	clock clock.PassiveClock
+}
+
+// WithUsageSource sets where the plugin reads what a finished pod used, to teach the
+// estimator. Default AnnotationUsage.
+func WithUsageSource(u UsageSource) Option {
+	return func(o *options) error {
+		if u == nil {
+			return errors.New("nil usage source")
+		}
+		o.usage = u
+		return nil
+	}
+}
+
+// WithClock sets the clock the plugin reads times from. Default the wall clock.
+func WithClock(c clock.PassiveClock) Option {
+	return func(o *options) error {
+		if c == nil {
+			return errors.New("nil clock")
+		}
+		o.clock = c
+		return nil
+	}
+}
+
+// New is the plugin's factory with the default options, to register with
+// app.WithPlugin(plugin.Name, plugin.New) or a framework Registry.
+func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	return NewFactory()(ctx, obj, h)
+}
+
+// NewFactory returns the plugin's factory with opts.
+func NewFactory(opts ...Option) frameworkruntime.PluginFactory {
+	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+		o := options{usage: AnnotationUsage{}, clock: clock.RealClock{}}
+		for _, opt := range opts {
+			if opt == nil {
+				return nil, fmt.Errorf("%s: nil option", Name)
+			}
+			if err := opt(&o); err != nil {
+				return nil, fmt.Errorf("%s: %w", Name, err)
+			}
+		}
+		args, err := decodeArgs(obj)
+		if err != nil {
+			return nil, err
+		}
+		return newPlugin(ctx, args, h, o)
+	}
+}
+
+func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin, error) {
+	sc, err := newScheme(args.ExtendedResources)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	sched, err := finegrain.New(sc.schema, schedulerOptions(args)...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	p := &Plugin{
+		handle: h, args: args, scheme: sc, sched: sched, usage: o.usage,
+		clock: o.clock, epoch: o.clock.Now(), ctx: ctx, logger: klog.FromContext(ctx).WithName(Name),
+		pods: map[string]*podRecord{}, foreign: map[string]foreignPod{}, load: map[string]resource.Tuple{},
+		gangs: map[string]*gangRecord{}, nodes: map[string]bool{}, pending: map[string]resource.Tuple{},
+	}
+	if h != nil && h.SharedInformerFactory() != nil {
+		if err := p.watch(h.SharedInformerFactory()); err != nil {
+			return nil, fmt.Errorf("%s: %w", Name, err)
+		}
+	}
+	return p, nil
+}
+
+// schedulerOptions configures the finegrain Scheduler from checked args.
+func schedulerOptions(a Args) []finegrain.Option {
+	scs := make([]match.Scorer, len(a.Scorers))
+	ws := make([]float64, len(a.Scorers))
+	for i, s := range a.Scorers {
+		scs[i], ws[i] = scorers[s.Name], s.Weight
+	}
+	weighted, _ := match.NewWeighted(scs, ws) // Validate checked names and weights
+	m := matchers[a.Matcher]
+	opts := []finegrain.Option{
+		finegrain.WithCompressionLimit(*a.CompressionLimit),
+		finegrain.WithMatcherFor(policy.FineGrained, m),
+		finegrain.WithMatcherFor(policy.FineGrainedNoCompression, m),
+		finegrain.WithScorer(weighted),
+		finegrain.WithoutDelayScheduling(),
+		// Informer events and scheduling cycles reach the plugin from several
+		// goroutines, a little out of order.
+		finegrain.WithClockSkew(10 * time.Second),
+	}
+	if a.Preemption {
+		opts = append(opts, finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+	}
+	return opts
+}
+
+// Name implements fwk.Plugin.
+func (p *Plugin) Name() string { return Name }
+
+// Scheduler is the finegrain Scheduler the plugin keeps: read it (NodeFree,
+// FreeSegments, State, Counts) to see what the plugin sees. Calls that change it
+// would put it out of step with the cluster.
+func (p *Plugin) Scheduler() *finegrain.Scheduler { return p.sched }
+
+// now is the plugin's time: how long since it started.
+func (p *Plugin) now() time.Duration { return max(p.clock.Since(p.epoch), 0) }
+
+// PreFilter submits the pod to finegrain (once): its demand is its declared stages
+// (StagesAnnotation), else the profile learned from similar pods, else its requests.
+// A pod held on a node by PostFilter (preemption) may only go there.
+func (p *Plugin) PreFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	id, err := p.submit(pod)
+	if err != nil {
+		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
+	}
+	if as, ok := p.sched.Held(id); ok {
+		return &fwk.PreFilterResult{NodeNames: sets.New(as.Node)}, nil
+	}
+	if st, _ := p.sched.State(id); st != finegrain.Pending {
+		return nil, fwk.NewStatus(fwk.Error, fmt.Sprintf("finegrain holds the pod as %v", st))
+	}
+	return nil, nil
+}
+
+// PreFilterExtensions implements fwk.PreFilterPlugin: none; the plugin reads
+// finegrain's timelines, not the node's pod list.
+func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+// Filter is finegrain's Filter on the node's timeline: the pod's stages, from now,
+// must fit what is free stage by stage, compressible resources squeezed by at most
+// the compression limit.
+func (p *Plugin) Filter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
+	node := ni.Node()
+	if node == nil {
+		return fwk.NewStatus(fwk.Error, "node not found")
+	}
+	id := taskID(pod)
+	if as, ok := p.sched.Held(id); ok {
+		if as.Node == node.Name {
+			return nil
+		}
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "the pod is held on node "+as.Node)
+	}
+	now := p.now()
+	st, res, err := p.sched.Filter(id, node.Name, now)
+	if errors.Is(err, finegrain.ErrUnknownNode) {
+		// The scheduler's snapshot may show a node before the plugin's informer
+		// handler has added it.
+		p.addNode(node)
+		st, res, err = p.sched.Filter(id, node.Name, now)
+	}
+	if err != nil {
+		return fwk.AsStatus(err)
+	}
+	if !st.OK() {
+		return fwk.NewStatus(fwk.Unschedulable, refusal(st, res))
+	}
+	return nil
+}
+
+// refusal says why finegrain refused a node, for the pod's events.
+func refusal(st finegrain.Status, res match.Result) string {
+	if res.Code != match.Fit && res.Code != match.FitCompressed {
+		return fmt.Sprintf("finegrain: %v: %v", st.Reason, res)
+	}
+	return fmt.Sprintf("finegrain: %v", st)
+}
+
+// Score is finegrain's score of the node, from the least free over the pod's run,
+// scaled to 0..MaxNodeScore.
+func (p *Plugin) Score(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
+	node := ni.Node()
+	if node == nil {
+		return 0, fwk.NewStatus(fwk.Error, "node not found")
+	}
+	id := taskID(pod)
+	if as, ok := p.sched.Held(id); ok && as.Node == node.Name {
+		return fwk.MaxNodeScore, nil
+	}
+	x, st, err := p.sched.Score(id, node.Name, p.now())
+	if err != nil {
+		return 0, fwk.AsStatus(err)
+	}
+	if !st.OK() {
+		// The node passed Filter a moment ago; the cluster changed since.
+		return 0, nil
+	}
+	return int64(math.Round(min(max(x, 0), 1) * float64(fwk.MaxNodeScore))), nil
+}
+
+// ScoreExtensions implements fwk.ScorePlugin: scores are already in range.
+func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return nil }
+
+// Reserve holds the pod's stages on the chosen node's timeline, tentatively, until
+// PostBind commits them or Unreserve gives them back. A pod PostFilter already holds
+// there keeps that hold.
+func (p *Plugin) Reserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+	id := taskID(pod)
+	if as, ok := p.sched.Held(id); ok && as.Node == nodeName {
+		return nil
+	}
+	if _, err := p.sched.Reserve(id, nodeName, p.now()); err != nil {
+		return fwk.NewStatus(fwk.Unschedulable, err.Error())
+	}
+	return nil
+}
+
+// Unreserve gives the pod's hold back: its node's timeline is as before Reserve. For
+// a gang's pod, the gang's other waiting pods are rejected too.
+func (p *Plugin) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) {
+	id := taskID(pod)
+	if err := p.sched.Unreserve(id, p.now()); err != nil && !errors.Is(err, finegrain.ErrState) && !errors.Is(err, finegrain.ErrUnknownTask) {
+		p.logger.Error(err, "unreserve", "pod", klog.KObj(pod))
+	}
+	gang, _, _ := gangOf(pod)
+	if gang == "" {
+		return
+	}
+	p.mu.Lock()
+	g := p.gangs[gang]
+	gathered := g != nil && g.gathered
+	p.mu.Unlock()
+	if gathered {
+		return
+	}
+	p.handle.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
+		if other := wp.GetPod(); other.UID != pod.UID {
+			if og, _, _ := gangOf(other); og == gang {
+				wp.Reject(Name, fmt.Sprintf("gang %s: member %s was unreserved", gang, pod.Name))
+			}
+		}
+	})
+}
+
+// Permit holds a gang's pods (GangLabel, MinMemberLabel) until MinMember of them are
+// reserved or bound at once, then lets them all through; a pod of no gang, or of a
+// gang that has gathered, passes at once.
+func (p *Plugin) Permit(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) (*fwk.Status, time.Duration) {
+	gang, minMember, err := gangOf(pod)
+	if err != nil {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error()), 0
+	}
+	if gang == "" {
+		return nil, 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	g := p.gang(gang)
+	if g.gathered {
+		return nil, 0
+	}
+	var waiting []fwk.WaitingPod
+	p.handle.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
+		if other := wp.GetPod(); other.UID != pod.UID {
+			if og, _, _ := gangOf(other); og == gang {
+				waiting = append(waiting, wp)
+			}
+		}
+	})
+	if n := 1 + len(waiting) + g.running + g.done; n < minMember {
+		return fwk.NewStatus(fwk.Wait, fmt.Sprintf("gang %s: %d of %d members", gang, n, minMember)), p.args.GangTimeout.Duration
+	}
+	g.gathered = true
+	for _, wp := range waiting {
+		wp.Allow(Name)
+	}
+	return nil, 0
+}
+
+// PostBind commits the pod's hold: finegrain counts it running from now.
+func (p *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) {
+	id := taskID(pod)
+	if _, err := p.sched.Commit(id, p.now()); err != nil {
+		p.logger.Error(err, "commit after bind", "pod", klog.KObj(pod), "node", nodeName)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r := p.pods[id]; r != nil && !r.bound {
+		r.bound = true
+		if r.gang != "" {
+			p.gang(r.gang).running++
+		}
+	}
+}
+
+// PostFilter, with Args.Preemption, asks finegrain to make room when no node passed:
+// it evicts lower-priority pods where that frees the pod's stages on the timeline,
+// deletes them through the API, holds the pod on that node and nominates it there.
+func (p *Plugin) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	if !p.args.Preemption {
+		return nil, fwk.NewStatus(fwk.Unschedulable, "finegrain preemption is off")
+	}
+	id := taskID(pod)
+	as, err := p.sched.PostFilter(id, p.now())
+	var evicted []finegrain.Eviction
+	var perr *finegrain.PlacementError
+	switch {
+	case err == nil:
+		evicted = as.Evicted
+	case errors.As(err, &perr):
+		evicted = perr.Evicted
+	}
+	p.deleteVictims(ctx, pod, evicted)
+	if err != nil {
+		return nil, fwk.NewStatus(fwk.Unschedulable, err.Error())
+	}
+	return &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatedNodeName: as.Node, NominatingMode: fwk.ModeOverride}}, fwk.NewStatus(fwk.Success)
+}
+
+// deleteVictims deletes the pods finegrain evicted for preemptor.
+func (p *Plugin) deleteVictims(ctx context.Context, preemptor *v1.Pod, evicted []finegrain.Eviction) {
+	for _, e := range evicted {
+		p.mu.Lock()
+		r := p.pods[e.Task]
+		p.mu.Unlock()
+		if r == nil {
+			continue
+		}
+		uid := typesUID(r.uid)
+		err := p.handle.ClientSet().CoreV1().Pods(r.namespace).Delete(ctx, r.name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil {
+			p.logger.Error(err, "delete preempted pod", "pod", klog.KRef(r.namespace, r.name), "preemptor", klog.KObj(preemptor))
+			continue
+		}
+		p.logger.V(2).Info("preempted", "pod", klog.KRef(r.namespace, r.name), "node", e.Node, "preemptor", klog.KObj(preemptor))
+	}
+}
+
+// gang returns gang key's record, creating it; p.mu is held.
+func (p *Plugin) gang(key string) *gangRecord {
+	g := p.gangs[key]
+	if g == nil {
+		g = &gangRecord{}
+		p.gangs[key] = g
+	}
+	return g
+}

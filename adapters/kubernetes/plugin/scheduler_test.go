@@ -1,0 +1,211 @@
+package plugin_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/adapters/kubernetes/plugin"
+)
+
+const gib = int64(1) << 30
+
+// Two pods whose memory peaks come one after the other share a node of 8 GiB that
+// their requests (6 GiB each) would not fit; a third whose 4 GiB stage overlaps the
+// first pod's peak is not bound, and its condition says why.
+func TestStagesShareANodeTheirRequestsWouldNot(t *testing.T) {
+	c := startCluster(t, setup{})
+	c.node("n1", "4", "8Gi")
+	c.create(pod{name: "early", cpu: "1", mem: "6Gi", stages: `[{"duration":"60s","cpu":"1","memory":"6Gi"},{"duration":"0","cpu":"1","memory":"1Gi"}]`})
+	assert.Equal(t, "n1", c.waitBound("early"))
+	c.create(pod{name: "late", cpu: "1", mem: "6Gi", stages: `[{"duration":"60s","cpu":"1","memory":"1Gi"},{"duration":"0","cpu":"1","memory":"6Gi"}]`})
+	assert.Equal(t, "n1", c.waitBound("late"), "late's peak comes after early's")
+
+	c.create(pod{name: "overlap", cpu: "1", mem: "4Gi", stages: `[{"duration":"30s","cpu":"1","memory":"4Gi"}]`})
+	msg := c.waitUnschedulable("overlap")
+	assert.Contains(t, msg, "memory", "the refusal names the resource short")
+	assert.Empty(t, c.get("overlap").Spec.NodeName)
+	st, _ := c.plugin.Scheduler().State("uid-overlap")
+	assert.Equal(t, finegrain.Pending, st)
+
+	free, err := c.plugin.Scheduler().NodeFree("n1", 0)
+	require.NoError(t, err)
+	assert.Equal(t, 8*gib-6*gib-1*gib, free[1], "both pods are held on n1's timeline, by stage")
+}
+
+// permitGate rejects every pod at Permit while closed: a plugin after FineGrain that
+// makes the framework call Unreserve.
+type permitGate struct{ rejected atomic.Int64 }
+
+func (*permitGate) Name() string { return "PermitGate" }
+
+func (g *permitGate) Permit(context.Context, fwk.CycleState, *v1.Pod, string) (*fwk.Status, time.Duration) {
+	g.rejected.Add(1)
+	return fwk.NewStatus(fwk.Unschedulable, "the gate is closed"), 0
+}
+
+// A pod reserved on a node and then rejected at Permit by another plugin is
+// unreserved by the framework: the node's timeline is as it was, and the pod is
+// pending in finegrain again.
+func TestUnreserveRestoresTheTimeline(t *testing.T) {
+	gate := &permitGate{}
+	c := startCluster(t, setup{extra: []extraPlugin{{name: gate.Name(), factory: func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return gate, nil }}}})
+	c.node("n1", "4", "8Gi")
+	c.waitFor("the node to reach the plugin", func() bool { _, err := c.plugin.Scheduler().NodeFree("n1", 0); return err == nil })
+	before, err := c.plugin.Scheduler().FreeSegments("n1", 0, time.Hour)
+	require.NoError(t, err)
+
+	c.create(pod{name: "p", cpu: "2", mem: "3Gi", stages: `[{"duration":"60s","cpu":"2","memory":"3Gi"},{"duration":"60s","cpu":"1","memory":"5Gi"}]`})
+	msg := c.waitUnschedulable("p")
+	assert.Contains(t, msg, "the gate is closed")
+	assert.GreaterOrEqual(t, gate.rejected.Load(), int64(1))
+
+	after, err := c.plugin.Scheduler().FreeSegments("n1", 0, time.Hour)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "Unreserve took the pod's stages off the timeline")
+	st, _ := c.plugin.Scheduler().State("uid-p")
+	assert.Equal(t, finegrain.Pending, st)
+	_, held := c.plugin.Scheduler().Held("uid-p")
+	assert.False(t, held)
+}
+
+// A finished pod's observed usage teaches the profile of the next pod with its
+// similarity key: that pod, asking 6 GiB, is placed by the 1 GiB its predecessor used
+// beside a pod holding 6 GiB of the node's 8; a pod of another key asking the same is
+// not.
+func TestFinishedPodTeachesTheNextSimilarPod(t *testing.T) {
+	c := startCluster(t, setup{})
+	c.node("n1", "4", "8Gi")
+	etl := map[string]string{"finegrain.io/logic": "etl", "finegrain.io/input-size": "10Gi"}
+	c.create(pod{name: "first", cpu: "1", mem: "6Gi", labels: etl})
+	c.waitBound("first")
+	c.clock.step(90 * time.Second)
+	c.finish("first", `[{"duration":"60s","cpu":"500m","memory":"1Gi"}]`)
+	c.waitFor("the finish to reach finegrain", func() bool {
+		st, _ := c.plugin.Scheduler().State("uid-first")
+		return st == finegrain.Finished
+	})
+
+	c.create(pod{name: "blocker", cpu: "1", mem: "6Gi"})
+	c.waitBound("blocker")
+	c.create(pod{name: "other", cpu: "1", mem: "6Gi", labels: map[string]string{"finegrain.io/logic": "report"}})
+	c.waitUnschedulable("other")
+	c.create(pod{name: "second", cpu: "1", mem: "6Gi", labels: etl})
+	assert.Equal(t, "n1", c.waitBound("second"), "second is predicted from first's usage")
+	assert.Empty(t, c.get("other").Spec.NodeName, "a pod of another key is still placed by its request")
+}
+
+// Pods of a gang wait at Permit, reserved, until MinMember of them can be bound;
+// then all are.
+func TestGangBindsAllOrNothing(t *testing.T) {
+	c := startCluster(t, setup{})
+	c.node("n1", "8", "16Gi")
+	gang := map[string]string{plugin.GangLabel: "train", plugin.MinMemberLabel: "3"}
+	c.create(pod{name: "w0", cpu: "1", mem: "2Gi", labels: gang})
+	c.create(pod{name: "w1", cpu: "1", mem: "2Gi", labels: gang})
+	c.waitFor("two members to wait reserved", func() bool {
+		s0, _ := c.plugin.Scheduler().State("uid-w0")
+		s1, _ := c.plugin.Scheduler().State("uid-w1")
+		return s0 == finegrain.Reserved && s1 == finegrain.Reserved
+	})
+	assert.Empty(t, c.get("w0").Spec.NodeName)
+	assert.Empty(t, c.get("w1").Spec.NodeName)
+	assert.Zero(t, c.bound.Load(), "no member is bound before the gang can be")
+
+	c.create(pod{name: "w2", cpu: "1", mem: "2Gi", labels: gang})
+	for _, name := range []string{"w0", "w1", "w2"} {
+		assert.Equal(t, "n1", c.waitBound(name))
+	}
+	c.waitFor("the members to be committed", func() bool {
+		for _, id := range []string{"uid-w0", "uid-w1", "uid-w2"} {
+			if st, _ := c.plugin.Scheduler().State(id); st != finegrain.Running {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// A gang that cannot gather gives its reservations back when its wait times out.
+func TestGangTimeoutReleases(t *testing.T) {
+	c := startCluster(t, setup{args: map[string]any{"gangTimeout": "1s"}})
+	c.node("n1", "8", "16Gi")
+	gang := map[string]string{plugin.GangLabel: "short", plugin.MinMemberLabel: "3"}
+	c.create(pod{name: "s0", cpu: "1", mem: "2Gi", labels: gang})
+	c.waitFor("the member to wait reserved", func() bool {
+		st, _ := c.plugin.Scheduler().State("uid-s0")
+		return st == finegrain.Reserved
+	})
+	c.waitUnschedulable("s0")
+	free, err := c.plugin.Scheduler().NodeFree("n1", 0)
+	require.NoError(t, err)
+	assert.Equal(t, 16*gib, free[1], "the timed-out member holds nothing")
+}
+
+// With preemption on, a high-priority pod that fits no node evicts a lower-priority
+// pod (deleted through the API), is nominated to its node and bound there.
+func TestPreemptionEvictsByTimeline(t *testing.T) {
+	c := startCluster(t, setup{})
+	c.node("n1", "4", "8Gi")
+	c.create(pod{name: "low", cpu: "1", mem: "6Gi", priority: 0})
+	c.waitBound("low")
+	c.create(pod{name: "high", cpu: "1", mem: "6Gi", priority: 1000})
+	assert.Equal(t, "n1", c.waitBound("high"))
+	_, err := c.client.CoreV1().Pods(ns).Get(c.ctx, "low", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the victim was deleted: %v", err)
+	c.waitFor("the preemptor to run in finegrain", func() bool {
+		st, _ := c.plugin.Scheduler().State("uid-high")
+		return st == finegrain.Running
+	})
+}
+
+// A bound pod of another scheduler is held on its node as its requests; when it is
+// deleted, the room is the plugin's again.
+func TestPodsOfOtherSchedulersAreHeldByRequest(t *testing.T) {
+	c := startCluster(t, setup{})
+	c.node("n1", "4", "8Gi")
+	c.create(pod{name: "theirs", cpu: "1", mem: "6Gi", scheduler: "default-scheduler", node: "n1"})
+	c.waitFor("the foreign pod's load", func() bool {
+		free, err := c.plugin.Scheduler().NodeFree("n1", 0)
+		return err == nil && free[1] == 2*gib
+	})
+	c.create(pod{name: "ours", cpu: "1", mem: "4Gi"})
+	c.waitUnschedulable("ours")
+	c.delete("theirs")
+	assert.Equal(t, "n1", c.waitBound("ours"))
+}
+
+// Pods whose annotations or labels are malformed are refused, with the reason.
+func TestMalformedPodsAreUnschedulable(t *testing.T) {
+	c := startCluster(t, setup{})
+	c.node("n1", "4", "8Gi")
+	for _, tc := range []struct {
+		name string
+		p    pod
+		want string
+	}{
+		{"bad-json", pod{cpu: "1", mem: "1Gi", stages: `[{"duration":`}, "not a JSON list"},
+		{"negative", pod{cpu: "1", mem: "1Gi", stages: `[{"duration":"10s","memory":"-1Gi"}]`}, "negative"},
+		{"unknown-resource", pod{cpu: "1", mem: "1Gi", stages: `[{"duration":"10s","nvidia.com/gpu":"1"}]`}, "unknown resource"},
+		{"gang-without-size", pod{cpu: "1", mem: "1Gi", labels: map[string]string{plugin.GangLabel: "g"}}, plugin.MinMemberLabel},
+		{"bad-input-size", pod{cpu: "1", mem: "1Gi", labels: map[string]string{"finegrain.io/logic": "x", "finegrain.io/input-size": "lots"}}, "input-size"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.p.name = tc.name
+			c.create(tc.p)
+			msg := c.waitUnschedulable(tc.name)
+			assert.True(t, strings.Contains(msg, tc.want), "message %q should mention %q", msg, tc.want)
+		})
+	}
+}
