@@ -55,9 +55,9 @@ type cluster struct {
 }
 
 type setup struct {
-	args    map[string]any // replaces the configuration file's FineGrain args
-	extra   []extraPlugin  // test plugins enabled in the profile
-	noPlugin bool          // the default profile, without FineGrain (benchmark baseline)
+	args     map[string]any // replaces the configuration file's FineGrain args
+	extra    []extraPlugin  // test plugins enabled in the profile
+	noPlugin bool           // the default profile, without FineGrain (benchmark baseline)
 }
 
 type extraPlugin struct {

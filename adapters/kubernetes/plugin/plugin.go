@@ -42,12 +42,12 @@ type Plugin struct {
 	logger klog.Logger
 
 	mu      sync.Mutex
-	pods    map[string]*podRecord      // the pods this plugin submitted, by task ID
-	foreign map[string]foreignPod      // bound pods it did not place, by task ID
-	load    map[string]resource.Tuple  // by node: the requests of its foreign pods
-	gangs   map[string]*gangRecord     // by "namespace/gang"
-	nodes   map[string]bool            // the nodes the Scheduler holds
-	pending map[string]resource.Tuple  // foreign load of nodes not yet added
+	pods    map[string]*podRecord     // the pods this plugin submitted, by task ID
+	foreign map[string]foreignPod     // bound pods it did not place, by task ID
+	load    map[string]resource.Tuple // by node: the requests of its foreign pods
+	gangs   map[string]*gangRecord    // by "namespace/gang"
+	nodes   map[string]bool           // the nodes the Scheduler holds
+	pending map[string]resource.Tuple // foreign load of nodes not yet added
 }
 
 // podRecord is what the plugin remembers of a pod it submitted.
