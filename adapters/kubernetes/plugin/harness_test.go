@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -19,12 +20,15 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	configv1 "k8s.io/kube-scheduler/config/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
+	"k8s.io/utils/ptr"
 
 	"github.com/finegrain/finegrain/adapters/kubernetes/plugin"
 )
@@ -50,8 +54,9 @@ type cluster struct {
 	client *fake.Clientset
 	plugin *plugin.Plugin
 	bound  atomic.Int64
-	boundC chan string
 	clock  *manualClock
+	nodes  func() int // how many nodes the scheduler's informer holds
+	close  func()     // stops the scheduler (also at the test's end)
 }
 
 type setup struct {
@@ -80,7 +85,7 @@ func startCluster(t testing.TB, s setup) *cluster {
 			cancel()
 		}
 	}()
-	c := &cluster{t: t, ctx: ctx, client: fake.NewClientset(), boundC: make(chan string, 4096), clock: newManualClock()}
+	c := &cluster{t: t, ctx: ctx, client: fake.NewClientset(), clock: newManualClock()}
 	c.client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		if action.GetSubresource() != "binding" {
 			return false, nil, nil
@@ -96,15 +101,13 @@ func startCluster(t testing.TB, s setup) *cluster {
 			return true, nil, err
 		}
 		c.bound.Add(1)
-		c.boundC <- b.Name
 		return true, b, nil
 	})
 
 	prof := loadProfile(t)
 	registry := frameworkruntime.Registry{}
 	if s.noPlugin {
-		prof.Plugins.MultiPoint = config.PluginSet{}
-		prof.PluginConfig = nil
+		prof = defaultProfile(t)
 	} else {
 		if s.args != nil {
 			raw, err := json.Marshal(s.args)
@@ -145,17 +148,35 @@ func startCluster(t testing.TB, s setup) *cluster {
 	if !s.noPlugin {
 		require.NotNil(t, c.plugin, "the profile built the FineGrain plugin")
 	}
+	nodeLister := informerFactory.Core().V1().Nodes().Lister()
+	c.nodes = func() int {
+		l, _ := nodeLister.List(labels.Everything())
+		return len(l)
+	}
 	broadcaster.StartRecordingToSink(ctx.Done())
 	informerFactory.Start(ctx.Done())
 	informerFactory.WaitForCacheSync(ctx.Done())
 	go sched.Run(ctx)
-	t.Cleanup(func() {
-		// The informers stop once the context is done; Shutdown waits for them.
-		cancel()
-		broadcaster.Shutdown()
-		informerFactory.Shutdown()
-	})
+	var once sync.Once
+	c.close = func() {
+		once.Do(func() {
+			// The informers stop once the context is done; Shutdown waits for them.
+			cancel()
+			broadcaster.Shutdown()
+			informerFactory.Shutdown()
+		})
+	}
+	t.Cleanup(c.close)
 	return c
+}
+
+// defaultProfile is the scheduler's default profile under the test scheduler name.
+func defaultProfile(t testing.TB) config.KubeSchedulerProfile {
+	v := configv1.KubeSchedulerConfiguration{Profiles: []configv1.KubeSchedulerProfile{{SchedulerName: ptr.To(schedulerName)}}}
+	scheme.Scheme.Default(&v)
+	var cfg config.KubeSchedulerConfiguration
+	require.NoError(t, scheme.Scheme.Convert(&v, &cfg, nil))
+	return cfg.Profiles[0]
 }
 
 // node creates a node of cpu cores and mem of memory.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -49,6 +50,7 @@ func (p *Plugin) watch(f informers.SharedInformerFactory) error {
 		AddFunc: func(obj any) {
 			if n, ok := obj.(*v1.Node); ok {
 				p.addNode(n)
+				p.activateRefused()
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -159,9 +161,17 @@ func (p *Plugin) addForeign(pod *v1.Pod) {
 // podEnded ends a pod: succeeded (its usage teaches the estimator), failed or
 // deleted.
 func (p *Plugin) podEnded(pod *v1.Pod, succeeded bool) {
+	if p.endPod(pod, succeeded) {
+		p.activateRefused()
+	}
+}
+
+// endPod ends a pod and reports whether that freed room.
+func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 	id := taskID(pod)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	delete(p.refused, id)
 	if f, ok := p.foreign[id]; ok {
 		delete(p.foreign, id)
 		p.load[f.node] = p.load[f.node].Sub(f.request)
@@ -169,17 +179,35 @@ func (p *Plugin) podEnded(pod *v1.Pod, succeeded bool) {
 			delete(p.load, f.node)
 		}
 		p.applyLoad(f.node)
-		return
+		return true
 	}
 	r, ok := p.pods[id]
 	if !ok {
-		return
+		return false
 	}
 	delete(p.pods, id)
 	p.finish(pod, id, succeeded)
-	if r.gang == "" {
-		return
+	if r.gang != "" {
+		p.leaveGang(r, succeeded)
 	}
+	return true
+}
+
+// activateRefused moves the pods this plugin found no room for back to the
+// scheduler's active queue, once room has been freed. The scheduler requeues them on
+// the same cluster event, but its handler may run before the plugin's has freed the
+// room: retried then, they would wait for the next event.
+func (p *Plugin) activateRefused() {
+	p.mu.Lock()
+	pods := maps.Clone(p.refused)
+	p.mu.Unlock()
+	if len(pods) > 0 && p.handle != nil {
+		p.handle.Activate(p.logger, pods)
+	}
+}
+
+// leaveGang counts gang member r out; p.mu is held.
+func (p *Plugin) leaveGang(r *podRecord, succeeded bool) {
 	g := p.gang(r.gang)
 	g.members--
 	if r.bound {

@@ -46,6 +46,7 @@ type Plugin struct {
 	foreign map[string]foreignPod     // bound pods it did not place, by task ID
 	load    map[string]resource.Tuple // by node: the requests of its foreign pods
 	gangs   map[string]*gangRecord    // by "namespace/gang"
+	refused map[string]*v1.Pod        // pods of ours PostFilter saw unplaced, by task ID
 	nodes   map[string]bool           // the nodes the Scheduler holds
 	pending map[string]resource.Tuple // foreign load of nodes not yet added
 }
@@ -155,7 +156,7 @@ func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin
 		handle: h, args: args, scheme: sc, sched: sched, usage: o.usage,
 		clock: o.clock, epoch: o.clock.Now(), ctx: ctx, logger: klog.FromContext(ctx).WithName(Name),
 		pods: map[string]*podRecord{}, foreign: map[string]foreignPod{}, load: map[string]resource.Tuple{},
-		gangs: map[string]*gangRecord{}, nodes: map[string]bool{}, pending: map[string]resource.Tuple{},
+		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, nodes: map[string]bool{}, pending: map[string]resource.Tuple{},
 	}
 	if h != nil && h.SharedInformerFactory() != nil {
 		if err := p.watch(h.SharedInformerFactory()); err != nil {
@@ -204,18 +205,47 @@ func (p *Plugin) now() time.Duration { return max(p.clock.Since(p.epoch), 0) }
 // PreFilter submits the pod to finegrain (once): its demand is its declared stages
 // (StagesAnnotation), else the profile learned from similar pods, else its requests.
 // A pod held on a node by PostFilter (preemption) may only go there.
-func (p *Plugin) PreFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+func (p *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	id, err := p.submit(pod)
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
 	}
+	d := &cycleData{id: id}
 	if as, ok := p.sched.Held(id); ok {
-		return &fwk.PreFilterResult{NodeNames: sets.New(as.Node)}, nil
-	}
-	if st, _ := p.sched.State(id); st != finegrain.Pending {
+		d.held = as.Node
+	} else if st, _ := p.sched.State(id); st != finegrain.Pending {
 		return nil, fwk.NewStatus(fwk.Error, fmt.Sprintf("finegrain holds the pod as %v", st))
 	}
+	cs.Write(cycleKey, d)
+	if d.held != "" {
+		return &fwk.PreFilterResult{NodeNames: sets.New(d.held)}, nil
+	}
 	return nil, nil
+}
+
+// cycleData is what PreFilter found, for the steps after it in the same cycle: the
+// pod's task ID and the node PostFilter holds it on ("" for none).
+type cycleData struct{ id, held string }
+
+const cycleKey fwk.StateKey = Name + "/pod"
+
+// Clone implements fwk.StateData; cycleData is not changed once written.
+func (d *cycleData) Clone() fwk.StateData { return d }
+
+// cycle reads what PreFilter wrote, or works it out when PreFilter did not run.
+func (p *Plugin) cycle(cs fwk.CycleState, pod *v1.Pod) *cycleData {
+	if cs != nil {
+		if v, err := cs.Read(cycleKey); err == nil {
+			if d, ok := v.(*cycleData); ok {
+				return d
+			}
+		}
+	}
+	d := &cycleData{id: taskID(pod)}
+	if as, ok := p.sched.Held(d.id); ok {
+		d.held = as.Node
+	}
+	return d
 }
 
 // PreFilterExtensions implements fwk.PreFilterPlugin: none; the plugin reads
@@ -225,17 +255,18 @@ func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 // Filter is finegrain's Filter on the node's timeline: the pod's stages, from now,
 // must fit what is free stage by stage, compressible resources squeezed by at most
 // the compression limit.
-func (p *Plugin) Filter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
+func (p *Plugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
 	node := ni.Node()
 	if node == nil {
 		return fwk.NewStatus(fwk.Error, "node not found")
 	}
-	id := taskID(pod)
-	if as, ok := p.sched.Held(id); ok {
-		if as.Node == node.Name {
+	d := p.cycle(cs, pod)
+	id := d.id
+	if d.held != "" {
+		if d.held == node.Name {
 			return nil
 		}
-		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "the pod is held on node "+as.Node)
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "the pod is held on node "+d.held)
 	}
 	now := p.now()
 	st, res, err := p.sched.Filter(id, node.Name, now)
@@ -264,16 +295,16 @@ func refusal(st finegrain.Status, res match.Result) string {
 
 // Score is finegrain's score of the node, from the least free over the pod's run,
 // scaled to 0..MaxNodeScore.
-func (p *Plugin) Score(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
+func (p *Plugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
 	node := ni.Node()
 	if node == nil {
 		return 0, fwk.NewStatus(fwk.Error, "node not found")
 	}
-	id := taskID(pod)
-	if as, ok := p.sched.Held(id); ok && as.Node == node.Name {
+	d := p.cycle(cs, pod)
+	if d.held == node.Name {
 		return fwk.MaxNodeScore, nil
 	}
-	x, st, err := p.sched.Score(id, node.Name, p.now())
+	x, st, err := p.sched.Score(d.id, node.Name, p.now())
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}
@@ -298,6 +329,9 @@ func (p *Plugin) Reserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nod
 	if _, err := p.sched.Reserve(id, nodeName, p.now()); err != nil {
 		return fwk.NewStatus(fwk.Unschedulable, err.Error())
 	}
+	p.mu.Lock()
+	delete(p.refused, id)
+	p.mu.Unlock()
 	return nil
 }
 
@@ -384,10 +418,19 @@ func (p *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 // it evicts lower-priority pods where that frees the pod's stages on the timeline,
 // deletes them through the API, holds the pod on that node and nominates it there.
 func (p *Plugin) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	id := taskID(pod)
+	p.mu.Lock()
+	_, ours := p.pods[id]
+	if ours {
+		p.refused[id] = pod
+	}
+	p.mu.Unlock()
+	if !ours {
+		return nil, fwk.NewStatus(fwk.Unschedulable, "not submitted to finegrain")
+	}
 	if !p.args.Preemption {
 		return nil, fwk.NewStatus(fwk.Unschedulable, "finegrain preemption is off")
 	}
-	id := taskID(pod)
 	as, err := p.sched.PostFilter(id, p.now())
 	var evicted []finegrain.Eviction
 	var perr *finegrain.PlacementError

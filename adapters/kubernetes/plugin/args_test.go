@@ -1,0 +1,180 @@
+package plugin_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	v1 "k8s.io/api/core/v1"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"github.com/finegrain/finegrain/adapters/kubernetes/plugin"
+)
+
+// The arguments of deploy/scheduler-config.yaml, read the way kube-scheduler reads
+// them, are valid and are what the file says.
+func TestShippedConfigArgs(t *testing.T) {
+	prof := loadProfile(t)
+	var found bool
+	for _, pc := range prof.PluginConfig {
+		if pc.Name != plugin.Name {
+			continue
+		}
+		found = true
+		var a plugin.Args
+		require.NoError(t, frameworkruntime.DecodeInto(pc.Args, &a))
+		require.NoError(t, a.Validate())
+		assert.True(t, a.Preemption)
+		assert.Equal(t, 60*time.Second, a.GangTimeout.Duration)
+		_, err := plugin.New(context.Background(), pc.Args, nil)
+		require.NoError(t, err)
+	}
+	assert.True(t, found, "the profile configures %s", plugin.Name)
+}
+
+func TestArgsValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		json string
+		want []string // what the error must mention; none: valid
+	}{
+		{"empty", `{}`, nil},
+		{"defaults spelled out", `{"compressionLimit":0.1,"matcher":"FineGrained","scorers":[{"name":"LeastAllocated","weight":1},{"name":"BalancedAllocation","weight":1}],"gangTimeout":"60s"}`, nil},
+		{"no compression", `{"compressionLimit":0}`, nil},
+		{"extended resource", `{"extendedResources":["nvidia.com/gpu"]}`, nil},
+		{"compression limit of 1", `{"compressionLimit":1}`, []string{"compressionLimit", "[0, 1)"}},
+		{"negative compression limit", `{"compressionLimit":-0.5}`, []string{"compressionLimit"}},
+		{"unknown matcher", `{"matcher":"Greedy"}`, []string{"matcher", "FineGrained"}},
+		{"unknown scorer", `{"scorers":[{"name":"Random","weight":1}]}`, []string{"scorers[0].name", "LeastAllocated"}},
+		{"zero weight", `{"scorers":[{"name":"BestFit","weight":0}]}`, []string{"scorers[0].weight"}},
+		{"scorer twice", `{"scorers":[{"name":"BestFit","weight":1},{"name":"BestFit","weight":2}]}`, []string{"scorers[1].name", "Duplicate"}},
+		{"no scorer", `{"scorers":[]}`, []string{"scorers", "Required"}},
+		{"bad label", `{"similarityLabels":["not a label!"]}`, []string{"similarityLabels[0]"}},
+		{"extended resource without a domain", `{"extendedResources":["gpu"]}`, []string{"extendedResources[0]", "domain"}},
+		{"cpu as an extended resource", `{"extendedResources":["cpu"]}`, []string{"extendedResources[0]"}},
+		{"extended resource twice", `{"extendedResources":["a.io/x","a.io/x"]}`, []string{"extendedResources[1]"}},
+		{"too many extended resources", `{"extendedResources":["a.io/1","a.io/2","a.io/3","a.io/4","a.io/5","a.io/6","a.io/7"]}`, []string{"extendedResources", "Too many"}},
+		{"zero gang timeout", `{"gangTimeout":"0s"}`, []string{"gangTimeout"}},
+		{"unknown field", `{"compresionLimit":0.2}`, []string{"unknown field", "compresionLimit"}},
+		{"wrong type", `{"preemption":"yes"}`, []string{"preemption"}},
+		{"several at once", `{"compressionLimit":2,"matcher":"x"}`, []string{"compressionLimit", "matcher"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := plugin.New(context.Background(), &runtime.Unknown{Raw: []byte(tc.json), ContentType: runtime.ContentTypeJSON}, nil)
+			if len(tc.want) == 0 {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+	t.Run("YAML", func(t *testing.T) {
+		_, err := plugin.New(context.Background(), &runtime.Unknown{Raw: []byte("compressionLimit: 0.2\nmatcher: CoarseGrained\n"), ContentType: runtime.ContentTypeYAML}, nil)
+		require.NoError(t, err)
+		_, err = plugin.New(context.Background(), &runtime.Unknown{Raw: []byte("matcher: [\n"), ContentType: runtime.ContentTypeYAML}, nil)
+		require.Error(t, err)
+	})
+	t.Run("no args", func(t *testing.T) {
+		_, err := plugin.New(context.Background(), nil, nil)
+		require.NoError(t, err)
+	})
+	t.Run("args of a foreign type", func(t *testing.T) {
+		_, err := plugin.New(context.Background(), &v1.Pod{}, nil)
+		require.ErrorContains(t, err, "want the arguments as raw JSON or YAML")
+	})
+	t.Run("nil options", func(t *testing.T) {
+		_, err := plugin.NewFactory(nil)(context.Background(), nil, nil)
+		require.ErrorContains(t, err, "nil option")
+		_, err = plugin.NewFactory(plugin.WithUsageSource(nil))(context.Background(), nil, nil)
+		require.ErrorContains(t, err, "nil usage source")
+		_, err = plugin.NewFactory(plugin.WithClock(nil))(context.Background(), nil, nil)
+		require.ErrorContains(t, err, "nil clock")
+	})
+}
+
+func TestParseStages(t *testing.T) {
+	got, err := plugin.ParseStages(`[{"duration":"30s","cpu":"2","memory":"6Gi"},{"duration":90,"cpu":0.5,"memory":"1Gi"},{"cpu":"100m","memory":"512Mi"}]`)
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	assert.Equal(t, 30*time.Second, got[0].Duration)
+	assert.Equal(t, 90*time.Second, got[1].Duration, "a number is seconds")
+	assert.Zero(t, got[2].Duration, "the last stage may be open-ended")
+	assert.True(t, got[0].Resources[v1.ResourceMemory].Equal(apiresource.MustParse("6Gi")))
+	assert.True(t, got[1].Resources[v1.ResourceCPU].Equal(apiresource.MustParse("500m")))
+
+	for _, tc := range []struct{ name, text, want string }{
+		{"not JSON", `stages`, "not a JSON list"},
+		{"an object", `{"duration":"1s"}`, "not a JSON list"},
+		{"empty list", `[]`, "no stages"},
+		{"open-ended stage before the last", `[{"cpu":"1"},{"duration":"1s","cpu":"1"}]`, "stage 0"},
+		{"bad duration", `[{"duration":"soon"}]`, `stage 0: "duration"`},
+		{"negative duration", `[{"duration":"-5s"}]`, "negative duration"},
+		{"huge duration", `[{"duration":"1e300"}]`, "too long"},
+		{"bad quantity", `[{"duration":"1s","memory":"lots"}]`, `"memory"`},
+		{"negative quantity", `[{"duration":"1s","memory":"-1Gi"}]`, "negative"},
+		{"a list as a value", `[{"duration":"1s","memory":[1]}]`, "string or a number"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := plugin.ParseStages(tc.text)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// Whatever the text, ParseStages returns stages or an error, and never panics; the
+// stages it returns have non-negative durations and quantities, only the last
+// open-ended.
+func FuzzParseStages(f *testing.F) {
+	for _, s := range []string{
+		`[{"duration":"30s","cpu":"2","memory":"6Gi"},{"cpu":"1"}]`,
+		`[{"duration":90,"memory":1e9}]`,
+		`[{"duration":"1e300"}]`,
+		`[{"duration":"1s","memory":"-1"}]`,
+		`[]`, `{}`, `[{}]`, `[null]`, `null`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		stages, err := plugin.ParseStages(text)
+		if err != nil {
+			return
+		}
+		if len(stages) == 0 {
+			t.Fatalf("no stages and no error for %q", text)
+		}
+		for i, s := range stages {
+			if s.Duration < 0 || (s.Duration == 0 && i != len(stages)-1) {
+				t.Fatalf("stage %d: duration %v from %q", i, s.Duration, text)
+			}
+			for name, q := range s.Resources {
+				if q.Sign() < 0 {
+					t.Fatalf("stage %d: %s negative from %q", i, name, text)
+				}
+			}
+		}
+	})
+}
+
+// Whatever the arguments, the factory returns a plugin or an error, and never panics.
+func FuzzArgs(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"compressionLimit":0.3}`, `{"matcher":"CoarseGrained","scorers":[{"name":"BestFit","weight":2}]}`,
+		`{"extendedResources":["nvidia.com/gpu"],"gangTimeout":"5s"}`, `{"gangTimeout":"-1s"}`, `null`, `[]`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		p, err := plugin.New(context.Background(), &runtime.Unknown{Raw: []byte(text), ContentType: runtime.ContentTypeJSON}, nil)
+		if err == nil && p == nil {
+			t.Fatalf("no plugin and no error for %q", text)
+		}
+	})
+}
