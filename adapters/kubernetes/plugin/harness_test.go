@@ -60,9 +60,10 @@ type cluster struct {
 }
 
 type setup struct {
-	args     map[string]any // replaces the configuration file's FineGrain args
-	extra    []extraPlugin  // test plugins enabled in the profile
-	noPlugin bool           // the default profile, without FineGrain (benchmark baseline)
+	args     map[string]any        // replaces the configuration file's FineGrain args
+	extra    []extraPlugin         // test plugins enabled in the profile
+	noPlugin bool                  // the default profile, without FineGrain (benchmark baseline)
+	client   func(*fake.Clientset) // adds reactors to the clientset
 }
 
 type extraPlugin struct {
@@ -104,6 +105,9 @@ func startCluster(t testing.TB, s setup) *cluster {
 		return true, b, nil
 	})
 
+	if s.client != nil {
+		s.client(c.client)
+	}
 	prof := loadProfile(t)
 	registry := frameworkruntime.Registry{}
 	if s.noPlugin {

@@ -190,6 +190,11 @@ func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 	if r.gang != "" {
 		p.leaveGang(r, succeeded)
 	}
+	if !p.load[r.node].IsZero() {
+		// Foreign load that found the node full was held only in part
+		// (SetExternalLoad holds what is free): hold it again now there is room.
+		p.applyLoad(r.node)
+	}
 	return true
 }
 
@@ -210,7 +215,7 @@ func (p *Plugin) activateRefused() {
 func (p *Plugin) leaveGang(r *podRecord, succeeded bool) {
 	g := p.gang(r.gang)
 	g.members--
-	if r.bound {
+	if r.node != "" {
 		g.running--
 		if succeeded {
 			g.done++

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -56,8 +57,8 @@ type podRecord struct {
 	namespace, name string
 	uid             string
 	gang            string // "" for none
-	minMember       int
-	bound           bool // PostBind committed it
+	request         resource.Tuple
+	node            string // where PostBind committed it; "" before
 }
 
 // foreignPod is a bound pod the plugin did not place: its requests are held on its
@@ -406,8 +407,8 @@ func (p *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if r := p.pods[id]; r != nil && !r.bound {
-		r.bound = true
+	if r := p.pods[id]; r != nil && r.node == "" {
+		r.node = nodeName
 		if r.gang != "" {
 			p.gang(r.gang).running++
 		}
@@ -440,15 +441,30 @@ func (p *Plugin) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 	case errors.As(err, &perr):
 		evicted = perr.Evicted
 	}
-	p.deleteVictims(ctx, pod, evicted)
+	kept := p.deleteVictims(ctx, pod, evicted)
+	if len(kept) > 0 && err == nil {
+		// A victim still runs: the room is not there after all. The preemptor's hold
+		// goes first, so that the victim's requests find their room again.
+		if err := p.sched.Unreserve(id, p.now()); err != nil {
+			p.logger.Error(err, "unreserve after a failed preemption", "pod", klog.KObj(pod))
+		}
+	}
+	for _, e := range kept {
+		p.keepVictim(e)
+	}
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.Unschedulable, err.Error())
+	}
+	if len(kept) > 0 {
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("finegrain: %d preempted pod(s) could not be deleted", len(kept)))
 	}
 	return &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatedNodeName: as.Node, NominatingMode: fwk.ModeOverride}}, fwk.NewStatus(fwk.Success)
 }
 
-// deleteVictims deletes the pods finegrain evicted for preemptor.
-func (p *Plugin) deleteVictims(ctx context.Context, preemptor *v1.Pod, evicted []finegrain.Eviction) {
+// deleteVictims deletes the pods finegrain evicted for preemptor, and returns the
+// evictions whose pods could not be deleted.
+func (p *Plugin) deleteVictims(ctx context.Context, preemptor *v1.Pod, evicted []finegrain.Eviction) []finegrain.Eviction {
+	var kept []finegrain.Eviction
 	for _, e := range evicted {
 		p.mu.Lock()
 		r := p.pods[e.Task]
@@ -458,12 +474,36 @@ func (p *Plugin) deleteVictims(ctx context.Context, preemptor *v1.Pod, evicted [
 		}
 		uid := typesUID(r.uid)
 		err := p.handle.ClientSet().CoreV1().Pods(r.namespace).Delete(ctx, r.name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil {
+		if err != nil && !apierrors.IsNotFound(err) {
 			p.logger.Error(err, "delete preempted pod", "pod", klog.KRef(r.namespace, r.name), "preemptor", klog.KObj(preemptor))
+			kept = append(kept, e)
 			continue
 		}
 		p.logger.V(2).Info("preempted", "pod", klog.KRef(r.namespace, r.name), "node", e.Node, "preemptor", klog.KObj(preemptor))
 	}
+	return kept
+}
+
+// keepVictim turns an evicted pod whose deletion failed — it still runs — into a pod
+// held on its node by its requests, as a pod of another scheduler is.
+func (p *Plugin) keepVictim(e finegrain.Eviction) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.pods[e.Task]
+	if r == nil {
+		return
+	}
+	delete(p.pods, e.Task)
+	delete(p.refused, e.Task)
+	if r.gang != "" {
+		p.leaveGang(r, false)
+	}
+	if err := p.sched.Cancel(e.Task, p.now()); err != nil && !errors.Is(err, finegrain.ErrState) {
+		p.logger.Error(err, "cancel", "pod", klog.KRef(r.namespace, r.name))
+	}
+	p.foreign[e.Task] = foreignPod{node: e.Node, request: r.request}
+	p.load[e.Node] = p.load[e.Node].Add(r.request)
+	p.applyLoad(e.Node)
 }
 
 // gang returns gang key's record, creating it; p.mu is held.

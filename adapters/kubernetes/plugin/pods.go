@@ -87,11 +87,11 @@ func (p *Plugin) task(pod *v1.Pod, id string) (finegrain.Task, *podRecord, error
 	if t.Key, err = p.similarityKey(pod); err != nil {
 		return finegrain.Task{}, nil, err
 	}
-	gang, minMember, err := gangOf(pod)
+	gang, _, err := gangOf(pod)
 	if err != nil {
 		return finegrain.Task{}, nil, err
 	}
-	rec := &podRecord{namespace: pod.Namespace, name: pod.Name, uid: string(pod.UID), gang: gang, minMember: minMember}
+	rec := &podRecord{namespace: pod.Namespace, name: pod.Name, uid: string(pod.UID), gang: gang, request: req}
 	return t, rec, nil
 }
 

@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/finegrain/finegrain"
@@ -168,6 +171,33 @@ func TestPreemptionEvictsByTimeline(t *testing.T) {
 		st, _ := c.plugin.Scheduler().State("uid-high")
 		return st == finegrain.Running
 	})
+}
+
+// A victim whose deletion fails still runs: it is held on its node by its requests,
+// and the preemptor, which needs its room, is not bound.
+func TestPreemptionVictimThatCannotBeDeletedKeepsItsRoom(t *testing.T) {
+	var refused atomic.Int64
+	c := startCluster(t, setup{client: func(cs *fake.Clientset) {
+		cs.PrependReactor("delete", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+			if action.(clienttesting.DeleteAction).GetName() != "stubborn" {
+				return false, nil, nil
+			}
+			refused.Add(1)
+			return true, nil, errors.New("the API server refused the deletion")
+		})
+	}})
+	c.node("n1", "4", "8Gi")
+	c.create(pod{name: "stubborn", cpu: "1", mem: "6Gi", priority: 0})
+	c.waitBound("stubborn")
+	c.create(pod{name: "high", cpu: "1", mem: "6Gi", priority: 1000})
+	c.waitFor("the deletion to be refused", func() bool { return refused.Load() > 0 })
+	c.waitUnschedulable("high")
+	c.waitFor("the victim's requests to be held again", func() bool {
+		free, err := c.plugin.Scheduler().NodeFree("n1", 0)
+		return err == nil && free[1] == 2*gib
+	})
+	assert.Equal(t, "n1", c.get("stubborn").Spec.NodeName, "the victim still runs")
+	assert.Empty(t, c.get("high").Spec.NodeName)
 }
 
 // A bound pod of another scheduler is held on its node as its requests; when it is
