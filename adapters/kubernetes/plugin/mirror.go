@@ -251,7 +251,7 @@ func (p *Plugin) finish(pod *v1.Pod, id string, succeeded bool) {
 	if err != nil {
 		p.logger.Error(err, "usage of a finished pod", "pod", klog.KObj(pod))
 	}
-	if err := p.sched.Finished(id, now, obs); err != nil && obs != nil {
+	if err = p.sched.Finished(id, now, obs); err != nil && obs != nil {
 		// An implausible observation (beyond the node) teaches nothing; the pod
 		// still finished.
 		p.logger.Error(err, "usage of a finished pod refused", "pod", klog.KObj(pod))

@@ -295,7 +295,7 @@ func refusal(st finegrain.Status, res match.Result) string {
 }
 
 // Score is finegrain's score of the node, from the least free over the pod's run,
-// scaled to 0..MaxNodeScore.
+// scaled to 0..MaxScore.
 func (p *Plugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
 	node := ni.Node()
 	if node == nil {
@@ -303,7 +303,7 @@ func (p *Plugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni f
 	}
 	d := p.cycle(cs, pod)
 	if d.held == node.Name {
-		return fwk.MaxNodeScore, nil
+		return fwk.MaxScore, nil
 	}
 	x, st, err := p.sched.Score(d.id, node.Name, p.now())
 	if err != nil {
@@ -313,7 +313,7 @@ func (p *Plugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni f
 		// The node passed Filter a moment ago; the cluster changed since.
 		return 0, nil
 	}
-	return int64(math.Round(min(max(x, 0), 1) * float64(fwk.MaxNodeScore))), nil
+	return int64(math.Round(min(max(x, 0), 1) * float64(fwk.MaxScore))), nil
 }
 
 // ScoreExtensions implements fwk.ScorePlugin: scores are already in range.

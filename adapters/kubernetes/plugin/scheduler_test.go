@@ -109,6 +109,34 @@ func TestFinishedPodTeachesTheNextSimilarPod(t *testing.T) {
 	assert.Empty(t, c.get("other").Spec.NodeName, "a pod of another key is still placed by its request")
 }
 
+// A finished pod whose reported usage is implausible, malformed or open-ended still
+// finishes, and teaches nothing: the next pod of its key is placed by its request.
+func TestBadUsageTeachesNothing(t *testing.T) {
+	for _, tc := range []struct{ name, observed string }{
+		{"beyond-the-node", `[{"duration":"60s","cpu":"1","memory":"100Gi"}]`},
+		{"malformed", `[{"duration":`},
+		{"open-ended", `[{"cpu":"1","memory":"1Gi"}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := startCluster(t, setup{})
+			c.node("n1", "4", "8Gi")
+			key := map[string]string{"finegrain.io/logic": tc.name}
+			c.create(pod{name: "first", cpu: "1", mem: "6Gi", labels: key})
+			c.waitBound("first")
+			c.finish("first", tc.observed)
+			c.waitFor("the finish to reach finegrain", func() bool {
+				st, _ := c.plugin.Scheduler().State("uid-first")
+				return st == finegrain.Finished
+			})
+			c.create(pod{name: "blocker", cpu: "1", mem: "6Gi"})
+			c.waitBound("blocker")
+			c.create(pod{name: "second", cpu: "1", mem: "6Gi", labels: key})
+			c.waitUnschedulable("second")
+			assert.Empty(t, c.get("second").Spec.NodeName)
+		})
+	}
+}
+
 // Pods of a gang wait at Permit, reserved, until MinMember of them can be bound;
 // then all are.
 func TestGangBindsAllOrNothing(t *testing.T) {
