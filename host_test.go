@@ -1,6 +1,7 @@
 package finegrain_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -63,6 +64,17 @@ func TestHostReserveCommitUnreserve(t *testing.T) {
 	a, err := s.Commit("early", 3*time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, "early", a.Task)
+	assert.Equal(t, 3*time.Second, a.Start, "a commit moves the held reservation to the real start")
+	segs, err = s.FreeSegments("n", 0, 3*time.Minute)
+	require.NoError(t, err)
+	for _, sg := range segs {
+		switch {
+		case sg.Start >= 3*time.Second && sg.Start < 63*time.Second:
+			assert.Equal(t, int64(2*gib), sg.Free[1], "early's first stage from 3s to 63s: %v", sg)
+		case sg.Start >= 63*time.Second && sg.Start < 123*time.Second:
+			assert.Equal(t, int64(7*gib), sg.Free[1], "early's second stage from 63s: %v", sg)
+		}
+	}
 	st, _ = s.State("early")
 	assert.Equal(t, finegrain.Running, st)
 	_, ok = s.Held("early")
@@ -148,4 +160,31 @@ func TestHostPostFilterPreempts(t *testing.T) {
 	assert.Equal(t, "n", held.Node)
 	_, err = s.Commit("urgent", 2*time.Second)
 	require.NoError(t, err)
+}
+
+// Held only reads: concurrent calls on a held task whose node has left (a stale hold)
+// race with nothing (run with -race).
+func TestHostHeldIsReadOnly(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction())
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(1000, gib)}))
+	_, err := s.Reserve("t", "n", 0)
+	require.NoError(t, err)
+	_, err = s.RemoveNode("n", time.Second)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				_, ok := s.Held("t")
+				assert.False(t, ok)
+			}
+		}()
+	}
+	wg.Wait()
+	st, _ := s.State("t")
+	assert.Equal(t, finegrain.Pending, st, "the node's removal returned the held task to pending")
 }

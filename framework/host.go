@@ -73,17 +73,21 @@ func (c *Cycle) hold(a *Attempt, tried int) (Assignment, error) {
 }
 
 // Held reports whether task t is held for the host (Reserve or PostFilter), and what
-// is held: the node, the start and the profile.
+// is held: the node, the start and the profile. It only reads, and may run
+// concurrently with probes.
 func (f *Framework) Held(t *cluster.TaskInfo) (Assignment, bool) {
-	h, err := f.heldAttempt(t, "")
-	if err != nil {
+	h, ok := f.held[t.ID()]
+	if !ok || h.Task != t || !heldValid(h) {
 		return Assignment{}, false
 	}
 	return assignment(h), true
 }
 
 // Commit makes task t, held by Reserve or PostFilter, Running from now (or Booked,
-// when it is held for a later start): the host has bound it.
+// when it is held for a later start): the host has bound it. A reservation held from
+// an earlier time (the host's Permit kept it waiting) moves to begin now, as
+// Cycle.Allow moves a waiting task's, so that its stages follow the task's real start;
+// where its node has no room for that, it keeps its earlier start.
 func (f *Framework) Commit(t *cluster.TaskInfo, now time.Duration) (Assignment, error) {
 	h, err := f.heldAttempt(t, "commit")
 	if err != nil {
@@ -91,6 +95,13 @@ func (f *Framework) Commit(t *cluster.TaskInfo, now time.Duration) (Assignment, 
 	}
 	delete(f.held, t.ID())
 	c := f.cycle(Push, now, nil)
+	if h.Start < now {
+		if err := f.state.MoveStarts(cluster.Move{Task: t, Start: now, Allow: h.Result.Allowance}); err == nil {
+			h.Start = now
+		} else {
+			f.debug("held reservation kept at its start", "task", t.ID(), "start", h.Start, "err", err)
+		}
+	}
 	return c.commit(h), nil
 }
 
