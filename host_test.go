@@ -119,6 +119,8 @@ func TestHostReserveRefusals(t *testing.T) {
 			assert.Equal(t, finegrain.Pending, st)
 		})
 	}
+	_, err = s.PostFilter("big2", 0)
+	assert.EqualError(t, err, `finegrain: task "big2": no node has room: no node fits the task`)
 	// A held task that is cancelled is no longer held.
 	require.NoError(t, s.Cancel("big", time.Second))
 	_, ok := s.Held("big")

@@ -268,6 +268,9 @@ func (e *PlacementError) Error() string {
 	if e.Reason == PermitWaiting {
 		return fmt.Sprintf("finegrain: task %q: reserved, waiting for a permit (%s): not placed yet", e.Task, e.Plugin)
 	}
+	if e.Tried == 0 && e.Reason == NoRoom && e.Dim == "" {
+		return fmt.Sprintf("finegrain: task %q: no node has room: %v", e.Task, ErrNotPlaced)
+	}
 	if e.Tried == 0 && e.Reason == NoRoom {
 		return fmt.Sprintf("finegrain: task %q: no node has enough %s free: %v", e.Task, e.Dim, ErrNotPlaced)
 	}

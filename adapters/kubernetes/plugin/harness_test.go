@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
@@ -51,7 +52,7 @@ var podsGVR = v1.SchemeGroupVersion.WithResource("pods")
 type cluster struct {
 	t      testing.TB
 	ctx    context.Context
-	client *fake.Clientset
+	client kubernetes.Interface
 	plugin *plugin.Plugin
 	bound  atomic.Int64
 	clock  *manualClock
@@ -63,7 +64,8 @@ type setup struct {
 	args     map[string]any        // replaces the configuration file's FineGrain args
 	extra    []extraPlugin         // test plugins enabled in the profile
 	noPlugin bool                  // the default profile, without FineGrain (benchmark baseline)
-	client   func(*fake.Clientset) // adds reactors to the clientset
+	client   func(*fake.Clientset) // adds reactors to the fake clientset
+	real     kubernetes.Interface  // a real API server's client instead of the fake clientset
 }
 
 type extraPlugin struct {
@@ -86,27 +88,30 @@ func startCluster(t testing.TB, s setup) *cluster {
 			cancel()
 		}
 	}()
-	c := &cluster{t: t, ctx: ctx, client: fake.NewClientset(), clock: newManualClock()}
-	c.client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
-		if action.GetSubresource() != "binding" {
-			return false, nil, nil
+	c := &cluster{t: t, ctx: ctx, client: s.real, clock: newManualClock()}
+	if s.real == nil {
+		fc := fake.NewClientset()
+		fc.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+			if action.GetSubresource() != "binding" {
+				return false, nil, nil
+			}
+			b := action.(clienttesting.CreateAction).GetObject().(*v1.Binding)
+			obj, err := fc.Tracker().Get(podsGVR, b.Namespace, b.Name)
+			if err != nil {
+				return true, nil, err
+			}
+			pod := obj.(*v1.Pod).DeepCopy()
+			pod.Spec.NodeName = b.Target.Name
+			if err := fc.Tracker().Update(podsGVR, pod, b.Namespace); err != nil {
+				return true, nil, err
+			}
+			c.bound.Add(1)
+			return true, b, nil
+		})
+		if s.client != nil {
+			s.client(fc)
 		}
-		b := action.(clienttesting.CreateAction).GetObject().(*v1.Binding)
-		obj, err := c.client.Tracker().Get(podsGVR, b.Namespace, b.Name)
-		if err != nil {
-			return true, nil, err
-		}
-		pod := obj.(*v1.Pod).DeepCopy()
-		pod.Spec.NodeName = b.Target.Name
-		if err := c.client.Tracker().Update(podsGVR, pod, b.Namespace); err != nil {
-			return true, nil, err
-		}
-		c.bound.Add(1)
-		return true, b, nil
-	})
-
-	if s.client != nil {
-		s.client(c.client)
+		c.client = fc
 	}
 	prof := loadProfile(t)
 	registry := frameworkruntime.Registry{}
@@ -184,16 +189,27 @@ func defaultProfile(t testing.TB) config.KubeSchedulerProfile {
 }
 
 // node creates a node of cpu cores and mem of memory.
-func (c *cluster) node(name, cpu, mem string) {
+func (c *cluster) node(name, cpu, mem string) { c.nodeWith(name, cpu, mem, "110", nil) }
+
+// nodeWith creates a node of cpu cores, mem of memory, room for pods pods and extra.
+func (c *cluster) nodeWith(name, cpu, mem, pods string, extra v1.ResourceList) {
 	n := &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("node-" + name)},
 		Status: v1.NodeStatus{
-			Capacity:    v1.ResourceList{v1.ResourceCPU: apiresource.MustParse(cpu), v1.ResourceMemory: apiresource.MustParse(mem), v1.ResourcePods: apiresource.MustParse("110")},
-			Allocatable: v1.ResourceList{v1.ResourceCPU: apiresource.MustParse(cpu), v1.ResourceMemory: apiresource.MustParse(mem), v1.ResourcePods: apiresource.MustParse("110")},
+			Capacity:    v1.ResourceList{v1.ResourceCPU: apiresource.MustParse(cpu), v1.ResourceMemory: apiresource.MustParse(mem), v1.ResourcePods: apiresource.MustParse(pods)},
+			Allocatable: v1.ResourceList{v1.ResourceCPU: apiresource.MustParse(cpu), v1.ResourceMemory: apiresource.MustParse(mem), v1.ResourcePods: apiresource.MustParse(pods)},
 			Conditions:  []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}},
 		},
 	}
-	_, err := c.client.CoreV1().Nodes().Create(c.ctx, n, metav1.CreateOptions{})
+	for name, q := range extra {
+		n.Status.Capacity[name] = q
+		n.Status.Allocatable[name] = q
+	}
+	created, err := c.client.CoreV1().Nodes().Create(c.ctx, n, metav1.CreateOptions{})
+	require.NoError(c.t, err)
+	// An API server drops the status of a created object; it is set apart.
+	created.Status = n.Status
+	_, err = c.client.CoreV1().Nodes().UpdateStatus(c.ctx, created, metav1.UpdateOptions{})
 	require.NoError(c.t, err)
 }
 
@@ -205,6 +221,8 @@ type pod struct {
 	priority       int32
 	scheduler      string // default: finegrain-scheduler
 	node           string // already bound (a pod of another scheduler)
+	extra          v1.ResourceList
+	never          bool // preemptionPolicy: Never
 }
 
 func (c *cluster) create(p pod) {
@@ -221,6 +239,13 @@ func (c *cluster) create(p pod) {
 	}
 	if p.scheduler != "" {
 		obj.Spec.SchedulerName = p.scheduler
+	}
+	for name, q := range p.extra {
+		obj.Spec.Containers[0].Resources.Requests[name] = q
+	}
+	if p.never {
+		never := v1.PreemptNever
+		obj.Spec.PreemptionPolicy = &never
 	}
 	if p.stages != "" {
 		obj.Annotations[plugin.StagesAnnotation] = p.stages
@@ -281,10 +306,17 @@ func (c *cluster) finish(name, observed string) {
 	p := c.get(name).DeepCopy()
 	if observed != "" {
 		p.Annotations[plugin.ObservedStagesAnnotation] = observed
+		var err error
+		p, err = c.client.CoreV1().Pods(ns).Update(c.ctx, p, metav1.UpdateOptions{})
+		require.NoError(c.t, err)
 	}
 	p.Status.Phase = v1.PodSucceeded
-	require.NoError(c.t, c.client.Tracker().Update(podsGVR, p, ns))
+	_, err := c.client.CoreV1().Pods(ns).UpdateStatus(c.ctx, p, metav1.UpdateOptions{})
+	require.NoError(c.t, err)
 }
+
+// uid is pod name's UID: the plugin's task ID for it.
+func (c *cluster) uid(name string) string { return string(c.get(name).UID) }
 
 func (c *cluster) delete(name string) {
 	require.NoError(c.t, c.client.CoreV1().Pods(ns).Delete(c.ctx, name, metav1.DeleteOptions{}))

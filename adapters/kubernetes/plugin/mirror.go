@@ -136,12 +136,21 @@ func (p *Plugin) podChanged(pod *v1.Pod) {
 }
 
 // addForeign holds a bound pod the plugin did not submit on its node, as its
-// requests, from now until it ends.
+// requests, from now until it ends. A bound pod of the plugin's that finegrain holds
+// neither reserved nor running (its binding went through after the plugin gave it up)
+// is held the same way; a preempted pod still terminating is not: its preemptor
+// waits for it, holding the room.
 func (p *Plugin) addForeign(pod *v1.Pod) {
 	id := taskID(pod)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ours := p.pods[id]; ours {
+		if _, victim := p.terminating[id]; victim {
+			return
+		}
+		if st, _ := p.sched.State(id); st == finegrain.Pending {
+			p.holdByRequest(id, pod.Spec.NodeName)
+		}
 		return
 	}
 	if _, ok := p.foreign[id]; ok {
@@ -172,6 +181,12 @@ func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.refused, id)
+	if pre, ok := p.terminating[id]; ok {
+		delete(p.terminating, id)
+		if p.awaiting[pre]--; p.awaiting[pre] <= 0 {
+			delete(p.awaiting, pre)
+		}
+	}
 	if f, ok := p.foreign[id]; ok {
 		delete(p.foreign, id)
 		p.load[f.node] = p.load[f.node].Sub(f.request)

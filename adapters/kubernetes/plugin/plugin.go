@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/utils/clock"
 
@@ -42,14 +43,15 @@ type Plugin struct {
 	ctx    context.Context
 	logger klog.Logger
 
-	mu      sync.Mutex
-	pods    map[string]*podRecord     // the pods this plugin submitted, by task ID
-	foreign map[string]foreignPod     // bound pods it did not place, by task ID
-	load    map[string]resource.Tuple // by node: the requests of its foreign pods
-	gangs   map[string]*gangRecord    // by "namespace/gang"
-	refused map[string]*v1.Pod        // pods of ours PostFilter saw unplaced, by task ID
-	nodes   map[string]bool           // the nodes the Scheduler holds
-	pending map[string]resource.Tuple // foreign load of nodes not yet added
+	mu          sync.Mutex
+	pods        map[string]*podRecord     // the pods this plugin submitted, by task ID
+	foreign     map[string]foreignPod     // bound pods it did not place, by task ID
+	load        map[string]resource.Tuple // by node: the requests of its foreign pods
+	gangs       map[string]*gangRecord    // by "namespace/gang"
+	refused     map[string]*v1.Pod        // pods of ours PostFilter saw unplaced, by task ID
+	nodes       map[string]bool           // the nodes the Scheduler holds
+	terminating map[string]string         // preempted pods not yet gone: victim task ID → preemptor task ID
+	awaiting    map[string]int            // by preemptor task ID: how many of its victims are not yet gone
 }
 
 // podRecord is what the plugin remembers of a pod it submitted.
@@ -157,7 +159,7 @@ func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin
 		handle: h, args: args, scheme: sc, sched: sched, usage: o.usage,
 		clock: o.clock, epoch: o.clock.Now(), ctx: ctx, logger: klog.FromContext(ctx).WithName(Name),
 		pods: map[string]*podRecord{}, foreign: map[string]foreignPod{}, load: map[string]resource.Tuple{},
-		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, nodes: map[string]bool{}, pending: map[string]resource.Tuple{},
+		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, nodes: map[string]bool{}, terminating: map[string]string{}, awaiting: map[string]int{},
 	}
 	if h != nil && h.SharedInformerFactory() != nil {
 		if err := p.watch(h.SharedInformerFactory()); err != nil {
@@ -218,10 +220,22 @@ func (p *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, 
 		return nil, fwk.NewStatus(fwk.Error, fmt.Sprintf("finegrain holds the pod as %v", st))
 	}
 	cs.Write(cycleKey, d)
-	if d.held != "" {
-		return &fwk.PreFilterResult{NodeNames: sets.New(d.held)}, nil
+	if d.held == "" {
+		return nil, nil
 	}
-	return nil, nil
+	if n := p.victimsLeft(id); n > 0 {
+		// As Kubernetes' own preemption does, the preemptor waits for its victims to
+		// be gone before it is bound; its hold keeps the room meanwhile.
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("finegrain: waiting for %d preempted pod(s) to terminate on node %s", n, d.held))
+	}
+	return &fwk.PreFilterResult{NodeNames: sets.New(d.held)}, nil
+}
+
+// victimsLeft is how many of preemptor id's victims are not yet gone.
+func (p *Plugin) victimsLeft(id string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.awaiting[id]
 }
 
 // cycleData is what PreFilter found, for the steps after it in the same cycle: the
@@ -263,11 +277,14 @@ func (p *Plugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni 
 	}
 	d := p.cycle(cs, pod)
 	id := d.id
-	if d.held != "" {
-		if d.held == node.Name {
-			return nil
-		}
+	if d.held != "" && d.held != node.Name {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "the pod is held on node "+d.held)
+	}
+	if st := p.fitsOthers(pod, ni); st != nil {
+		return st
+	}
+	if d.held != "" {
+		return nil
 	}
 	now := p.now()
 	st, res, err := p.sched.Filter(id, node.Name, now)
@@ -282,6 +299,24 @@ func (p *Plugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni 
 	}
 	if !st.OK() {
 		return fwk.NewStatus(fwk.Unschedulable, refusal(st, res))
+	}
+	return nil
+}
+
+// fitsOthers checks what NodeResourcesFit would check besides the resources on
+// finegrain's timelines — the node's pod count, extended resources not named in
+// Args.ExtendedResources, ephemeral storage, huge pages — by request against the
+// node's pods, with NodeResourcesFit's own code: a profile that enables the plugin
+// disables NodeResourcesFit.
+func (p *Plugin) fitsOthers(pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
+	for _, r := range noderesources.Fits(pod, ni, nil, noderesources.ResourceRequestsOptions{}) {
+		if p.scheme.slot(r.ResourceName) >= 0 {
+			continue // finegrain's own, on the timeline
+		}
+		if r.Unresolvable {
+			return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, r.Reason)
+		}
+		return fwk.NewStatus(fwk.Unschedulable, r.Reason)
 	}
 	return nil
 }
@@ -324,11 +359,10 @@ func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return nil }
 // there keeps that hold.
 func (p *Plugin) Reserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
 	id := taskID(pod)
-	if as, ok := p.sched.Held(id); ok && as.Node == nodeName {
-		return nil
-	}
-	if _, err := p.sched.Reserve(id, nodeName, p.now()); err != nil {
-		return fwk.NewStatus(fwk.Unschedulable, err.Error())
+	if as, ok := p.sched.Held(id); !ok || as.Node != nodeName {
+		if _, err := p.sched.Reserve(id, nodeName, p.now()); err != nil {
+			return fwk.NewStatus(fwk.Unschedulable, err.Error())
+		}
 	}
 	p.mu.Lock()
 	delete(p.refused, id)
@@ -340,9 +374,7 @@ func (p *Plugin) Reserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nod
 // a gang's pod, the gang's other waiting pods are rejected too.
 func (p *Plugin) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) {
 	id := taskID(pod)
-	if err := p.sched.Unreserve(id, p.now()); err != nil && !errors.Is(err, finegrain.ErrState) && !errors.Is(err, finegrain.ErrUnknownTask) {
-		p.logger.Error(err, "unreserve", "pod", klog.KObj(pod))
-	}
+	p.release(pod, id, nodeName)
 	gang, _, _ := gangOf(pod)
 	if gang == "" {
 		return
@@ -361,6 +393,20 @@ func (p *Plugin) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, n
 			}
 		}
 	})
+}
+
+// release gives back what task id holds on node, and holds again the foreign load
+// that found the node full while it held room there (SetExternalLoad holds only what
+// is free).
+func (p *Plugin) release(pod *v1.Pod, id, node string) {
+	if err := p.sched.Unreserve(id, p.now()); err != nil && !errors.Is(err, finegrain.ErrState) && !errors.Is(err, finegrain.ErrUnknownTask) {
+		p.logger.Error(err, "unreserve", "pod", klog.KObj(pod))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.load[node].IsZero() {
+		p.applyLoad(node)
+	}
 }
 
 // Permit holds a gang's pods (GangLabel, MinMemberLabel) until MinMember of them are
@@ -407,6 +453,7 @@ func (p *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	delete(p.refused, id)
 	if r := p.pods[id]; r != nil && r.node == "" {
 		r.node = nodeName
 		if r.gang != "" {
@@ -429,8 +476,21 @@ func (p *Plugin) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 	if !ours {
 		return nil, fwk.NewStatus(fwk.Unschedulable, "not submitted to finegrain")
 	}
+	if held, ok := p.sched.Held(id); ok {
+		if n := p.victimsLeft(id); n > 0 {
+			return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("finegrain: waiting for %d preempted pod(s) to terminate on node %s", n, held.Node))
+		}
+		// Its victims are gone and the pod still did not pass on the node it is held
+		// on: another plugin refused that node. The hold goes, and the next attempt
+		// starts afresh.
+		p.release(pod, id, held.Node)
+		return nil, fwk.NewStatus(fwk.Unschedulable, "finegrain: the node the pod was held on was refused; hold released")
+	}
 	if !p.args.Preemption {
 		return nil, fwk.NewStatus(fwk.Unschedulable, "finegrain preemption is off")
+	}
+	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
+		return nil, fwk.NewStatus(fwk.Unschedulable, "finegrain: the pod's preemptionPolicy is Never")
 	}
 	as, err := p.sched.PostFilter(id, p.now())
 	var evicted []finegrain.Eviction
@@ -441,7 +501,7 @@ func (p *Plugin) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 	case errors.As(err, &perr):
 		evicted = perr.Evicted
 	}
-	kept := p.deleteVictims(ctx, pod, evicted)
+	kept := p.deleteVictims(ctx, pod, id, evicted)
 	if len(kept) > 0 && err == nil {
 		// A victim still runs: the room is not there after all. The preemptor's hold
 		// goes first, so that the victim's requests find their room again.
@@ -450,7 +510,9 @@ func (p *Plugin) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 		}
 	}
 	for _, e := range kept {
-		p.keepVictim(e)
+		p.mu.Lock()
+		p.holdByRequest(e.Task, e.Node)
+		p.mu.Unlock()
 	}
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.Unschedulable, err.Error())
@@ -463,7 +525,7 @@ func (p *Plugin) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 
 // deleteVictims deletes the pods finegrain evicted for preemptor, and returns the
 // evictions whose pods could not be deleted.
-func (p *Plugin) deleteVictims(ctx context.Context, preemptor *v1.Pod, evicted []finegrain.Eviction) []finegrain.Eviction {
+func (p *Plugin) deleteVictims(ctx context.Context, preemptor *v1.Pod, preemptorID string, evicted []finegrain.Eviction) []finegrain.Eviction {
 	var kept []finegrain.Eviction
 	for _, e := range evicted {
 		p.mu.Lock()
@@ -479,31 +541,37 @@ func (p *Plugin) deleteVictims(ctx context.Context, preemptor *v1.Pod, evicted [
 			kept = append(kept, e)
 			continue
 		}
+		p.mu.Lock()
+		if _, ok := p.pods[e.Task]; ok {
+			p.terminating[e.Task] = preemptorID
+			p.awaiting[preemptorID]++
+		}
+		p.mu.Unlock()
 		p.logger.V(2).Info("preempted", "pod", klog.KRef(r.namespace, r.name), "node", e.Node, "preemptor", klog.KObj(preemptor))
 	}
 	return kept
 }
 
-// keepVictim turns an evicted pod whose deletion failed — it still runs — into a pod
-// held on its node by its requests, as a pod of another scheduler is.
-func (p *Plugin) keepVictim(e finegrain.Eviction) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	r := p.pods[e.Task]
+// holdByRequest turns pod task id of the plugin's, which finegrain no longer holds
+// but which runs on node (a victim whose deletion failed, a pod bound behind the
+// plugin's back), into a pod held by its requests, as a pod of another scheduler is;
+// p.mu is held.
+func (p *Plugin) holdByRequest(id, node string) {
+	r := p.pods[id]
 	if r == nil {
 		return
 	}
-	delete(p.pods, e.Task)
-	delete(p.refused, e.Task)
+	delete(p.pods, id)
+	delete(p.refused, id)
 	if r.gang != "" {
 		p.leaveGang(r, false)
 	}
-	if err := p.sched.Cancel(e.Task, p.now()); err != nil && !errors.Is(err, finegrain.ErrState) {
+	if err := p.sched.Cancel(id, p.now()); err != nil && !errors.Is(err, finegrain.ErrState) {
 		p.logger.Error(err, "cancel", "pod", klog.KRef(r.namespace, r.name))
 	}
-	p.foreign[e.Task] = foreignPod{node: e.Node, request: r.request}
-	p.load[e.Node] = p.load[e.Node].Add(r.request)
-	p.applyLoad(e.Node)
+	p.foreign[id] = foreignPod{node: node, request: r.request}
+	p.load[node] = p.load[node].Add(r.request)
+	p.applyLoad(node)
 }
 
 // gang returns gang key's record, creating it; p.mu is held.

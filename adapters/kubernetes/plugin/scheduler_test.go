@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -226,6 +227,66 @@ func TestPreemptionVictimThatCannotBeDeletedKeepsItsRoom(t *testing.T) {
 	})
 	assert.Equal(t, "n1", c.get("stubborn").Spec.NodeName, "the victim still runs")
 	assert.Empty(t, c.get("high").Spec.NodeName)
+}
+
+// A preemptor waits, holding the room, until its victims are gone: a victim in its
+// grace period still runs.
+func TestPreemptorWaitsForItsVictims(t *testing.T) {
+	var fc *fake.Clientset
+	var graceful atomic.Bool
+	c := startCluster(t, setup{client: func(cs *fake.Clientset) {
+		fc = cs
+		cs.PrependReactor("delete", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+			if action.(clienttesting.DeleteAction).GetName() != "slow" {
+				return false, nil, nil
+			}
+			graceful.Store(true) // accepted; the pod terminates later
+			return true, nil, nil
+		})
+	}})
+	c.node("n1", "4", "8Gi")
+	c.create(pod{name: "slow", cpu: "1", mem: "6Gi"})
+	c.waitBound("slow")
+	c.create(pod{name: "high", cpu: "1", mem: "6Gi", priority: 1000})
+	c.waitFor("the victim's deletion", graceful.Load)
+	c.waitUnschedulable("high")
+	// A node too small for high: an event that makes the scheduler try high again.
+	c.node("n2", "1", "1Gi")
+	c.waitFor("the preemptor to wait for its victim", func() bool {
+		return strings.Contains(c.waitUnschedulable("high"), "waiting for 1 preempted pod")
+	})
+	assert.Empty(t, c.get("high").Spec.NodeName, "not bound while its victim runs")
+	require.NoError(t, fc.Tracker().Delete(podsGVR, ns, "slow"))
+	assert.Equal(t, "n1", c.waitBound("high"))
+}
+
+// A pod whose preemptionPolicy is Never evicts nothing.
+func TestPreemptionPolicyNever(t *testing.T) {
+	c := startCluster(t, setup{})
+	c.node("n1", "4", "8Gi")
+	c.create(pod{name: "low", cpu: "1", mem: "6Gi"})
+	c.waitBound("low")
+	c.create(pod{name: "polite", cpu: "1", mem: "6Gi", priority: 1000, never: true})
+	assert.Contains(t, c.waitUnschedulable("polite"), "preemptionPolicy")
+	assert.Equal(t, "n1", c.get("low").Spec.NodeName)
+}
+
+// What NodeResourcesFit checked besides CPU and memory, the plugin checks: the
+// node's pod count and extended resources it does not schedule on its timelines.
+func TestPodCountAndExtendedResourcesAreChecked(t *testing.T) {
+	c := startCluster(t, setup{})
+	c.nodeWith("full", "4", "8Gi", "1", nil)
+	c.node("plain", "1", "1Gi")
+	c.create(pod{name: "theirs", cpu: "100m", mem: "100Mi", scheduler: "default-scheduler", node: "full"})
+	c.create(pod{name: "one-too-many", cpu: "100m", mem: "2Gi"})
+	assert.Contains(t, c.waitUnschedulable("one-too-many"), "Too many pods", "full has room for one pod")
+
+	gpu := v1.ResourceList{"example.com/gpu": apiresource.MustParse("1")}
+	c.create(pod{name: "wants-gpu", cpu: "100m", mem: "100Mi", extra: gpu})
+	assert.Contains(t, c.waitUnschedulable("wants-gpu"), "Insufficient example.com/gpu")
+	c.nodeWith("gpu", "4", "8Gi", "110", gpu)
+	assert.Equal(t, "gpu", c.waitBound("wants-gpu"))
+	assert.Equal(t, "gpu", c.waitBound("one-too-many"))
 }
 
 // A bound pod of another scheduler is held on its node as its requests; when it is

@@ -1,0 +1,159 @@
+package plugin_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/finegrain/finegrain"
+)
+
+// The stage-sharing case against a real kube-apiserver backed by etcd, both started
+// from binaries: FINEGRAIN_KUBE_APISERVER and FINEGRAIN_ETCD name them, or
+// kube-apiserver and etcd are found on PATH. Without them the test says so and skips;
+// the other tests use the fake clientset. One way to get them (adapters/kubernetes/README.md):
+//
+//	go build -o /usr/local/bin/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver  # in this module
+//	apt-get install etcd-server                                                  # Debian
+func TestRealAPIServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and kube-apiserver; not in -short")
+	}
+	apiserver := binary(t, "FINEGRAIN_KUBE_APISERVER", "kube-apiserver")
+	etcd := binary(t, "FINEGRAIN_ETCD", "etcd")
+	client := startAPIServer(t, apiserver, etcd)
+
+	c := startCluster(t, setup{real: client})
+	c.node("n1", "4", "8Gi")
+	c.create(pod{name: "early", cpu: "1", mem: "6Gi", stages: `[{"duration":"60s","cpu":"1","memory":"6Gi"},{"duration":"0","cpu":"1","memory":"1Gi"}]`})
+	assert.Equal(t, "n1", c.waitBound("early"))
+	c.create(pod{name: "late", cpu: "1", mem: "6Gi", stages: `[{"duration":"60s","cpu":"1","memory":"1Gi"},{"duration":"0","cpu":"1","memory":"6Gi"}]`})
+	assert.Equal(t, "n1", c.waitBound("late"), "late's peak comes after early's")
+	c.create(pod{name: "overlap", cpu: "1", mem: "4Gi", stages: `[{"duration":"30s","cpu":"1","memory":"4Gi"}]`})
+	assert.Contains(t, c.waitUnschedulable("overlap"), "memory")
+	st, _ := c.plugin.Scheduler().State(c.uid("overlap"))
+	assert.Equal(t, finegrain.Pending, st)
+	c.waitFor("both pods to run in finegrain", func() bool {
+		a, _ := c.plugin.Scheduler().State(c.uid("early"))
+		b, _ := c.plugin.Scheduler().State(c.uid("late"))
+		return a == finegrain.Running && b == finegrain.Running
+	})
+}
+
+// binary is the path of a program named by env or found on PATH; the test skips
+// without it.
+func binary(t *testing.T, env, name string) string {
+	if p := os.Getenv(env); p != "" {
+		return p
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("no %s: set %s or put %s on PATH to run this test against a real API server", name, env, name)
+	}
+	return p
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// start runs a program until the test ends, its output in dir/name.log.
+func start(t *testing.T, dir, name, path string, args ...string) {
+	log, err := os.Create(filepath.Join(dir, name+".log"))
+	require.NoError(t, err)
+	cmd := exec.Command(path, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	require.NoError(t, cmd.Start(), "start %s", name)
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = log.Close()
+		if t.Failed() {
+			out, _ := os.ReadFile(log.Name())
+			t.Logf("%s's output:\n%s", name, out)
+		}
+	})
+}
+
+// startAPIServer starts etcd and kube-apiserver on free local ports and returns a
+// client of the cluster's administrator.
+func startAPIServer(t *testing.T, apiserver, etcd string) kubernetes.Interface {
+	dir := t.TempDir()
+	clientURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	start(t, dir, "etcd", etcd, "--data-dir", filepath.Join(dir, "etcd"),
+		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
+		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "default="+peerURL)
+
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	keyFile := filepath.Join(dir, "sa.key")
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600))
+	const token = "finegrain-test-token"
+	tokens := filepath.Join(dir, "tokens.csv")
+	require.NoError(t, os.WriteFile(tokens, []byte(token+`,admin,admin,"system:masters"`+"\n"), 0o600))
+	port := freePort(t)
+	start(t, dir, "kube-apiserver", apiserver,
+		"--etcd-servers", clientURL,
+		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+		"--secure-port", fmt.Sprint(port), "--cert-dir", filepath.Join(dir, "certs"),
+		"--token-auth-file", tokens, "--authorization-mode", "RBAC",
+		"--service-account-issuer", "https://kubernetes.default.svc",
+		"--service-account-key-file", keyFile, "--service-account-signing-key-file", keyFile,
+		"--service-cluster-ip-range", "10.0.0.0/24",
+		"--disable-admission-plugins", "ServiceAccount")
+
+	host := fmt.Sprintf("https://127.0.0.1:%d", port)
+	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, host+"/readyz", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		if resp, err := hc.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kube-apiserver at %s not ready after 90s", host)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
+	require.NoError(t, err)
+	// The default namespace is made by the API server's own controllers, soon after
+	// it is ready.
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		if _, err := client.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("namespace %q not created by the API server", ns)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return client
+}
