@@ -122,7 +122,11 @@ func startAPIServer(t *testing.T, apiserver, etcd string) kubernetes.Interface {
 		"--service-account-issuer", "https://kubernetes.default.svc",
 		"--service-account-key-file", keyFile, "--service-account-signing-key-file", keyFile,
 		"--service-cluster-ip-range", "10.0.0.0/24",
-		"--disable-admission-plugins", "ServiceAccount")
+		// No service-account tokens, and no not-ready taint on new nodes: there is no
+		// controller manager to make them or take it off.
+		"--disable-admission-plugins", "ServiceAccount,TaintNodesByCondition",
+		// A loopback advertise address needs no endpoint reconciler (there is one server).
+		"--endpoint-reconciler-type", "none")
 
 	host := fmt.Sprintf("https://127.0.0.1:%d", port)
 	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
