@@ -28,10 +28,8 @@ import (
 // The stage-sharing case against a real kube-apiserver backed by etcd, both started
 // from binaries: FINEGRAIN_KUBE_APISERVER and FINEGRAIN_ETCD name them, or
 // kube-apiserver and etcd are found on PATH. Without them the test says so and skips;
-// the other tests use the fake clientset. One way to get them (adapters/kubernetes/README.md):
-//
-//	go build -o /usr/local/bin/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver  # in this module
-//	apt-get install etcd-server                                                  # Debian
+// the other tests use the fake clientset. .ci/real-apiserver builds kube-apiserver
+// and installs etcd (adapters/kubernetes/README.md, Tests).
 func TestRealAPIServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd and kube-apiserver; not in -short")

@@ -65,7 +65,7 @@ type Args struct {
 	InputSizeLabel string `json:"inputSizeLabel,omitempty"`
 	// ExtendedResources names the extended resources (nvidia.com/gpu) scheduled on the
 	// timelines beside CPU and memory, non-compressible, at most six. Default none:
-	// other plugins check them by request.
+	// Filter checks the others by request, as NodeResourcesFit does.
 	ExtendedResources []string `json:"extendedResources,omitempty"`
 	// Preemption turns on PostFilter: when a pod fits no node, pods of lower priority
 	// are evicted where that makes room on the timeline, fewest and least important

@@ -35,8 +35,8 @@ import (
 )
 
 // The tests run the real kube-scheduler: its scheduling queue, framework runtime,
-// cache and informers, over a fake clientset (no API server or etcd is started:
-// neither is on a machine with only Go). Pods are created through the clientset,
+// cache and informers, over a fake clientset (TestRealAPIServer over a real API
+// server, when it finds one to start). Pods are created through the clientset,
 // scheduled by the profile of deploy/scheduler-config.yaml and bound by the default
 // binder; the binding is applied to the stored pod so that the informers see it.
 
