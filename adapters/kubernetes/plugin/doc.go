@@ -8,7 +8,8 @@
 //	            (finegrain.io/stages), else the profile learned from similar pods
 //	            (Args.SimilarityLabels, Args.InputSizeLabel), else its requests
 //	Filter      the stage match on the node's timeline, compressing CPU by at most
-//	            Args.CompressionLimit (Scheduler.Filter)
+//	            Args.CompressionLimit (Scheduler.Filter); by request, the pod count
+//	            and the resources not on the timelines, as NodeResourcesFit does
 //	Score       finegrain's scorers over the least free during the pod's run,
 //	            scaled to 0..100 (Scheduler.Score)
 //	Reserve     the stages held on the node's timeline, tentatively
@@ -16,7 +17,8 @@
 //	Permit      gangs (finegrain.io/gang, finegrain.io/min-member): all or nothing
 //	PostBind    the hold committed: the pod runs (Scheduler.Commit)
 //	PostFilter  with Args.Preemption: lower-priority pods evicted where that frees
-//	            the pod's stages on a timeline (Scheduler.PostFilter)
+//	            the pod's stages on a timeline (Scheduler.PostFilter); the pod is
+//	            held there and bound once they are gone
 //
 // From the scheduler's informers it adds and removes nodes (capacity: allocatable
 // CPU, memory and Args.ExtendedResources), ends pods that succeed (what they used,
@@ -26,6 +28,7 @@
 //
 // The plugin replaces request-based fitting: a profile that enables it disables
 // NodeResourcesFit (else a pod whose requests do not fit is refused before finegrain
-// is asked) and the default preemption when Args.Preemption is on. See
+// is asked; the plugin's Filter checks what else NodeResourcesFit checked) and the
+// default preemption when Args.Preemption is on. See
 // deploy/scheduler-config.yaml and the module's README.
 package plugin

@@ -381,6 +381,11 @@ func (p *Plugin) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, n
 	}
 	p.mu.Lock()
 	g := p.gangs[gang]
+	if g != nil && g.running == 0 {
+		// Allowed members that then failed to bind leave a gang with none running:
+		// it has to gather again.
+		g.gathered = false
+	}
 	gathered := g != nil && g.gathered
 	p.mu.Unlock()
 	if gathered {
