@@ -3,6 +3,8 @@ package finegrain
 import (
 	"fmt"
 	"time"
+
+	"github.com/finegrain/finegrain/cluster"
 )
 
 // Host mode: a host scheduler that runs its own scheduling cycle — the Kubernetes
@@ -37,9 +39,11 @@ func (s *Scheduler) Reserve(id, nodeID string, now time.Duration) (Assignment, e
 // node passed Filter: the PostFilter plugins (WithPreemption, WithFutureStart) may
 // evict tasks to make room — they are in the Assignment's Evicted, pending again, and
 // the host must stop them — or book a later start; the placement is then held as by
-// Reserve, on the node the Assignment names. It fails with a *PlacementError when no
-// placement is found; evictions already made are then in its Evicted.
-func (s *Scheduler) PostFilter(id string, now time.Duration) (Assignment, error) {
+// Reserve, on the node the Assignment names. Only the nodes allow accepts are
+// considered (nil: all): the host rules out those its other filters refused, where
+// making room would not help. It fails with a *PlacementError when no placement is
+// found; evictions already made are then in its Evicted.
+func (s *Scheduler) PostFilter(id string, now time.Duration, allow func(node string) bool) (Assignment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, at, err := s.pending(id, "post-filter of task", now)
@@ -47,7 +51,11 @@ func (s *Scheduler) PostFilter(id string, now time.Duration) (Assignment, error)
 		return Assignment{}, err
 	}
 	s.state.Advance(at)
-	return s.fw.PostFilter(t, at)
+	var nodes func(*cluster.NodeInfo) bool
+	if allow != nil {
+		nodes = func(n *cluster.NodeInfo) bool { return allow(n.ID()) }
+	}
+	return s.fw.PostFilter(t, at, nodes)
 }
 
 // Held reports whether task id is held for the host scheduler (Reserve or

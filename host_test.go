@@ -104,7 +104,7 @@ func TestHostReserveRefusals(t *testing.T) {
 		{"commit of a pending task", func() error { _, err := s.Commit("big2", 0); return err }, finegrain.ErrState},
 		{"unreserve of a pending task", func() error { return s.Unreserve("big2", 0) }, finegrain.ErrState},
 		{"negative time", func() error { _, err := s.Reserve("big2", "n", -time.Second); return err }, finegrain.ErrInvalid},
-		{"post-filter without a PostFilter plugin", func() error { _, err := s.PostFilter("big2", 0); return err }, finegrain.ErrNotPlaced},
+		{"post-filter without a PostFilter plugin", func() error { _, err := s.PostFilter("big2", 0, nil); return err }, finegrain.ErrNotPlaced},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			free, err := s.NodeFree("n", 0)
@@ -119,7 +119,7 @@ func TestHostReserveRefusals(t *testing.T) {
 			assert.Equal(t, finegrain.Pending, st)
 		})
 	}
-	_, err = s.PostFilter("big2", 0)
+	_, err = s.PostFilter("big2", 0, nil)
 	assert.EqualError(t, err, `finegrain: task "big2": no node has room: no node fits the task`)
 	// A held task that is cancelled is no longer held.
 	require.NoError(t, s.Cancel("big", time.Second))
@@ -147,13 +147,17 @@ func TestHostPostFilterPreempts(t *testing.T) {
 	_, err = s.Reserve("urgent", "n", time.Second)
 	require.ErrorIs(t, err, finegrain.ErrNotPlaced)
 
-	as, err := s.PostFilter("urgent", time.Second)
+	_, err = s.PostFilter("urgent", time.Second, func(string) bool { return false })
+	require.ErrorIs(t, err, finegrain.ErrNotPlaced, "no node allowed: nothing evicted")
+	st, _ := s.State("victim")
+	require.Equal(t, finegrain.Running, st)
+	as, err := s.PostFilter("urgent", time.Second, func(node string) bool { return node == "n" })
 	require.NoError(t, err)
 	assert.Equal(t, "n", as.Node)
 	require.Len(t, as.Evicted, 1)
 	assert.Equal(t, "victim", as.Evicted[0].Task)
 	assert.Equal(t, finegrain.Preempted, as.Evicted[0].Reason)
-	st, _ := s.State("victim")
+	st, _ = s.State("victim")
 	assert.Equal(t, finegrain.Pending, st)
 	st, _ = s.State("urgent")
 	assert.Equal(t, finegrain.Reserved, st, "the preemptor is held, not started: the host binds it")

@@ -53,6 +53,10 @@ type Cycle struct {
 	freeOK bool
 
 	evicted []Eviction // evictions not yet handed to an Assignment
+
+	// allow, in host mode's PostFilter, rules out the nodes the host scheduler's
+	// own filters refused (Framework.PostFilter).
+	allow func(*cluster.NodeInfo) bool
 }
 
 // State is the cluster state the cycle decides on.
@@ -96,6 +100,9 @@ func (c *Cycle) preFilter(a *Attempt) Status {
 // call it on the placements they propose.
 func (c *Cycle) Filter(a *Attempt) Status {
 	a.Result = match.Result{Code: match.Fit, Stage: -1, Dim: -1}
+	if c.allow != nil && a.Node != nil && !c.allow(a.Node) {
+		return Status{Code: Unschedulable, Reason: PluginRefused, Plugin: "host"}
+	}
 	for _, p := range c.fw.filters {
 		if st := p.Filter(c, a); !st.OK() {
 			return named(st, p)

@@ -33,10 +33,13 @@ func (f *Framework) Reserve(t *cluster.TaskInfo, n *cluster.NodeInfo, now time.D
 // Filter found no node: the PostFilter plugins run as in push mode (Place) — one may
 // make room by preemption (the evicted tasks are in the Assignment's Evicted, pending
 // again) or propose a later start (a booking) — and the placement proposed is held as
-// by Reserve. It fails with a *PlacementError when no plugin proposes a placement;
-// evictions already made are then in its Evicted.
-func (f *Framework) PostFilter(t *cluster.TaskInfo, now time.Duration) (Assignment, error) {
+// by Reserve. Only nodes allow accepts are considered (nil: every node): the host
+// rules out those its own filters refused, where making room would not help. It
+// fails with a *PlacementError when no plugin proposes a placement; evictions already
+// made are then in its Evicted.
+func (f *Framework) PostFilter(t *cluster.TaskInfo, now time.Duration, allow func(*cluster.NodeInfo) bool) (Assignment, error) {
 	c := f.cycle(Push, now, nil)
+	c.allow = allow
 	base := &f.scratch
 	c.prepare(base, t, nil, now, 0, false)
 	if st := c.preFilter(base); !st.OK() {

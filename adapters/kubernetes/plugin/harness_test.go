@@ -140,8 +140,9 @@ func startCluster(t testing.TB, s setup) *cluster {
 		}
 	}
 	for _, e := range s.extra {
+		// Before FineGrain, which must be the last Filter plugin (see PostFilter).
 		registry[e.name] = e.factory
-		prof.Plugins.MultiPoint.Enabled = append(prof.Plugins.MultiPoint.Enabled, config.Plugin{Name: e.name})
+		prof.Plugins.MultiPoint.Enabled = append([]config.Plugin{{Name: e.name}}, prof.Plugins.MultiPoint.Enabled...)
 	}
 
 	informerFactory := informers.NewSharedInformerFactory(c.client, 0)

@@ -181,12 +181,8 @@ func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.refused, id)
-	if pre, ok := p.terminating[id]; ok {
-		delete(p.terminating, id)
-		if p.awaiting[pre]--; p.awaiting[pre] <= 0 {
-			delete(p.awaiting, pre)
-		}
-	}
+	delete(p.victims, id)
+	p.forgetVictim(id)
 	if f, ok := p.foreign[id]; ok {
 		delete(p.foreign, id)
 		p.load[f.node] = p.load[f.node].Sub(f.request)

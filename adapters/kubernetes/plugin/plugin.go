@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,6 +53,7 @@ type Plugin struct {
 	nodes       map[string]bool           // the nodes the Scheduler holds
 	terminating map[string]string         // preempted pods not yet gone: victim task ID → preemptor task ID
 	awaiting    map[string]int            // by preemptor task ID: how many of its victims are not yet gone
+	victims     map[string][]string       // by preemptor task ID: its victims\' UIDs, until it is bound or gives up
 }
 
 // podRecord is what the plugin remembers of a pod it submitted.
@@ -159,7 +161,7 @@ func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin
 		handle: h, args: args, scheme: sc, sched: sched, usage: o.usage,
 		clock: o.clock, epoch: o.clock.Now(), ctx: ctx, logger: klog.FromContext(ctx).WithName(Name),
 		pods: map[string]*podRecord{}, foreign: map[string]foreignPod{}, load: map[string]resource.Tuple{},
-		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, nodes: map[string]bool{}, terminating: map[string]string{}, awaiting: map[string]int{},
+		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, nodes: map[string]bool{}, terminating: map[string]string{}, awaiting: map[string]int{}, victims: map[string][]string{},
 	}
 	if h != nil && h.SharedInformerFactory() != nil {
 		if err := p.watch(h.SharedInformerFactory()); err != nil {
@@ -224,6 +226,7 @@ func (p *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, 
 		return nil, nil
 	}
 	if n := p.victimsLeft(id); n > 0 {
+		d.waiting = true
 		// As Kubernetes' own preemption does, the preemptor waits for its victims to
 		// be gone before it is bound; its hold keeps the room meanwhile.
 		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("finegrain: waiting for %d preempted pod(s) to terminate on node %s", n, d.held))
@@ -239,8 +242,12 @@ func (p *Plugin) victimsLeft(id string) int {
 }
 
 // cycleData is what PreFilter found, for the steps after it in the same cycle: the
-// pod's task ID and the node PostFilter holds it on ("" for none).
-type cycleData struct{ id, held string }
+// pod's task ID, the node PostFilter holds it on ("" for none), and whether it waits
+// for its victims.
+type cycleData struct {
+	id, held string
+	waiting  bool // PreFilter refused the pod: its victims are still terminating
+}
 
 const cycleKey fwk.StateKey = Name + "/pod"
 
@@ -459,6 +466,7 @@ func (p *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.refused, id)
+	delete(p.victims, id)
 	if r := p.pods[id]; r != nil && r.node == "" {
 		r.node = nodeName
 		if r.gang != "" {
@@ -470,7 +478,7 @@ func (p *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 // PostFilter, with Args.Preemption, asks finegrain to make room when no node passed:
 // it evicts lower-priority pods where that frees the pod's stages on the timeline,
 // deletes them through the API, holds the pod on that node and nominates it there.
-func (p *Plugin) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+func (p *Plugin) PostFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, statuses fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
 	id := taskID(pod)
 	p.mu.Lock()
 	_, ours := p.pods[id]
@@ -482,14 +490,7 @@ func (p *Plugin) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 		return nil, fwk.NewStatus(fwk.Unschedulable, "not submitted to finegrain")
 	}
 	if held, ok := p.sched.Held(id); ok {
-		if n := p.victimsLeft(id); n > 0 {
-			return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("finegrain: waiting for %d preempted pod(s) to terminate on node %s", n, held.Node))
-		}
-		// Its victims are gone and the pod still did not pass on the node it is held
-		// on: another plugin refused that node. The hold goes, and the next attempt
-		// starts afresh.
-		p.release(pod, id, held.Node)
-		return nil, fwk.NewStatus(fwk.Unschedulable, "finegrain: the node the pod was held on was refused; hold released")
+		return nil, p.stillHeld(cs, pod, id, held.Node)
 	}
 	if !p.args.Preemption {
 		return nil, fwk.NewStatus(fwk.Unschedulable, "finegrain preemption is off")
@@ -497,7 +498,20 @@ func (p *Plugin) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 	if pod.Spec.PreemptionPolicy != nil && *pod.Spec.PreemptionPolicy == v1.PreemptNever {
 		return nil, fwk.NewStatus(fwk.Unschedulable, "finegrain: the pod's preemptionPolicy is Never")
 	}
-	as, err := p.sched.PostFilter(id, p.now())
+	// Preempt only where finegrain refused the pod: elsewhere another plugin refused
+	// it, and making room on the timeline would not help. FineGrain must be the last
+	// Filter plugin for this to hold (MultiPoint appends enabled plugins after the
+	// defaults, so deploy/scheduler-config.yaml's is): the scheduler keeps the first
+	// refusal of a node.
+	allow := func(node string) bool {
+		st := statuses.Get(node)
+		return st == nil || (st.Code() == fwk.Unschedulable && st.Plugin() == Name)
+	}
+	// The lock is held from the evictions until every victim is recorded, so that no
+	// informer event for a victim comes between (a victim's update would otherwise
+	// find it pending and take it for a pod bound behind the plugin's back).
+	p.mu.Lock()
+	as, err := p.sched.PostFilter(id, p.now(), allow)
 	var evicted []finegrain.Eviction
 	var perr *finegrain.PlacementError
 	switch {
@@ -506,55 +520,104 @@ func (p *Plugin) PostFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 	case errors.As(err, &perr):
 		evicted = perr.Evicted
 	}
-	kept := p.deleteVictims(ctx, pod, id, evicted)
-	if len(kept) > 0 && err == nil {
-		// A victim still runs: the room is not there after all. The preemptor's hold
-		// goes first, so that the victim's requests find their room again.
-		if err := p.sched.Unreserve(id, p.now()); err != nil {
-			p.logger.Error(err, "unreserve after a failed preemption", "pod", klog.KObj(pod))
-		}
+	type victim struct {
+		task string
+		rec  podRecord
 	}
-	for _, e := range kept {
-		p.mu.Lock()
+	victims := make([]victim, 0, len(evicted))
+	for _, e := range evicted {
+		r := p.pods[e.Task]
+		if r == nil {
+			continue
+		}
+		victims = append(victims, victim{e.Task, *r})
+		p.victims[id] = append(p.victims[id], r.uid)
+		// A victim runs until it has terminated: its requests stay held (beyond the
+		// preemptor's hold, SetExternalLoad takes only what is free), and the
+		// preemptor waits for it.
 		p.holdByRequest(e.Task, e.Node)
-		p.mu.Unlock()
+		p.terminating[e.Task] = id
+		p.awaiting[id]++
+	}
+	p.mu.Unlock()
+
+	failed := 0
+	for _, v := range victims {
+		uid := typesUID(v.rec.uid)
+		err := p.handle.ClientSet().CoreV1().Pods(v.rec.namespace).Delete(ctx, v.rec.name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			// It keeps running, held by its requests; nobody waits for it.
+			p.logger.Error(err, "delete preempted pod", "pod", klog.KRef(v.rec.namespace, v.rec.name), "preemptor", klog.KObj(pod))
+			p.mu.Lock()
+			p.forgetVictim(v.task)
+			p.mu.Unlock()
+			failed++
+			continue
+		}
+		p.logger.V(2).Info("preempted", "pod", klog.KRef(v.rec.namespace, v.rec.name), "preemptor", klog.KObj(pod))
 	}
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.Unschedulable, err.Error())
 	}
-	if len(kept) > 0 {
-		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("finegrain: %d preempted pod(s) could not be deleted", len(kept)))
+	if failed > 0 {
+		// The room is not there after all: the preemptor's hold goes, and the victims'
+		// requests are held in full again.
+		p.release(pod, id, as.Node)
+		return nil, fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("finegrain: %d preempted pod(s) could not be deleted", failed))
 	}
 	return &fwk.PostFilterResult{NominatingInfo: &fwk.NominatingInfo{NominatedNodeName: as.Node, NominatingMode: fwk.ModeOverride}}, fwk.NewStatus(fwk.Success)
 }
 
-// deleteVictims deletes the pods finegrain evicted for preemptor, and returns the
-// evictions whose pods could not be deleted.
-func (p *Plugin) deleteVictims(ctx context.Context, preemptor *v1.Pod, preemptorID string, evicted []finegrain.Eviction) []finegrain.Eviction {
-	var kept []finegrain.Eviction
-	for _, e := range evicted {
-		p.mu.Lock()
-		r := p.pods[e.Task]
-		p.mu.Unlock()
-		if r == nil {
-			continue
-		}
-		uid := typesUID(r.uid)
-		err := p.handle.ClientSet().CoreV1().Pods(r.namespace).Delete(ctx, r.name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			p.logger.Error(err, "delete preempted pod", "pod", klog.KRef(r.namespace, r.name), "preemptor", klog.KObj(preemptor))
-			kept = append(kept, e)
-			continue
-		}
-		p.mu.Lock()
-		if _, ok := p.pods[e.Task]; ok {
-			p.terminating[e.Task] = preemptorID
-			p.awaiting[preemptorID]++
-		}
-		p.mu.Unlock()
-		p.logger.V(2).Info("preempted", "pod", klog.KRef(r.namespace, r.name), "node", e.Node, "preemptor", klog.KObj(preemptor))
+// stillHeld is PostFilter for a pod held on node, which did not pass there. While
+// its victims terminate — or PreFilter said so in this cycle, or the scheduler's
+// snapshot still shows one of them on the node — it keeps waiting. Otherwise another
+// plugin refused the node: the hold goes, and the next attempt starts afresh.
+func (p *Plugin) stillHeld(cs fwk.CycleState, pod *v1.Pod, id, node string) *fwk.Status {
+	if n := p.victimsLeft(id); n > 0 || p.cycle(cs, pod).waiting {
+		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("finegrain: waiting for %d preempted pod(s) to terminate on node %s", n, node))
 	}
-	return kept
+	if p.snapshotHasVictim(id, node) {
+		return fwk.NewStatus(fwk.Unschedulable, "finegrain: waiting for the scheduler's cache to drop the preempted pods on node "+node)
+	}
+	p.release(pod, id, node)
+	p.mu.Lock()
+	delete(p.victims, id)
+	p.mu.Unlock()
+	return fwk.NewStatus(fwk.Unschedulable, "finegrain: node "+node+", where the pod was held, was refused; hold released")
+}
+
+// snapshotHasVictim reports whether the scheduler's snapshot of node still holds one
+// of preemptor id's victims.
+func (p *Plugin) snapshotHasVictim(id, node string) bool {
+	p.mu.Lock()
+	victims := p.victims[id]
+	p.mu.Unlock()
+	if len(victims) == 0 || p.handle == nil {
+		return false
+	}
+	ni, err := p.handle.SnapshotSharedLister().NodeInfos().Get(node)
+	if err != nil {
+		return false
+	}
+	for _, pi := range ni.GetPods() {
+		if slices.Contains(victims, string(pi.GetPod().UID)) {
+			return true
+		}
+	}
+	return false
+}
+
+// forgetVictim stops waiting for victim task id (its deletion failed, or it is
+// gone); p.mu is held.
+func (p *Plugin) forgetVictim(id string) {
+	pre, ok := p.terminating[id]
+	if !ok {
+		return
+	}
+	delete(p.terminating, id)
+	if p.awaiting[pre]--; p.awaiting[pre] <= 0 {
+		delete(p.awaiting, pre)
+	}
 }
 
 // holdByRequest turns pod task id of the plugin's, which finegrain no longer holds

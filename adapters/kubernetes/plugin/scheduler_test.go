@@ -240,7 +240,19 @@ func TestPreemptorWaitsForItsVictims(t *testing.T) {
 			if action.(clienttesting.DeleteAction).GetName() != "slow" {
 				return false, nil, nil
 			}
-			graceful.Store(true) // accepted; the pod terminates later
+			// Accepted: the pod is marked for deletion (an update the informers see
+			// at once) and terminates later.
+			obj, err := cs.Tracker().Get(podsGVR, ns, "slow")
+			if err != nil {
+				return true, nil, err
+			}
+			marked := obj.(*v1.Pod).DeepCopy()
+			now := metav1.Now()
+			marked.DeletionTimestamp = &now
+			if err := cs.Tracker().Update(podsGVR, marked, ns); err != nil {
+				return true, nil, err
+			}
+			graceful.Store(true)
 			return true, nil, nil
 		})
 	}})
@@ -258,6 +270,33 @@ func TestPreemptorWaitsForItsVictims(t *testing.T) {
 	assert.Empty(t, c.get("high").Spec.NodeName, "not bound while its victim runs")
 	require.NoError(t, fc.Tracker().Delete(podsGVR, ns, "slow"))
 	assert.Equal(t, "n1", c.waitBound("high"))
+}
+
+// nodeGate refuses node n1 to pod "high", as a plugin that preemption cannot help
+// (taints, affinity) would.
+type nodeGate struct{}
+
+func (nodeGate) Name() string { return "NodeGate" }
+
+func (nodeGate) Filter(_ context.Context, _ fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
+	if pod.Name == "high" && ni.Node().Name == "n1" {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "n1 is not for high")
+	}
+	return nil
+}
+
+// Preemption evicts nothing on a node another plugin refused: room there would not
+// help.
+func TestPreemptionSkipsNodesOthersRefused(t *testing.T) {
+	c := startCluster(t, setup{extra: []extraPlugin{{name: "NodeGate", factory: func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return nodeGate{}, nil }}}})
+	c.node("n1", "4", "8Gi")
+	c.create(pod{name: "low", cpu: "1", mem: "6Gi"})
+	c.waitBound("low")
+	c.create(pod{name: "high", cpu: "1", mem: "6Gi", priority: 1000})
+	c.waitUnschedulable("high")
+	assert.Equal(t, "n1", c.get("low").Spec.NodeName, "low was not evicted")
+	st, _ := c.plugin.Scheduler().State("uid-low")
+	assert.Equal(t, finegrain.Running, st)
 }
 
 // A pod whose preemptionPolicy is Never evicts nothing.
