@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -39,15 +38,7 @@ func TestRealAPIServer(t *testing.T) {
 	client := startAPIServer(t, apiserver, etcd)
 
 	c := startCluster(t, setup{real: client})
-	c.node("n1", "4", "8Gi")
-	c.create(pod{name: "early", cpu: "1", mem: "6Gi", stages: `[{"duration":"60s","cpu":"1","memory":"6Gi"},{"duration":"0","cpu":"1","memory":"1Gi"}]`})
-	assert.Equal(t, "n1", c.waitBound("early"))
-	c.create(pod{name: "late", cpu: "1", mem: "6Gi", stages: `[{"duration":"60s","cpu":"1","memory":"1Gi"},{"duration":"0","cpu":"1","memory":"6Gi"}]`})
-	assert.Equal(t, "n1", c.waitBound("late"), "late's peak comes after early's")
-	c.create(pod{name: "overlap", cpu: "1", mem: "4Gi", stages: `[{"duration":"30s","cpu":"1","memory":"4Gi"}]`})
-	assert.Contains(t, c.waitUnschedulable("overlap"), "memory")
-	st, _ := c.plugin.Scheduler().State(c.uid("overlap"))
-	assert.Equal(t, finegrain.Pending, st)
+	shareANode(t, c)
 	c.waitFor("both pods to run in finegrain", func() bool {
 		a, _ := c.plugin.Scheduler().State(c.uid("early"))
 		b, _ := c.plugin.Scheduler().State(c.uid("late"))

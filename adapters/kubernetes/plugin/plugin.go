@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -364,9 +365,10 @@ func (p *Plugin) ScoreExtensions() fwk.ScoreExtensions { return nil }
 // Reserve holds the pod's stages on the chosen node's timeline, tentatively, until
 // PostBind commits them or Unreserve gives them back. A pod PostFilter already holds
 // there keeps that hold.
-func (p *Plugin) Reserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
-	id := taskID(pod)
-	if as, ok := p.sched.Held(id); !ok || as.Node != nodeName {
+func (p *Plugin) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+	d := p.cycle(cs, pod)
+	id := d.id
+	if d.held != nodeName {
 		if _, err := p.sched.Reserve(id, nodeName, p.now()); err != nil {
 			return fwk.NewStatus(fwk.Unschedulable, err.Error())
 		}
@@ -543,7 +545,7 @@ func (p *Plugin) PostFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 
 	failed := 0
 	for _, v := range victims {
-		uid := typesUID(v.rec.uid)
+		uid := types.UID(v.rec.uid)
 		err := p.handle.ClientSet().CoreV1().Pods(v.rec.namespace).Delete(ctx, v.rec.name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if err != nil && !apierrors.IsNotFound(err) {
 			// It keeps running, held by its requests; nobody waits for it.

@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/finegrain/finegrain"
@@ -26,8 +25,6 @@ func taskID(pod *v1.Pod) string {
 	}
 	return pod.Namespace + "/" + pod.Name
 }
-
-func typesUID(s string) types.UID { return types.UID(s) }
 
 // podRequests is what the pod asks for, as the scheduler's resource fit reads it
 // (containers, init containers, sidecars, overhead).

@@ -30,22 +30,25 @@ const gib = int64(1) << 30
 // first pod's peak is not bound, and its condition says why.
 func TestStagesShareANodeTheirRequestsWouldNot(t *testing.T) {
 	c := startCluster(t, setup{})
+	shareANode(t, c)
+	assert.Empty(t, c.get("overlap").Spec.NodeName)
+	free, err := c.plugin.Scheduler().NodeFree("n1", 0)
+	require.NoError(t, err)
+	assert.Equal(t, 8*gib-6*gib-1*gib, free[1], "both pods are held on n1's timeline, by stage")
+}
+
+// shareANode runs the stage-sharing case on c: early and late bound to n1 of 8 GiB,
+// overlap refused for memory and pending in finegrain.
+func shareANode(t *testing.T, c *cluster) {
 	c.node("n1", "4", "8Gi")
 	c.create(pod{name: "early", cpu: "1", mem: "6Gi", stages: `[{"duration":"60s","cpu":"1","memory":"6Gi"},{"duration":"0","cpu":"1","memory":"1Gi"}]`})
 	assert.Equal(t, "n1", c.waitBound("early"))
 	c.create(pod{name: "late", cpu: "1", mem: "6Gi", stages: `[{"duration":"60s","cpu":"1","memory":"1Gi"},{"duration":"0","cpu":"1","memory":"6Gi"}]`})
 	assert.Equal(t, "n1", c.waitBound("late"), "late's peak comes after early's")
-
 	c.create(pod{name: "overlap", cpu: "1", mem: "4Gi", stages: `[{"duration":"30s","cpu":"1","memory":"4Gi"}]`})
-	msg := c.waitUnschedulable("overlap")
-	assert.Contains(t, msg, "memory", "the refusal names the resource short")
-	assert.Empty(t, c.get("overlap").Spec.NodeName)
-	st, _ := c.plugin.Scheduler().State("uid-overlap")
+	assert.Contains(t, c.waitUnschedulable("overlap"), "memory", "the refusal names the resource short")
+	st, _ := c.plugin.Scheduler().State(c.uid("overlap"))
 	assert.Equal(t, finegrain.Pending, st)
-
-	free, err := c.plugin.Scheduler().NodeFree("n1", 0)
-	require.NoError(t, err)
-	assert.Equal(t, 8*gib-6*gib-1*gib, free[1], "both pods are held on n1's timeline, by stage")
 }
 
 // permitGate rejects every pod at Permit while closed: a plugin after FineGrain that
