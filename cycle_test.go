@@ -25,7 +25,7 @@ func TestDefaultPlugins(t *testing.T) {
 	assert.Equal(t, map[string][]string{
 		"Demand":    {"Prediction"},
 		"PreFilter": {"QueueAdmission", "Gang"},
-		"Filter":    {"ModeGate", "StageMatch", "QoS"},
+		"Filter":    {"ModeGate", "GPUFit", "StageMatch", "QoS"},
 		"Score":     {"NodeScore"},
 		"Reserve":   {"Gang"},
 		"Permit":    {"Gang"},
@@ -38,7 +38,7 @@ func TestDefaultPlugins(t *testing.T) {
 	s = newScheduler(t, finegrain.WithFutureStart(true), finegrain.WithMaxPerHeartbeat(3), finegrain.WithQoS(nil),
 		finegrain.WithoutPlugin("DemandClasses"), finegrain.WithPlugin(offRack{job: "j", rack: "r"}))
 	p := s.Plugins()
-	assert.Equal(t, []string{"ModeGate", "StageMatch", "OffRack"}, p["Filter"])
+	assert.Equal(t, []string{"ModeGate", "GPUFit", "StageMatch", "OffRack"}, p["Filter"])
 	assert.Equal(t, []string{"FutureStart"}, p["PostFilter"])
 	assert.Equal(t, []string{"HeartbeatCap", "IdleGate"}, p["NodeGate"])
 	assert.Nil(t, p["JobFilter"])
@@ -249,7 +249,7 @@ func TestOptionRangeEdges(t *testing.T) {
 		})
 	}
 	s := newScheduler(t, finegrain.WithPluginBefore("Prediction", offRackNamed("First")))
-	assert.Equal(t, []string{"First", "ModeGate", "StageMatch", "QoS"}, s.Plugins()["Filter"])
+	assert.Equal(t, []string{"First", "ModeGate", "GPUFit", "StageMatch", "QoS"}, s.Plugins()["Filter"])
 	_, err := finegrain.New(schema, finegrain.WithoutPlugin("Prediction"))
 	require.ErrorIs(t, err, finegrain.ErrInvalid)
 	assert.Contains(t, err.Error(), "no demand plugin", "the first plugin was found and removed")

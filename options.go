@@ -9,6 +9,7 @@ import (
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/framework"
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/plugins"
 	"github.com/finegrain/finegrain/policy"
@@ -35,6 +36,7 @@ type config struct {
 	delay       []fairness.DelayOption
 	useDelay    bool
 	scorer      match.Scorer
+	gpuScorer   gpu.Scorer
 	candidates  int
 	qos         match.QoSCheck
 	hasQoS      bool
@@ -208,6 +210,22 @@ func WithScorer(s match.Scorer) Option {
 			return fmt.Errorf("finegrain: scorer is nil: %w", ErrInvalid)
 		}
 		c.scorer = s
+		return nil
+	}
+}
+
+// WithGPUScorer adds s to push placement's scoring of the nodes that fit a task with
+// a GPU demand (Task.GPU), with the same weight as WithScorer's scorer, and lets s choose
+// the devices the task gets on the node that wins (plugins.GPUScore): gpu.BestFit,
+// gpu.DotProduct, gpu.Packing or gpu.FGD. Without it, the devices are the best fit
+// (gpu.Devices.BestFit) and nodes are scored by WithScorer alone. The GPUFit filter,
+// which refuses nodes whose devices cannot hold a task's demand, is always on.
+func WithGPUScorer(s gpu.Scorer) Option {
+	return func(c *config) error {
+		if s == nil {
+			return fmt.Errorf("finegrain: GPU scorer is nil: %w", ErrInvalid)
+		}
+		c.gpuScorer = s
 		return nil
 	}
 }

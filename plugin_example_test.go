@@ -54,7 +54,7 @@ func ExampleWithPluginBefore() {
 	st, _, _ := sched.Filter("b2", "big", 0)
 	fmt.Println("b2 on big:", st)
 	// Output:
-	// filters: [ModeGate OffRack StageMatch QoS]
+	// filters: [ModeGate GPUFit OffRack StageMatch QoS]
 	// b1 → small
 	// w1 → big
 	// passed over: 1

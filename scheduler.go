@@ -137,7 +137,7 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	list := []framework.Plugin{pred, plugins.QueueAdmission{}, gate, matcher}
+	list := []framework.Plugin{pred, plugins.QueueAdmission{}, gate, plugins.GPUFit{}, matcher}
 	if !cfg.hasQoS || cfg.qos != nil {
 		q, err := plugins.NewQoS(s.compression, cfg.qos)
 		if err != nil {
@@ -150,6 +150,13 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 		return nil, err
 	}
 	list = append(list, score)
+	if cfg.gpuScorer != nil {
+		g, err := plugins.NewGPUScore(cfg.gpuScorer, 1)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, g)
+	}
 	gang, err := plugins.NewGang(cfg.gangTimeout)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
 )
@@ -28,6 +29,9 @@ type Reservation struct {
 	// Allowance is how far below zero the reservation may take each free amount
 	// (compression, as the matcher reported it in match.Result.Allowance).
 	Allowance resource.Tuple
+	// Devices is the GPU devices to hold for the task's GPU demand (TaskSpec.GPU), as
+	// a GPU scorer chose them; zero lets the state choose (gpu.Devices.BestFit).
+	Devices gpu.Allocation
 }
 
 // own checks that t and n are this state's.
@@ -52,36 +56,71 @@ func (s *State) Reserve(t *TaskInfo, n *NodeInfo, r Reservation) error {
 	if t.state != Pending || t.backupOf != nil {
 		return fmt.Errorf("cluster: reserve task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
 	}
-	h, err := s.hold(n, r)
+	h, devs, err := s.hold(t, n, r)
 	if err != nil {
 		return fmt.Errorf("cluster: reserve task %q on node %q: %w", t.spec.ID, n.spec.ID, err)
 	}
 	usage := r.Hold.Peak()
 	s.dequeue(t, true)
 	s.treeApply(treeOp{kind: opStart, job: t.spec.Job, a: t.spec.Request, b: usage})
-	s.place(t, n, h, r, usage)
+	s.place(t, n, h, devs, r, usage)
 	s.setState(t, Reserved)
 	return nil
 }
 
-// hold reserves r on n's timeline.
-func (s *State) hold(n *NodeInfo, r Reservation) (stage.Handle, error) {
+// hold reserves r on n's timeline, and the GPU devices task t asks for: those of
+// r.Devices, or the best fit. On an error nothing is held.
+func (s *State) hold(t *TaskInfo, n *NodeInfo, r Reservation) (stage.Handle, gpu.Allocation, error) {
 	if r.Start < 0 {
-		return 0, fmt.Errorf("start %v: %w", r.Start, ErrInvalid)
+		return 0, gpu.Allocation{}, fmt.Errorf("start %v: %w", r.Start, ErrInvalid)
 	}
 	if r.Hold.Len() == 0 {
-		return 0, fmt.Errorf("empty profile: %w", ErrInvalid)
+		return 0, gpu.Allocation{}, fmt.Errorf("empty profile: %w", ErrInvalid)
 	}
-	return n.tl.Reserve(r.Start, r.Hold, r.Allowance)
+	devs, err := s.devices(t, n, r.Devices)
+	if err != nil {
+		return 0, gpu.Allocation{}, err
+	}
+	if err := n.gpus.Take(devs); err != nil {
+		return 0, gpu.Allocation{}, fmt.Errorf("devices %v: %w: %w", devs.Devices, stage.ErrNoRoom, err)
+	}
+	h, err := n.tl.Reserve(r.Start, r.Hold, r.Allowance)
+	if err != nil {
+		_ = n.gpus.Release(devs)
+		return 0, gpu.Allocation{}, err
+	}
+	return h, devs, nil
 }
 
-// place records that t holds reservation h of r on n.
-func (s *State) place(t *TaskInfo, n *NodeInfo, h stage.Handle, r Reservation, usage resource.Tuple) {
+// devices is the allocation of task t's GPU demand on node n: a, when it is one of the
+// demand (its count and share, on a model the demand allows), or the best fit when a
+// is zero.
+func (s *State) devices(t *TaskInfo, n *NodeInfo, a gpu.Allocation) (gpu.Allocation, error) {
+	d := t.spec.GPU
+	switch {
+	case d.IsZero() && a.IsZero():
+		return gpu.Allocation{}, nil
+	case d.IsZero() || !d.Allows(n.gpus.Model()):
+		return gpu.Allocation{}, fmt.Errorf("devices %v for a demand of %v on model %q: %w", a.Devices, d, n.gpus.Model(), ErrInvalid)
+	case a.IsZero():
+		best, ok := n.gpus.BestFit(d)
+		if !ok {
+			return gpu.Allocation{}, fmt.Errorf("%v on %d devices with %d free in all: %w", d, n.gpus.Len(), n.gpus.FreeTotal(), stage.ErrNoRoom)
+		}
+		return best, nil
+	case len(a.Devices) != d.Count || a.Milli != d.Milli:
+		return gpu.Allocation{}, fmt.Errorf("devices %v of %d each for a demand of %v: %w", a.Devices, a.Milli, d, ErrInvalid)
+	}
+	return a.Clone(), nil
+}
+
+// place records that t holds reservation h of r, and devices devs, on n.
+func (s *State) place(t *TaskInfo, n *NodeInfo, h stage.Handle, devs gpu.Allocation, r Reservation, usage resource.Tuple) {
 	plan := r.Plan
 	if plan.Len() == 0 {
 		plan = r.Hold
 	}
-	t.node, t.handle, t.start, t.plan, t.usage, t.planned = n, h, r.Start, plan, usage, 0
+	t.node, t.handle, t.devices, t.start, t.plan, t.usage, t.planned = n, h, devs, r.Start, plan, usage, 0
 	if r.Predicted {
 		t.planned = plan.Duration()
 	}
@@ -106,7 +145,7 @@ func (s *State) ReserveBackup(t *TaskInfo, n *NodeInfo, r Reservation) (*TaskInf
 	case t.node == n:
 		return nil, fmt.Errorf("cluster: back up task %q on its own node %q: %w", t.spec.ID, n.spec.ID, ErrInvalid)
 	}
-	h, err := s.hold(n, r)
+	h, devs, err := s.hold(t, n, r)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: back up task %q on node %q: %w", t.spec.ID, n.spec.ID, err)
 	}
@@ -117,7 +156,7 @@ func (s *State) ReserveBackup(t *TaskInfo, n *NodeInfo, r Reservation) (*TaskInf
 	s.treeApply(treeOp{kind: opAllocate, job: t.spec.Job, a: usage})
 	t.backup = b
 	s.tasks[id] = b
-	s.place(b, n, h, r, usage)
+	s.place(b, n, h, devs, r, usage)
 	return b, nil
 }
 
@@ -282,7 +321,8 @@ func (s *State) Preempt(t *TaskInfo) error {
 	return nil
 }
 
-// Suspend takes placed task t's reservation off its node's timeline for a what-if
+// Suspend takes placed task t's reservation off its node's timeline, and its GPU
+// devices off the node's, for a what-if
 // question — would another task fit were t gone? — until Resume puts it back exactly
 // (stage.Timeline.Suspend). Nothing else changes: t keeps its state, and the free
 // index is not updated, so a caller must Resume before the state is used otherwise,
@@ -297,6 +337,7 @@ func (s *State) Suspend(t *TaskInfo) error {
 	if err := t.node.tl.Suspend(t.handle); err != nil {
 		return fmt.Errorf("cluster: suspend task %q: %w: %w", t.spec.ID, ErrState, err)
 	}
+	_ = t.node.gpus.Release(t.devices) // held while placed
 	return nil
 }
 
@@ -308,7 +349,11 @@ func (s *State) Resume(t *TaskInfo) error {
 	if t.node == nil {
 		return fmt.Errorf("cluster: resume task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
 	}
+	if err := t.node.gpus.Take(t.devices); err != nil {
+		return fmt.Errorf("cluster: resume task %q: its devices were taken meanwhile: %w: %w", t.spec.ID, ErrState, err)
+	}
 	if err := t.node.tl.Resume(t.handle); err != nil {
+		_ = t.node.gpus.Release(t.devices)
 		return fmt.Errorf("cluster: resume task %q: %w: %w", t.spec.ID, ErrState, err)
 	}
 	return nil
@@ -443,9 +488,10 @@ func (s *State) release(t *TaskInfo) {
 		}
 	}
 	_ = n.tl.Release(t.handle)
+	_ = n.gpus.Release(t.devices) // held since the reservation
 	delete(n.tasks, t.spec.ID)
 	s.treeApply(treeOp{kind: opRelease, job: t.spec.Job, a: t.usage})
-	t.node, t.handle, t.plan, t.planned, t.usage = nil, 0, stage.Profile{}, 0, resource.Tuple{}
+	t.node, t.handle, t.devices, t.plan, t.planned, t.usage = nil, 0, gpu.Allocation{}, stage.Profile{}, 0, resource.Tuple{}
 	s.reindex(n)
 }
 
@@ -473,6 +519,7 @@ func (s *State) dropBackup(t *TaskInfo, failed bool) {
 		t.failedOn = append(t.failedOn, n.spec.ID)
 	}
 	_ = n.tl.Release(b.handle)
+	_ = n.gpus.Release(b.devices) // held since the reservation
 	delete(n.tasks, b.spec.ID)
 	s.treeApply(treeOp{kind: opRelease, job: t.spec.Job, a: b.usage})
 	delete(s.tasks, b.spec.ID)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
@@ -36,6 +37,9 @@ type NodeSpec struct {
 	Rack string
 	// Capacity is the node's total resources, N in the paper.
 	Capacity resource.Tuple
+	// GPU is the node's GPUs as separate devices (package gpu): tasks with a
+	// TaskSpec.GPU demand are placed on them device by device. Zero: none.
+	GPU gpu.Spec
 }
 
 // JobSpec describes a job: a group of tasks that fairness treats as one (the middle
@@ -104,6 +108,10 @@ type TaskSpec struct {
 	// (priority or guarantee preemption). Failures and node removals still return it
 	// to pending.
 	NonPreemptible bool
+	// GPU is what the task asks of a node's GPU devices (NodeSpec.GPU): a share of
+	// one device or whole devices, of given models. It is held from the task's
+	// reservation until it ends, whatever its profile. Zero: none.
+	GPU gpu.Demand
 }
 
 // TaskState is where a task is in its life. Every submitted task is in exactly one

@@ -11,6 +11,7 @@ import (
 	"github.com/google/btree"
 
 	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
@@ -163,8 +164,8 @@ func (s *State) Clock() time.Duration { return s.clock }
 // Finish and the rest of the life cycle.
 func (s *State) Progress() *predict.ProgressTracker { return s.tracker }
 
-// AddNode adds a server. It fails on an empty or duplicate ID, an invalid capacity, a
-// capacity that is zero on every dimension, or one that would take the cluster's total
+// AddNode adds a server. It fails on an empty or duplicate ID, an invalid capacity or
+// GPU spec, a capacity that is zero on every dimension, or one that would take the cluster's total
 // out of the int64 range.
 func (s *State) AddNode(spec NodeSpec) error {
 	if spec.ID == "" {
@@ -184,6 +185,10 @@ func (s *State) AddNode(spec NodeSpec) error {
 		return fmt.Errorf("cluster: node %q: capacity %s: the cluster's total would leave the int64 range: %w",
 			spec.ID, s.schema.Format(spec.Capacity), resource.ErrOverflow)
 	}
+	gpus, err := gpu.New(spec.GPU)
+	if err != nil {
+		return fmt.Errorf("cluster: node %q: %w: %w", spec.ID, ErrInvalid, err)
+	}
 	tl, err := stage.NewTimeline(s.schema, spec.Capacity)
 	if err != nil {
 		return fmt.Errorf("cluster: node %q: %w", spec.ID, err)
@@ -191,7 +196,7 @@ func (s *State) AddNode(spec NodeSpec) error {
 	s.capacity = total
 	s.shapes.add(spec.Capacity)
 	s.treeApply(treeOp{kind: opCapacity, a: total})
-	n := &NodeInfo{spec: spec, tl: tl, tasks: make(map[string]*TaskInfo)}
+	n := &NodeInfo{spec: spec, tl: tl, tasks: make(map[string]*TaskInfo), gpus: gpus}
 	s.nodes[spec.ID] = n
 	n.key = tl.FreeAt(s.clock)[s.keyDim]
 	s.byFree.ReplaceOrInsert(n)
@@ -311,8 +316,8 @@ func (s *State) AddJob(spec JobSpec) error {
 }
 
 // Submit adds tasks, all or none: it fails, adding nothing, when any task has an empty
-// or duplicate ID, an unknown job, an invalid request, key or profile, or a negative
-// time, or when it would leave a gang job (JobSpec.MinMember) that has not gathered
+// or duplicate ID, an unknown job, an invalid request, key, profile or GPU demand, or a
+// negative time, or when it would leave a gang job (JobSpec.MinMember) that has not gathered
 // yet (JobInfo.Gathered) with fewer live and finished tasks than its MinMember.
 func (s *State) Submit(specs ...TaskSpec) error {
 	seen := make(map[string]bool, len(specs))
@@ -327,6 +332,7 @@ func (s *State) Submit(specs ...TaskSpec) error {
 	for i := range specs {
 		t := &TaskInfo{spec: specs[i], state: Pending}
 		t.spec.Inputs = slices.Clone(t.spec.Inputs)
+		t.spec.GPU.Models = slices.Clone(t.spec.GPU.Models)
 		s.tasks[t.spec.ID] = t
 		s.count[Pending]++
 		s.taskAdded(s.jobs[t.spec.Job])
@@ -379,6 +385,9 @@ func (s *State) validateTask(t *TaskSpec, seen map[string]bool) error {
 	}
 	if err := s.schema.Validate(t.Request); err != nil {
 		return fmt.Errorf("cluster: task %q: request: %w", t.ID, err)
+	}
+	if err := t.GPU.Validate(); err != nil {
+		return fmt.Errorf("cluster: task %q: %w: %w", t.ID, ErrInvalid, err)
 	}
 	seen[t.ID] = true
 	return nil

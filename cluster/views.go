@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
@@ -20,6 +21,7 @@ type NodeInfo struct {
 	tasks    map[string]*TaskInfo // reserved and running attempts, backups included
 	key      int64                // free amount of the index dimension when indexed
 	external stage.Handle         // the reservation holding load the scheduler did not place
+	gpus     gpu.Devices          // the node's GPU devices (NodeSpec.GPU)
 }
 
 // ID names the node.
@@ -37,6 +39,10 @@ func (n *NodeInfo) Spec() NodeSpec { return n.spec }
 // Timeline is the node's free resources over time, every reservation subtracted.
 // Read it; never reserve or release on it directly.
 func (n *NodeInfo) Timeline() *stage.Timeline { return n.tl }
+
+// Devices is the node's GPU devices, each with its free share. Read it; never take
+// or release on it directly.
+func (n *NodeInfo) Devices() *gpu.Devices { return &n.gpus }
 
 // NumTasks is how many task attempts (reserved or running, backups included) the node
 // holds.
@@ -170,8 +176,13 @@ type TaskInfo struct {
 	disrupted        bool // preempted and not placed again yet (State.Preempt)
 	// undisrupted: its latest commit ended a disruption (Withdraw restores it).
 	undisrupted  bool
-	pendingSince time.Duration // when it last became pending (PendingSince)
+	pendingSince time.Duration  // when it last became pending (PendingSince)
+	devices      gpu.Allocation // the GPU devices it holds while placed
 }
+
+// Devices is the GPU devices the placed task holds on its node (TaskSpec.GPU); zero
+// when it holds none. The slice is the state's: read it, do not change it.
+func (t *TaskInfo) Devices() gpu.Allocation { return t.devices }
 
 // Preemptible reports whether the task may be evicted to make room for another: it
 // is not a backup attempt nor marked TaskSpec.NonPreemptible.
@@ -206,6 +217,10 @@ func (t *TaskInfo) Key() predict.Key { return t.spec.Key }
 
 // Request is what the task asked for.
 func (t *TaskInfo) Request() resource.Tuple { return t.spec.Request }
+
+// GPU is what the task asks of a node's GPU devices (TaskSpec.GPU). Its Models slice
+// is the state's: read it, do not change it.
+func (t *TaskInfo) GPU() gpu.Demand { return t.spec.GPU }
 
 // Declared is the task's declared stage profile; empty when it declared none.
 func (t *TaskInfo) Declared() stage.Profile { return t.spec.Profile }

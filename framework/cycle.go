@@ -9,6 +9,7 @@ import (
 
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
@@ -100,6 +101,7 @@ func (c *Cycle) preFilter(a *Attempt) Status {
 // call it on the placements they propose.
 func (c *Cycle) Filter(a *Attempt) Status {
 	a.Result = match.Result{Code: match.Fit, Stage: -1, Dim: -1}
+	a.Devices = gpu.Allocation{}
 	if c.allow != nil && a.Node != nil && !c.allow(a.Node) {
 		return Status{Code: Unschedulable, Reason: PluginRefused, Plugin: "host"}
 	}
@@ -144,7 +146,7 @@ func finite(x float64) float64 {
 // reservation is rolled back and nothing has changed.
 func (c *Cycle) reserve(a *Attempt) Status {
 	st := c.fw.state
-	r := cluster.Reservation{Start: a.Start, Hold: a.Demand.Hold, Plan: a.Demand.Plan, Predicted: a.Demand.Predicted, Allowance: a.Result.Allowance}
+	r := cluster.Reservation{Start: a.Start, Hold: a.Demand.Hold, Plan: a.Demand.Plan, Predicted: a.Demand.Predicted, Allowance: a.Result.Allowance, Devices: a.Devices}
 	if a.Backup {
 		b, err := st.ReserveBackup(a.Task, a.Node, r)
 		if err != nil {
@@ -216,6 +218,7 @@ func assignment(a *Attempt) Assignment {
 	as := Assignment{
 		Task: a.Task.ID(), Job: a.Task.Job(), Node: a.Node.ID(), Start: a.Start,
 		Profile: a.Demand.Plan, Predicted: a.Demand.Predicted, Result: a.Result, Locality: a.Level,
+		Devices: a.Task.Devices().Clone(),
 	}
 	if b := a.Task.BackupOf(); b != nil {
 		as.BackupOf = b.ID()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/stage"
 )
@@ -53,6 +54,10 @@ type Attempt struct {
 	Result match.Result
 	// Backup marks a backup attempt of a running task (speculation).
 	Backup bool
+	// Devices is the GPU devices the task would hold on Node (cluster.TaskSpec.GPU):
+	// zero after Filter, which lets the state take the best fit at Reserve; a GPU
+	// Score plugin (plugins.GPUScore) sets the devices its score assumes.
+	Devices gpu.Allocation
 }
 
 // PreFilterPlugin checks a task once per cycle, before any node: cluster-wide

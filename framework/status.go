@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/stage"
 )
@@ -118,9 +119,13 @@ const (
 	// GangShort: the task's job is a gang with fewer live and finished tasks than its
 	// MinMember (some were cancelled): it cannot gather until more are submitted.
 	GangShort
+	// NoGPU: the node's GPU devices cannot hold the task's GPU demand: too few of
+	// them have its share free, or their model is not one the task allows
+	// (plugins.GPUFit).
+	NoGPU
 )
 
-var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere", "refused by a plugin", "waiting for permit", "permit denied", "no class of its tasks fits", "preempted", "reclaimed for a guarantee", "another gang is gathering", "gang short of MinMember tasks"}
+var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere", "refused by a plugin", "waiting for permit", "permit denied", "no class of its tasks fits", "preempted", "reclaimed for a guarantee", "another gang is gathering", "gang short of MinMember tasks", "no GPU device fits"}
 
 func (r Reason) String() string {
 	if int(r) < len(reasonNames) {
@@ -154,6 +159,9 @@ type Assignment struct {
 	// are pending again, and the embedder must stop them, and start this task once
 	// they have stopped (the scheduler's books hold the room for it already).
 	Evicted []Eviction
+	// Devices is the GPU devices of Node the task holds (cluster.TaskSpec.GPU): the
+	// devices to hand it, e.g. in CUDA_VISIBLE_DEVICES. Zero when it asks for none.
+	Devices gpu.Allocation
 }
 
 // Eviction is a running task evicted to make room for another: it is pending again,

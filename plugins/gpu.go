@@ -1,0 +1,66 @@
+package plugins
+
+import (
+	"fmt"
+
+	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/framework"
+	"github.com/finegrain/finegrain/gpu"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// GPUFit (Filter) refuses a node whose GPU devices cannot hold the task's GPU demand
+// (cluster.TaskSpec.GPU): a model the task does not allow, or too few devices with its
+// share free (gpu.Devices.Fits) — device by device, so eight devices with 0.6 free
+// each hold no task that needs a whole one. The devices are held from the task's
+// reservation until it ends; the state takes the best fit unless a GPU scorer chose
+// (GPUScore). A task without GPU demand passes.
+type GPUFit struct{}
+
+// Name implements framework.Plugin.
+func (GPUFit) Name() string { return "GPUFit" }
+
+// Filter implements framework.FilterPlugin.
+func (GPUFit) Filter(_ *framework.Cycle, a *framework.Attempt) framework.Status {
+	if d := a.Task.GPU(); !d.IsZero() && !a.Node.Devices().Fits(d) {
+		return framework.Refuse(framework.NoGPU)
+	}
+	return framework.Status{}
+}
+
+// GPUScore (Score) ranks the nodes a task passed on in push mode with a gpu.Scorer
+// (gpu.BestFit, gpu.DotProduct, gpu.Packing, gpu.FGD or your own), times Weight, and
+// records the devices the score assumes in the attempt, so that the task holds those
+// if the node wins. The scorer sees the node's least free amount over the task's
+// window and the peak of what the task holds, as NodeScore does.
+type GPUScore struct {
+	scorer gpu.Scorer
+	weight float64
+}
+
+// NewGPUScore returns the GPU scoring plugin for sc with weight w (a finite number > 0).
+func NewGPUScore(sc gpu.Scorer, w float64) (*GPUScore, error) {
+	if sc == nil || !(w > 0) || w > 1e300 {
+		return nil, fmt.Errorf("plugins: GPU score: scorer %v, weight %v: %w", sc, w, cluster.ErrInvalid)
+	}
+	return &GPUScore{scorer: sc, weight: w}, nil
+}
+
+// Name implements framework.Plugin.
+func (*GPUScore) Name() string { return "GPUScore" }
+
+// Score implements framework.ScorePlugin.
+func (s *GPUScore) Score(_ *framework.Cycle, a *framework.Attempt) float64 {
+	tl, hold := a.Node.Timeline(), a.Demand.Hold
+	free := a.Result.MinFree
+	if !a.Result.MinFreeKnown {
+		free = tl.MinFree(a.Start, stage.AddSat(a.Start, hold.Duration()))
+	}
+	node := gpu.Node{Capacity: tl.Capacity(), Free: free, Devices: a.Node.Devices()}
+	x, alloc, ok := s.scorer.Score(node, gpu.Shape{Request: hold.Peak(), GPU: a.Task.GPU()})
+	if !ok {
+		return 0
+	}
+	a.Devices = alloc
+	return s.weight * x
+}
