@@ -183,7 +183,7 @@ func New(w *workload.Workload, cl *workload.Cluster, p Policy, opts ...Option) (
 			}
 		}
 		s.nodes[i] = n
-		if err := s.sched.AddNode(finegrain.Node{ID: spec.ID, Rack: spec.Rack, Capacity: n.adv}); err != nil {
+		if err := s.sched.AddNode(finegrain.Node{ID: spec.ID, Rack: spec.Rack, Capacity: n.adv, GPU: spec.GPU}); err != nil {
 			return nil, fmt.Errorf("sim: node %q: %w: %w", spec.ID, ErrScheduler, err)
 		}
 	}
@@ -351,7 +351,7 @@ func (s *Sim) submit(j int, k workload.Kind) error {
 			continue
 		}
 		ti := sj.firstTask + int32(i)
-		ft := finegrain.Task{ID: wt.ID, Job: sj.wj.ID, Request: wt.Request.Only(s.mask), Submitted: s.now}
+		ft := finegrain.Task{ID: wt.ID, Job: sj.wj.ID, Request: wt.Request.Only(s.mask), Submitted: s.now, GPU: wt.GPU}
 		ft.Key = predict.Key(sj.wj.Key(wt))
 		if len(wt.Blocks) > 0 {
 			for _, b := range wt.Blocks {
@@ -936,7 +936,7 @@ func (s *Sim) fail(i int) error {
 func (s *Sim) repair(i int) error {
 	f := s.failures[i]
 	n := s.nodes[s.nodeIdx[f.Node]]
-	if err := s.sched.AddNode(finegrain.Node{ID: n.spec.ID, Rack: n.spec.Rack, Capacity: n.adv}); err != nil {
+	if err := s.sched.AddNode(finegrain.Node{ID: n.spec.ID, Rack: n.spec.Rack, Capacity: n.adv, GPU: n.spec.GPU}); err != nil {
 		return fmt.Errorf("sim: repair of %q at %v: %w: %w", f.Node, s.now, ErrScheduler, err)
 	}
 	s.advance(n, s.now)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/policy"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
@@ -148,6 +149,17 @@ func Fair() Policy {
 // jobs ordered by weighted dominant share.
 func DRF() Policy {
 	return Policy{Name: "DRF", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{})}}
+}
+
+// GPUSharing is a Kubernetes-like scheduler of GPU-sharing tasks, as the ATC'23
+// fragmentation study runs its policies: push placement by request (no prediction),
+// every node that fits scored (finegrain.WithCandidates(0)) by the GPU scorer s alone
+// (finegrain.WithGPUScorer; the CPU and memory scorer, NodeScore, removed), which also
+// chooses the devices. Use it with Fill, or with Run and WithMode(Push).
+func GPUSharing(name string, s gpu.Scorer) Policy {
+	return Policy{Name: name, Options: []finegrain.Option{
+		finegrain.WithoutPrediction(), finegrain.WithCandidates(0), finegrain.WithGPUScorer(s), finegrain.WithoutPlugin("NodeScore"),
+	}}
 }
 
 // FGM is the paper's scheduler with its defaults: DRF ordering, stage profiles predicted

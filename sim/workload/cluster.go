@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/resource"
 )
 
@@ -22,7 +23,8 @@ type NodeSpec struct {
 	Speed float64
 	// Slots caps the tasks the node runs at once, as Hadoop 1 slots do (the thesis'
 	// model); 0 means no slot limit (only Capacity counts, as in YARN).
-	Slots int
+	Slots int	// GPU is the node's GPU devices (finegrain.Node.GPU); zero for none.
+	GPU gpu.Spec
 }
 
 // Cluster describes the machines a workload runs on: nodes in racks, and the bandwidth
@@ -42,7 +44,7 @@ type Cluster struct {
 }
 
 // Validate checks the cluster: at least one node; node IDs non-empty and unique; racks
-// non-empty; capacities valid in Schema(); speeds positive and finite; slots not
+// non-empty; capacities valid in Schema(); GPU specs valid; speeds positive and finite; slots not
 // negative; both bandwidths positive.
 func (c *Cluster) Validate() error {
 	if len(c.Nodes) == 0 {
@@ -70,6 +72,9 @@ func (c *Cluster) Validate() error {
 		}
 		if err := schema.Validate(n.Capacity); err != nil {
 			return fieldErr(f("Capacity"), schema.Format(n.Capacity), err)
+		}
+		if err := n.GPU.Validate(); err != nil {
+			return fieldErr(f("GPU"), n.GPU, fmt.Errorf("%w: %w", ErrInvalidValue, err))
 		}
 		if k, dup := seen[n.ID]; dup {
 			return fieldErr(f("ID"), fmt.Sprintf("%s (also Nodes[%d])", n.ID, k), ErrDuplicateID)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
 )
@@ -132,7 +133,9 @@ type Task struct {
 	// it prefers nodes holding a replica of them (data locality). Generated map tasks
 	// read exactly one block, except an empty map task (a job without input), which
 	// reads none; reduce tasks read none.
-	Blocks []int
+	Blocks []int	// GPU is what the task asks of a node's GPU devices (finegrain.Task.GPU), held
+	// while it runs; zero for none. GPU-sharing traces (FromOpenB) set it.
+	GPU gpu.Demand
 }
 
 // SimilarityKey identifies a class of similar tasks (docs/methods.md §2, Def. 3): the
@@ -275,6 +278,9 @@ func (w *Workload) Validate() error {
 			tasks[t.ID] = j.ID
 			if err := s.Validate(t.Request); err != nil {
 				return fieldErr(g("Request"), s.Format(t.Request), err)
+			}
+			if err := t.GPU.Validate(); err != nil {
+				return fieldErr(g("GPU"), t.GPU, fmt.Errorf("%w: %w", ErrInvalidValue, err))
 			}
 			for b, blk := range t.Blocks {
 				if blk < 0 || blk >= len(w.Blocks) {
