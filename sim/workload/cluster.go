@@ -23,7 +23,8 @@ type NodeSpec struct {
 	Speed float64
 	// Slots caps the tasks the node runs at once, as Hadoop 1 slots do (the thesis'
 	// model); 0 means no slot limit (only Capacity counts, as in YARN).
-	Slots int	// GPU is the node's GPU devices (finegrain.Node.GPU); zero for none.
+	Slots int
+	// GPU is the node's GPU devices (finegrain.Node.GPU); zero for none.
 	GPU gpu.Spec
 }
 

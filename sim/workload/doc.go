@@ -23,6 +23,11 @@
 //	traces          ParseSWIM/LoadSWIM + FromSWIM (SWIM TSV: Facebook 2009/2010);
 //	                ParsePlanetLab/LoadPlanetLab/LoadPlanetLabDir (CPU % every 5 min)
 //	                → Series, a background load for the "cloud" environment
+//	                ParseAlibaba2017/LoadAlibaba2017 + FromAlibaba2017 (Alibaba
+//	                cluster-trace-v2017 batch_task: a job per trace job, a task per
+//	                instance, a seeded true-usage model under the trace's requests);
+//	                ParseOpenBNodes/ParseOpenBPods and their Load functions (Alibaba
+//	                cluster-trace-gpu-v2023, the "openb" GPU-sharing cluster)
 //
 // Every tuple and profile uses Schema(): cpu (milli-cores, compressible), memory (bytes),
 // disk-io and net-io (bytes/s, compressible). Time is a time.Duration from the

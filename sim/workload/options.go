@@ -24,6 +24,7 @@ type config struct {
 	rounding  resource.Tuple
 	jitter    float64
 	maxTasks  int
+	machine   int64 // machine memory for FromAlibaba2017 (WithMachineMemory); 0 = default
 
 	total   int64
 	online  bool

@@ -115,6 +115,10 @@ type Task struct {
 	ID string
 	// Kind is map or reduce.
 	Kind Kind
+	// Logic, when set, tells apart tasks of one job that run different code — the
+	// stages of a DAG job, as in the Alibaba batch trace — within the job's Logic: it
+	// joins the similarity key (Job.Key). Generators of MapReduce jobs leave it empty.
+	Logic string
 	// InputBytes is the data the task processes: its block for a map task, its share of
 	// the shuffle for a reduce task. With the job's logic and the kind it forms the
 	// similarity key (Job.Key).
@@ -133,7 +137,8 @@ type Task struct {
 	// it prefers nodes holding a replica of them (data locality). Generated map tasks
 	// read exactly one block, except an empty map task (a job without input), which
 	// reads none; reduce tasks read none.
-	Blocks []int	// GPU is what the task asks of a node's GPU devices (finegrain.Task.GPU), held
+	Blocks []int
+	// GPU is what the task asks of a node's GPU devices (finegrain.Task.GPU), held
 	// while it runs; zero for none. GPU-sharing traces (FromOpenB) set it.
 	GPU gpu.Demand
 }
@@ -148,11 +153,16 @@ type SimilarityKey struct {
 	InputSize int64
 }
 
-// Key returns the similarity key of task t of job j. Map tasks of full blocks of jobs
-// with the same Logic share a key, so an estimator learns from the first of them; the
-// last, partial block of each job has a key of its own.
+// Key returns the similarity key of task t of job j: the job's Logic, the task's own
+// Logic when it has one, and its kind, with its input size. Map tasks of full blocks
+// of jobs with the same Logic share a key, so an estimator learns from the first of
+// them; the last, partial block of each job has a key of its own.
 func (j *Job) Key(t *Task) SimilarityKey {
-	return SimilarityKey{Logic: j.Logic + "/" + t.Kind.String(), InputSize: t.InputBytes}
+	logic := j.Logic + "/"
+	if t.Logic != "" {
+		logic += t.Logic + "/"
+	}
+	return SimilarityKey{Logic: logic + t.Kind.String(), InputSize: t.InputBytes}
 }
 
 // NumTasks returns the number of the job's tasks of kind k.

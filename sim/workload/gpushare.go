@@ -1,0 +1,160 @@
+package workload
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/finegrain/finegrain/gpu"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// OpenBRack is the rack of every node of OpenBCluster: the trace gives none, and its
+// pods read no input, so locality plays no part.
+const OpenBRack = "openb"
+
+// OpenBCluster turns an openb node list (ParseOpenBNodes) into a simulated cluster: a
+// node per row, with the row's CPUs and memory (no disk or network bandwidth: the
+// trace's pods use none), its GPUs as devices of its model (finegrain.Node.GPU), speed
+// 1, all in rack OpenBRack. It fails on an empty list, a duplicate or empty name, or a
+// GPU count out of range.
+func OpenBCluster(name string, nodes []OpenBNode) (Cluster, error) {
+	if len(nodes) == 0 {
+		return Cluster{}, fieldErr("nodes", 0, ErrEmpty)
+	}
+	if name == "" {
+		name = "openb"
+	}
+	cl := Cluster{Name: name, Nodes: make([]NodeSpec, len(nodes)), IntraRackBandwidth: 125_000_000, CrossRackBandwidth: 125_000_000}
+	for i, n := range nodes {
+		var c resource.Tuple
+		c[SlotCPU], c[SlotMemory] = n.CPUMilli, n.MemoryMiB*MiB
+		cl.Nodes[i] = NodeSpec{ID: n.Name, Rack: OpenBRack, Capacity: c, Speed: 1, GPU: gpu.Spec{Model: n.Model, Count: n.GPUs}}
+	}
+	if err := cl.Validate(); err != nil {
+		return Cluster{}, err
+	}
+	return cl, nil
+}
+
+// OpenBStats counts what FromOpenB did with the pods.
+type OpenBStats struct {
+	// Used counts the pods that became tasks.
+	Used int
+	// Untimed counts the pods skipped for want of a creation or deletion time (the
+	// multigpu20 list has no times; pending pods have no deletion in some lists).
+	Untimed int
+	// Unplaceable counts the pods skipped because no node of the cluster holds them
+	// even empty: their CPUs, memory or GPU devices (count or model) exceed every
+	// node's.
+	Unplaceable int
+}
+
+// OpenBTask is pod p as a task of the openb cluster's schema: its CPUs and memory as
+// Request, its GPU demand (count, share, models), and a true profile that uses the
+// request throughout for d (at least MinStageDuration): the trace has requests and
+// times only.
+func OpenBTask(p *OpenBPod, d time.Duration) (Task, error) {
+	var req resource.Tuple
+	req[SlotCPU], req[SlotMemory] = p.CPUMilli, p.MemoryMiB*MiB
+	var dem gpu.Demand
+	if p.NumGPU > 0 {
+		dem = gpu.Demand{Count: p.NumGPU, Milli: p.GPUMilli, Models: slices.Clone(p.GPUSpec)}
+	}
+	if err := dem.Validate(); err != nil {
+		return Task{}, fieldErr("pod "+p.Name+".GPU", dem, fmt.Errorf("%w: %w", ErrInvalidValue, err))
+	}
+	if err := schema.Validate(req); err != nil {
+		return Task{}, fieldErr("pod "+p.Name+".Request", schema.Format(req), err)
+	}
+	tp, err := stage.NewProfile(schema, stage.Stage{Duration: max(d, MinStageDuration), Demand: req})
+	if err != nil {
+		return Task{}, fieldErr("pod "+p.Name, d, err)
+	}
+	return Task{ID: p.Name, Kind: Map, True: tp, Request: req, GPU: dem}, nil
+}
+
+// FromOpenB turns an openb pod list (ParseOpenBPods) into a workload for cluster cl
+// (OpenBCluster): a job per pod, in queue "default", submitted at the pod's creation
+// time times timeScale, rebased so that the first arrives at 0, with one task
+// (OpenBTask) that runs for its deletion time less its creation time, times
+// timeScale. timeScale (in (0, 1]) compresses the trace: its pods span about 150 days,
+// and 0.001 replays them in about 3.6 hours of simulated time. Pods without both times,
+// and pods no node of cl holds even empty, are skipped and counted. It fails on an
+// invalid timeScale or cluster, a pod with an invalid GPU demand, or no pod left.
+func FromOpenB(name string, pods []OpenBPod, cl *Cluster, timeScale float64) (Workload, OpenBStats, error) {
+	var st OpenBStats
+	if !(timeScale > 0 && timeScale <= 1) {
+		return Workload{}, st, fieldErr("timeScale", timeScale, ErrInvalidOption)
+	}
+	if err := cl.Validate(); err != nil {
+		return Workload{}, st, err
+	}
+	if name == "" {
+		name = "openb"
+	}
+	type timed struct {
+		p   *OpenBPod
+		at  time.Duration
+		run time.Duration
+	}
+	var list []timed
+	first := time.Duration(-1)
+	for i := range pods {
+		p := &pods[i]
+		if !p.HasCreated || !p.HasDeleted || p.Deleted < p.Created {
+			st.Untimed++
+			continue
+		}
+		if !holds(cl, p) {
+			st.Unplaceable++
+			continue
+		}
+		at := time.Duration(float64(p.Created) * timeScale)
+		list = append(list, timed{p, at, time.Duration(float64(p.Deleted-p.Created) * timeScale)})
+		if first < 0 || at < first {
+			first = at
+		}
+	}
+	if len(list) == 0 {
+		return Workload{}, st, fieldErr("pods", fmt.Sprintf("%d untimed, %d unplaceable", st.Untimed, st.Unplaceable), ErrEmpty)
+	}
+	slices.SortStableFunc(list, func(a, b timed) int {
+		switch {
+		case a.at < b.at:
+			return -1
+		case a.at > b.at:
+			return 1
+		}
+		return 0
+	})
+	w := Workload{Name: name, Jobs: make([]Job, 0, len(list))}
+	for _, e := range list {
+		t, err := OpenBTask(e.p, e.run)
+		if err != nil {
+			return Workload{}, st, err
+		}
+		app := "cpu"
+		switch {
+		case e.p.SharesGPU():
+			app = "gpu-share"
+		case e.p.NumGPU > 0:
+			app = fmt.Sprintf("gpu-%d", e.p.NumGPU)
+		}
+		w.Jobs = append(w.Jobs, Job{ID: e.p.Name, Queue: "default", Submit: e.at - first, App: app, Logic: name + "/" + e.p.Name, Tasks: []Task{t}})
+	}
+	st.Used = len(w.Jobs)
+	return w, st, nil
+}
+
+// holds reports whether some node of cl holds pod p when empty.
+func holds(cl *Cluster, p *OpenBPod) bool {
+	for _, n := range cl.Nodes {
+		if n.Capacity[SlotCPU] >= p.CPUMilli && n.Capacity[SlotMemory] >= p.MemoryMiB*MiB &&
+			n.GPU.Count >= p.NumGPU && (p.NumGPU == 0 || len(p.GPUSpec) == 0 || slices.Contains(p.GPUSpec, n.GPU.Model)) {
+			return true
+		}
+	}
+	return false
+}

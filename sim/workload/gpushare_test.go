@@ -1,0 +1,142 @@
+package workload_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/finegrain/finegrain/gpu"
+	"github.com/finegrain/finegrain/sim/workload"
+)
+
+func openBNodes() []workload.OpenBNode {
+	return []workload.OpenBNode{
+		{Name: "cpu", CPUMilli: 32000, MemoryMiB: 262144},
+		{Name: "t4", CPUMilli: 64000, MemoryMiB: 262144, GPUs: 2, Model: "T4"},
+		{Name: "v100", CPUMilli: 96000, MemoryMiB: 786432, GPUs: 8, Model: "V100M32"},
+	}
+}
+
+func TestOpenBCluster(t *testing.T) {
+	cl, err := workload.OpenBCluster("", openBNodes())
+	require.NoError(t, err)
+	assert.Equal(t, "openb", cl.Name)
+	require.Len(t, cl.Nodes, 3)
+	v := cl.Nodes[2]
+	assert.Equal(t, "v100", v.ID)
+	assert.Equal(t, workload.OpenBRack, v.Rack)
+	assert.Equal(t, int64(96000), v.Capacity[workload.SlotCPU])
+	assert.Equal(t, int64(786432)*workload.MiB, v.Capacity[workload.SlotMemory])
+	assert.Equal(t, gpu.Spec{Model: "V100M32", Count: 8}, v.GPU)
+	assert.Equal(t, gpu.Spec{}, cl.Nodes[0].GPU)
+
+	_, err = workload.OpenBCluster("x", nil)
+	assert.ErrorIs(t, err, workload.ErrEmpty)
+	dup := append(openBNodes(), workload.OpenBNode{Name: "t4", CPUMilli: 1})
+	_, err = workload.OpenBCluster("x", dup)
+	assert.ErrorIs(t, err, workload.ErrDuplicateID)
+	bad := openBNodes()
+	bad[1].GPUs = gpu.MaxDevices + 1
+	_, err = workload.OpenBCluster("x", bad)
+	assert.ErrorIs(t, err, workload.ErrInvalidValue)
+	assert.ErrorIs(t, err, gpu.ErrInvalid)
+}
+
+func TestOpenBTask(t *testing.T) {
+	share := workload.OpenBPod{Name: "p", CPUMilli: 4000, MemoryMiB: 1024, NumGPU: 1, GPUMilli: 460, GPUSpec: []string{"T4"}}
+	tk, err := workload.OpenBTask(&share, time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, "p", tk.ID)
+	assert.Equal(t, gpu.Demand{Count: 1, Milli: 460, Models: []string{"T4"}}, tk.GPU)
+	assert.Equal(t, int64(4000), tk.Request[workload.SlotCPU])
+	assert.Equal(t, 1024*workload.MiB, tk.Request[workload.SlotMemory])
+	assert.Equal(t, time.Minute, tk.True.Duration())
+	assert.Equal(t, tk.Request, tk.True.Peak(), "the pod uses its request throughout")
+	share.GPUSpec[0] = "P100"
+	assert.Equal(t, []string{"T4"}, tk.GPU.Models, "the task does not share the pod's slice")
+
+	cpu := workload.OpenBPod{Name: "c", CPUMilli: 1000, MemoryMiB: 1}
+	tk, err = workload.OpenBTask(&cpu, 0)
+	require.NoError(t, err)
+	assert.True(t, tk.GPU.IsZero())
+	assert.Equal(t, workload.MinStageDuration, tk.True.Duration())
+
+	for _, p := range []workload.OpenBPod{
+		{Name: "several-shares", CPUMilli: 1, NumGPU: 2, GPUMilli: 500},
+		{Name: "zero-share", CPUMilli: 1, NumGPU: 1},
+		{Name: "negative", CPUMilli: -1},
+	} {
+		_, err := workload.OpenBTask(&p, time.Second)
+		assert.Error(t, err, p.Name)
+		var fe *workload.FieldError
+		assert.True(t, errors.As(err, &fe), p.Name)
+	}
+}
+
+func TestFromOpenB(t *testing.T) {
+	cl, err := workload.OpenBCluster("openb", openBNodes())
+	require.NoError(t, err)
+	s := time.Second
+	pods := []workload.OpenBPod{
+		{Name: "late", CPUMilli: 8000, MemoryMiB: 1024, NumGPU: 1, GPUMilli: 500, HasCreated: true, HasDeleted: true, Created: 5000 * s, Deleted: 9000 * s},
+		{Name: "early", CPUMilli: 8000, MemoryMiB: 1024, HasCreated: true, HasDeleted: true, Created: 1000 * s, Deleted: 3000 * s},
+		{Name: "pending", CPUMilli: 1000, MemoryMiB: 1, HasCreated: true, Created: 2000 * s},
+		{Name: "untimed", CPUMilli: 1000, MemoryMiB: 1},
+		{Name: "too-many-gpus", CPUMilli: 1000, MemoryMiB: 1, NumGPU: 16, GPUMilli: 1000, HasCreated: true, HasDeleted: true},
+		{Name: "no-such-model", CPUMilli: 1000, MemoryMiB: 1, NumGPU: 1, GPUMilli: 1000, GPUSpec: []string{"A100"}, HasCreated: true, HasDeleted: true},
+		{Name: "too-much-cpu", CPUMilli: 200000, MemoryMiB: 1, HasCreated: true, HasDeleted: true},
+		{Name: "whole", CPUMilli: 1000, MemoryMiB: 1, NumGPU: 2, GPUMilli: 1000, GPUSpec: []string{"T4"}, HasCreated: true, HasDeleted: true, Created: 3000 * s, Deleted: 3000 * s},
+	}
+	w, st, err := workload.FromOpenB("", pods, &cl, 0.01)
+	require.NoError(t, err)
+	assert.Equal(t, workload.OpenBStats{Used: 3, Untimed: 2, Unplaceable: 3}, st)
+	require.NoError(t, w.Validate())
+	assert.Equal(t, "openb", w.Name)
+	var ids []string
+	var at []time.Duration
+	for _, j := range w.Jobs {
+		ids = append(ids, j.ID)
+		at = append(at, j.Submit)
+		require.Len(t, j.Tasks, 1)
+	}
+	assert.Equal(t, []string{"early", "whole", "late"}, ids, "by creation")
+	assert.Equal(t, []time.Duration{0, 20 * s, 40 * s}, at, "rebased and scaled by 0.01")
+	assert.Equal(t, 20*s, w.Jobs[0].Tasks[0].True.Duration())
+	assert.Equal(t, workload.MinStageDuration, w.Jobs[1].Tasks[0].True.Duration(), "a pod deleted at creation runs the shortest stage")
+	assert.Equal(t, "gpu-share", w.Jobs[2].App)
+	assert.Equal(t, "gpu-2", w.Jobs[1].App)
+	assert.Equal(t, "cpu", w.Jobs[0].App)
+
+	for _, scale := range []float64{0, -1, 1.5} {
+		_, _, err := workload.FromOpenB("x", pods, &cl, scale)
+		assert.ErrorIs(t, err, workload.ErrInvalidOption, scale)
+	}
+	_, _, err = workload.FromOpenB("x", pods[3:7], &cl, 1)
+	assert.ErrorIs(t, err, workload.ErrEmpty)
+	_, _, err = workload.FromOpenB("x", pods, &workload.Cluster{}, 1)
+	assert.ErrorIs(t, err, workload.ErrEmpty)
+}
+
+// The shared openb lists become workloads whose every pod fits the cluster.
+func TestRealFromOpenB(t *testing.T) {
+	nodes, err := workload.LoadOpenBNodes(dataFile(t, openBDir+"openb_node_list_all_node.csv"))
+	require.NoError(t, err)
+	cl, err := workload.OpenBCluster("openb", nodes)
+	require.NoError(t, err)
+	pods, err := workload.LoadOpenBPods(dataFile(t, openBDir+"openb_pod_list_gpushare40.csv"))
+	require.NoError(t, err)
+	w, st, err := workload.FromOpenB("gpushare40", pods, &cl, 0.001)
+	require.NoError(t, err)
+	require.NoError(t, w.Validate())
+	assert.Equal(t, len(pods), st.Used+st.Untimed+st.Unplaceable)
+	assert.Equal(t, st.Used, w.NumTasks())
+	assert.Greater(t, st.Used, 8000)
+	multi, err := workload.LoadOpenBPods(dataFile(t, openBDir+"openb_pod_list_multigpu20.csv"))
+	require.NoError(t, err)
+	_, st, err = workload.FromOpenB("multigpu20", multi, &cl, 0.001)
+	assert.ErrorIs(t, err, workload.ErrEmpty, "the multigpu20 list has no times")
+	assert.Equal(t, len(multi), st.Untimed)
+}
