@@ -76,7 +76,7 @@ func Fill(pool []workload.Task, cl *workload.Cluster, p Policy, r *rand.Rand, up
 		return nil, fieldErr("step", step, ErrInvalidInput)
 	}
 	if err := cl.Validate(); err != nil {
-		return nil, fmt.Errorf("sim: fill: %w", err)
+		return nil, fmt.Errorf("sim: fill: %w: %w", ErrInvalidInput, err)
 	}
 	var capacity int64
 	for _, n := range cl.Nodes {

@@ -11,17 +11,37 @@
 //	go run ./examples/compare                    # everything, ~1 minute on 2 cores
 //	go run ./examples/compare -mode offline -env dedicated -runs 1
 //	go run ./examples/compare -swim ../shared/data/swim/FB-2009_samples_24_times_1hr_0.tsv
+//	go run ./examples/compare -trace alibaba2017:../shared/data/alibaba/v2017/batch_task_sample.csv
+//	go run ./examples/compare -trace openb:NODES.csv,PODS.csv
+//
+// A trace replaces the generated workload (-trace KIND:PATH):
+//
+//   - swim:PATH — a SWIM workload (FB-2009, FB-2010) on the FGM cluster;
+//   - alibaba2017:PATH — Alibaba cluster-trace-v2017 batch_task (workload.FromAlibaba2017:
+//     a job per trace job, an instance per task) on the FGM cluster;
+//   - openb:NODES,PODS — Alibaba cluster-trace-gpu-v2023, its node list and a pod list
+//     (workload.FromOpenB): the pods replayed on the trace's own 1,523 nodes in push
+//     mode, as a Kubernetes cluster runs them, in the dedicated environment only; then
+//     the ATC'23 GPU-fragmentation experiment (sim.Fill): pods drawn from the list
+//     arrive until their GPU demand is 130% of the GPU capacity, placed by the
+//     best-fit, dot-product, GPU-packing and FGD scorers (package gpu), with the GPU
+//     left unallocated printed and charted against the demand that arrived.
 //
 // Flags:
 //
 //	-seed N        first seed (default 1); run r uses seed N+r for the workload and the
 //	               background
 //	-runs N        seeds per scenario, averaged in the tables (default 3)
-//	-scale F       workload size factor (default 1: 400 GiB; with -swim, 0.1)
+//	-scale F       workload size factor (default 1: 400 GiB); for traces: SWIM byte counts
+//	               (0.1), Alibaba 2017 instance counts (0.01), openb times (0.001, in
+//	               (0, 1]: the trace's 150 days in 3.6 hours)
 //	-env E         dedicated, cloud or both (default both)
 //	-mode M        offline, online or both (default both)
 //	-series        also run the paper's online series, 50 to 400 GB (default true)
-//	-swim PATH     replay a SWIM trace (workload.LoadSWIM + FromSWIM) instead
+//	-trace K:PATH  replay a trace instead (above)
+//	-swim PATH     as -trace swim:PATH
+//	-fgd-coverage F openb: FGD weighs the most frequent pod shapes that make up this
+//	               share of the pods (default 1: all; the study's simulator uses 0.6)
 //	-planetlab DIR cloud background from PlanetLab CPU traces instead of the generator
 //	-reserve       cloud: tell every scheduler each node's memory less the background's
 //	               (as an operator sizes YARN's NodeManager); default: the whole machine
@@ -33,7 +53,8 @@
 // every metric), jobs-SCENARIO.csv and samples-SCENARIO.csv (first seed), series.csv,
 // and SVG charts: jct-cdf-SCENARIO.svg (job-completion CDF), util-cpu-SCENARIO.svg and
 // util-memory-SCENARIO.svg (used and allocated over time), series-gain-ENV.svg (FGM's
-// gain in job completion against the data volume, online). The CDF pools the jobs of
+// gain in job completion against the data volume, online); with openb, fill.csv and
+// fill-unallocated-gpu.svg (the fragmentation experiment). The CDF pools the jobs of
 // every seed, as the tables average them; the utilisation charts show the first seed.
 // A progress bar counts simulated tasks on stderr when stderr is a terminal (never in
 // a log file or a pipe), unless -quiet.
@@ -47,9 +68,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -91,12 +110,15 @@ type config struct {
 	envs      []string
 	modes     []string
 	series    bool
-	swim      string
+	traceKind string   // swim, alibaba2017, openb; "" for the generated workload
+	tracePath []string // the trace's files
 	planetlab string
 	reserve   bool
 	out       string
 	workers   int
 	quiet     bool
+	nodes     int     // the cluster's, once built
+	coverage  float64 // openb: the share of the pods FGD's shapes cover
 }
 
 func main() {
@@ -112,7 +134,8 @@ Runs the FGM paper's workloads in the simulator under FIFO, Capacity, Fair, DRF 
 and prints one table per scenario (makespan, job completion, response, Jain's index,
 utilisation, kills, compressed placements, FGM's gain over each baseline), then the
 online series. Writes CSV files and SVG charts to -out. A progress bar (simulated tasks)
-is drawn on stderr when it is a terminal.`
+is drawn on stderr when it is a terminal. -trace replays a SWIM, Alibaba 2017 batch or
+Alibaba 2023 GPU (openb) trace instead; openb adds the GPU fragmentation experiment.`
 
 func parseFlags(args []string) (config, error) {
 	fs := cli.NewFlags("compare", synopsis)
@@ -120,11 +143,14 @@ func parseFlags(args []string) (config, error) {
 	var env, mode string
 	fs.Uint64Var(&c.seed, "seed", 1, "first seed")
 	fs.IntVar(&c.runs, "runs", 3, "seeds per scenario")
-	fs.Float64Var(&c.scale, "scale", 0, "workload size factor (default 1; 0.1 with -swim)")
+	fs.Float64Var(&c.scale, "scale", 0, "workload size factor (default 1; traces: swim 0.1, alibaba2017 0.01, openb time factor 0.001)")
 	fs.StringVar(&env, "env", "both", "dedicated, cloud or both")
 	fs.StringVar(&mode, "mode", "both", "offline, online or both")
 	fs.BoolVar(&c.series, "series", true, "also run the online series 50..400 GB")
-	fs.StringVar(&c.swim, "swim", "", "replay this SWIM trace instead of the FGM workload")
+	var swim, tr string
+	fs.StringVar(&swim, "swim", "", "replay this SWIM trace instead of the FGM workload (as -trace swim:PATH)")
+	fs.StringVar(&tr, "trace", "", "replay a trace instead: swim:PATH, alibaba2017:PATH or openb:NODES,PODS")
+	fs.Float64Var(&c.coverage, "fgd-coverage", 1, "openb: the share of the pods whose shapes FGD weighs, most frequent first")
 	fs.StringVar(&c.planetlab, "planetlab", "", "cloud background from the PlanetLab traces in this folder")
 	fs.BoolVar(&c.reserve, "reserve", false, "cloud: tell schedulers each node's memory less the background's")
 	fs.StringVar(&c.out, "out", "out", "output folder")
@@ -140,16 +166,35 @@ func parseFlags(args []string) (config, error) {
 		return c, cli.Usagef("-workers %d: must be at least 1", c.workers)
 	case c.scale < 0 || c.scale > 1000 || c.scale != c.scale:
 		return c, cli.Usagef("-scale %v: must be in (0, 1000]", c.scale)
-	}
-	if c.scale == 0 {
-		c.scale = 1
-		if c.swim != "" {
-			c.scale = 0.1
-		}
+	case !(c.coverage > 0 && c.coverage <= 1):
+		return c, cli.Usagef("-fgd-coverage %v: must be in (0, 1]", c.coverage)
 	}
 	var err error
+	switch {
+	case swim != "" && tr != "":
+		return c, cli.Usagef("-swim and -trace: give one")
+	case swim != "":
+		c.traceKind, c.tracePath = traceSWIM, []string{swim}
+	case tr != "":
+		if c.traceKind, c.tracePath, err = parseTrace(tr); err != nil {
+			return c, err
+		}
+	}
+	if c.scale == 0 {
+		c.scale = defaultScale(c.traceKind)
+	}
+	if c.traceKind == traceOpenB && c.scale > 1 {
+		return c, cli.Usagef("-scale %v: openb's is a time factor in (0, 1]", c.scale)
+	}
 	if c.envs, err = choice("-env", env, "dedicated", "cloud"); err != nil {
 		return c, err
+	}
+	if c.traceKind == traceOpenB {
+		// The openb nodes are the trace's own; no background shares them.
+		if env == "cloud" {
+			return c, cli.Usagef("-env cloud: the openb trace runs on its own nodes, dedicated")
+		}
+		c.envs = []string{"dedicated"}
 	}
 	if c.modes, err = choice("-mode", mode, "offline", "online"); err != nil {
 		return c, err
@@ -170,12 +215,11 @@ func choice(flagName, v, a, b string) ([]string, error) {
 }
 
 // scenarios lists what to run: the tables first, then the online series.
-func (c *config) scenarios() []scenario {
+func (c *config) scenarios(tr *trace) []scenario {
 	var out []scenario
-	if c.swim != "" {
-		name := strings.TrimSuffix(filepath.Base(c.swim), filepath.Ext(c.swim))
+	if tr != nil {
 		for _, e := range c.envs {
-			out = append(out, scenario{mode: "swim-" + name, env: e, table: true})
+			out = append(out, scenario{mode: tr.name, env: e, table: true})
 		}
 		return out
 	}
@@ -208,16 +252,18 @@ func compare(c config, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		return err
 	}
-	cl, err := workload.FGMCluster()
-	if err != nil {
-		return err
-	}
-	var swim []workload.SWIMJob
-	if c.swim != "" {
-		if swim, err = workload.LoadSWIM(c.swim); err != nil {
+	var tr *trace
+	if c.traceKind != "" {
+		var err error
+		if tr, err = loadTrace(c.traceKind, c.tracePath); err != nil {
 			return err
 		}
 	}
+	cl, err := tr.cluster()
+	if err != nil {
+		return err
+	}
+	c.nodes = len(cl.Nodes)
 	var planetlab []workload.Series
 	if c.planetlab != "" {
 		if planetlab, err = workload.LoadPlanetLabDir(c.planetlab); err != nil {
@@ -232,10 +278,10 @@ func compare(c config, stdout, stderr io.Writer) error {
 	}
 	inputs := map[string]input{}
 	var runs []*run
-	for _, sc := range c.scenarios() {
+	for _, sc := range c.scenarios(tr) {
 		for r := 0; r < c.runs; r++ {
 			seed := c.seed + uint64(r)
-			w, err := buildWorkload(&c, sc, seed, swim)
+			w, err := buildWorkload(&c, sc, seed, tr, &cl)
 			if err != nil {
 				return err
 			}
@@ -255,6 +301,9 @@ func compare(c config, stdout, stderr io.Writer) error {
 	simrun.Each(stderr, c.quiet, c.workers, runs, tasks, func(r *run, progress sim.Option) {
 		in := inputs[fmt.Sprint(r.sc.name(), r.seed)]
 		opts := []sim.Option{progress}
+		if tr != nil && tr.kind == traceOpenB {
+			opts = append(opts, sim.WithMode(sim.Push)) // a Kubernetes cluster
+		}
 		if in.bg != nil {
 			opts = append(opts, sim.WithBackground(in.bg))
 			if c.reserve {
@@ -273,16 +322,20 @@ func compare(c config, stdout, stderr io.Writer) error {
 	if err := report(&c, runs, stdout); err != nil {
 		return err
 	}
+	if tr != nil && tr.kind == traceOpenB {
+		if err := fill(&c, tr, &cl, stdout); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(stdout, "\n%d simulations in %v; outputs in %s\n", len(runs), time.Since(start).Round(100*time.Millisecond), c.out)
 	return nil
 }
 
-// buildWorkload generates the scenario's workload for a seed.
-func buildWorkload(c *config, sc scenario, seed uint64, swim []workload.SWIMJob) (*workload.Workload, error) {
+// buildWorkload generates the scenario's workload for a seed, or builds the trace's.
+func buildWorkload(c *config, sc scenario, seed uint64, tr *trace, cl *workload.Cluster) (*workload.Workload, error) {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
-	if swim != nil {
-		w, err := workload.FromSWIM(strings.TrimPrefix(sc.mode, "swim-"), swim, r, workload.WithScale(c.scale))
-		return &w, err
+	if tr != nil {
+		return tr.workload(r, c.scale, cl)
 	}
 	opts := []workload.Option{workload.WithScale(c.scale), workload.WithTotalInput(sc.gib * workload.GiB)}
 	if sc.mode == "online" {

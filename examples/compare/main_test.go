@@ -78,3 +78,89 @@ func TestCompareSWIM(t *testing.T) {
 	assert.Contains(t, out.String(), "swim-FB-2009_head-dedicated")
 	assert.Contains(t, out.String(), "100 jobs")
 }
+
+func TestParseTrace(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		kind  string
+		paths []string
+		scale float64
+		envs  []string
+	}{
+		{[]string{"-trace", "swim:a.tsv"}, traceSWIM, []string{"a.tsv"}, 0.1, []string{"dedicated", "cloud"}},
+		{[]string{"-swim", "a.tsv"}, traceSWIM, []string{"a.tsv"}, 0.1, []string{"dedicated", "cloud"}},
+		{[]string{"-trace", "alibaba2017:b.csv", "-scale", "0.5"}, traceAlibaba, []string{"b.csv"}, 0.5, []string{"dedicated", "cloud"}},
+		{[]string{"-trace", "openb:n.csv,p.csv"}, traceOpenB, []string{"n.csv", "p.csv"}, 0.001, []string{"dedicated"}},
+		{[]string{"-trace", "openb:n.csv,p.csv", "-env", "dedicated"}, traceOpenB, []string{"n.csv", "p.csv"}, 0.001, []string{"dedicated"}},
+	} {
+		c, err := parseFlags(tc.args)
+		require.NoError(t, err, tc.args)
+		assert.Equal(t, tc.kind, c.traceKind, tc.args)
+		assert.Equal(t, tc.paths, c.tracePath, tc.args)
+		assert.Equal(t, tc.scale, c.scale, tc.args)
+		assert.Equal(t, tc.envs, c.envs, tc.args)
+	}
+	for _, args := range [][]string{
+		{"-trace", "swim"}, {"-trace", "swim:"}, {"-trace", "gfs:x"}, {"-trace", "openb:n.csv"},
+		{"-trace", "openb:,p.csv"}, {"-trace", "openb:n,p,q"}, {"-swim", "a", "-trace", "swim:b"},
+		{"-trace", "openb:n,p", "-env", "cloud"}, {"-trace", "openb:n,p", "-scale", "2"},
+		{"-fgd-coverage", "0"}, {"-fgd-coverage", "1.5"}, {"-fgd-coverage", "NaN"},
+	} {
+		_, err := parseFlags(args)
+		assert.Error(t, err, args)
+	}
+}
+
+// headFile writes the header and n rows of the shared data file rel into dir, every
+// stride-th row from the first, or skips when the file is absent.
+func headFile(t *testing.T, dir, rel string, n, stride int) string {
+	t.Helper()
+	path := filepath.Join("..", "..", "..", "shared", "data", rel)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("trace not found at %s: %v", path, err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	keep := lines[:1]
+	for i := 1; i < len(lines) && len(keep) <= n; i += stride {
+		keep = append(keep, lines[i])
+	}
+	out := filepath.Join(dir, filepath.Base(rel))
+	require.NoError(t, os.WriteFile(out, []byte(strings.Join(keep, "")), 0o644))
+	return out
+}
+
+// The head of the Alibaba 2017 batch sample replays on the FGM cluster.
+func TestCompareAlibaba2017(t *testing.T) {
+	dir := t.TempDir()
+	head := headFile(t, dir, "alibaba/v2017/batch_task_sample.csv", 300, 1)
+	c, err := parseFlags([]string{"-trace", "alibaba2017:" + head, "-scale", "0.001", "-runs", "1", "-env", "dedicated", "-out", dir})
+	require.NoError(t, err)
+	var out, errOut bytes.Buffer
+	require.NoError(t, compare(c, &out, &errOut))
+	assert.Contains(t, out.String(), "alibaba2017-batch_task_sample-dedicated")
+	assert.Contains(t, out.String(), "23 node(s)")
+}
+
+// The head of an openb pod list replays on the head of the node list, and the fill
+// experiment runs on them.
+func TestCompareOpenB(t *testing.T) {
+	dir := t.TempDir()
+	nodes := headFile(t, dir, "alibaba/gpu-v2023/openb_node_list_gpu_node.csv", 40, 30)
+	pods := headFile(t, dir, "alibaba/gpu-v2023/openb_pod_list_gpushare40.csv", 300, 27)
+	c, err := parseFlags([]string{"-trace", "openb:" + nodes + "," + pods, "-runs", "1", "-out", dir})
+	require.NoError(t, err)
+	var out, errOut bytes.Buffer
+	require.NoError(t, compare(c, &out, &errOut))
+	assert.Contains(t, out.String(), "openb-openb_pod_list_gpushare40-dedicated")
+	assert.Contains(t, out.String(), "40 node(s)")
+	assert.Contains(t, out.String(), "GPU fragmentation")
+	for _, p := range []string{"BestFit", "DotProduct", "Packing", "FGD"} {
+		assert.Contains(t, out.String(), p)
+	}
+	for _, f := range []string{"fill.csv", "fill-unallocated-gpu.svg", "table.csv"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err, f)
+		assert.NotEmpty(t, b, f)
+	}
+}

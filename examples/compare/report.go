@@ -105,7 +105,7 @@ func report(c *config, runs []*run, out io.Writer) error {
 		rows := aggregate(rs)
 		first := rs[0]
 		fmt.Fprintf(out, "\n== %s: %s, %d jobs, %d tasks, %d node(s), %d seed(s) ==\n", sc.name(), first.res.Workload,
-			first.res.Summary.Jobs, first.res.Summary.Tasks, 23, c.runs)
+			first.res.Summary.Jobs, first.res.Summary.Tasks, c.nodes, c.runs)
 		printTable(out, rows)
 		for _, r := range rows {
 			table = append(table, []string{sc.name(), r.policy, f3(r.makespan), f3(r.jct), f3(r.p95), f3(r.resp), f3(r.small),
