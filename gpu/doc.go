@@ -23,8 +23,11 @@
 //	            node and device whose use grows the expected GPU fragmentation least,
 //	            given the workload's distribution of task shapes (Frag)
 //
-// Package finegrain wires them in (finegrain.WithGPUScorer); the scheduler's state
-// holds each node's Devices and each placed task's Allocation.
+// Package finegrain wires them in (finegrain.Node.GPU, finegrain.Task.GPU,
+// finegrain.WithGPUScorer); the scheduler's state holds each node's Devices and each
+// placed task's Allocation. The "gpu" dimension of resource.Standard is a plain
+// amount of whole GPUs, pooled like CPU; a scheduler that shares GPUs device by
+// device declares them here instead and leaves that dimension at zero.
 //
 // Devices has one owner and is not safe for concurrent use; Demand, Spec, Allocation
 // and the scorers are values, safe to share.
