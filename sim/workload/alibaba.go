@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -193,10 +192,7 @@ func ParseAlibaba2017(r io.Reader, name string) ([]Alibaba2017Task, error) {
 		rows = append(rows, t)
 	}
 	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, lineErr(name, line+1, "", fmt.Errorf("%w: line longer than %d bytes", ErrSyntax, maxLine))
-		}
-		return nil, lineErr(name, line+1, "", err)
+		return nil, scanErr(name, line+1, err)
 	}
 	if len(rows) == 0 {
 		return nil, lineErr(name, line, "", fmt.Errorf("%w: no tasks", ErrEmpty))
@@ -206,14 +202,7 @@ func ParseAlibaba2017(r io.Reader, name string) ([]Alibaba2017Task, error) {
 
 // LoadAlibaba2017 reads the batch_task file at path (see ParseAlibaba2017); errors
 // name the path.
-func LoadAlibaba2017(path string) ([]Alibaba2017Task, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
-	}
-	defer f.Close()
-	return ParseAlibaba2017(f, path)
-}
+func LoadAlibaba2017(path string) ([]Alibaba2017Task, error) { return load(path, ParseAlibaba2017) }
 
 // splitFields splits b at every sep, trims spaces, tabs and '\r' around each field,
 // stores the first len(dst) fields in dst and returns how many fields b has.

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -120,15 +121,7 @@ func FromOpenB(name string, pods []OpenBPod, cl *Cluster, timeScale float64) (Wo
 	if len(list) == 0 {
 		return Workload{}, st, fieldErr("pods", fmt.Sprintf("%d untimed, %d unplaceable", st.Untimed, st.Unplaceable), ErrEmpty)
 	}
-	slices.SortStableFunc(list, func(a, b timed) int {
-		switch {
-		case a.at < b.at:
-			return -1
-		case a.at > b.at:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(list, func(a, b timed) int { return cmp.Compare(a.at, b.at) })
 	w := Workload{Name: name, Jobs: make([]Job, 0, len(list))}
 	for _, e := range list {
 		t, err := OpenBTask(e.p, e.run)

@@ -3,11 +3,9 @@ package workload
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"time"
 )
@@ -184,10 +182,7 @@ func (t *csvTable) next(required int) (bool, error) {
 		return true, nil
 	}
 	if err := t.sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return false, lineErr(t.name, t.line+1, "", fmt.Errorf("%w: line longer than %d bytes", ErrSyntax, maxLine))
-		}
-		return false, lineErr(t.name, t.line+1, "", err)
+		return false, scanErr(t.name, t.line+1, err)
 	}
 	return false, nil
 }
@@ -354,14 +349,7 @@ func (t *csvTable) node(seen map[string]int) (OpenBNode, error) {
 
 // LoadOpenBNodes reads the openb node list at path (see ParseOpenBNodes); errors name
 // the path.
-func LoadOpenBNodes(path string) ([]OpenBNode, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
-	}
-	defer f.Close()
-	return ParseOpenBNodes(f, path)
-}
+func LoadOpenBNodes(path string) ([]OpenBNode, error) { return load(path, ParseOpenBNodes) }
 
 // ParseOpenBPods reads a pod list of cluster-trace-gpu-v2023 ("openb"): a CSV file
 // whose first line is a header naming the columns, in any order, then one pod a line.
@@ -513,11 +501,4 @@ func containsBytes(ss []string, b []byte) bool {
 
 // LoadOpenBPods reads the openb pod list at path (see ParseOpenBPods); errors name the
 // path.
-func LoadOpenBPods(path string) ([]OpenBPod, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
-	}
-	defer f.Close()
-	return ParseOpenBPods(f, path)
-}
+func LoadOpenBPods(path string) ([]OpenBPod, error) { return load(path, ParseOpenBPods) }

@@ -95,10 +95,7 @@ func ParsePlanetLab(r io.Reader, name string) (Series, error) {
 		s.Values = append(s.Values, v/100)
 	}
 	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return Series{}, lineErr(name, line+1, "", fmt.Errorf("%w: line longer than %d bytes", ErrSyntax, maxLine))
-		}
-		return Series{}, lineErr(name, line+1, "", err)
+		return Series{}, scanErr(name, line+1, err)
 	}
 	if len(s.Values) == 0 {
 		return Series{}, lineErr(name, line, "", fmt.Errorf("%w: no values", ErrEmpty))
@@ -109,12 +106,7 @@ func ParsePlanetLab(r io.Reader, name string) (Series, error) {
 // LoadPlanetLab reads the PlanetLab trace file at path (see ParsePlanetLab); errors
 // name the path, and the series is named by the file's base name.
 func LoadPlanetLab(path string) (Series, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Series{}, fmt.Errorf("workload: %w", err)
-	}
-	defer f.Close()
-	s, err := ParsePlanetLab(f, path)
+	s, err := load(path, ParsePlanetLab)
 	s.Name = filepath.Base(path)
 	return s, err
 }

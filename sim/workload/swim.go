@@ -137,10 +137,7 @@ func parseSWIM(r io.Reader, name string, size int64) ([]SWIMJob, error) {
 		jobs = append(jobs, j)
 	}
 	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, lineErr(name, line+1, "", fmt.Errorf("%w: line longer than %d bytes", ErrSyntax, maxLine))
-		}
-		return nil, lineErr(name, line+1, "", err)
+		return nil, scanErr(name, line+1, err)
 	}
 	if len(jobs) == 0 {
 		return nil, lineErr(name, line, "", fmt.Errorf("%w: no jobs", ErrEmpty))
@@ -149,13 +146,26 @@ func parseSWIM(r io.Reader, name string, size int64) ([]SWIMJob, error) {
 }
 
 // LoadSWIM reads the SWIM workload file at path (see ParseSWIM); errors name the path.
-func LoadSWIM(path string) ([]SWIMJob, error) {
+func LoadSWIM(path string) ([]SWIMJob, error) { return load(path, ParseSWIM) }
+
+// load opens the file at path and parses it with parse, which names it by its path.
+func load[T any](path string, parse func(io.Reader, string) (T, error)) (T, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
+		var zero T
+		return zero, fmt.Errorf("workload: %w", err)
 	}
 	defer f.Close()
-	return ParseSWIM(f, path)
+	return parse(f, path)
+}
+
+// scanErr is the error for a read that failed at line: a line over maxLine, or the
+// reader's own error.
+func scanErr(file string, line int, err error) error {
+	if errors.Is(err, bufio.ErrTooLong) {
+		return lineErr(file, line, "", fmt.Errorf("%w: line longer than %d bytes", ErrSyntax, maxLine))
+	}
+	return lineErr(file, line, "", err)
 }
 
 // parseBytes reads a non-negative decimal integer.
