@@ -272,7 +272,8 @@ func (s *Scheduler) Runtime() predict.RuntimeEstimator { return s.state.Progress
 // (framework.Framework.Plugins).
 func (s *Scheduler) Plugins() map[string][]string { return s.fw.Plugins() }
 
-// AddNode adds a server. It fails on an empty or duplicate ID or an invalid capacity.
+// AddNode adds a server, with its GPU devices (Node.GPU). It fails on an empty or
+// duplicate ID, an invalid capacity or an invalid GPU spec.
 func (s *Scheduler) AddNode(n Node) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -331,8 +332,8 @@ func (s *Scheduler) SubmitJob(j Job) error {
 }
 
 // Submit adds tasks, all or none: it fails, adding nothing, when any task has an empty
-// or duplicate ID, an unknown job, an invalid request, key or profile, or a negative
-// time, or when it would leave a gang job (Job.MinMember) that has not run yet with
+// or duplicate ID, an unknown job, an invalid request, key, profile or GPU demand
+// (Task.GPU), or a negative time, or when it would leave a gang job (Job.MinMember) that has not run yet with
 // fewer tasks than its MinMember.
 func (s *Scheduler) Submit(tasks ...Task) error {
 	s.mu.Lock()

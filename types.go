@@ -76,6 +76,7 @@ const (
 	Reclaimed         = framework.Reclaimed
 	GangWaiting       = framework.GangWaiting
 	GangShort         = framework.GangShort
+	NoGPU             = framework.NoGPU
 )
 
 // Sentinel errors; every error the Scheduler returns wraps one of these (or a sentinel

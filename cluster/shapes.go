@@ -3,6 +3,7 @@ package cluster
 import (
 	"slices"
 
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/resource"
 )
 
@@ -66,3 +67,18 @@ func (sh *shapes) holds(t resource.Tuple) bool {
 // Holds reports whether some node's whole capacity covers t: false means no node
 // could ever hold t at once, even empty.
 func (s *State) Holds(t resource.Tuple) bool { return s.shapes.holds(t) }
+
+// HoldsGPU reports whether some node has the devices for GPU demand d when empty:
+// enough of them, of a model d allows. False means no node could ever hold d. The zero
+// demand is always held.
+func (s *State) HoldsGPU(d gpu.Demand) bool {
+	if d.IsZero() {
+		return true
+	}
+	for spec := range s.gpuSpecs {
+		if spec.Count >= d.Count && d.Allows(spec.Model) {
+			return true
+		}
+	}
+	return false
+}

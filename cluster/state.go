@@ -24,8 +24,9 @@ type State struct {
 	nodes    map[string]*NodeInfo
 	byFree   *btree.BTreeG[*NodeInfo] // nodes by free amount of keyDim, descending
 	keyDim   int
-	capacity resource.Tuple // the cluster's total
-	shapes   shapes         // the nodes' capacities, for Holds
+	capacity resource.Tuple   // the cluster's total
+	shapes   shapes           // the nodes' capacities, for Holds
+	gpuSpecs map[gpu.Spec]int // the nodes' GPU specs, for HoldsGPU
 
 	jobs     map[string]*JobInfo
 	jobList  []*JobInfo          // by JobInfo.Index; nil where a forgotten job was
@@ -195,6 +196,12 @@ func (s *State) AddNode(spec NodeSpec) error {
 	}
 	s.capacity = total
 	s.shapes.add(spec.Capacity)
+	if spec.GPU.Count > 0 {
+		if s.gpuSpecs == nil {
+			s.gpuSpecs = map[gpu.Spec]int{}
+		}
+		s.gpuSpecs[spec.GPU]++
+	}
 	s.treeApply(treeOp{kind: opCapacity, a: total})
 	n := &NodeInfo{spec: spec, tl: tl, tasks: make(map[string]*TaskInfo), gpus: gpus}
 	s.nodes[spec.ID] = n
@@ -240,6 +247,11 @@ func (s *State) RemoveNode(id string) ([]string, error) {
 	delete(s.nodes, id)
 	s.capacity = s.capacity.Sub(n.spec.Capacity)
 	s.shapes.remove(n.spec.Capacity)
+	if g := n.spec.GPU; g.Count > 0 {
+		if s.gpuSpecs[g]--; s.gpuSpecs[g] == 0 {
+			delete(s.gpuSpecs, g)
+		}
+	}
 	s.treeApply(treeOp{kind: opCapacity, a: s.capacity})
 	s.relocate(id)
 	return ids, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -95,7 +96,7 @@ func (d Demand) String() string {
 	case d.Count == 0:
 		return "no GPU"
 	case d.Shared():
-		s = fmt.Sprintf("0.%03d GPU", d.Milli)
+		s = strconv.FormatFloat(float64(d.Milli)/Milli, 'f', -1, 64) + " GPU"
 	default:
 		s = fmt.Sprintf("%d GPU", d.Count)
 	}
@@ -181,10 +182,14 @@ func (d *Devices) count(milli int64) int {
 }
 
 // Fits reports whether dem can be allocated now: its models allow the devices', and
-// dem.Count devices each have dem.Milli free. The zero demand always fits.
+// dem.Count devices each have dem.Milli free. The zero demand always fits; a demand
+// with a count or share out of range (Validate) never does.
 func (d *Devices) Fits(dem Demand) bool {
-	if dem.Count == 0 {
+	switch {
+	case dem.Count == 0:
 		return true
+	case dem.Count < 0 || dem.Count > MaxDevices || dem.Milli <= 0 || dem.Milli > Milli:
+		return false
 	}
 	return dem.Allows(d.model) && d.count(dem.Milli) >= dem.Count
 }

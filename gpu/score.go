@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/finegrain/finegrain/resource"
 )
@@ -121,7 +120,8 @@ func (s DotProduct) Score(n Node, t Shape) (float64, Allocation, bool) {
 // less the more it takes; one on a node whose devices are all free scores in
 // [0, 1/3], less the more devices the node has. Devices are taken least free first. A
 // task without GPU demand scores 0 everywhere. (The ATC'23 study's GPU packing
-// baseline, on a 0–1 scale.)
+// baseline, on a 0–1 scale; its simulator lets an empty node of more than 16 devices
+// score above the tier, which here stays in it.)
 type Packing struct{}
 
 // Score implements Scorer.
@@ -151,7 +151,7 @@ func (Packing) Score(n Node, t Shape) (float64, Allocation, bool) {
 	a := Allocation{Devices: order, Milli: t.GPU.Milli}
 	full := d.FullyFree()
 	if full == d.Len() {
-		return math.Max(float64(100/3-full), float64(full)) / 100, a, true
+		return math.Max(float64(100/3-full), 0) / 100, a, true
 	}
 	fresh := 0
 	for _, i := range order {
@@ -189,7 +189,13 @@ func TypicalShapes(tasks []Shape, dims resource.Mask, coverage float64) ([]Weigh
 		WeightedShape
 		first int
 	}
-	index := map[string]int{}
+	type key struct {
+		request resource.Tuple
+		count   int
+		milli   int64
+		models  string // quoted, so that no two lists read alike
+	}
+	index := map[key]int{}
 	var out []entry
 	for i, t := range tasks {
 		if err := t.GPU.Validate(); err != nil {
@@ -198,12 +204,12 @@ func TypicalShapes(tasks []Shape, dims resource.Mask, coverage float64) ([]Weigh
 		if dims != 0 {
 			t.Request = t.Request.Only(dims)
 		}
-		key := fmt.Sprint(t.Request, t.GPU.Count, t.GPU.Milli, strings.Join(t.GPU.Models, "|"))
-		if k, ok := index[key]; ok {
-			out[k].Weight++
+		k := key{request: t.Request, count: t.GPU.Count, milli: t.GPU.Milli, models: fmt.Sprintf("%q", t.GPU.Models)}
+		if i, ok := index[k]; ok {
+			out[i].Weight++
 			continue
 		}
-		index[key] = len(out)
+		index[k] = len(out)
 		out = append(out, entry{WeightedShape{t, 1}, i})
 	}
 	if len(out) == 0 {
@@ -240,7 +246,7 @@ func NewFGD(shapes []WeightedShape, dims resource.Mask) (*FGD, error) {
 	if len(shapes) == 0 {
 		return nil, fmt.Errorf("gpu: FGD: no shapes: %w", ErrInvalid)
 	}
-	total := 0.0
+	top := 0.0
 	for i, s := range shapes {
 		if !(s.Weight > 0) || math.IsInf(s.Weight, 1) {
 			return nil, fmt.Errorf("gpu: FGD: shape %d weight %v: want a positive finite number: %w", i, s.Weight, ErrInvalid)
@@ -248,11 +254,16 @@ func NewFGD(shapes []WeightedShape, dims resource.Mask) (*FGD, error) {
 		if err := s.GPU.Validate(); err != nil {
 			return nil, fmt.Errorf("gpu: FGD: shape %d: %w", i, err)
 		}
-		total += s.Weight
+		top = max(top, s.Weight)
+	}
+	// Scaled by the largest first, so that no sum overflows.
+	total := 0.0
+	for _, s := range shapes {
+		total += s.Weight / top
 	}
 	f := &FGD{shapes: make([]WeightedShape, len(shapes)), dims: dims}
 	for i, s := range shapes {
-		s.Weight /= total
+		s.Weight = s.Weight / top / total
 		s.GPU.Models = slices.Clone(s.GPU.Models)
 		f.shapes[i] = s
 	}

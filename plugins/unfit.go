@@ -14,15 +14,28 @@ import (
 // booked.
 
 // unplaceable reports whether status s refused the latest Try for want of room with a
-// demand that no node of the cluster could hold even empty.
+// demand that no node of the cluster could hold even empty: its resources, or its GPU
+// devices.
 func unplaceable(c *framework.Cycle, s framework.Status) bool {
-	return s.Code == framework.Unschedulable && s.Reason == framework.NoRoom && !c.State().Holds(c.Tried().Demand.Hold.Peak())
+	if s.Code != framework.Unschedulable {
+		return false
+	}
+	switch s.Reason {
+	case framework.NoRoom:
+		return !c.State().Holds(c.Tried().Demand.Hold.Peak())
+	case framework.NoGPU:
+		return !c.State().HoldsGPU(c.Tried().Task.GPU())
+	}
+	return false
 }
 
 // fitsNoNode reports whether pending task t is known to fit no node even empty: its
-// declared profile's peak, or, undeclared, its class is among refused (classes whose
-// demand was found to fit no node).
+// GPU demand, its declared profile's peak, or, undeclared, its class is among refused
+// (classes whose demand was found to fit no node).
 func fitsNoNode(st *cluster.State, t *cluster.TaskInfo, refused []cluster.ClassID) bool {
+	if !st.HoldsGPU(t.GPU()) {
+		return true
+	}
 	if d := t.Declared(); d.Len() > 0 {
 		return !st.Holds(d.Peak())
 	}
@@ -31,11 +44,12 @@ func fitsNoNode(st *cluster.State, t *cluster.TaskInfo, refused []cluster.ClassI
 
 // stuck prepares pending task t for node n (nil in push terms: no node yet) and
 // reports whether it needs room made or booked: it passes the PreFilter plugins, some
-// node of the cluster could hold it empty, and no node passes it now. Preemption and
+// node of the cluster could hold it empty (its resources and its GPU devices), and no
+// node passes it now. Preemption and
 // Booking look for such tasks.
 func stuck(c *framework.Cycle, t *cluster.TaskInfo, n *cluster.NodeInfo) (framework.Attempt, bool) {
 	a, s := c.Prepare(t, n, c.Now())
-	return a, s.OK() && c.State().Holds(a.Demand.Hold.Peak()) && !fitsSomeNode(c, &a)
+	return a, s.OK() && c.State().Holds(a.Demand.Hold.Peak()) && c.State().HoldsGPU(t.GPU()) && !fitsSomeNode(c, &a)
 }
 
 // fitsSomeNode reports whether attempt a's task passes the filters on some node now:
