@@ -120,7 +120,11 @@ func (s *State) place(t *TaskInfo, n *NodeInfo, h stage.Handle, devs gpu.Allocat
 	if plan.Len() == 0 {
 		plan = r.Hold
 	}
-	t.node, t.handle, t.devices, t.start, t.plan, t.usage, t.planned = n, h, devs, r.Start, plan, usage, 0
+	t.node, t.handle, t.start, t.plan, t.usage, t.planned = n, h, r.Start, plan, usage, 0
+	t.devices = nil
+	if !devs.IsZero() {
+		t.devices = &devs
+	}
 	if r.Predicted {
 		t.planned = plan.Duration()
 	}
@@ -337,7 +341,7 @@ func (s *State) Suspend(t *TaskInfo) error {
 	if err := t.node.tl.Suspend(t.handle); err != nil {
 		return fmt.Errorf("cluster: suspend task %q: %w: %w", t.spec.ID, ErrState, err)
 	}
-	_ = t.node.gpus.Release(t.devices) // held while placed
+	_ = t.node.gpus.Release(t.Devices()) // held while placed
 	return nil
 }
 
@@ -349,11 +353,11 @@ func (s *State) Resume(t *TaskInfo) error {
 	if t.node == nil {
 		return fmt.Errorf("cluster: resume task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
 	}
-	if err := t.node.gpus.Take(t.devices); err != nil {
+	if err := t.node.gpus.Take(t.Devices()); err != nil {
 		return fmt.Errorf("cluster: resume task %q: its devices were taken meanwhile: %w: %w", t.spec.ID, ErrState, err)
 	}
 	if err := t.node.tl.Resume(t.handle); err != nil {
-		_ = t.node.gpus.Release(t.devices)
+		_ = t.node.gpus.Release(t.Devices())
 		return fmt.Errorf("cluster: resume task %q: %w: %w", t.spec.ID, ErrState, err)
 	}
 	return nil
@@ -488,10 +492,10 @@ func (s *State) release(t *TaskInfo) {
 		}
 	}
 	_ = n.tl.Release(t.handle)
-	_ = n.gpus.Release(t.devices) // held since the reservation
+	_ = n.gpus.Release(t.Devices()) // held since the reservation
 	delete(n.tasks, t.spec.ID)
 	s.treeApply(treeOp{kind: opRelease, job: t.spec.Job, a: t.usage})
-	t.node, t.handle, t.devices, t.plan, t.planned, t.usage = nil, 0, gpu.Allocation{}, stage.Profile{}, 0, resource.Tuple{}
+	t.node, t.handle, t.devices, t.plan, t.planned, t.usage = nil, 0, nil, stage.Profile{}, 0, resource.Tuple{}
 	s.reindex(n)
 }
 
@@ -519,7 +523,7 @@ func (s *State) dropBackup(t *TaskInfo, failed bool) {
 		t.failedOn = append(t.failedOn, n.spec.ID)
 	}
 	_ = n.tl.Release(b.handle)
-	_ = n.gpus.Release(b.devices) // held since the reservation
+	_ = n.gpus.Release(b.Devices()) // held since the reservation
 	delete(n.tasks, b.spec.ID)
 	s.treeApply(treeOp{kind: opRelease, job: t.spec.Job, a: b.usage})
 	delete(s.tasks, b.spec.ID)

@@ -160,7 +160,6 @@ func (j *JobInfo) Progress() *predict.ProgressTracker { return j.progress }
 // TaskInfo is the read-only view of one task, or of a task's backup attempt.
 type TaskInfo struct {
 	spec    TaskSpec
-	state   TaskState
 	usage   resource.Tuple // what fairness counts as held while placed: the hold's peak
 	node    *NodeInfo
 	handle  stage.Handle
@@ -173,16 +172,24 @@ type TaskInfo struct {
 	// where the task's backups failed.
 	backup, backupOf *TaskInfo
 	failedOn         []string
-	disrupted        bool // preempted and not placed again yet (State.Preempt)
+	// state sits with the flags, in one word: with the allocation's header, a
+	// TaskInfo then stays in the 640-byte size class.
+	state     TaskState
+	disrupted bool // preempted and not placed again yet (State.Preempt)
 	// undisrupted: its latest commit ended a disruption (Withdraw restores it).
 	undisrupted  bool
-	pendingSince time.Duration  // when it last became pending (PendingSince)
-	devices      gpu.Allocation // the GPU devices it holds while placed
+	pendingSince time.Duration   // when it last became pending (PendingSince)
+	devices      *gpu.Allocation // the GPU devices it holds while placed; nil for none
 }
 
 // Devices is the GPU devices the placed task holds on its node (TaskSpec.GPU); zero
 // when it holds none. The slice is the state's: read it, do not change it.
-func (t *TaskInfo) Devices() gpu.Allocation { return t.devices }
+func (t *TaskInfo) Devices() gpu.Allocation {
+	if t.devices == nil {
+		return gpu.Allocation{}
+	}
+	return *t.devices
+}
 
 // Preemptible reports whether the task may be evicted to make room for another: it
 // is not a backup attempt nor marked TaskSpec.NonPreemptible.
