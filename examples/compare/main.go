@@ -218,6 +218,9 @@ func choice(flagName, v, a, b string) ([]string, error) {
 func (c *config) scenarios(tr *trace) []scenario {
 	var out []scenario
 	if tr != nil {
+		if !tr.replayable() {
+			return nil // an openb pod list without times: the fill experiment only
+		}
 		for _, e := range c.envs {
 			out = append(out, scenario{mode: tr.name, env: e, table: true})
 		}
@@ -323,6 +326,9 @@ func compare(c config, stdout, stderr io.Writer) error {
 		return err
 	}
 	if tr != nil && tr.kind == traceOpenB {
+		if !tr.replayable() {
+			fmt.Fprintf(stdout, "%s has no pod times: no replay, the fragmentation experiment only.\n", tr.name)
+		}
 		if err := fill(&c, tr, &cl, stdout); err != nil {
 			return err
 		}

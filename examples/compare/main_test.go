@@ -164,3 +164,18 @@ func TestCompareOpenB(t *testing.T) {
 		assert.NotEmpty(t, b, f)
 	}
 }
+
+// A pod list without times (multigpu20) runs the fragmentation experiment alone.
+func TestCompareOpenBUntimed(t *testing.T) {
+	dir := t.TempDir()
+	nodes := headFile(t, dir, "alibaba/gpu-v2023/openb_node_list_gpu_node.csv", 40, 30)
+	pods := headFile(t, dir, "alibaba/gpu-v2023/openb_pod_list_multigpu20.csv", 300, 27)
+	c, err := parseFlags([]string{"-trace", "openb:" + nodes + "," + pods, "-runs", "1", "-out", dir})
+	require.NoError(t, err)
+	var out, errOut bytes.Buffer
+	require.NoError(t, compare(c, &out, &errOut))
+	assert.Contains(t, out.String(), "no pod times")
+	assert.Contains(t, out.String(), "GPU fragmentation")
+	assert.NotContains(t, out.String(), "JCT mean")
+	assert.Contains(t, out.String(), "0 simulations")
+}

@@ -104,3 +104,17 @@ func (t *trace) workload(r *rand.Rand, scale float64, cl *workload.Cluster) (*wo
 	}
 	return &w, err
 }
+
+// replayable reports whether the trace can be replayed over time: an openb pod list
+// without creation and deletion times (multigpu20) cannot.
+func (t *trace) replayable() bool {
+	if t.kind != traceOpenB {
+		return true
+	}
+	for i := range t.pods {
+		if p := &t.pods[i]; p.HasCreated && p.HasDeleted {
+			return true
+		}
+	}
+	return false
+}
