@@ -9,9 +9,9 @@ import (
 	"github.com/finegrain/finegrain/resource"
 )
 
-// Option configures a generator (FGM, Thesis, FromSWIM). Each option says which
-// generators use it; the others ignore it. An invalid value makes the generator return
-// an error wrapping ErrInvalidOption.
+// Option configures a generator (FGM, Thesis, FromSWIM, FromAlibaba2017). Each option
+// says which generators use it; the others ignore it. An invalid value makes the
+// generator return an error wrapping ErrInvalidOption.
 type Option func(*config) error
 
 type config struct {
@@ -101,7 +101,8 @@ func optErr(name string, v any) error { return fieldErr(name, v, ErrInvalidOptio
 
 // WithScale multiplies the size of the workload by f, a positive finite number at most
 // 1000: FGM's total input, Thesis's number of jobs per class and queue (rounded, at
-// least one), FromSWIM's byte counts. Default 1. Use it to keep a run small (e.g. 0.1).
+// least one), FromSWIM's byte counts, FromAlibaba2017's instances per task (rounded
+// up). Default 1. Use it to keep a run small (e.g. 0.1).
 func WithScale(f float64) Option {
 	return func(c *config) error {
 		if !finite(f) || f <= 0 || f > 1000 {
@@ -112,9 +113,9 @@ func WithScale(f float64) Option {
 	}
 }
 
-// WithQueues sets the queues jobs are submitted to: FGM and FromSWIM assign each job
-// to one uniformly at random; Thesis submits its job mix to every queue. Names must be
-// non-empty and distinct. Default "queue1", "queue2", "queue3" (the thesis' three
+// WithQueues sets the queues jobs are submitted to: FGM, FromSWIM and FromAlibaba2017
+// assign each job to one uniformly at random; Thesis submits its job mix to every
+// queue. Names must be non-empty and distinct. Default "queue1", "queue2", "queue3" (the thesis' three
 // queues; FGM's evaluation does not say how many users it had).
 func WithQueues(names ...string) Option {
 	return func(c *config) error {
