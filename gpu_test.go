@@ -899,3 +899,56 @@ func randGPUDemand(r *rand.Rand) gpu.Demand {
 	}
 	return d
 }
+
+// A task whose resources fit one node and whose devices fit another, but no one node
+// both, fits no node: it must not hold its job back in pull mode either
+// (cluster.State.HoldsTask checks the two on the same node).
+func TestGPUSplitUnplaceableHeadTaskDoesNotBlockItsJob(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling())
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "gpu", Capacity: schema.MustTuple(32000, 64*gib), GPU: gpu.Spec{Model: "V100", Count: 8}}))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "cpu", Capacity: schema.MustTuple(96000, 64*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	big := finegrain.Task{ID: "big", Job: "j", Request: schema.MustTuple(64000, gib), GPU: gpu.Whole(1)}
+	small := finegrain.Task{ID: "small", Job: "j", Request: schema.MustTuple(1000, gib)}
+	require.NoError(t, s.Submit(big, small))
+	var placed []string
+	for beat := 0; beat < 4 && len(placed) == 0; beat++ {
+		for _, n := range []string{"gpu", "cpu"} {
+			d, err := s.Heartbeat(n, time.Duration(beat)*time.Second)
+			require.NoError(t, err)
+			for _, a := range d.Assignments {
+				placed = append(placed, a.Task)
+			}
+		}
+	}
+	assert.Equal(t, []string{"small"}, placed)
+}
+
+// In host mode the GPU scorer chooses the devices at Reserve, as in push mode. With
+// [700, 1000] free, FGD for a workload of 0.6 shares puts a 0.2 share on the whole
+// device (leaving 700 and 800, both still usable), not on the 700 one as the best fit
+// would (leaving 500, too little for a 0.6 share).
+func TestGPUHostReserveUsesScorerDevices(t *testing.T) {
+	share := func(m int64) gpu.Shape { return gpu.Shape{GPU: gpu.Share(m)} }
+	fgd, err := gpu.NewFGD([]gpu.WeightedShape{{Shape: share(600), Weight: 1}}, 0)
+	require.NoError(t, err)
+	for _, mode := range []string{"push", "host"} {
+		t.Run(mode, func(t *testing.T) {
+			s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithGPUScorer(fgd))
+			require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(16000, 64*gib), GPU: gpu.Spec{Model: "T4", Count: 2}}))
+			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+			require.NoError(t, s.Submit(gpuTask("a", gpu.Share(300)), gpuTask("b", gpu.Share(200))))
+			first, err := s.Place("a", 0)
+			require.NoError(t, err)
+			require.Equal(t, []int{0}, first.Devices.Devices)
+			var b finegrain.Assignment
+			if mode == "push" {
+				b, err = s.Place("b", 0)
+			} else {
+				b, err = s.Reserve("b", "n", 0)
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []int{1}, b.Devices.Devices, "FGD's device, not the best fit (0)")
+		})
+	}
+}

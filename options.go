@@ -214,9 +214,10 @@ func WithScorer(s match.Scorer) Option {
 	}
 }
 
-// WithGPUScorer adds s to push placement's scoring of the nodes that fit a task with
-// a GPU demand (Task.GPU), with the same weight as WithScorer's scorer, and lets s choose
-// the devices the task gets on the node that wins (plugins.GPUScore): gpu.BestFit,
+// WithGPUScorer adds s to push placement's scoring of the nodes that fit a task (with
+// a GPU demand, Task.GPU, or without: s ranks those too), with the same weight as
+// WithScorer's scorer, and lets s choose the devices the task gets on the node that
+// wins (plugins.GPUScore), in host mode's Reserve as well: gpu.BestFit,
 // gpu.DotProduct, gpu.Packing or gpu.FGD. Without it, the devices are the best fit
 // (gpu.Devices.BestFit) and nodes are scored by WithScorer alone. The GPUFit filter,
 // which refuses nodes whose devices cannot hold a task's demand, is always on.

@@ -68,15 +68,27 @@ func (sh *shapes) holds(t resource.Tuple) bool {
 // could ever hold t at once, even empty.
 func (s *State) Holds(t resource.Tuple) bool { return s.shapes.holds(t) }
 
+// gpuShape is the capacity and GPUs of a node with GPUs.
+type gpuShape struct {
+	capacity resource.Tuple
+	spec     gpu.Spec
+}
+
 // HoldsGPU reports whether some node has the devices for GPU demand d when empty:
 // enough of them, of a model d allows. False means no node could ever hold d. The zero
 // demand is always held.
-func (s *State) HoldsGPU(d gpu.Demand) bool {
+func (s *State) HoldsGPU(d gpu.Demand) bool { return s.HoldsTask(resource.Tuple{}, d) }
+
+// HoldsTask reports whether some one node, empty, holds both t (its capacity covers
+// it) and GPU demand d (HoldsGPU): false means no node could ever run a task of that
+// peak and demand. It looks at the distinct shapes of the nodes with GPUs, or, for the
+// zero demand, is Holds.
+func (s *State) HoldsTask(t resource.Tuple, d gpu.Demand) bool {
 	if d.IsZero() {
-		return true
+		return s.Holds(t)
 	}
-	for spec := range s.gpuSpecs {
-		if spec.Count >= d.Count && d.Allows(spec.Model) {
+	for k := range s.gpuShapes {
+		if k.spec.Count >= d.Count && d.Allows(k.spec.Model) && k.capacity.Covers(t) {
 			return true
 		}
 	}

@@ -21,12 +21,12 @@ import (
 type State struct {
 	schema *resource.Schema
 
-	nodes    map[string]*NodeInfo
-	byFree   *btree.BTreeG[*NodeInfo] // nodes by free amount of keyDim, descending
-	keyDim   int
-	capacity resource.Tuple   // the cluster's total
-	shapes   shapes           // the nodes' capacities, for Holds
-	gpuSpecs map[gpu.Spec]int // the nodes' GPU specs, for HoldsGPU
+	nodes     map[string]*NodeInfo
+	byFree    *btree.BTreeG[*NodeInfo] // nodes by free amount of keyDim, descending
+	keyDim    int
+	capacity  resource.Tuple   // the cluster's total
+	shapes    shapes           // the nodes' capacities, for Holds
+	gpuShapes map[gpuShape]int // the shapes of the nodes with GPUs, for HoldsTask
 
 	jobs     map[string]*JobInfo
 	jobList  []*JobInfo          // by JobInfo.Index; nil where a forgotten job was
@@ -197,10 +197,10 @@ func (s *State) AddNode(spec NodeSpec) error {
 	s.capacity = total
 	s.shapes.add(spec.Capacity)
 	if spec.GPU.Count > 0 {
-		if s.gpuSpecs == nil {
-			s.gpuSpecs = map[gpu.Spec]int{}
+		if s.gpuShapes == nil {
+			s.gpuShapes = map[gpuShape]int{}
 		}
-		s.gpuSpecs[spec.GPU]++
+		s.gpuShapes[gpuShape{spec.Capacity, spec.GPU}]++
 	}
 	s.treeApply(treeOp{kind: opCapacity, a: total})
 	n := &NodeInfo{spec: spec, tl: tl, tasks: make(map[string]*TaskInfo), gpus: gpus}
@@ -247,9 +247,9 @@ func (s *State) RemoveNode(id string) ([]string, error) {
 	delete(s.nodes, id)
 	s.capacity = s.capacity.Sub(n.spec.Capacity)
 	s.shapes.remove(n.spec.Capacity)
-	if g := n.spec.GPU; g.Count > 0 {
-		if s.gpuSpecs[g]--; s.gpuSpecs[g] == 0 {
-			delete(s.gpuSpecs, g)
+	if k := (gpuShape{n.spec.Capacity, n.spec.GPU}); k.spec.Count > 0 {
+		if s.gpuShapes[k]--; s.gpuShapes[k] == 0 {
+			delete(s.gpuShapes, k)
 		}
 	}
 	s.treeApply(treeOp{kind: opCapacity, a: s.capacity})

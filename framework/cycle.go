@@ -126,6 +126,15 @@ func named(st Status, p Plugin) Status {
 	return st
 }
 
+// chooseDevices lets the Score plugins choose the GPU devices of attempt a, which
+// passed the filters but was not scored (a host's Reserve, a PostFilter's proposal),
+// as they do for push placement's candidates (Attempt.Devices).
+func (c *Cycle) chooseDevices(a *Attempt) {
+	if !a.Task.GPU().IsZero() {
+		c.score(a)
+	}
+}
+
 // score is attempt a's total over the Score plugins, without normalisation.
 func (c *Cycle) score(a *Attempt) float64 {
 	total := 0.0

@@ -54,6 +54,7 @@ func (f *Framework) PostFilter(t *cluster.TaskInfo, now time.Duration, allow fun
 
 // hold reserves attempt a for the host and keeps it until Commit or Unreserve.
 func (c *Cycle) hold(a *Attempt, tried int) (Assignment, error) {
+	c.chooseDevices(a)
 	if st := c.reserve(a); !st.OK() {
 		return Assignment{}, &PlacementError{Task: a.Task.ID(), Tried: tried, Reason: st.Reason, Plugin: st.Plugin, Result: a.Result, Evicted: c.evicted}
 	}

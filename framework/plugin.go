@@ -56,7 +56,9 @@ type Attempt struct {
 	Backup bool
 	// Devices is the GPU devices the task would hold on Node (cluster.TaskSpec.GPU):
 	// zero after Filter, which lets the state take the best fit at Reserve; a GPU
-	// Score plugin (plugins.GPUScore) sets the devices its score assumes.
+	// Score plugin (plugins.GPUScore) sets the devices its score assumes. An attempt
+	// reserved without being ranked (a host's Reserve, a PostFilter's proposal) is
+	// scored first for that; pull mode takes the best fit.
 	Devices gpu.Allocation
 }
 

@@ -93,6 +93,7 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 		cands = append(cands[:0], a)
 		f.cands = cands
 		best = &cands[0]
+		c.chooseDevices(best)
 	}
 	if best == nil {
 		perr.Evicted = c.evicted

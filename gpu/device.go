@@ -80,6 +80,18 @@ func (d Demand) Validate() error {
 // IsZero reports whether the demand asks for no GPU.
 func (d Demand) IsZero() bool { return d.Count == 0 }
 
+// shapeValid reports whether a demand of at least one device has a count and share
+// Validate accepts: a share of one device, or whole devices.
+func (d Demand) shapeValid() bool {
+	switch {
+	case d.Count < 1 || d.Count > MaxDevices:
+		return false
+	case d.Count == 1:
+		return d.Milli > 0 && d.Milli <= Milli
+	}
+	return d.Milli == Milli
+}
+
 // Shared reports whether the demand is a share of one device, less than all of it.
 func (d Demand) Shared() bool { return d.Count == 1 && d.Milli < Milli }
 
@@ -188,7 +200,7 @@ func (d *Devices) Fits(dem Demand) bool {
 	switch {
 	case dem.Count == 0:
 		return true
-	case dem.Count < 0 || dem.Count > MaxDevices || dem.Milli <= 0 || dem.Milli > Milli:
+	case !dem.shapeValid():
 		return false
 	}
 	return dem.Allows(d.model) && d.count(dem.Milli) >= dem.Count

@@ -14,7 +14,8 @@
 // The scorers rank the nodes a task fits for push placement, each with the device
 // choice that goes with it:
 //
-//	BestFit     the node left with the least free CPU and GPU after placement
+//	BestFit     the node left with the least free resources (its dimensions and the
+//	            GPU) after placement
 //	DotProduct  the smallest dot product of the task's demand with the node's free
 //	            resources, both normalised by the node's capacity (Tetris's alignment,
 //	            read as packing, as the ATC'23 GPU-sharing study runs it)

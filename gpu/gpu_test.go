@@ -350,11 +350,12 @@ func TestBestFitScorer(t *testing.T) {
 	require.True(t, ok)
 	assert.InDelta(t, 1-1.225/3, x, 1e-12)
 	assert.True(t, a.IsZero())
-	// A node without devices: the CPU and memory terms alone, 1 − 0.5/2.
+	// A node without devices: its GPU term is 0, 1 − 0.5/3, so a task without GPU
+	// demand prefers it to the node with devices (1 − 1.225/3).
 	none := devices(t, "")
 	x, _, ok = gpu.BestFit{}.Score(gpu.Node{Capacity: n.Capacity, Free: n.Free, Devices: &none}, shape(gpu.Demand{}))
 	require.True(t, ok)
-	assert.InDelta(t, 0.75, x, 1e-12)
+	assert.InDelta(t, 1-0.5/3, x, 1e-12)
 	// A tighter node scores higher.
 	tight := devices(t, "V100", 300, 300, 300, 300)
 	y, _, ok := gpu.BestFit{}.Score(gpu.Node{Capacity: n.Capacity, Free: n.Free, Devices: &tight}, shape(gpu.Share(300)))
@@ -397,11 +398,12 @@ func TestDotProductScorer(t *testing.T) {
 	require.True(t, ok)
 	assert.InDelta(t, 1-0.25/3, x, 1e-12)
 	assert.True(t, a.IsZero())
-	// No devices: the base alone, 1 − 0.25/2.
+	// No devices: the GPU term is 0 there too, 1 − 0.25/3: the same score, so a task
+	// without GPU demand is not steered onto (nor off) GPU nodes.
 	none := devices(t, "")
 	x, _, ok = gpu.DotProduct{}.Score(gpu.Node{Capacity: n.Capacity, Free: n.Free, Devices: &none}, shape(gpu.Demand{}))
 	require.True(t, ok)
-	assert.InDelta(t, 1-0.25/2, x, 1e-12)
+	assert.InDelta(t, 1-0.25/3, x, 1e-12)
 	// Model refused.
 	_, a, ok = gpu.DotProduct{}.Score(n, shape(gpu.Demand{Count: 1, Milli: 1, Models: []string{"T4"}}))
 	assert.False(t, ok)

@@ -34,7 +34,8 @@ type Scorer interface {
 
 // BestFit prefers the node left with the least free resources: 1 minus the mean, over
 // the dimensions of Dims that the node has (zero Dims: all) and the GPU, of the free
-// share after placement, (free − request)/capacity. The devices are chosen by
+// share after placement, (free − request)/capacity (the GPU's is 0 on a node without
+// devices, which a task without GPU demand thus prefers). The devices are chosen by
 // Devices.BestFit. (The ATC'23 study's simulator normalises by the largest node of
 // the cluster and weighs CPU and GPU only; here each node's own capacity, and every
 // dimension of Dims.)
@@ -53,19 +54,17 @@ func (s BestFit) Score(n Node, t Shape) (float64, Allocation, bool) {
 			k++
 		}
 	}
+	// The GPU term counts on every node (0 on one without devices), so that the
+	// scores of nodes with and without GPUs compare.
 	if c := n.Devices.Capacity(); c > 0 {
 		sum += clamp01(float64(n.Devices.FreeTotal()-t.GPU.Total()) / float64(c))
-		k++
 	}
-	if k == 0 {
-		return 1, a, true
-	}
-	return 1 - sum/float64(k), a, true
+	return 1 - sum/float64(k+1), a, true
 }
 
 // DotProduct prefers the node whose free resources are least aligned with the task's
 // demand: 1 minus the mean, over the dimensions of Dims the node has (zero: all) and
-// the GPU, of (request/capacity) × (free/capacity). Tetris (Grandl et al., SIGCOMM
+// the GPU (0 on a node without devices), of (request/capacity) × (free/capacity). Tetris (Grandl et al., SIGCOMM
 // 2014) defines the alignment score and places on the largest; the ATC'23 GPU-sharing
 // study runs it as a packing heuristic, on the smallest, and so does this scorer. For
 // a share of one device the GPU term is read on each device that holds it, and the
@@ -85,15 +84,9 @@ func (s DotProduct) Score(n Node, t Shape) (float64, Allocation, bool) {
 			k++
 		}
 	}
-	score := func(gpu float64) float64 {
-		if n.Devices.Len() == 0 {
-			if k == 0 {
-				return 1
-			}
-			return 1 - base/float64(k)
-		}
-		return 1 - (base+gpu)/float64(k+1)
-	}
+	// The GPU term counts on every node (0 on one without devices), so that the
+	// scores of nodes with and without GPUs compare.
+	score := func(gpu float64) float64 { return 1 - (base+gpu)/float64(k+1) }
 	if !t.GPU.Shared() {
 		a, _ := n.Devices.BestFit(t.GPU)
 		gpu := 0.0

@@ -177,8 +177,8 @@ func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster
 	s := c.Try(j, t, level)
 	refused := p.refused[:0]
 	for tries := 1; tries < maxTries && (unplaceable(c, s) || gathers(j, s)); tries++ {
-		if s.Reason == framework.NoRoom && t.Declared().Len() == 0 {
-			refused = append(refused, st.ClassOf(t)) // its demand; a GPU refusal is the task's own
+		if s.Reason == framework.NoRoom && t.Declared().Len() == 0 { // no task of its class fits this node
+			refused = append(refused, st.ClassOf(t))
 		}
 		t = nil
 		st.AscendPending(j, n, fairness.OffSwitch, func(u *cluster.TaskInfo, l fairness.Level) bool {

@@ -74,7 +74,7 @@ func (p *PreReleaseList) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		case unplaceable(c, s) && (t.Declared().Len() > 0 || len(p.refused) < maxGlobalClasses):
 			// fairState leaves it out from now on (fitsNoNode): a declared task by its
 			// own profile, an undeclared one by its class.
-			if s.Reason == framework.NoRoom && t.Declared().Len() == 0 {
+			if s.Reason == framework.NoRoom && t.Declared().Len() == 0 { // no task of its class fits this node
 				p.refused = append(p.refused, st.ClassOf(t))
 			}
 		default:

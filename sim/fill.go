@@ -54,8 +54,9 @@ func (r *FillResult) At(x float64) (FillPoint, bool) {
 // one after another on cluster cl, empty at first, and policy p places each as it
 // arrives (push mode, Scheduler.Place at time 0; a refused task is not retried) and
 // none ever ends, until the GPU demand that has arrived reaches upTo times the
-// cluster's GPU capacity. It records the allocation every step of arrived demand
-// (e.g. 0.01: every percent). As in the study, a task's GPU demand counts as arrived
+// cluster's GPU capacity (the largest multiple of step at most upTo). It records the
+// allocation every step of arrived demand (e.g. 0.01: every percent), one point a
+// step. As in the study, a task's GPU demand counts as arrived
 // whether it was placed or not, and GPU-less tasks arrive too (they take CPU and
 // memory that GPU tasks may then miss) but add no GPU demand.
 //
@@ -72,7 +73,7 @@ func Fill(pool []workload.Task, cl *workload.Cluster, p Policy, r *rand.Rand, up
 		return nil, fieldErr("pool", 0, ErrInvalidInput)
 	case !(upTo > 0) || math.IsInf(upTo, 1):
 		return nil, fieldErr("upTo", upTo, ErrInvalidInput)
-	case !(step > 0) || math.IsInf(step, 1) || upTo/step > 1e6:
+	case !(step > 0) || step > upTo || upTo/step > 1e6:
 		return nil, fieldErr("step", step, ErrInvalidInput)
 	}
 	if err := cl.Validate(); err != nil {
@@ -110,9 +111,13 @@ func Fill(pool []workload.Task, cl *workload.Cluster, p Policy, r *rand.Rand, up
 	}
 	res := &FillResult{Policy: p.Name, Capacity: capacity}
 	mask := p.requestDims()
+	// Point k is due when the arrived demand reaches k × step of the capacity, in
+	// whole thousandths; the last is the largest multiple of step at most upTo.
+	points := int(math.Floor(upTo/step + 1e-9))
+	due := func(k int) int64 { return int64(math.Round(float64(k) * step * float64(capacity))) }
 	var arrived, allocated int64
-	k := 1 // the next point is at k × step
-	for i := 0; float64(arrived) < upTo*float64(capacity); i++ {
+	k := 1
+	for i := 0; k <= points; i++ {
 		t := &pool[r.IntN(len(pool))]
 		id := "fill-" + strconv.Itoa(i)
 		if err := s.SubmitJob(finegrain.Job{ID: id}); err != nil {
@@ -133,12 +138,11 @@ func Fill(pool []workload.Task, cl *workload.Cluster, p Policy, r *rand.Rand, up
 			return nil, fmt.Errorf("sim: fill: task %q: %w: %w", t.ID, ErrScheduler, err)
 		}
 		arrived += t.GPU.Total()
-		for next := float64(k) * step; float64(arrived) >= next*float64(capacity) && next <= upTo*(1+1e-12); next = float64(k) * step {
+		for ; k <= points && arrived >= due(k); k++ {
 			res.Points = append(res.Points, FillPoint{
 				Arrived: float64(arrived) / float64(capacity), Allocated: float64(allocated) / float64(capacity),
 				Placed: res.Placed, Failed: res.Failed,
 			})
-			k++
 		}
 	}
 	return res, nil

@@ -190,3 +190,23 @@ func TestRunRespectsGPUs(t *testing.T) {
 		}
 	}
 }
+
+// One point a step, each at the arrival that reached it, whatever the rounding of
+// k × step: ten devices filled one whole device at a time.
+func TestFillPointsAlignWithSteps(t *testing.T) {
+	cl := gpuCluster(1, gpu.Spec{Model: "T4", Count: 10})
+	pool := []workload.Task{gpuTask("one", 100, gpu.Whole(1))}
+	for _, tc := range []struct{ upTo, step float64 }{{0.3, 0.1}, {0.6, 0.2}, {0.7, 0.1}, {1.3, 0.1}, {0.75, 0.1}} {
+		r, err := Fill(pool, &cl, GPUSharing("BestFit", gpu.BestFit{}), rand.New(rand.NewPCG(1, 2)), tc.upTo, tc.step)
+		require.NoError(t, err, tc)
+		n := int(tc.upTo/tc.step + 1e-9)
+		require.Len(t, r.Points, n, tc)
+		for k, p := range r.Points {
+			want := float64(k+1) * tc.step
+			assert.InDelta(t, want, p.Arrived, 1e-9, "%v point %d", tc, k)
+			assert.InDelta(t, min(want, 1), p.Allocated, 1e-9, "%v point %d", tc, k)
+		}
+		_, ok := r.At(float64(n) * tc.step)
+		assert.True(t, ok, tc)
+	}
+}

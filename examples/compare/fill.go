@@ -127,8 +127,11 @@ func fill(c *config, tr *trace, cl *workload.Cluster, out io.Writer) error {
 		}
 	}
 	b, f := at(best, fillUpTo), at("FGD", fillUpTo)
-	fmt.Fprintf(out, "At %.0f%% arrived, FGD leaves %.1f%% of the GPUs unallocated, the best baseline (%s) %.1f%%: %.0f%% less (the paper: up to about half as much as the best baseline).\n",
-		100*fillUpTo, 100*f, best, 100*b, 100*(1-f/b))
+	fmt.Fprintf(out, "At %.0f%% arrived, FGD leaves %.1f%% of the GPUs unallocated, the best baseline (%s) %.1f%%", 100*fillUpTo, 100*f, best, 100*b)
+	if b > 0 {
+		fmt.Fprintf(out, ": %.0f%% %s", 100*math.Abs(1-f/b), map[bool]string{true: "less", false: "more"}[f <= b])
+	}
+	fmt.Fprintln(out, " (the paper: up to about half as much as the best baseline).")
 	fmt.Fprintf(out, "(%s fill runs in %v)\n", strconv.Itoa(len(jobs)), time.Since(start).Round(100*time.Millisecond))
 	return fillChart(filepath.Join(c.out, "fill-unallocated-gpu.svg"), tr.name, policies, unalloc)
 }

@@ -59,10 +59,7 @@ type OpenBStats struct {
 func OpenBTask(p *OpenBPod, d time.Duration) (Task, error) {
 	var req resource.Tuple
 	req[SlotCPU], req[SlotMemory] = p.CPUMilli, p.MemoryMiB*MiB
-	var dem gpu.Demand
-	if p.NumGPU > 0 {
-		dem = gpu.Demand{Count: p.NumGPU, Milli: p.GPUMilli, Models: slices.Clone(p.GPUSpec)}
-	}
+	dem := gpu.Demand{Count: p.NumGPU, Milli: p.GPUMilli, Models: slices.Clone(p.GPUSpec)}
 	if err := dem.Validate(); err != nil {
 		return Task{}, fieldErr("pod "+p.Name+".GPU", dem, fmt.Errorf("%w: %w", ErrInvalidValue, err))
 	}
@@ -96,9 +93,9 @@ func FromOpenB(name string, pods []OpenBPod, cl *Cluster, timeScale float64) (Wo
 		name = "openb"
 	}
 	type timed struct {
-		p   *OpenBPod
-		at  time.Duration
-		run time.Duration
+		p  *OpenBPod
+		at time.Duration
+		t  Task
 	}
 	var list []timed
 	first := time.Duration(-1)
@@ -108,12 +105,16 @@ func FromOpenB(name string, pods []OpenBPod, cl *Cluster, timeScale float64) (Wo
 			st.Untimed++
 			continue
 		}
+		t, err := OpenBTask(p, time.Duration(float64(p.Deleted-p.Created)*timeScale))
+		if err != nil {
+			return Workload{}, st, err
+		}
 		if !holds(cl, p) {
 			st.Unplaceable++
 			continue
 		}
 		at := time.Duration(float64(p.Created) * timeScale)
-		list = append(list, timed{p, at, time.Duration(float64(p.Deleted-p.Created) * timeScale)})
+		list = append(list, timed{p, at, t})
 		if first < 0 || at < first {
 			first = at
 		}
@@ -124,10 +125,6 @@ func FromOpenB(name string, pods []OpenBPod, cl *Cluster, timeScale float64) (Wo
 	slices.SortStableFunc(list, func(a, b timed) int { return cmp.Compare(a.at, b.at) })
 	w := Workload{Name: name, Jobs: make([]Job, 0, len(list))}
 	for _, e := range list {
-		t, err := OpenBTask(e.p, e.run)
-		if err != nil {
-			return Workload{}, st, err
-		}
 		app := "cpu"
 		switch {
 		case e.p.SharesGPU():
@@ -135,7 +132,7 @@ func FromOpenB(name string, pods []OpenBPod, cl *Cluster, timeScale float64) (Wo
 		case e.p.NumGPU > 0:
 			app = fmt.Sprintf("gpu-%d", e.p.NumGPU)
 		}
-		w.Jobs = append(w.Jobs, Job{ID: e.p.Name, Queue: "default", Submit: e.at - first, App: app, Logic: name + "/" + e.p.Name, Tasks: []Task{t}})
+		w.Jobs = append(w.Jobs, Job{ID: e.p.Name, Queue: "default", Submit: e.at - first, App: app, Logic: name + "/" + e.p.Name, Tasks: []Task{e.t}})
 	}
 	st.Used = len(w.Jobs)
 	return w, st, nil
