@@ -162,18 +162,25 @@ func fillCapacity(cl *workload.Cluster) int64 {
 	return c
 }
 
-// fillChart draws the unallocated GPU against the arrived demand, a line per policy.
+// fillChartFrom is where the chart's x axis starts: below it every scorer places
+// every pod, and the lines coincide.
+const fillChartFrom = 0.7
+
+// fillChart draws the unallocated GPU against the arrived demand, a line per policy,
+// from fillChartFrom of the capacity.
 func fillChart(path, name string, policies []sim.Policy, unalloc map[string][]float64) error {
 	ch := chart.New("GPU left unallocated as pods arrive ("+name+")", "arrived GPU demand (% of capacity)", "unallocated GPU (% of capacity)")
 	for i, p := range policies {
-		u := unalloc[p.Name]
-		pts := make(plotter.XYs, len(u))
-		for k, v := range u {
-			pts[k] = plotter.XY{X: 100 * float64(k+1) * fillStep, Y: 100 * v}
+		var pts plotter.XYs
+		for k, v := range unalloc[p.Name] {
+			if x := float64(k+1) * fillStep; x >= fillChartFrom-1e-9 {
+				pts = append(pts, plotter.XY{X: 100 * x, Y: 100 * v})
+			}
 		}
 		if err := ch.AddLine(p.Name, i, pts); err != nil {
 			return err
 		}
 	}
+	ch.Plot.Y.Min = 0
 	return ch.Save(path)
 }

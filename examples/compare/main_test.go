@@ -152,7 +152,7 @@ func TestCompareOpenB(t *testing.T) {
 	require.NoError(t, err)
 	var out, errOut bytes.Buffer
 	require.NoError(t, compare(c, &out, &errOut))
-	assert.Contains(t, out.String(), "openb-openb_pod_list_gpushare40-dedicated")
+	assert.Contains(t, out.String(), "openb-gpushare40-dedicated")
 	assert.Contains(t, out.String(), "40 node(s)")
 	assert.Contains(t, out.String(), "GPU fragmentation")
 	for _, p := range []string{"BestFit", "DotProduct", "Packing", "FGD"} {

@@ -57,6 +57,7 @@ func loadTrace(kind string, paths []string) (*trace, error) {
 	case traceAlibaba:
 		t.batch, err = workload.LoadAlibaba2017(paths[0])
 	case traceOpenB:
+		t.name = "openb-" + strings.TrimPrefix(strings.TrimSuffix(filepath.Base(last), filepath.Ext(last)), "openb_pod_list_")
 		if t.nodes, err = workload.LoadOpenBNodes(paths[0]); err == nil {
 			t.pods, err = workload.LoadOpenBPods(paths[1])
 		}
