@@ -197,7 +197,10 @@ func TypicalShapes(tasks []Shape, dims resource.Mask, coverage float64) ([]Weigh
 		if dims != 0 {
 			t.Request = t.Request.Only(dims)
 		}
-		k := key{request: t.Request, count: t.GPU.Count, milli: t.GPU.Milli, models: fmt.Sprintf("%q", t.GPU.Models)}
+		k := key{request: t.Request, count: t.GPU.Count, milli: t.GPU.Milli}
+		if len(t.GPU.Models) > 0 {
+			k.models = fmt.Sprintf("%q", t.GPU.Models)
+		}
 		if i, ok := index[k]; ok {
 			out[i].Weight++
 			continue
