@@ -1,5 +1,5 @@
 // Package gpu models GPUs as separate devices on a node, and the scorers that place
-// GPU-sharing tasks on them.
+// GPU-sharing tasks on them (docs/methods.md §13, the project's method reference).
 //
 // A node's GPUs are not one pool: "8 GPUs with 0.6 free each" cannot host a task that
 // needs one whole GPU, although 4.8 GPUs are free in sum. Devices holds each device's
@@ -30,6 +30,7 @@
 // amount of whole GPUs, pooled like CPU; a scheduler that shares GPUs device by
 // device declares them here instead and leaves that dimension at zero.
 //
-// Devices has one owner and is not safe for concurrent use; Demand, Spec, Allocation
-// and the scorers are values, safe to share.
+// Devices has one owner and is not safe for concurrent use; Demand, Spec and
+// Allocation are values, and the scorers never change after construction: all are
+// safe to share.
 package gpu
