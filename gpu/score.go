@@ -300,13 +300,8 @@ func (f *FGD) frag(free resource.Tuple, model string, devs []int64) float64 {
 // shapeFrag is the free GPU share of a node (devices devs, total free total) that shape
 // s cannot use.
 func shapeFrag(s *WeightedShape, dims resource.Mask, free resource.Tuple, model string, devs []int64, total int64) int64 {
-	if s.GPU.Count == 0 || !s.GPU.Allows(model) {
+	if s.GPU.Count == 0 || !s.GPU.Allows(model) || !covers(free, s.Request, dims) {
 		return total
-	}
-	for k := range free {
-		if (dims == 0 || dims.Has(k)) && free[k] < s.Request[k] {
-			return total
-		}
 	}
 	fits, short := 0, int64(0)
 	for _, x := range devs {
@@ -322,35 +317,108 @@ func shapeFrag(s *WeightedShape, dims resource.Mask, free resource.Tuple, model 
 	return short
 }
 
-// Score implements Scorer.
+// Score implements Scorer. It counts, once per shape, the devices that hold the
+// shape's share and the free share of those that do not; each candidate placement
+// then changes the counts of the devices it uses only, so that trying a share on each
+// distinct device costs O(shapes), not O(shapes × devices). Frag is the plain
+// reference it agrees with.
 func (f *FGD) Score(n Node, t Shape) (float64, Allocation, bool) {
 	d := n.Devices
 	if !d.Fits(t.GPU) {
 		return 0, Allocation{}, false
 	}
-	before := f.frag(n.Free, d.model, d.free)
+	var buf [256]census // most workloads have fewer distinct shapes
+	cs := buf[:0]
+	if len(f.shapes) > len(buf) {
+		cs = make([]census, 0, len(f.shapes))
+	}
+	total := d.FreeTotal()
+	if total == 0 {
+		return sigmoid(0), Allocation{}, true // no free GPU: nothing to fragment, before or after
+	}
 	after := n.Free.Sub(t.Request)
-	var buf [MaxDevices]int64
-	devs := buf[:copy(buf[:], d.free)]
-	if !t.GPU.Shared() {
-		a, _ := d.BestFit(t.GPU)
-		for _, i := range a.Devices {
-			devs[i] -= a.Milli
+	before := 0.0
+	for i := range f.shapes {
+		s := &f.shapes[i]
+		c := census{usable: s.GPU.Count > 0 && s.GPU.Allows(d.model)}
+		if c.usable {
+			c.roomBefore, c.roomAfter = covers(n.Free, s.Request, f.dims), covers(after, s.Request, f.dims)
+			for _, x := range d.free {
+				c.count(x, s.GPU.Milli, 1)
+			}
 		}
-		return sigmoid((before - f.frag(after, d.model, devs)) / Milli), a, true
+		before += s.Weight * float64(c.frag(c.roomBefore, s.GPU.Count, total))
+		cs = append(cs, c)
+	}
+	// gain is σ(−Δ/1000) for placing the task with its devices changed from free
+	// share from to to (one pair a device; none for a task without GPU demand).
+	gain := func(from, to int64, devices int) float64 {
+		left := total - int64(devices)*(from-to)
+		fragAfter := 0.0
+		for i := range f.shapes {
+			s, c := &f.shapes[i], cs[i]
+			if c.usable && devices > 0 {
+				c.count(from, s.GPU.Milli, -devices)
+				c.count(to, s.GPU.Milli, devices)
+			}
+			if left > 0 {
+				fragAfter += s.Weight * float64(c.frag(c.roomAfter, s.GPU.Count, left))
+			}
+		}
+		return sigmoid((before - fragAfter) / Milli)
+	}
+	if !t.GPU.Shared() {
+		a, _ := d.BestFit(t.GPU) // whole devices: fully free ones, each taken whole
+		return gain(Milli, 0, t.GPU.Count), a, true
 	}
 	best, dev := -1.0, -1
 	for i, x := range d.free {
 		if x < t.GPU.Milli || slices.Contains(d.free[:i], x) {
 			continue // too small, or a device like an earlier one
 		}
-		devs[i] -= t.GPU.Milli
-		if s := sigmoid((before - f.frag(after, d.model, devs)) / Milli); s > best {
+		if s := gain(x, x-t.GPU.Milli, 1); s > best {
 			best, dev = s, i
 		}
-		devs[i] += t.GPU.Milli
 	}
 	return best, Allocation{Devices: []int{dev}, Milli: t.GPU.Milli}, true
+}
+
+// census is what one shape sees of a node's devices (FGD.Score): whether they can
+// serve it at all, whether its request fits the free resources before and after the
+// placement scored, how many devices hold its share, and the free share of the rest.
+type census struct {
+	short                         int64
+	fits                          int32
+	usable, roomBefore, roomAfter bool
+}
+
+// count adds n devices of free share x (n < 0 takes them away) for a shape of share
+// milli.
+func (c *census) count(x, milli int64, n int) {
+	if x >= milli {
+		c.fits += int32(n)
+	} else {
+		c.short += int64(n) * x
+	}
+}
+
+// frag is the free GPU share, of total, the shape (count devices) cannot use, with room
+// telling whether its request fits (shapeFrag).
+func (c *census) frag(room bool, count int, total int64) int64 {
+	if !c.usable || !room || int(c.fits) < count {
+		return total
+	}
+	return c.short
+}
+
+// covers reports whether free covers request on the dimensions of dims (zero: all).
+func covers(free, request resource.Tuple, dims resource.Mask) bool {
+	for k := range free {
+		if (dims == 0 || dims.Has(k)) && free[k] < request[k] {
+			return false
+		}
+	}
+	return true
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
