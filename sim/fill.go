@@ -56,9 +56,10 @@ func (r *FillResult) At(x float64) (FillPoint, bool) {
 // none ever ends, until the GPU demand that has arrived reaches upTo times the
 // cluster's GPU capacity (the largest multiple of step at most upTo). It records the
 // allocation every step of arrived demand (e.g. 0.01: every percent), one point a
-// step. As in the study, a task's GPU demand counts as arrived
-// whether it was placed or not, and GPU-less tasks arrive too (they take CPU and
-// memory that GPU tasks may then miss) but add no GPU demand.
+// step. As in the study, a task's GPU demand counts as arrived whether it was placed
+// or not, and GPU-less tasks arrive too (they take CPU and memory that GPU tasks may
+// then miss) but add no GPU demand. A task a preempting policy evicts is not placed
+// again: its GPU counts as unallocated from then on.
 //
 // The tasks need only Request (restricted to p.RequestDims) and GPU; each arrives as
 // a job of its own. It fails on an invalid cluster, an empty pool or one without GPU
@@ -87,7 +88,7 @@ func Fill(pool []workload.Task, cl *workload.Cluster, p Policy, r *rand.Rand, up
 	for i := range pool {
 		t := &pool[i]
 		if err := workload.Schema().Validate(t.Request); err != nil {
-			return nil, fieldErr(fmt.Sprintf("pool[%d](%s).Request", i, t.ID), t.Request, err)
+			return nil, fieldErr(fmt.Sprintf("pool[%d](%s).Request", i, t.ID), t.Request, fmt.Errorf("%w: %w", ErrInvalidInput, err))
 		}
 		if err := t.GPU.Validate(); err != nil {
 			return nil, fieldErr(fmt.Sprintf("pool[%d](%s).GPU", i, t.ID), t.GPU, fmt.Errorf("%w: %w", ErrInvalidInput, err))
@@ -116,6 +117,13 @@ func Fill(pool []workload.Task, cl *workload.Cluster, p Policy, r *rand.Rand, up
 	points := int(math.Floor(upTo/step + 1e-9))
 	due := func(k int) int64 { return int64(math.Round(float64(k) * step * float64(capacity))) }
 	var arrived, allocated int64
+	held := map[string]int64{} // the GPU of each task placed, until evicted
+	evict := func(es []finegrain.Eviction) {
+		for _, e := range es {
+			allocated -= held[e.Task]
+			delete(held, e.Task)
+		}
+	}
 	k := 1
 	for i := 0; k <= points; i++ {
 		t := &pool[r.IntN(len(pool))]
@@ -126,13 +134,16 @@ func Fill(pool []workload.Task, cl *workload.Cluster, p Policy, r *rand.Rand, up
 		if err := s.Submit(finegrain.Task{ID: id, Job: id, Request: t.Request.Only(mask), GPU: t.GPU}); err != nil {
 			return nil, fmt.Errorf("sim: fill: task %q: %w: %w", t.ID, ErrScheduler, err)
 		}
-		_, err := s.Place(id, 0)
+		a, err := s.Place(id, 0)
 		var perr *finegrain.PlacementError
 		switch {
 		case err == nil:
+			evict(a.Evicted)
 			res.Placed++
 			allocated += t.GPU.Total()
+			held[id] = t.GPU.Total()
 		case errors.As(err, &perr):
+			evict(perr.Evicted)
 			res.Failed++
 		default:
 			return nil, fmt.Errorf("sim: fill: task %q: %w: %w", t.ID, ErrScheduler, err)

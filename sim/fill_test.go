@@ -4,12 +4,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/sim/workload"
@@ -209,4 +211,19 @@ func TestFillPointsAlignWithSteps(t *testing.T) {
 		_, ok := r.At(float64(n) * tc.step)
 		assert.True(t, ok, tc)
 	}
+}
+
+// Every task arrives as a job of its own at priority 0, so a policy with priority
+// preemption evicts nothing, and its fill equals the plain policy's.
+func TestFillWithPreemptingPolicy(t *testing.T) {
+	cl := gpuCluster(2, gpu.Spec{Model: "T4", Count: 2})
+	pool := []workload.Task{gpuTask("a", 1000, gpu.Share(600)), gpuTask("b", 1000, gpu.Whole(1))}
+	plain := GPUSharing("BestFit", gpu.BestFit{})
+	preempting := plain
+	preempting.Options = append(slices.Clone(plain.Options), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+	a, err := Fill(pool, &cl, plain, rand.New(rand.NewPCG(3, 4)), 1.3, 0.1)
+	require.NoError(t, err)
+	b, err := Fill(pool, &cl, preempting, rand.New(rand.NewPCG(3, 4)), 1.3, 0.1)
+	require.NoError(t, err)
+	assert.Equal(t, a.Points, b.Points)
 }
