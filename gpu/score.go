@@ -278,50 +278,45 @@ func (f *FGD) Shapes() []WeightedShape { return slices.Clone(f.shapes) }
 // it. (The study's simulator checks CPU alone for "can host"; here every dimension of
 // the scorer's.)
 func (f *FGD) Frag(n Node) float64 {
-	return f.frag(n.Free, n.Devices.model, n.Devices.free)
-}
-
-func (f *FGD) frag(free resource.Tuple, model string, devs []int64) float64 {
-	var total int64
-	for _, x := range devs {
-		total += x
-	}
+	d := n.Devices
+	total := d.FreeTotal()
 	if total == 0 {
 		return 0
 	}
 	sum := 0.0
 	for i := range f.shapes {
 		s := &f.shapes[i]
-		sum += s.Weight * float64(shapeFrag(s, f.dims, free, model, devs, total))
+		c := f.census(s, d, n.Free)
+		sum += s.Weight * float64(c.frag(c.roomBefore, s.GPU.Count, total))
 	}
 	return sum
 }
 
-// shapeFrag is the free GPU share of a node (devices devs, total free total) that shape
-// s cannot use.
-func shapeFrag(s *WeightedShape, dims resource.Mask, free resource.Tuple, model string, devs []int64, total int64) int64 {
-	if s.GPU.Count == 0 || !s.GPU.Allows(model) || !covers(free, s.Request, dims) {
-		return total
+// mask is the dimensions the scorer reads: dims, or all of them when zero.
+func (f *FGD) mask() resource.Mask {
+	if f.dims == 0 {
+		return ^resource.Mask(0)
 	}
-	fits, short := 0, int64(0)
-	for _, x := range devs {
-		if x >= s.GPU.Milli {
-			fits++
-		} else {
-			short += x
+	return f.dims
+}
+
+// census counts shape s's view of devices d with free resources free (roomBefore);
+// Score sets roomAfter.
+func (f *FGD) census(s *WeightedShape, d *Devices, free resource.Tuple) census {
+	c := census{usable: s.GPU.Count > 0 && s.GPU.Allows(d.model)}
+	if c.usable {
+		c.roomBefore = free.CoversOn(s.Request, f.mask())
+		for _, x := range d.free {
+			c.count(x, s.GPU.Milli, 1)
 		}
 	}
-	if fits < s.GPU.Count {
-		return total
-	}
-	return short
+	return c
 }
 
 // Score implements Scorer. It counts, once per shape, the devices that hold the
 // shape's share and the free share of those that do not; each candidate placement
 // then changes the counts of the devices it uses only, so that trying a share on each
-// distinct device costs O(shapes), not O(shapes × devices). Frag is the plain
-// reference it agrees with.
+// distinct device costs O(shapes), not O(shapes × devices).
 func (f *FGD) Score(n Node, t Shape) (float64, Allocation, bool) {
 	d := n.Devices
 	if !d.Fits(t.GPU) {
@@ -340,13 +335,8 @@ func (f *FGD) Score(n Node, t Shape) (float64, Allocation, bool) {
 	before := 0.0
 	for i := range f.shapes {
 		s := &f.shapes[i]
-		c := census{usable: s.GPU.Count > 0 && s.GPU.Allows(d.model)}
-		if c.usable {
-			c.roomBefore, c.roomAfter = covers(n.Free, s.Request, f.dims), covers(after, s.Request, f.dims)
-			for _, x := range d.free {
-				c.count(x, s.GPU.Milli, 1)
-			}
-		}
+		c := f.census(s, d, n.Free)
+		c.roomAfter = c.usable && after.CoversOn(s.Request, f.mask())
 		before += s.Weight * float64(c.frag(c.roomBefore, s.GPU.Count, total))
 		cs = append(cs, c)
 	}
@@ -403,22 +393,12 @@ func (c *census) count(x, milli int64, n int) {
 }
 
 // frag is the free GPU share, of total, the shape (count devices) cannot use, with room
-// telling whether its request fits (shapeFrag).
+// telling whether its request fits.
 func (c *census) frag(room bool, count int, total int64) int64 {
 	if !c.usable || !room || int(c.fits) < count {
 		return total
 	}
 	return c.short
-}
-
-// covers reports whether free covers request on the dimensions of dims (zero: all).
-func covers(free, request resource.Tuple, dims resource.Mask) bool {
-	for k := range free {
-		if (dims == 0 || dims.Has(k)) && free[k] < request[k] {
-			return false
-		}
-	}
-	return true
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }

@@ -224,15 +224,21 @@ var errPlaceNone = fmt.Errorf("match: choose server: %w", ErrNoServers)
 // both score this way.
 func ScoreServer(sc Scorer, s Server, start time.Duration, p stage.Profile, r Result) float64 {
 	tl := s.Timeline
-	free := r.MinFree
-	if !r.MinFreeKnown {
-		free = tl.MinFree(start, stage.AddSat(start, p.Duration()))
-	}
-	score := sc.Score(tl.Capacity(), free, p.Peak())
+	score := sc.Score(tl.Capacity(), WindowFree(tl, start, p, r), p.Peak())
 	if score != score {
 		return math.Inf(-1)
 	}
 	return score
+}
+
+// WindowFree is the least free amount of timeline tl over the window of profile p
+// from start: the one match result r reports (Result.MinFree), or, when the matcher
+// did not see it, the timeline's (stage.Timeline.MinFree).
+func WindowFree(tl *stage.Timeline, start time.Duration, p stage.Profile, r Result) resource.Tuple {
+	if r.MinFreeKnown {
+		return r.MinFree
+	}
+	return tl.MinFree(start, stage.AddSat(start, p.Duration()))
 }
 
 // ChooseServer is push-mode placement: it matches task t, starting at start, against

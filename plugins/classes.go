@@ -67,7 +67,7 @@ func (d *DemandClasses) FilterPass(c *framework.Cycle, _ *cluster.NodeInfo) fram
 	}
 	free := c.Free()
 	for cl := range st.Classes() {
-		if n := d.need(c, cl); covers(free, n.need, n.dims) {
+		if n := d.need(c, cl); free.CoversOn(n.need, n.dims) {
 			return framework.Status{}
 		}
 	}
@@ -86,7 +86,7 @@ func (d *DemandClasses) FilterJob(c *framework.Cycle, j *cluster.JobInfo, _ *clu
 		if cl.Slot < len(d.refused) && d.refused[cl.Slot] == c.Gen() && d.serials[cl.Slot] == cl.Serial {
 			continue
 		}
-		if n := d.need(c, cl); covers(free, n.need, n.dims) {
+		if n := d.need(c, cl); free.CoversOn(n.need, n.dims) {
 			return framework.Status{}
 		}
 	}
@@ -135,14 +135,4 @@ func (d *DemandClasses) need(c *framework.Cycle, cl *cluster.Class) *classNeed {
 		n.need, n.dims = p.Stage(0).Demand, schema.NonCompressible()
 	}
 	return n
-}
-
-// covers reports whether free[k] ≥ need[k] on every dimension k of dims.
-func covers(free, need resource.Tuple, dims resource.Mask) bool {
-	for k := range free {
-		if dims.Has(k) && free[k] < need[k] {
-			return false
-		}
-	}
-	return true
 }

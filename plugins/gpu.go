@@ -6,7 +6,7 @@ import (
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/gpu"
-	"github.com/finegrain/finegrain/stage"
+	"github.com/finegrain/finegrain/match"
 )
 
 // GPUFit (Filter) refuses a node whose GPU devices cannot hold the task's GPU demand
@@ -52,11 +52,7 @@ func (*GPUScore) Name() string { return "GPUScore" }
 // Score implements framework.ScorePlugin.
 func (s *GPUScore) Score(_ *framework.Cycle, a *framework.Attempt) float64 {
 	tl, hold := a.Node.Timeline(), a.Demand.Hold
-	free := a.Result.MinFree
-	if !a.Result.MinFreeKnown {
-		free = tl.MinFree(a.Start, stage.AddSat(a.Start, hold.Duration()))
-	}
-	node := gpu.Node{Capacity: tl.Capacity(), Free: free, Devices: a.Node.Devices()}
+	node := gpu.Node{Capacity: tl.Capacity(), Free: match.WindowFree(tl, a.Start, hold, a.Result), Devices: a.Node.Devices()}
 	x, alloc, ok := s.scorer.Score(node, gpu.Shape{Request: hold.Peak(), GPU: a.Task.GPU()})
 	if !ok {
 		return 0

@@ -155,6 +155,17 @@ func (t Tuple) AnyLess(o Tuple) bool {
 // covers demand, or demand fits in available. It is the complement of AnyLess.
 func (t Tuple) Covers(o Tuple) bool { return !t.AnyLess(o) }
 
+// CoversOn reports whether t is at least o in every slot of m: Covers on those
+// dimensions only.
+func (t Tuple) CoversOn(o Tuple, m Mask) bool {
+	for i := range t {
+		if m&(1<<i) != 0 && t[i] < o[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // FitsIn reports whether t fits in capacity: capacity.Covers(t).
 func (t Tuple) FitsIn(capacity Tuple) bool { return capacity.Covers(t) }
 

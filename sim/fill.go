@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/finegrain/finegrain"
-	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/sim/workload"
 )
 
@@ -80,10 +79,7 @@ func Fill(pool []workload.Task, cl *workload.Cluster, p Policy, r *rand.Rand, up
 	if err := cl.Validate(); err != nil {
 		return nil, fmt.Errorf("sim: fill: %w: %w", ErrInvalidInput, err)
 	}
-	var capacity int64
-	for _, n := range cl.Nodes {
-		capacity += int64(n.GPU.Count) * gpu.Milli
-	}
+	capacity := cl.GPUCapacity()
 	var gpuDemand int64
 	for i := range pool {
 		t := &pool[i]
@@ -93,7 +89,7 @@ func Fill(pool []workload.Task, cl *workload.Cluster, p Policy, r *rand.Rand, up
 		if err := t.GPU.Validate(); err != nil {
 			return nil, fieldErr(fmt.Sprintf("pool[%d](%s).GPU", i, t.ID), t.GPU, fmt.Errorf("%w: %w", ErrInvalidInput, err))
 		}
-		if !anyNodeHolds(cl, t.GPU) {
+		if !cl.Holds(&workload.Task{GPU: t.GPU}) {
 			return nil, fieldErr(fmt.Sprintf("pool[%d](%s).GPU", i, t.ID), t.GPU, fmt.Errorf("no node has the devices: %w", ErrInvalidInput))
 		}
 		gpuDemand += t.GPU.Total()
@@ -157,17 +153,4 @@ func Fill(pool []workload.Task, cl *workload.Cluster, p Policy, r *rand.Rand, up
 		}
 	}
 	return res, nil
-}
-
-// anyNodeHolds reports whether some node of cl has the devices for d when empty.
-func anyNodeHolds(cl *workload.Cluster, d gpu.Demand) bool {
-	if d.IsZero() {
-		return true
-	}
-	for _, n := range cl.Nodes {
-		if n.GPU.Count >= d.Count && d.Allows(n.GPU.Model) {
-			return true
-		}
-	}
-	return false
 }

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -100,7 +99,7 @@ func fill(c *config, tr *trace, cl *workload.Cluster, out io.Writer) error {
 	if err := output.WriteCSV(filepath.Join(c.out, "fill.csv"), rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n== GPU fragmentation: %s on %d nodes, %d GPUs (ATC'23 fill experiment) ==\n", tr.name, len(cl.Nodes), fillCapacity(cl)/gpu.Milli)
+	fmt.Fprintf(out, "\n== GPU fragmentation: %s on %d nodes, %d GPUs (ATC'23 fill experiment) ==\n", tr.name, len(cl.Nodes), cl.GPUCapacity()/gpu.Milli)
 	fmt.Fprintf(out, "Pods drawn from the trace (%d usable) arrive until their GPU demand is %.0f%% of the GPU capacity;\n", len(pool), 100*fillUpTo)
 	fmt.Fprintf(out, "unallocated GPU, %% of capacity, when the arrived demand reached (mean of %s; FGD over %d typical shapes):\n", plural(c.runs, "seed"), len(typical))
 	tw := tabwriterFor(out)
@@ -143,23 +142,13 @@ func fillPool(pods []workload.OpenBPod, cl *workload.Cluster) ([]workload.Task, 
 	var shapes []gpu.Shape
 	for i := range pods {
 		t, err := workload.OpenBTask(&pods[i], time.Second)
-		if err != nil || !slices.ContainsFunc(cl.Nodes, func(n workload.NodeSpec) bool {
-			return n.Capacity.Covers(t.Request) && n.GPU.Count >= t.GPU.Count && (t.GPU.IsZero() || t.GPU.Allows(n.GPU.Model))
-		}) {
+		if err != nil || !cl.Holds(&t) {
 			continue
 		}
 		pool = append(pool, t)
 		shapes = append(shapes, gpu.Shape{Request: t.Request, GPU: t.GPU})
 	}
 	return pool, shapes
-}
-
-func fillCapacity(cl *workload.Cluster) int64 {
-	var c int64
-	for _, n := range cl.Nodes {
-		c += int64(n.GPU.Count) * gpu.Milli
-	}
-	return c
 }
 
 // fillChartFrom is where the chart's x axis starts: below it every scorer places

@@ -146,12 +146,7 @@ func TestCompareAlibaba2017(t *testing.T) {
 // experiment runs on them.
 func TestCompareOpenB(t *testing.T) {
 	dir := t.TempDir()
-	nodes := headFile(t, dir, "alibaba/gpu-v2023/openb_node_list_gpu_node.csv", 40, 30)
-	pods := headFile(t, dir, "alibaba/gpu-v2023/openb_pod_list_gpushare40.csv", 300, 27)
-	c, err := parseFlags([]string{"-trace", "openb:" + nodes + "," + pods, "-runs", "1", "-out", dir})
-	require.NoError(t, err)
-	var out, errOut bytes.Buffer
-	require.NoError(t, compare(c, &out, &errOut))
+	out := compareOpenB(t, dir, "openb_pod_list_gpushare40.csv")
 	assert.Contains(t, out.String(), "openb-gpushare40-dedicated")
 	assert.Contains(t, out.String(), "40 node(s)")
 	assert.Contains(t, out.String(), "GPU fragmentation")
@@ -167,15 +162,23 @@ func TestCompareOpenB(t *testing.T) {
 
 // A pod list without times (multigpu20) runs the fragmentation experiment alone.
 func TestCompareOpenBUntimed(t *testing.T) {
-	dir := t.TempDir()
-	nodes := headFile(t, dir, "alibaba/gpu-v2023/openb_node_list_gpu_node.csv", 40, 30)
-	pods := headFile(t, dir, "alibaba/gpu-v2023/openb_pod_list_multigpu20.csv", 300, 27)
-	c, err := parseFlags([]string{"-trace", "openb:" + nodes + "," + pods, "-runs", "1", "-out", dir})
-	require.NoError(t, err)
-	var out, errOut bytes.Buffer
-	require.NoError(t, compare(c, &out, &errOut))
+	out := compareOpenB(t, t.TempDir(), "openb_pod_list_multigpu20.csv")
 	assert.Contains(t, out.String(), "no pod times")
 	assert.Contains(t, out.String(), "GPU fragmentation")
 	assert.NotContains(t, out.String(), "JCT mean")
 	assert.Contains(t, out.String(), "0 simulations")
+}
+
+// compareOpenB runs compare, one seed, on 40 of the shared openb GPU nodes and 300 pods
+// of pod list pods, writing to dir, and returns what it printed; it skips without the
+// data.
+func compareOpenB(t *testing.T, dir, pods string) *bytes.Buffer {
+	t.Helper()
+	nodes := headFile(t, dir, "alibaba/gpu-v2023/openb_node_list_gpu_node.csv", 40, 30)
+	list := headFile(t, dir, "alibaba/gpu-v2023/"+pods, 300, 27)
+	c, err := parseFlags([]string{"-trace", "openb:" + nodes + "," + list, "-runs", "1", "-out", dir})
+	require.NoError(t, err)
+	var out, errOut bytes.Buffer
+	require.NoError(t, compare(c, &out, &errOut))
+	return &out
 }

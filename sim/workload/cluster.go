@@ -107,6 +107,28 @@ func (c *Cluster) Capacity() resource.Tuple {
 	return t
 }
 
+// GPUCapacity is the cluster's GPU devices, in thousandths of a device.
+func (c *Cluster) GPUCapacity() int64 {
+	var n int64
+	for i := range c.Nodes {
+		n += int64(c.Nodes[i].GPU.Count) * gpu.Milli
+	}
+	return n
+}
+
+// Holds reports whether some node of the cluster, empty, holds task t: its capacity
+// covers t's request, and it has the devices for t's GPU demand (enough of them, of a
+// model the demand allows).
+func (c *Cluster) Holds(t *Task) bool {
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if n.Capacity.Covers(t.Request) && n.GPU.Count >= t.GPU.Count && (t.GPU.IsZero() || t.GPU.Allows(n.GPU.Model)) {
+			return true
+		}
+	}
+	return false
+}
+
 // Locality is where a task runs relative to its input (the delay-scheduling levels
 // of docs/methods.md §10).
 type Locality uint8

@@ -109,7 +109,7 @@ func FromOpenB(name string, pods []OpenBPod, cl *Cluster, timeScale float64) (Wo
 		if err != nil {
 			return Workload{}, st, err
 		}
-		if !holds(cl, p) {
+		if !cl.Holds(&t) {
 			st.Unplaceable++
 			continue
 		}
@@ -136,15 +136,4 @@ func FromOpenB(name string, pods []OpenBPod, cl *Cluster, timeScale float64) (Wo
 	}
 	st.Used = len(w.Jobs)
 	return w, st, nil
-}
-
-// holds reports whether some node of cl holds pod p when empty.
-func holds(cl *Cluster, p *OpenBPod) bool {
-	for _, n := range cl.Nodes {
-		if n.Capacity[SlotCPU] >= p.CPUMilli && n.Capacity[SlotMemory] >= p.MemoryMiB*MiB &&
-			n.GPU.Count >= p.NumGPU && (p.NumGPU == 0 || len(p.GPUSpec) == 0 || slices.Contains(p.GPUSpec, n.GPU.Model)) {
-			return true
-		}
-	}
-	return false
 }
