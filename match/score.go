@@ -79,9 +79,11 @@ func (s BestFit) Score(capacity, free, demand resource.Tuple) float64 {
 }
 
 // BalancedAllocation prefers the server whose utilisation after placement is most even
-// across dimensions: 1 − the standard deviation of the utilisations (Kubernetes'
-// NodeResourcesBalancedAllocation). It avoids stranding one resource while another is
-// exhausted. Dims limits the dimensions considered; zero means all.
+// across dimensions: 1 − 2σ, where σ is the standard deviation of the utilisations
+// (at most 1/2, so the score lies in [0, 1]). It ranks servers as Kubernetes'
+// NodeResourcesBalancedAllocation (1 − σ) does; weigh it half as much as kube does
+// when combining it with other scorers. It avoids stranding one resource while
+// another is exhausted. Dims limits the dimensions considered; zero means all.
 type BalancedAllocation struct{ Dims resource.Mask }
 
 // Score implements Scorer.
@@ -128,8 +130,9 @@ func (s Alignment) Score(capacity, free, demand resource.Tuple) float64 {
 }
 
 // Weighted combines scorers: the weighted mean of their scores, so that it lies in
-// [0, 1] as each of them does (Kubernetes' default scoring weighs LeastAllocated and
-// BalancedAllocation this way, each with weight 1). Build one with NewWeighted.
+// [0, 1] as each of them does. Kubernetes' default scoring, LeastAllocated and
+// BalancedAllocation with weight 1 each, ranks nodes as weights 2 and 1 do here
+// (BalancedAllocation is scaled to [0, 1]). Build one with NewWeighted.
 type Weighted struct {
 	scorers []Scorer
 	weights []float64

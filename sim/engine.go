@@ -128,6 +128,9 @@ func New(w *workload.Workload, cl *workload.Cluster, p Policy, opts ...Option) (
 	if p.Name == "" {
 		return nil, fieldErr("policy.Name", p.Name, ErrInvalidInput)
 	}
+	if p.Push {
+		cfg.mode = Push
+	}
 	s := &Sim{cfg: cfg, w: w, cl: cl, pol: p, schema: workload.Schema(), mask: p.requestDims()}
 	s.nodeIdx = make(map[string]int32, len(cl.Nodes))
 	for i := range cl.Nodes {

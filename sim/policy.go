@@ -8,6 +8,7 @@ import (
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/gpu"
+	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/policy"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
@@ -90,6 +91,12 @@ type Policy struct {
 	// scheduler that takes it (finegrain.Scheduler.Progress): what speculation and the
 	// pre-release list read.
 	Progress bool
+	// Push runs the policy in push mode (Mode Push) whatever WithMode says: every task
+	// is placed on the best-scored node when it becomes pending, and pending tasks are
+	// retried in the simulator's queue order (job priority, then submission), as
+	// kube-scheduler's default queue sorts pods. The scheduler's fairness ordering
+	// then plays no part: it orders heartbeats, and there are none.
+	Push bool
 }
 
 // build returns the policy's scheduler.
@@ -149,6 +156,32 @@ func Fair() Policy {
 // jobs ordered by weighted dominant share.
 func DRF() Policy {
 	return Policy{Name: "DRF", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{})}}
+}
+
+// Kubernetes is kube-scheduler with its default plugins as FGM's rival: push placement
+// (Push) of one task at a time from a queue in priority, then arrival order
+// (PrioritySort); request-based fit of cpu and memory (NodeResourcesFit's filter,
+// finegrain.WithoutPrediction); every fitting node scored (on fewer than 100 nodes the
+// default percentageOfNodesToScore scores them all: finegrain.WithCandidates(0)) by
+// NodeResourcesFit's LeastAllocated plus NodeResourcesBalancedAllocation with equal
+// weights, over cpu and memory with equal weights, both counting the pod being placed.
+// The default plugins that read what the simulator has no notion of (affinities,
+// taints, images, topology spread) score every node alike and are left out; with a
+// single priority, DefaultPreemption never acts.
+//
+// Reading: kube-scheduler's balanced-allocation score is 1 − σ of the utilisations;
+// match.BalancedAllocation is 1 − 2σ, scaled to [0, 1]. Weighing LeastAllocated 2 and
+// BalancedAllocation 1 ranks nodes exactly as kube's 1:1 sum does: (2·LA + 1 − 2σ)/3
+// orders nodes as LA − σ, and so does LA + 1 − σ.
+func Kubernetes() Policy {
+	return Policy{Name: "Kubernetes", Push: true, New: func(schema *resource.Schema) (Scheduler, error) {
+		dims := workload.YARNDims()
+		score, err := match.NewWeighted([]match.Scorer{match.LeastAllocated{Dims: dims}, match.BalancedAllocation{Dims: dims}}, []float64{2, 1})
+		if err != nil {
+			return nil, err
+		}
+		return finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithCandidates(0), finegrain.WithScorer(score))
+	}}
 }
 
 // GPUSharing is a Kubernetes-like scheduler of GPU-sharing tasks, as the ATC'23
@@ -227,7 +260,7 @@ func Policies() []Policy { return append(Baselines(), FGM()) }
 // PolicyByName returns the named policy of Policies, Placements or Speculations,
 // ignoring case.
 func PolicyByName(name string) (Policy, error) {
-	for _, p := range append(Policies(), FairPreRelease(), FairLATE(), FairPRRL()) {
+	for _, p := range append(Policies(), Kubernetes(), FairPreRelease(), FairLATE(), FairPRRL()) {
 		if strings.EqualFold(p.Name, name) {
 			return p, nil
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/sim/workload"
 )
@@ -483,4 +484,34 @@ func TestStall(t *testing.T) {
 	assert.True(t, r.Jobs[0].Finished)
 	assert.False(t, r.Jobs[1].Finished)
 	assert.Greater(t, r.Summary.Events, 0)
+}
+
+// TestKubernetesScoring: kube-scheduler's default scoring (LeastAllocated plus
+// BalancedAllocation, 1:1) ranks a node by 1 − the largest utilisation after placement
+// on two resources, not by the mean free share. A task of 1 core and 3 GiB leaves n0
+// (10 cores, 5 GiB) at 10% cpu and 60% memory — the most free on average — and n1
+// (2 cores, 6 GiB) at 50% and 50%: LeastAllocated alone takes n0, Kubernetes n1.
+func TestKubernetesScoring(t *testing.T) {
+	cl := workload.Cluster{Name: "two", Nodes: []workload.NodeSpec{
+		{ID: "n0", Rack: "r0", Capacity: tuple(10000, 5*gib, 100<<20, 100<<20), Speed: 1},
+		{ID: "n1", Rack: "r0", Capacity: tuple(2000, 6*gib, 100<<20, 100<<20), Speed: 1},
+	}, IntraRackBandwidth: 100 << 20, CrossRackBandwidth: 10 << 20}
+	demand := tuple(1000, 3*gib, 0, 0)
+	w := workload.Workload{Name: "one", Jobs: []workload.Job{handJob("j", "q", 0, demand, oneStage(10*time.Second, demand))}}
+	leastAllocated := Policy{Name: "LeastAllocated", Push: true, Options: []finegrain.Option{
+		finegrain.WithoutPrediction(), finegrain.WithCandidates(0), finegrain.WithScorer(match.LeastAllocated{Dims: workload.YARNDims()}),
+	}}
+	for _, tc := range []struct {
+		p    Policy
+		node string
+	}{{Kubernetes(), "n1"}, {leastAllocated, "n0"}} {
+		t.Run(tc.p.Name, func(t *testing.T) {
+			// WithMode(Pull) is overridden: the policy runs in push mode.
+			r, err := Run(&w, &cl, tc.p, WithMode(Pull), WithTaskRecords())
+			require.NoError(t, err)
+			assert.Equal(t, Push, r.Mode)
+			require.Len(t, r.Tasks, 1)
+			assert.Equal(t, tc.node, r.Tasks[0].Node)
+		})
+	}
 }
