@@ -144,16 +144,18 @@ func TestWithTetrisReplacesPass(t *testing.T) {
 func TestWithTetrisRefusesBadKnobs(t *testing.T) {
 	def := plugins.DefaultTetrisConfig()
 	for name, mod := range map[string]func(*finegrain.TetrisConfig){
-		"fairness negative":   func(c *finegrain.TetrisConfig) { c.Fairness = -0.1 },
-		"fairness 1":          func(c *finegrain.TetrisConfig) { c.Fairness = 1 },
-		"fairness NaN":        func(c *finegrain.TetrisConfig) { c.Fairness = math.NaN() },
-		"SRPT negative":       func(c *finegrain.TetrisConfig) { c.SRPTWeight = -1 },
-		"SRPT infinite":       func(c *finegrain.TetrisConfig) { c.SRPTWeight = math.Inf(1) },
-		"SRPT NaN":            func(c *finegrain.TetrisConfig) { c.SRPTWeight = math.NaN() },
-		"remote penalty 1":    func(c *finegrain.TetrisConfig) { c.RemotePenalty = 1 },
-		"remote penalty < 0":  func(c *finegrain.TetrisConfig) { c.RemotePenalty = -0.5 },
-		"remote penalty NaN":  func(c *finegrain.TetrisConfig) { c.RemotePenalty = math.NaN() },
-		"everything negative": func(c *finegrain.TetrisConfig) { *c = finegrain.TetrisConfig{Fairness: -1, SRPTWeight: -1, RemotePenalty: -1} },
+		"fairness negative":  func(c *finegrain.TetrisConfig) { c.Fairness = -0.1 },
+		"fairness 1":         func(c *finegrain.TetrisConfig) { c.Fairness = 1 },
+		"fairness NaN":       func(c *finegrain.TetrisConfig) { c.Fairness = math.NaN() },
+		"SRPT negative":      func(c *finegrain.TetrisConfig) { c.SRPTWeight = -1 },
+		"SRPT infinite":      func(c *finegrain.TetrisConfig) { c.SRPTWeight = math.Inf(1) },
+		"SRPT NaN":           func(c *finegrain.TetrisConfig) { c.SRPTWeight = math.NaN() },
+		"remote penalty 1":   func(c *finegrain.TetrisConfig) { c.RemotePenalty = 1 },
+		"remote penalty < 0": func(c *finegrain.TetrisConfig) { c.RemotePenalty = -0.5 },
+		"remote penalty NaN": func(c *finegrain.TetrisConfig) { c.RemotePenalty = math.NaN() },
+		"everything negative": func(c *finegrain.TetrisConfig) {
+			*c = finegrain.TetrisConfig{Fairness: -1, SRPTWeight: -1, RemotePenalty: -1}
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := def
