@@ -1,8 +1,10 @@
 package plugins
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/finegrain/finegrain/cluster"
@@ -64,7 +66,8 @@ func (cfg TetrisConfig) Validate() error {
 //     the task's window, both over the node's capacity: match.ScoreServer with the
 //     task's hold profile, so that a predicted stage profile is aligned over its
 //     stage window), times 1 − RemotePenalty when the task is not node-local; w is
-//     the job's remaining work; ε = m·ā/p̄ over the competing tasks.
+//     the job's remaining work; ε = m·ā/p̄ over the competing tasks (the paper
+//     averages over the tasks it considers; here, those of this choice).
 //  3. The best-scoring task is tried (framework.Cycle.Try; on equal scores the job
 //     first in the fairness order). A job whose try is refused is passed over for the
 //     rest of the heartbeat; as DelayScheduling does, a task that fits no node even
@@ -80,6 +83,13 @@ func (cfg TetrisConfig) Validate() error {
 // profile's first-stage non-compressible demand) times its declared duration, or
 // times one second when the duration is unknown — the job's pending demand. Running
 // tasks' remaining time is not counted: the state does not know it.
+//
+// Cost: each choice walks the jobs once (as a DelayScheduling pass does) and scores
+// the competing ones. A job's candidate task, its hold profile's peak and window, and
+// its remaining work are worked out once per heartbeat and again only after the job
+// is tried; the node's timeline is taken once per choice, so that a candidate's
+// window minimum is a binary search (the same value as Timeline.MinFree). The demand
+// step runs once per demand class per heartbeat.
 type Tetris struct {
 	cfg  TetrisConfig
 	pred *Prediction // nil: remaining work from requests only
@@ -90,8 +100,11 @@ type Tetris struct {
 	visit func(*cluster.JobInfo) bool // t.collect, bound once
 	jobs  []*cluster.JobInfo
 	cands []tetrisCand
-	holds []classHold // by class slot: the hold profile of the class's tasks
-	works []classWork // by class slot: one pending task's work on the cycle's node
+	picks []tetrisPick     // by job index: the job's candidate task in this cycle
+	holds []classHold      // by class slot: the hold profile of the class's tasks
+	works []classWork      // by class slot: one pending task's work on the cycle's node
+	segs  []stage.Segment  // the node's timeline from now
+	mins  []resource.Tuple // mins[i]: the least free amount over segs[:i+1]
 }
 
 type tetrisCand struct {
@@ -99,6 +112,17 @@ type tetrisCand struct {
 	level fairness.Level
 	align float64
 	work  float64
+}
+
+// tetrisPick is a job's candidate in a cycle: its task and what does not change until
+// the job is tried again (other jobs' starts change only the node's free resources).
+type tetrisPick struct {
+	gen   uint64 // the cycle it was worked out in; 0: to work out again
+	job   *cluster.JobInfo
+	level fairness.Level
+	peak  resource.Tuple // the hold profile's peak
+	dur   time.Duration  // the hold profile's duration
+	work  float64        // the job's remaining work
 }
 
 type classHold struct {
@@ -138,6 +162,7 @@ func (t *Tetris) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 			return nil
 		}
 		s, _ := t.try.try(c, j, n, best)
+		t.picks[j.Index()].gen = 0 // its pending tasks changed
 		if s.Code == framework.Wait || s.OK() {
 			continue
 		}
@@ -183,26 +208,29 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 	if k == 0 {
 		return nil, 0, false
 	}
+	if len(t.picks) < st.JobSlots() {
+		t.picks = append(t.picks, make([]tetrisPick, st.JobSlots()-len(t.picks))...)
+	}
 	capacity := n.Capacity()
-	server := match.Server{ID: n.ID(), Timeline: n.Timeline()}
+	t.window(n.Timeline(), c.Now())
 	sumA, sumW := 0.0, 0.0
 	for _, j := range t.jobs[:k] {
-		best, ok := st.BestLocality(j, n)
-		if !ok {
-			continue
+		pk := &t.picks[j.Index()]
+		if pk.gen != c.Gen() || pk.job != j {
+			if !t.pick(c, j, n, pk) {
+				continue
+			}
 		}
-		task, level, ok := st.FirstPending(j, n, best)
-		if !ok {
-			continue
+		a := match.Alignment{}.Score(capacity, t.minFree(c.Now(), pk.dur), pk.peak)
+		if a != a {
+			a = 0
 		}
-		a := match.ScoreServer(match.Alignment{}, server, c.Now(), t.hold(c, task), match.Result{})
-		if level > fairness.NodeLocal {
+		if pk.level > fairness.NodeLocal {
 			a *= 1 - t.cfg.RemotePenalty
 		}
-		w := t.remaining(c, j, capacity)
-		t.cands = append(t.cands, tetrisCand{job: j, level: best, align: a, work: w})
+		t.cands = append(t.cands, tetrisCand{job: j, level: pk.level, align: a, work: pk.work})
 		sumA += a
-		sumW += w
+		sumW += pk.work
 	}
 	if len(t.cands) == 0 {
 		return nil, 0, false
@@ -218,6 +246,51 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 		}
 	}
 	return t.cands[bi].job, t.cands[bi].level, true
+}
+
+// pick works out job j's candidate on node n into pk: its first pending task at its
+// best locality there, that task's hold profile, and the job's remaining work; false
+// when it has no pending task.
+func (t *Tetris) pick(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo, pk *tetrisPick) bool {
+	st := c.State()
+	best, ok := st.BestLocality(j, n)
+	if !ok {
+		return false
+	}
+	task, level, ok := st.FirstPending(j, n, best)
+	if !ok {
+		return false
+	}
+	hold := t.hold(c, task)
+	*pk = tetrisPick{gen: c.Gen(), job: j, level: level, peak: hold.Peak(), dur: hold.Duration(), work: t.remaining(c, j, n.Capacity())}
+	return true
+}
+
+// window takes timeline tl from now for minFree: its segments and their running
+// minimum.
+func (t *Tetris) window(tl *stage.Timeline, now time.Duration) {
+	t.segs = tl.AppendSegments(t.segs[:0], now, stage.Forever)
+	t.mins = t.mins[:0]
+	m := tl.Capacity()
+	for _, sg := range t.segs {
+		m = m.Min(sg.Free)
+		t.mins = append(t.mins, m)
+	}
+}
+
+// minFree is the node's least free amount over [now, now+d), as its timeline's MinFree
+// (and so match.WindowFree without a match result) gives it, from the segments window
+// took: a binary search instead of a walk.
+func (t *Tetris) minFree(now, d time.Duration) resource.Tuple {
+	if len(t.segs) == 0 {
+		return resource.Tuple{}
+	}
+	end := stage.AddSat(now, d)
+	i, _ := slices.BinarySearchFunc(t.segs, end, func(sg stage.Segment, e time.Duration) int { return cmp.Compare(sg.Start, e) })
+	if i == 0 { // an empty window: the instant now
+		return t.segs[0].Free
+	}
+	return t.mins[i-1]
 }
 
 // hold is the profile task would hold on the heartbeat's node (the demand step's
