@@ -49,6 +49,7 @@ type config struct {
 	logger      *slog.Logger
 	matchers    map[policy.Mode]match.Matcher
 	prerelease  *speculate.FairPlacer
+	tetris      *plugins.TetrisConfig
 	speculator  speculate.Speculator
 	skipDetails int
 	holdTail    bool
@@ -377,13 +378,38 @@ func WithSkipDetails(n int) Option {
 // promises the job a busy slot elsewhere where its task would finish sooner, and moves
 // on. There are no wait parameters. A job's task time on a node comes from the
 // progress the embedder reports (Scheduler.Progress). Each decision costs O(pending +
-// running): meant for clusters of the thesis' scale. Push mode is unaffected.
+// running): meant for clusters of the thesis' scale. Push mode is unaffected. It
+// replaces WithTetris, and WithTetris replaces it: the later wins.
 func WithPreReleaseList(p *speculate.FairPlacer) Option {
 	return func(c *config) error {
 		if p == nil {
 			return fmt.Errorf("finegrain: pre-release placer is nil: %w", ErrInvalid)
 		}
-		c.prerelease = p
+		c.prerelease, c.tetris = p, nil
+		return nil
+	}
+}
+
+// TetrisConfig is Tetris' knobs (WithTetris).
+type TetrisConfig = plugins.TetrisConfig
+
+// WithTetris makes pull mode choose tasks by Tetris' packing heuristic (plugins.Tetris,
+// docs/methods.md §14) instead of the fairness order with delay scheduling: on a
+// heartbeat, of the jobs in the fairness order only the first ⌈(1−cfg.Fairness)·J⌉
+// compete, each with the task it would start on the node, and the task of best
+// alignment with the node's free resources over its window, less ε times its job's
+// remaining work, is tried, while the node has room. There are no locality waits
+// (delay-scheduling options are ignored); a remote task loses cfg.RemotePenalty of its
+// alignment. plugins.DefaultTetrisConfig holds the paper's knobs. It replaces
+// WithPreReleaseList, and WithPreReleaseList replaces it: the later wins. Push mode is
+// unaffected (WithScorer(match.Alignment{}) scores its nodes Tetris' way). New fails
+// when a knob is out of range (TetrisConfig.Validate).
+func WithTetris(cfg TetrisConfig) Option {
+	return func(c *config) error {
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("finegrain: %w", err) // wraps ErrInvalid
+		}
+		c.tetris, c.prerelease = &cfg, nil
 		return nil
 	}
 }

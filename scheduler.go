@@ -174,7 +174,13 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 		return nil, err
 	}
 	list = append(list, idle, classes)
-	if cfg.prerelease != nil {
+	if cfg.tetris != nil {
+		p, err := plugins.NewTetris(*cfg.tetris, pred)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, p)
+	} else if cfg.prerelease != nil {
 		p, err := plugins.NewPreReleaseList(cfg.prerelease)
 		if err != nil {
 			return nil, err

@@ -23,11 +23,13 @@
 //	DemandClasses    JobFilter   pass over jobs none of whose tasks can start here
 //	DelayScheduling  Pass        fairness order with delay scheduling (Alg. 1, Alg. 2.1)
 //	PreReleaseList   Pass        the pre-release resource list (Alg. 4.1/4.2)
+//	Tetris           Pass        Tetris' packing choice: alignment, ε·SRPT, fairness
+//	                             knob (§14)
 //	Speculation      Pass        backup attempts (LATE, PRRL)
 //
 // Each file holds one extension point's plugins, or one idea's: demand.go, filter.go
 // (PreFilter and Filter), score.go (Score, and the future starts of PostFilter and
-// Booking), gate.go, classes.go, delay.go, prerelease.go, speculation.go, gang.go,
+// Booking), gate.go, classes.go, delay.go, prerelease.go, tetris.go, speculation.go, gang.go,
 // preempt.go; unfit.go holds the checks several passes share. A plugin instance
 // belongs to one Framework.
 package plugins

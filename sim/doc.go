@@ -141,7 +141,10 @@
 // tasks by the pre-release resource list instead of delay scheduling, docs/methods.md
 // §10) pairs with Fair in Placements, and FairLATE and FairPRRL (Fair with LATE or PRRL
 // speculation, docs/methods.md §8–9) with Fair in Speculations; examples/thesis runs both
-// on the thesis' heterogeneous cluster. Policy.New is the seam for other schedulers.
+// on the thesis' heterogeneous cluster. Tetris (request-based, DRF order, Tetris' packing
+// choice instead of delay scheduling, docs/methods.md §14) and FGMTetris (FGM with that
+// choice over predicted stage windows) are found by PolicyByName. Policy.New is the seam
+// for other schedulers.
 //
 // # Background (the "cloud" environment)
 //

@@ -1,0 +1,379 @@
+package plugins
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/framework"
+	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// TetrisConfig is Tetris' knobs (Grandl et al., "Multi-resource packing for cluster
+// schedulers", SIGCOMM 2014; docs/methods.md §14). DefaultTetrisConfig holds the
+// paper's values.
+type TetrisConfig struct {
+	// Fairness is the fairness knob f, in [0, 1): a heartbeat chooses only among the
+	// ⌈(1−f)·J⌉ jobs first in the fairness order, of the J that may use the node. f = 0
+	// considers every job (the most efficient packing); f close to 1 only the job
+	// furthest below its fair share.
+	Fairness float64
+	// SRPTWeight is m in ε = m·ā/p̄, the weight of the shortest-remaining-work term
+	// against alignment: ā and p̄ are the mean alignment and the mean remaining work
+	// of the candidates, so that with m = 1 both terms are of the same magnitude, as
+	// the paper sets ε. It must be finite and ≥ 0; 0 scores by alignment alone.
+	SRPTWeight float64
+	// RemotePenalty is the fraction r of its alignment a task loses when the node
+	// does not hold its input (a locality worse than node-local): the paper's remote
+	// penalty. It must be in [0, 1).
+	RemotePenalty float64
+}
+
+// DefaultTetrisConfig is the paper's setting as this package reads it: fairness knob
+// f = 0.25 (the value its evaluation settles on: near-fair at little cost in
+// efficiency), ε = ā/p̄ (m = 1), remote penalty 10%.
+func DefaultTetrisConfig() TetrisConfig {
+	return TetrisConfig{Fairness: 0.25, SRPTWeight: 1, RemotePenalty: 0.1}
+}
+
+// Validate reports a knob out of range, wrapping cluster.ErrInvalid.
+func (cfg TetrisConfig) Validate() error {
+	if !(cfg.Fairness >= 0 && cfg.Fairness < 1) || !(cfg.SRPTWeight >= 0) || math.IsInf(cfg.SRPTWeight, 1) ||
+		!(cfg.RemotePenalty >= 0 && cfg.RemotePenalty < 1) {
+		return fmt.Errorf("plugins: tetris: fairness %v (want [0, 1)), SRPT weight %v (want finite ≥ 0), remote penalty %v (want [0, 1)): %w",
+			cfg.Fairness, cfg.SRPTWeight, cfg.RemotePenalty, cluster.ErrInvalid)
+	}
+	return nil
+}
+
+// Tetris (Pass) is pull mode's task choice by Tetris' packing heuristic
+// (docs/methods.md §14), in place of DelayScheduling. While the heartbeat's node has
+// room (the NodeGate plugins) and the JobFilter plugins let the heartbeat go on:
+//
+//  1. The jobs with pending tasks not passed over in this heartbeat, and let through
+//     by the JobFilter plugins, are taken in the fairness order (cluster.State.Walk);
+//     of these J jobs, only the first ⌈(1−f)·J⌉ compete (TetrisConfig.Fairness).
+//  2. Each competing job offers the task the cycle would place: its first pending task
+//     at the best locality it has on the node (there are no locality waits: Tetris
+//     has none). The task scores a − ε·w: a is the alignment (match.Alignment, the
+//     dot product of the task's peak demand and the node's least free amount over
+//     the task's window, both over the node's capacity: match.ScoreServer with the
+//     task's hold profile, so that a predicted stage profile is aligned over its
+//     stage window), times 1 − RemotePenalty when the task is not node-local; w is
+//     the job's remaining work; ε = m·ā/p̄ over the competing tasks (the paper
+//     averages over the tasks it considers; here, those of this choice).
+//  3. The best-scoring task is tried (framework.Cycle.Try; on equal scores the job
+//     first in the fairness order). A job whose try is refused is passed over for the
+//     rest of the heartbeat; as DelayScheduling does, a task that fits no node even
+//     empty does not hold its job's other tasks back, and a gang that has not
+//     gathered offers its next member when one does not fit this node. A gang member
+//     a Permit plugin keeps waiting leaves its job in the competition.
+//
+// Remaining work (this package's reading of "remaining work" from what the state
+// knows): the sum over the job's pending tasks of their demand, each dimension over
+// the node's capacity, times their duration in seconds, taken per demand class
+// (cluster.Class): a class whose key has a prediction (NewTetris with a Prediction)
+// counts its predicted profile's demand over time; otherwise its request (a declared
+// profile's first-stage non-compressible demand) times its declared duration, or
+// times one second when the duration is unknown — the job's pending demand. Running
+// tasks' remaining time is not counted: the state does not know it.
+//
+// Cost: each choice walks the jobs once (as a DelayScheduling pass does) and scores
+// the competing ones. A job's candidate task, its hold profile's peak and window, and
+// its remaining work are worked out once per heartbeat and again only after the job
+// is tried; the node's timeline is taken once per choice, so that a candidate's
+// window minimum is a binary search (the same value as Timeline.MinFree). The demand
+// step runs once per demand class per heartbeat.
+type Tetris struct {
+	cfg  TetrisConfig
+	pred *Prediction // nil: remaining work from requests only
+	try  DelayScheduling
+
+	// Scratch reused from heartbeat to heartbeat.
+	c     *framework.Cycle
+	visit func(*cluster.JobInfo) bool // t.collect, bound once
+	jobs  []*cluster.JobInfo
+	cands []tetrisCand
+	picks []tetrisPick     // by job index: the job's candidate task in this cycle
+	holds []classHold      // by class slot: the hold profile of the class's tasks
+	works []classWork      // by class slot: one pending task's work on the cycle's node
+	segs  []stage.Segment  // the node's timeline from now
+	mins  []resource.Tuple // mins[i]: the least free amount over segs[:i+1]
+}
+
+type tetrisCand struct {
+	job   *cluster.JobInfo
+	level fairness.Level
+	align float64
+	work  float64
+}
+
+// tetrisPick is a job's candidate in a cycle: its task and what does not change until
+// the job is tried again (other jobs' starts change only the node's free resources).
+type tetrisPick struct {
+	gen   uint64 // the cycle it was worked out in; 0: to work out again
+	job   *cluster.JobInfo
+	level fairness.Level
+	peak  resource.Tuple // the hold profile's peak
+	dur   time.Duration  // the hold profile's duration
+	work  float64        // the job's remaining work
+}
+
+type classHold struct {
+	gen, serial uint64
+	hold        stage.Profile
+}
+
+type classWork struct {
+	gen, serial uint64
+	work        float64
+}
+
+// NewTetris returns the pass with cfg; pred (nil for none) predicts the profiles
+// remaining work counts for classes with a prediction. It fails on a knob out of
+// range (TetrisConfig.Validate).
+func NewTetris(cfg TetrisConfig, pred *Prediction) (*Tetris, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	t := &Tetris{cfg: cfg, pred: pred, try: DelayScheduling{tick: -DelayUpdate}}
+	t.visit = t.collect
+	return t, nil
+}
+
+// Name implements framework.Plugin.
+func (*Tetris) Name() string { return "Tetris" }
+
+// Config is the pass's knobs.
+func (t *Tetris) Config() TetrisConfig { return t.cfg }
+
+// Pass implements framework.PassPlugin.
+func (t *Tetris) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
+	defer func() { t.c = nil }()
+	for c.Room() && c.FilterPass() {
+		j, best, ok := t.choose(c, n)
+		if !ok {
+			return nil
+		}
+		s, _ := t.try.try(c, j, n, best)
+		t.picks[j.Index()].gen = 0 // its pending tasks changed
+		if s.Code == framework.Wait || s.OK() {
+			continue
+		}
+		c.PassOver(j, framework.Skip{})
+		if s.Code == framework.Closed {
+			return nil
+		}
+	}
+	return nil
+}
+
+// collect is the walk's visit: it keeps the jobs that may compete.
+func (t *Tetris) collect(j *cluster.JobInfo) bool {
+	c := t.c
+	switch {
+	case c.Passed(j):
+	case len(j.Classes()) == 0: // its last pending task started in this heartbeat
+		c.PassOver(j, framework.Skip{})
+	case c.FilterJob(j):
+		t.jobs = append(t.jobs, j)
+	}
+	return true
+}
+
+// Competing is how many of j jobs compete under fairness knob f: ⌈(1−f)·j⌉, at
+// least one when j > 0 (a product within 1e-9 of an integer counts as that integer,
+// so that rounding in 1−f does not add a job: f = 0.99 of 100 jobs is 1).
+func Competing(f float64, j int) int {
+	if j <= 0 {
+		return 0
+	}
+	k := int(math.Ceil((1-f)*float64(j) - 1e-9))
+	return min(max(k, 1), j)
+}
+
+// choose scores the competing jobs' tasks and returns the best one's job and the
+// locality it is tried at; false when no job competes.
+func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobInfo, fairness.Level, bool) {
+	st := c.State()
+	t.c, t.jobs, t.cands = c, t.jobs[:0], t.cands[:0]
+	st.Walk(t.visit)
+	k := Competing(t.cfg.Fairness, len(t.jobs))
+	if k == 0 {
+		return nil, 0, false
+	}
+	if len(t.picks) < st.JobSlots() {
+		t.picks = append(t.picks, make([]tetrisPick, st.JobSlots()-len(t.picks))...)
+	}
+	capacity := n.Capacity()
+	t.window(n.Timeline(), c.Now())
+	sumA, sumW := 0.0, 0.0
+	for _, j := range t.jobs[:k] {
+		pk := &t.picks[j.Index()]
+		if pk.gen != c.Gen() || pk.job != j {
+			if !t.pick(c, j, n, pk) {
+				continue
+			}
+		}
+		a := match.Alignment{}.Score(capacity, t.minFree(c.Now(), pk.dur), pk.peak)
+		if a != a {
+			a = 0
+		}
+		if pk.level > fairness.NodeLocal {
+			a *= 1 - t.cfg.RemotePenalty
+		}
+		t.cands = append(t.cands, tetrisCand{job: j, level: pk.level, align: a, work: pk.work})
+		sumA += a
+		sumW += pk.work
+	}
+	if len(t.cands) == 0 {
+		return nil, 0, false
+	}
+	eps := 0.0
+	if sumW > 0 {
+		eps = t.cfg.SRPTWeight * sumA / sumW
+	}
+	bi, bs := 0, math.Inf(-1)
+	for i, cd := range t.cands {
+		if s := cd.align - eps*cd.work; s > bs {
+			bi, bs = i, s
+		}
+	}
+	return t.cands[bi].job, t.cands[bi].level, true
+}
+
+// pick works out job j's candidate on node n into pk: its first pending task at its
+// best locality there, that task's hold profile, and the job's remaining work; false
+// when it has no pending task.
+func (t *Tetris) pick(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo, pk *tetrisPick) bool {
+	st := c.State()
+	best, ok := st.BestLocality(j, n)
+	if !ok {
+		return false
+	}
+	task, level, ok := st.FirstPending(j, n, best)
+	if !ok {
+		return false
+	}
+	hold := t.hold(c, task)
+	*pk = tetrisPick{gen: c.Gen(), job: j, level: level, peak: hold.Peak(), dur: hold.Duration(), work: t.remaining(c, j, n.Capacity())}
+	return true
+}
+
+// window takes timeline tl from now for minFree: its segments and their running
+// minimum.
+func (t *Tetris) window(tl *stage.Timeline, now time.Duration) {
+	t.segs = tl.AppendSegments(t.segs[:0], now, stage.Forever)
+	t.mins = t.mins[:0]
+	m := tl.Capacity()
+	for _, sg := range t.segs {
+		m = m.Min(sg.Free)
+		t.mins = append(t.mins, m)
+	}
+}
+
+// minFree is the node's least free amount over [now, now+d), as its timeline's MinFree
+// (and so match.WindowFree without a match result) gives it, from the segments window
+// took: a binary search instead of a walk.
+func (t *Tetris) minFree(now, d time.Duration) resource.Tuple {
+	if len(t.segs) == 0 {
+		return resource.Tuple{}
+	}
+	end := stage.AddSat(now, d)
+	i, _ := slices.BinarySearchFunc(t.segs, end, func(sg stage.Segment, e time.Duration) int { return cmp.Compare(sg.Start, e) })
+	if i == 0 { // an empty window: the instant now
+		return t.segs[0].Free
+	}
+	return t.mins[i-1]
+}
+
+// hold is the profile task would hold on the heartbeat's node (the demand step's
+// Hold), kept per class for the cycle: undeclared tasks of one class have the same.
+func (t *Tetris) hold(c *framework.Cycle, task *cluster.TaskInfo) stage.Profile {
+	if task.Declared().Len() > 0 {
+		a, _ := c.Prepare(task, nil, c.Now())
+		return a.Demand.Hold
+	}
+	st := c.State()
+	id := st.ClassOf(task)
+	var cl *cluster.Class
+	j, _ := st.Job(task.Job())
+	for i := range j.Classes() {
+		if j.Classes()[i].ID == id {
+			cl = &j.Classes()[i]
+			break
+		}
+	}
+	if cl == nil { // not pending: cannot happen for a task FirstPending returned
+		a, _ := c.Prepare(task, nil, c.Now())
+		return a.Demand.Hold
+	}
+	for len(t.holds) <= cl.Slot {
+		t.holds = append(t.holds, classHold{})
+	}
+	h := &t.holds[cl.Slot]
+	if h.gen != c.Gen() || h.serial != cl.Serial {
+		a, _ := c.Prepare(task, nil, c.Now())
+		*h = classHold{gen: c.Gen(), serial: cl.Serial, hold: a.Demand.Hold}
+	}
+	return h.hold
+}
+
+// remaining is job j's remaining work on a node of capacity (Tetris' doc comment).
+func (t *Tetris) remaining(c *framework.Cycle, j *cluster.JobInfo, capacity resource.Tuple) float64 {
+	w := 0.0
+	classes := j.Classes()
+	for i := range classes {
+		cl := &classes[i]
+		for len(t.works) <= cl.Slot {
+			t.works = append(t.works, classWork{})
+		}
+		cw := &t.works[cl.Slot]
+		if cw.gen != c.Gen() || cw.serial != cl.Serial {
+			*cw = classWork{gen: c.Gen(), serial: cl.Serial, work: t.classWork(c.State(), cl.ID, capacity)}
+		}
+		w += float64(cl.N) * cw.work
+	}
+	return w
+}
+
+// classWork is one pending task of class id's work on a node of capacity: demand over
+// capacity, summed over dimensions, times seconds.
+func (t *Tetris) classWork(st *cluster.State, id cluster.ClassID, capacity resource.Tuple) float64 {
+	if !id.Declared && t.pred != nil {
+		if p, ok := t.pred.Estimate(st, id.Key); ok && p.Duration() != stage.Forever {
+			w := 0.0
+			for i := 0; i < p.Len(); i++ {
+				s := p.Stage(i)
+				w += normSum(s.Demand, capacity) * s.Duration.Seconds()
+			}
+			return w
+		}
+	}
+	d, r := id.Duration, id.Request
+	if id.Declared {
+		r = id.First
+	}
+	if d <= 0 {
+		d = time.Second
+	}
+	return normSum(r, capacity) * d.Seconds()
+}
+
+// normSum is the sum over dimensions with a positive capacity of demand over
+// capacity.
+func normSum(demand, capacity resource.Tuple) float64 {
+	s := 0.0
+	for k := range capacity {
+		if capacity[k] > 0 {
+			s += float64(demand[k]) / float64(capacity[k])
+		}
+	}
+	return s
+}

@@ -1,0 +1,54 @@
+package plugins
+
+import (
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// The pass's windowed minimum (segments taken once, then a binary search) is the
+// timeline's MinFree for every window from now, empty and unbounded ones included.
+func TestTetrisMinFreeIsMinFree(t *testing.T) {
+	params := gopter.DefaultTestParameters()
+	params.MinSuccessfulTests = 300
+	// The seed is fresh on every run; gopter prints it when the property fails.
+	props := gopter.NewProperties(params)
+	props.Property("minFree = Timeline.MinFree", prop.ForAll(func(seed int64) bool {
+		r := rand.New(rand.NewSource(seed))
+		schema := resource.MustSchema(resource.CPU, resource.Memory)
+		tl, err := stage.NewTimeline(schema, schema.MustTuple(16000, 64<<30))
+		if err != nil {
+			return false
+		}
+		sec := func(n int) time.Duration { return time.Duration(n) * time.Second }
+		for i := r.Intn(12); i > 0; i-- {
+			var stages []stage.Stage
+			for k := 1 + r.Intn(4); k > 0; k-- {
+				stages = append(stages, stage.Stage{Duration: sec(1 + r.Intn(30)), Demand: schema.MustTuple(int64(r.Intn(3000)), int64(r.Intn(8))<<30)})
+			}
+			if r.Intn(4) == 0 {
+				stages = append(stages, stage.Stage{Duration: stage.Forever, Demand: schema.MustTuple(0, 1<<30)})
+			}
+			_, _ = tl.Reserve(sec(r.Intn(60)), stage.MustProfile(schema, stages...), resource.Tuple{}) // a refusal changes nothing
+		}
+		now := sec(r.Intn(80))
+		var p Tetris
+		p.window(tl, now)
+		for _, d := range []time.Duration{0, 1, sec(1 + r.Intn(100)), sec(r.Intn(10)) + 500*time.Millisecond, stage.Forever} {
+			want := tl.MinFree(now, stage.AddSat(now, d))
+			if got := p.minFree(now, d); got != want {
+				t.Logf("now %v d %v: got %v, want %v", now, d, got, want)
+				return false
+			}
+		}
+		return true
+	}, gen.Int64().WithShrinker(gopter.NoShrinker)))
+	props.TestingRun(t)
+}
