@@ -224,10 +224,10 @@ func Baselines() []Policy { return []Policy{FIFO(), Capacity(), Fair(), DRF()} }
 // Policies returns the baselines followed by FGM, the comparison of docs/methods.md §7.
 func Policies() []Policy { return append(Baselines(), FGM()) }
 
-// PolicyByName returns the named policy of Policies, Placements or Speculations,
-// ignoring case.
+// PolicyByName returns the named policy of Policies, Placements or Speculations, or
+// LoadAware (with Koordinator's defaults), ignoring case.
 func PolicyByName(name string) (Policy, error) {
-	for _, p := range append(Policies(), FairPreRelease(), FairLATE(), FairPRRL()) {
+	for _, p := range append(Policies(), FairPreRelease(), FairLATE(), FairPRRL(), LoadAware()) {
 		if strings.EqualFold(p.Name, name) {
 			return p, nil
 		}
