@@ -24,14 +24,15 @@
 //	DelayScheduling  Pass        fairness order with delay scheduling (Alg. 1, Alg. 2.1)
 //	PreReleaseList   Pass        the pre-release resource list (Alg. 4.1/4.2)
 //	Speculation      Pass        backup attempts (LATE, PRRL)
-//	LoadAware        Demand,     usage-aware overcommit (Koordinator's LoadAwareScheduling,
-//	                 Filter,     §15): measured node usage plus estimates of the tasks
-//	                 Score,      placed since, under usage thresholds; not in the
-//	                 NodeGate    default list (finegrain.WithPlugin)
+//	LoadAwareScheduling  (not in the default list: add it with finegrain.WithPlugin)
+//	                 Demand,     usage-aware overcommit (Koordinator's plugin, §15):
+//	                 Filter,     measured node usage plus estimates of the tasks
+//	                 Score,      placed since, under usage thresholds
+//	                 NodeGate
 //
 // Each file holds one extension point's plugins, or one idea's: demand.go, filter.go
 // (PreFilter and Filter), score.go (Score, and the future starts of PostFilter and
 // Booking), gate.go, classes.go, delay.go, prerelease.go, speculation.go, gang.go,
-// preempt.go, loadaware.go; unfit.go holds the checks several passes share. A plugin instance
-// belongs to one Framework.
+// preempt.go, loadaware.go; unfit.go holds the checks several passes share. A plugin
+// instance belongs to one Framework.
 package plugins

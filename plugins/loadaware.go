@@ -24,10 +24,10 @@ const (
 	DefaultZeroMemoryRequest    = 200 * 1024 * 1024 // bytes
 )
 
-// LoadAwareArgs configures LoadAware, per dimension of the schema (a Vector slot per
-// dimension; slots beyond the schema must be 0). DefaultLoadAwareArgs gives
-// Koordinator's defaults.
-type LoadAwareArgs struct {
+// LoadAwareSchedulingArgs configures LoadAwareScheduling, per dimension of the schema
+// (a Vector slot per dimension; slots beyond the schema must be 0).
+// DefaultLoadAwareSchedulingArgs gives Koordinator's defaults.
+type LoadAwareSchedulingArgs struct {
 	// UsageThresholds[k] is the share of dimension k's capacity the node's estimated
 	// usage, the task's estimate included, may reach; 0 sets no threshold on k. In
 	// [0, 1].
@@ -44,11 +44,11 @@ type LoadAwareArgs struct {
 	HoldFor time.Duration
 }
 
-// DefaultLoadAwareArgs returns Koordinator's defaults for schema's "cpu" and "memory"
-// dimensions (thresholds 65% and 95%, scaling factors 85% and 70%, weights 1 and 1);
-// other dimensions get no threshold, no estimate and no weight. HoldFor is 1 s.
-func DefaultLoadAwareArgs(schema *resource.Schema) LoadAwareArgs {
-	a := LoadAwareArgs{HoldFor: time.Second}
+// DefaultLoadAwareSchedulingArgs returns Koordinator's defaults for schema's "cpu" and
+// "memory" dimensions (thresholds 65% and 95%, scaling factors 85% and 70%, weights 1
+// and 1); other dimensions get no threshold, no estimate and no weight. HoldFor is 1 s.
+func DefaultLoadAwareSchedulingArgs(schema *resource.Schema) LoadAwareSchedulingArgs {
+	a := LoadAwareSchedulingArgs{HoldFor: time.Second}
 	if schema == nil {
 		return a
 	}
@@ -61,9 +61,10 @@ func DefaultLoadAwareArgs(schema *resource.Schema) LoadAwareArgs {
 	return a
 }
 
-// LoadAware is usage-aware placement as Koordinator's LoadAwareScheduling plugin does
-// it (docs/methods.md §15): a node is judged by its measured usage plus an estimate of
-// the tasks placed since the measurement could see them, not by the sum of requests.
+// LoadAwareScheduling is usage-aware placement as Koordinator's plugin of that name
+// does it (docs/methods.md §15): a node is judged by its measured usage plus an
+// estimate of the tasks placed since the measurement could see them, not by the sum
+// of requests.
 // One plugin holds the steps:
 //
 //   - Demand: a task's estimate, request × EstimatedScalingFactors (Koordinator's
@@ -100,9 +101,9 @@ func DefaultLoadAwareArgs(schema *resource.Schema) LoadAwareArgs {
 // reproduced.
 //
 // Report and Forget may be called concurrently with the cycle's Filter and Score.
-type LoadAware struct {
+type LoadAwareScheduling struct {
 	schema *resource.Schema
-	args   LoadAwareArgs
+	args   LoadAwareSchedulingArgs
 	wsum   float64
 
 	mu       sync.RWMutex
@@ -115,11 +116,11 @@ type measurement struct {
 	usage    resource.Tuple
 }
 
-// NewLoadAware returns the load-aware plugin for schema configured by args. It fails
-// on a nil schema, a threshold or scaling factor outside [0, 1] or not a number, a
-// negative or infinite weight, weights that are all 0, a non-zero slot beyond the
-// schema, or HoldFor ≤ 0.
-func NewLoadAware(schema *resource.Schema, args LoadAwareArgs) (*LoadAware, error) {
+// NewLoadAwareScheduling returns the load-aware plugin for schema configured by args.
+// It fails on a nil schema, a threshold or scaling factor outside [0, 1] or not a
+// number, a negative or infinite weight, weights that are all 0, a non-zero slot
+// beyond the schema, or HoldFor ≤ 0.
+func NewLoadAwareScheduling(schema *resource.Schema, args LoadAwareSchedulingArgs) (*LoadAwareScheduling, error) {
 	if schema == nil {
 		return nil, fmt.Errorf("plugins: load aware: nil schema: %w", resource.ErrSchemaMismatch)
 	}
@@ -153,19 +154,19 @@ func NewLoadAware(schema *resource.Schema, args LoadAwareArgs) (*LoadAware, erro
 	if args.HoldFor <= 0 || args.HoldFor == stage.Forever {
 		return nil, fmt.Errorf("plugins: load aware: hold for %v, want a finite duration > 0: %w", args.HoldFor, cluster.ErrInvalid)
 	}
-	return &LoadAware{schema: schema, args: args, wsum: wsum, measured: map[string]measurement{}}, nil
+	return &LoadAwareScheduling{schema: schema, args: args, wsum: wsum, measured: map[string]measurement{}}, nil
 }
 
 // Name implements framework.Plugin.
-func (*LoadAware) Name() string { return "LoadAware" }
+func (*LoadAwareScheduling) Name() string { return "LoadAwareScheduling" }
 
 // Args returns the plugin's configuration.
-func (l *LoadAware) Args() LoadAwareArgs { return l.args }
+func (l *LoadAwareScheduling) Args() LoadAwareSchedulingArgs { return l.args }
 
 // Report records node's measured usage over the span ending at at, replacing the
 // last one. It fails, changing nothing, on an empty node ID, a negative time or
 // span, a usage invalid for the schema, or a report older than the last one.
-func (l *LoadAware) Report(node string, at time.Duration, usage resource.Tuple, span time.Duration) error {
+func (l *LoadAwareScheduling) Report(node string, at time.Duration, usage resource.Tuple, span time.Duration) error {
 	if node == "" || at < 0 || span < 0 {
 		return fmt.Errorf("plugins: load aware: report of node %q at %v over %v: %w", node, at, span, cluster.ErrInvalid)
 	}
@@ -183,7 +184,7 @@ func (l *LoadAware) Report(node string, at time.Duration, usage resource.Tuple, 
 
 // Forget drops node's measurement (it left, or came back empty): until its next
 // report, every task on it counts by its estimate.
-func (l *LoadAware) Forget(node string) {
+func (l *LoadAwareScheduling) Forget(node string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.measured, node)
@@ -191,7 +192,7 @@ func (l *LoadAware) Forget(node string) {
 
 // Measured returns node's last measurement: the usage, its time and span; false when
 // there is none.
-func (l *LoadAware) Measured(node string) (usage resource.Tuple, at, span time.Duration, ok bool) {
+func (l *LoadAwareScheduling) Measured(node string) (usage resource.Tuple, at, span time.Duration, ok bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	m, ok := l.measured[node]
@@ -202,7 +203,7 @@ func (l *LoadAware) Measured(node string) (usage resource.Tuple, at, span time.D
 // includes it: req × EstimatedScalingFactors, rounded, on every dimension with a
 // factor, a zero cpu or memory request counting as DefaultZeroCPURequest or
 // DefaultZeroMemoryRequest.
-func (l *LoadAware) Estimate(req resource.Tuple) resource.Tuple {
+func (l *LoadAwareScheduling) Estimate(req resource.Tuple) resource.Tuple {
 	var e resource.Tuple
 	for k := 0; k < l.schema.Len(); k++ {
 		f := l.args.EstimatedScalingFactors[k]
@@ -227,7 +228,7 @@ func (l *LoadAware) Estimate(req resource.Tuple) resource.Tuple {
 // Used is node n's estimated usage: its last measurement plus the estimate of every
 // task on it whose start is after the measurement's time less its span (every task
 // when n was never reported).
-func (l *LoadAware) Used(n *cluster.NodeInfo) resource.Tuple {
+func (l *LoadAwareScheduling) Used(n *cluster.NodeInfo) resource.Tuple {
 	l.mu.RLock()
 	m, ok := l.measured[n.ID()]
 	l.mu.RUnlock()
@@ -243,7 +244,7 @@ func (l *LoadAware) Used(n *cluster.NodeInfo) resource.Tuple {
 
 // limit is the most usage the thresholds allow on capacity c, rounded to the nearest
 // unit (−1 where no threshold).
-func (l *LoadAware) limit(c resource.Tuple) resource.Tuple {
+func (l *LoadAwareScheduling) limit(c resource.Tuple) resource.Tuple {
 	var lim resource.Tuple
 	for k := range lim {
 		lim[k] = -1
@@ -256,7 +257,7 @@ func (l *LoadAware) limit(c resource.Tuple) resource.Tuple {
 
 // Fits reports whether a task estimated at est fits under the thresholds of a node of
 // capacity capacity whose estimated usage is used.
-func (l *LoadAware) Fits(used, est, capacity resource.Tuple) bool {
+func (l *LoadAwareScheduling) Fits(used, est, capacity resource.Tuple) bool {
 	lim := l.limit(capacity)
 	total := used.Add(est)
 	for k := 0; k < l.schema.Len(); k++ {
@@ -269,7 +270,7 @@ func (l *LoadAware) Fits(used, est, capacity resource.Tuple) bool {
 
 // Demand implements framework.DemandPlugin: the task's estimate held for HoldFor.
 // Called without a cycle (c nil) too.
-func (l *LoadAware) Demand(_ *framework.Cycle, t *cluster.TaskInfo) framework.Demand {
+func (l *LoadAwareScheduling) Demand(_ *framework.Cycle, t *cluster.TaskInfo) framework.Demand {
 	p, err := stage.Constant(l.schema, l.Estimate(t.Request()), l.args.HoldFor)
 	if err != nil { // cannot happen: the estimate is valid and HoldFor > 0
 		p = t.RequestProfile(l.schema)
@@ -278,7 +279,7 @@ func (l *LoadAware) Demand(_ *framework.Cycle, t *cluster.TaskInfo) framework.De
 }
 
 // Filter implements framework.FilterPlugin.
-func (l *LoadAware) Filter(_ *framework.Cycle, a *framework.Attempt) framework.Status {
+func (l *LoadAwareScheduling) Filter(_ *framework.Cycle, a *framework.Attempt) framework.Status {
 	if !l.Fits(l.Used(a.Node), a.Demand.Hold.Peak(), a.Node.Capacity()) {
 		return framework.Refuse(framework.NoRoom)
 	}
@@ -286,7 +287,7 @@ func (l *LoadAware) Filter(_ *framework.Cycle, a *framework.Attempt) framework.S
 }
 
 // Score implements framework.ScorePlugin: Koordinator's least-used score in [0, 100].
-func (l *LoadAware) Score(_ *framework.Cycle, a *framework.Attempt) float64 {
+func (l *LoadAwareScheduling) Score(_ *framework.Cycle, a *framework.Attempt) float64 {
 	used := l.Used(a.Node).Add(a.Demand.Hold.Peak())
 	capacity := a.Node.Capacity()
 	s := 0.0
@@ -302,7 +303,7 @@ func (l *LoadAware) Score(_ *framework.Cycle, a *framework.Attempt) float64 {
 
 // Gate implements framework.NodeGatePlugin: Closed (NodeBusy) when the node's
 // estimated usage is above a threshold already.
-func (l *LoadAware) Gate(_ *framework.Cycle, n *cluster.NodeInfo) framework.Status {
+func (l *LoadAwareScheduling) Gate(_ *framework.Cycle, n *cluster.NodeInfo) framework.Status {
 	if !l.Fits(l.Used(n), resource.Tuple{}, n.Capacity()) {
 		return framework.Close(framework.NodeBusy)
 	}

@@ -18,14 +18,14 @@ import (
 // else; a schema without them gets no threshold (and is refused: no weight).
 func TestLoadAwareDefaults(t *testing.T) {
 	schema := resource.MustSchema(resource.DiskIO, resource.CPU, resource.Memory)
-	a := plugins.DefaultLoadAwareArgs(schema)
+	a := plugins.DefaultLoadAwareSchedulingArgs(schema)
 	assert.Equal(t, resource.Vector{0, 0.65, 0.95}, a.UsageThresholds)
 	assert.Equal(t, resource.Vector{0, 0.85, 0.70}, a.EstimatedScalingFactors)
 	assert.Equal(t, resource.Vector{0, 1, 1}, a.ResourceWeights)
 	assert.Equal(t, time.Second, a.HoldFor)
-	l, err := plugins.NewLoadAware(schema, a)
+	l, err := plugins.NewLoadAwareScheduling(schema, a)
 	require.NoError(t, err)
-	assert.Equal(t, "LoadAware", l.Name())
+	assert.Equal(t, "LoadAwareScheduling", l.Name())
 	assert.Equal(t, a, l.Args())
 
 	for _, tc := range []struct {
@@ -39,11 +39,11 @@ func TestLoadAwareDefaults(t *testing.T) {
 	}
 
 	disk := resource.MustSchema(resource.DiskIO)
-	_, err = plugins.NewLoadAware(disk, plugins.DefaultLoadAwareArgs(disk))
+	_, err = plugins.NewLoadAwareScheduling(disk, plugins.DefaultLoadAwareSchedulingArgs(disk))
 	require.ErrorIs(t, err, cluster.ErrInvalid)
-	_, err = plugins.NewLoadAware(nil, a)
+	_, err = plugins.NewLoadAwareScheduling(nil, a)
 	require.ErrorIs(t, err, resource.ErrSchemaMismatch)
-	_, err = plugins.NewLoadAware(schema, plugins.LoadAwareArgs{ResourceWeights: resource.Vector{1}, HoldFor: time.Second, UsageThresholds: resource.Vector{math.Inf(1)}})
+	_, err = plugins.NewLoadAwareScheduling(schema, plugins.LoadAwareSchedulingArgs{ResourceWeights: resource.Vector{1}, HoldFor: time.Second, UsageThresholds: resource.Vector{math.Inf(1)}})
 	require.ErrorIs(t, err, cluster.ErrInvalid)
 }
 
@@ -52,7 +52,7 @@ func TestLoadAwareDefaults(t *testing.T) {
 // measurement (3.4 estimated).
 func TestLoadAwareSteps(t *testing.T) {
 	schema := resource.MustSchema(resource.CPU, resource.Memory)
-	l, err := plugins.NewLoadAware(schema, plugins.DefaultLoadAwareArgs(schema))
+	l, err := plugins.NewLoadAwareScheduling(schema, plugins.DefaultLoadAwareSchedulingArgs(schema))
 	require.NoError(t, err)
 	st, err := cluster.New(schema)
 	require.NoError(t, err)

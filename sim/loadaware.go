@@ -41,14 +41,15 @@ func (u UsageStat) String() string {
 type LoadAwareOption func(*loadAwareConfig) error
 
 type loadAwareConfig struct {
-	args    *plugins.LoadAwareArgs // nil: plugins.DefaultLoadAwareArgs
+	args    *plugins.LoadAwareSchedulingArgs // nil: plugins.DefaultLoadAwareSchedulingArgs
 	stat    UsageStat
 	options []finegrain.Option
 }
 
-// WithLoadAwareArgs replaces Koordinator's defaults (plugins.DefaultLoadAwareArgs) by
-// args; plugins.NewLoadAware validates them when the scheduler is built.
-func WithLoadAwareArgs(args plugins.LoadAwareArgs) LoadAwareOption {
+// WithLoadAwareArgs replaces Koordinator's defaults
+// (plugins.DefaultLoadAwareSchedulingArgs) by args; plugins.NewLoadAwareScheduling
+// validates them when the scheduler is built.
+func WithLoadAwareArgs(args plugins.LoadAwareSchedulingArgs) LoadAwareOption {
 	return func(c *loadAwareConfig) error {
 		c.args = &args
 		return nil
@@ -84,8 +85,9 @@ func WithLoadAwareOptions(opts ...finegrain.Option) LoadAwareOption {
 // LoadAwareScheduler is usage-aware overcommit placement as Kubernetes users run it
 // with Koordinator's LoadAwareScheduling (docs/methods.md §15), built from the
 // library's blocks: the reference scheduler without prediction, DRF ordering, and
-// plugins.LoadAware as its demand step, filter, node gate and (instead of NodeScore)
-// score; the DemandClasses job filter, which reasons on requests, is removed.
+// plugins.LoadAwareScheduling as its demand step, filter, node gate and (instead of
+// NodeScore) score; the DemandClasses job filter, which reasons on requests, is
+// removed.
 //
 // Its ReportUsage turns a node's usage window into the node's measured usage
 // (WithUsageStat; the window's span is the report interval of Koordinator's
@@ -93,7 +95,9 @@ func WithLoadAwareOptions(opts ...finegrain.Option) LoadAwareOption {
 // scheduler: the rival has no conformity adjuster (eq. 16, Alg. 3). SetExternalLoad
 // is absorbed: the measured usage already includes what other applications use, and
 // holding it too would count it twice. Finished drops the observation: no per-task
-// learning.
+// learning. The measurement includes the background: run it without
+// WithReservedBackground, which would take the background's memory out of the
+// capacity a second time.
 //
 // Reading: kube-scheduler's queue is FIFO by priority, not DRF; DRF is kept so that
 // the difference with FGM is what each allocates on (measured usage plus estimates
@@ -101,7 +105,7 @@ func WithLoadAwareOptions(opts ...finegrain.Option) LoadAwareOption {
 // running task is its estimate (request × scaling factor).
 type LoadAwareScheduler struct {
 	*finegrain.Scheduler
-	plugin *plugins.LoadAware
+	plugin *plugins.LoadAwareScheduling
 	stat   UsageStat
 
 	mu    sync.Mutex
@@ -115,7 +119,7 @@ var (
 )
 
 // NewLoadAwareScheduler returns the load-aware scheduler for schema. It fails on a
-// nil or invalid option, or arguments plugins.NewLoadAware refuses.
+// nil or invalid option, or arguments plugins.NewLoadAwareScheduling refuses.
 func NewLoadAwareScheduler(schema *resource.Schema, opts ...LoadAwareOption) (*LoadAwareScheduler, error) {
 	var cfg loadAwareConfig
 	for _, o := range opts {
@@ -126,11 +130,11 @@ func NewLoadAwareScheduler(schema *resource.Schema, opts ...LoadAwareOption) (*L
 			return nil, err
 		}
 	}
-	args := plugins.DefaultLoadAwareArgs(schema)
+	args := plugins.DefaultLoadAwareSchedulingArgs(schema)
 	if cfg.args != nil {
 		args = *cfg.args
 	}
-	la, err := plugins.NewLoadAware(schema, args)
+	la, err := plugins.NewLoadAwareScheduling(schema, args)
 	if err != nil {
 		return nil, fmt.Errorf("sim: load aware: %w: %w", ErrInvalidOption, err)
 	}
@@ -156,7 +160,7 @@ func LoadAware(opts ...LoadAwareOption) Policy {
 }
 
 // Plugin is the load-aware plugin, for reading its measurements and estimates.
-func (s *LoadAwareScheduler) Plugin() *plugins.LoadAware { return s.plugin }
+func (s *LoadAwareScheduler) Plugin() *plugins.LoadAwareScheduling { return s.plugin }
 
 // AddNode adds a node; it has no measurement until its first report.
 func (s *LoadAwareScheduler) AddNode(n finegrain.Node) error {

@@ -141,8 +141,8 @@ func TestLoadAwareEstimateWindow(t *testing.T) {
 // a simulation that builds the policy.
 func TestLoadAwareOptions(t *testing.T) {
 	schema := workload.Schema()
-	args := func(edit func(*plugins.LoadAwareArgs)) LoadAwareOption {
-		a := plugins.DefaultLoadAwareArgs(schema)
+	args := func(edit func(*plugins.LoadAwareSchedulingArgs)) LoadAwareOption {
+		a := plugins.DefaultLoadAwareSchedulingArgs(schema)
 		edit(&a)
 		return WithLoadAwareArgs(a)
 	}
@@ -154,15 +154,15 @@ func TestLoadAwareOptions(t *testing.T) {
 		{"nil option", nil, "LoadAwareOption"},
 		{"unknown statistic", WithUsageStat(UsageStat(7)), "WithUsageStat"},
 		{"nil inner option", WithLoadAwareOptions(nil), "WithLoadAwareOptions"},
-		{"NaN threshold", args(func(a *plugins.LoadAwareArgs) { a.UsageThresholds[0] = math.NaN() }), "usage threshold of cpu"},
-		{"threshold above 1", args(func(a *plugins.LoadAwareArgs) { a.UsageThresholds[1] = 1.5 }), "usage threshold of memory"},
-		{"negative threshold", args(func(a *plugins.LoadAwareArgs) { a.UsageThresholds[1] = -0.1 }), "usage threshold of memory"},
-		{"negative factor", args(func(a *plugins.LoadAwareArgs) { a.EstimatedScalingFactors[0] = -1 }), "estimated scaling factor of cpu"},
-		{"NaN factor", args(func(a *plugins.LoadAwareArgs) { a.EstimatedScalingFactors[1] = math.NaN() }), "estimated scaling factor"},
-		{"infinite weight", args(func(a *plugins.LoadAwareArgs) { a.ResourceWeights[0] = math.Inf(1) }), "resource weight"},
-		{"no weight", args(func(a *plugins.LoadAwareArgs) { a.ResourceWeights = resource.Vector{} }), "resource weights sum to 0"},
-		{"slot beyond the schema", args(func(a *plugins.LoadAwareArgs) { a.UsageThresholds[6] = 0.5 }), "beyond the schema"},
-		{"zero hold", args(func(a *plugins.LoadAwareArgs) { a.HoldFor = 0 }), "hold for 0s"},
+		{"NaN threshold", args(func(a *plugins.LoadAwareSchedulingArgs) { a.UsageThresholds[0] = math.NaN() }), "usage threshold of cpu"},
+		{"threshold above 1", args(func(a *plugins.LoadAwareSchedulingArgs) { a.UsageThresholds[1] = 1.5 }), "usage threshold of memory"},
+		{"negative threshold", args(func(a *plugins.LoadAwareSchedulingArgs) { a.UsageThresholds[1] = -0.1 }), "usage threshold of memory"},
+		{"negative factor", args(func(a *plugins.LoadAwareSchedulingArgs) { a.EstimatedScalingFactors[0] = -1 }), "estimated scaling factor of cpu"},
+		{"NaN factor", args(func(a *plugins.LoadAwareSchedulingArgs) { a.EstimatedScalingFactors[1] = math.NaN() }), "estimated scaling factor"},
+		{"infinite weight", args(func(a *plugins.LoadAwareSchedulingArgs) { a.ResourceWeights[0] = math.Inf(1) }), "resource weight"},
+		{"no weight", args(func(a *plugins.LoadAwareSchedulingArgs) { a.ResourceWeights = resource.Vector{} }), "resource weights sum to 0"},
+		{"slot beyond the schema", args(func(a *plugins.LoadAwareSchedulingArgs) { a.UsageThresholds[6] = 0.5 }), "beyond the schema"},
+		{"zero hold", args(func(a *plugins.LoadAwareSchedulingArgs) { a.HoldFor = 0 }), "hold for 0s"},
 		{"inner option refused", WithLoadAwareOptions(finegrain.WithCandidates(-1)), "candidates -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
