@@ -26,10 +26,15 @@
 //	Tetris           Pass        Tetris' packing choice: alignment, ε·SRPT, fairness
 //	                             knob (§14)
 //	Speculation      Pass        backup attempts (LATE, PRRL)
+//	LoadAwareScheduling  (not in the default list: add it with finegrain.WithPlugin)
+//	                 Demand,     usage-aware overcommit (Koordinator's plugin, §15):
+//	                 Filter,     measured node usage plus estimates of the tasks
+//	                 Score,      placed since, under usage thresholds
+//	                 NodeGate
 //
 // Each file holds one extension point's plugins, or one idea's: demand.go, filter.go
 // (PreFilter and Filter), score.go (Score, and the future starts of PostFilter and
 // Booking), gate.go, classes.go, delay.go, prerelease.go, tetris.go, speculation.go, gang.go,
-// preempt.go; unfit.go holds the checks several passes share. A plugin instance
-// belongs to one Framework.
+// preempt.go, loadaware.go; unfit.go holds the checks several passes share. A plugin
+// instance belongs to one Framework.
 package plugins

@@ -258,9 +258,9 @@ func Baselines() []Policy { return []Policy{FIFO(), Capacity(), Fair(), DRF()} }
 func Policies() []Policy { return append(Baselines(), FGM()) }
 
 // PolicyByName returns the named policy of Policies, Placements or Speculations, or
-// Tetris or FGM+Tetris, ignoring case.
+// Tetris, FGM+Tetris or LoadAware (with Koordinator's defaults), ignoring case.
 func PolicyByName(name string) (Policy, error) {
-	for _, p := range append(Policies(), Kubernetes(), Tetris(), FGMTetris(), FairPreRelease(), FairLATE(), FairPRRL()) {
+	for _, p := range append(Policies(), Kubernetes(), Tetris(), FGMTetris(), FairPreRelease(), FairLATE(), FairPRRL(), LoadAware()) {
 		if strings.EqualFold(p.Name, name) {
 			return p, nil
 		}
