@@ -20,7 +20,8 @@ import (
 
 // Option configures a Scheduler. The defaults are FGM's: DRF ordering, prediction from
 // similar tasks, fine-grained stage matching with at most 10% compression, the Alg. 3
-// adjuster, the eq. 15 deadline check, delay scheduling with W1 = 5 s and W2 = 20 s.
+// adjuster, the eq. 15 deadline check, delay scheduling with W1 = 5 s and W2 = 20 s,
+// the fair packing bound (DefaultPackingBound).
 type Option func(*config) error
 
 type config struct {
@@ -53,6 +54,8 @@ type config struct {
 	speculator  speculate.Speculator
 	skipDetails int
 	holdTail    bool
+	packBound   float64 // the fair packing bound, when hasPack
+	hasPack     bool
 	skew        time.Duration
 	retention   cluster.Retention
 	edits       []pluginEdit // WithPlugin, WithPluginBefore, WithoutPlugin, in order
@@ -169,6 +172,38 @@ func WithDelayScheduling(opts ...fairness.DelayOption) Option {
 func WithoutDelayScheduling() Option {
 	return func(c *config) error {
 		c.useDelay, c.delay = false, nil
+		return nil
+	}
+}
+
+// DefaultPackingBound is the fair packing bound used with DRF ordering unless
+// WithPackingBound or WithoutPackingBound says otherwise.
+const DefaultPackingBound = plugins.DefaultPackingBound
+
+// WithPackingBound sets pull mode's fair packing bound b (plugins.DelayScheduling.
+// SetPackingBound): after a job was passed over in a heartbeat for want of room on
+// the node, a job of another queue may take the node only while its queue's weighted
+// dominant share is at most b above the passed-over job's queue's. It keeps
+// fine-grained packing, which fits small tasks into room a larger task of a poorer
+// queue is waiting for, from running ahead of the fairness order. The default is
+// DefaultPackingBound with DRF ordering and none with the others (their orders are not
+// by dominant share); FIFO never has one. It has no effect with WithPreReleaseList or
+// in push mode. b must be ≥ 0 and not NaN (0: strict).
+func WithPackingBound(b float64) Option {
+	return func(c *config) error {
+		if !(b >= 0) {
+			return fmt.Errorf("finegrain: packing bound %v: %w", b, ErrInvalid)
+		}
+		c.packBound, c.hasPack = b, true
+		return nil
+	}
+}
+
+// WithoutPackingBound turns the fair packing bound off (WithPackingBound): a job that
+// finds no room on a node never holds other queues' jobs back there, as in YARN.
+func WithoutPackingBound() Option {
+	return func(c *config) error {
+		c.packBound, c.hasPack = math.Inf(1), true
 		return nil
 	}
 }

@@ -2,6 +2,7 @@ package finegrain
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -193,7 +194,19 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 				return nil, fmt.Errorf("finegrain: delay scheduling: %w", err)
 			}
 		}
-		list = append(list, plugins.NewDelayScheduling(d))
+		ds := plugins.NewDelayScheduling(d)
+		bound := cfg.packBound
+		if !cfg.hasPack {
+			bound = math.Inf(1)
+			switch cfg.ordering.(type) {
+			case fairness.DRF, *fairness.DRF:
+				bound = DefaultPackingBound
+			}
+		}
+		if err := ds.SetPackingBound(bound); err != nil {
+			return nil, fmt.Errorf("finegrain: %w", err)
+		}
+		list = append(list, ds)
 	}
 	// Preemption's Pass runs after the locality strategy's; as PostFilters, it comes
 	// before FutureStart: make room now before waiting for room later.

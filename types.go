@@ -77,6 +77,7 @@ const (
 	GangWaiting       = framework.GangWaiting
 	GangShort         = framework.GangShort
 	NoGPU             = framework.NoGPU
+	AheadOfOrder      = framework.AheadOfOrder
 )
 
 // Sentinel errors; every error the Scheduler returns wraps one of these (or a sentinel

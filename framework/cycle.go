@@ -418,15 +418,20 @@ func (c *Cycle) FilterPass() bool {
 
 // FilterJob runs the JobFilter plugins on job j; on a refusal it passes the job over
 // for the rest of the heartbeat and returns false.
-func (c *Cycle) FilterJob(j *cluster.JobInfo) bool {
+func (c *Cycle) FilterJob(j *cluster.JobInfo) bool { return c.CheckJob(j).OK() }
+
+// CheckJob is FilterJob returning the first refusal's status (named after the plugin
+// that refused), or Success when every JobFilter plugin lets job j through. A job
+// refused is passed over, as by FilterJob.
+func (c *Cycle) CheckJob(j *cluster.JobInfo) Status {
 	for _, p := range c.fw.jobFilters {
 		if st := p.FilterJob(c, j, c.node); !st.OK() {
 			st = named(st, p)
 			c.PassOver(j, Skip{Job: j.ID(), Reason: st.Reason, Plugin: st.Plugin})
-			return false
+			return st
 		}
 	}
-	return true
+	return Status{}
 }
 
 // Passed reports whether job j was passed over in this heartbeat.

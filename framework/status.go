@@ -123,9 +123,14 @@ const (
 	// them have its share free, or their model is not one the task allows
 	// (plugins.GPUFit).
 	NoGPU
+	// AheadOfOrder: the job's queue holds more than the packing bound above the
+	// share of a queue whose job was passed over earlier in the heartbeat for want of
+	// room on the node (plugins.DelayScheduling's fair packing bound): it may not
+	// take the node out of the fairness order.
+	AheadOfOrder
 )
 
-var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere", "refused by a plugin", "waiting for permit", "permit denied", "no class of its tasks fits", "preempted", "reclaimed for a guarantee", "another gang is gathering", "gang short of MinMember tasks", "no GPU device fits"}
+var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere", "refused by a plugin", "waiting for permit", "permit denied", "no class of its tasks fits", "preempted", "reclaimed for a guarantee", "another gang is gathering", "gang short of MinMember tasks", "no GPU device fits", "ahead of the fairness order"}
 
 func (r Reason) String() string {
 	if int(r) < len(reasonNames) {

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/finegrain/finegrain/cluster"
@@ -35,6 +36,9 @@ const DelayUpdate = 500 * time.Millisecond
 //     task is refused, is passed over for the rest of the heartbeat. A task a Permit
 //     plugin keeps waiting (a gang member) does not end the job's turn: the node is
 //     offered to the job's next task while it has room.
+//  4. With a fair packing bound (SetPackingBound), once a job found no room on the
+//     node, jobs of queues more than the bound richer are passed over for the rest
+//     of the heartbeat (AheadOfOrder).
 //
 // In the time-based variant a job's wait grows in steps of at least DelayUpdate of
 // cluster time, as Hadoop's Fair Scheduler updates it from its update thread: a job
@@ -48,13 +52,44 @@ type DelayScheduling struct {
 	probed, keepTurn bool // whether the ordering keeps a job's turn, decided once
 
 	refused []cluster.ClassID // scratch of try: the job's classes refused so far
+
+	bound float64 // the fair packing bound; +Inf: none
+	floor float64 // in a heartbeat: the least share of a queue passed over for want of room; +Inf: none
 }
+
+// DefaultPackingBound is the fair packing bound the reference scheduler uses with DRF
+// ordering (DelayScheduling.SetPackingBound): a queue may take a node out of the
+// fairness order while its weighted dominant share is at most 5% of the cluster above
+// that of a queue whose job found no room there.
+const DefaultPackingBound = 0.05
 
 // NewDelayScheduling returns the strategy with delay scheduling d; nil d walks the
 // fairness order with no locality waits.
 func NewDelayScheduling(d *fairness.Delay) *DelayScheduling {
-	return &DelayScheduling{delay: d, tick: -DelayUpdate}
+	return &DelayScheduling{delay: d, tick: -DelayUpdate, bound: math.Inf(1)}
 }
+
+// SetPackingBound sets the fair packing bound b, a weighted dominant share (a fraction
+// of the cluster): once a job was passed over in a heartbeat for want of room on the
+// node — none of its task classes fits what is free (NoClassFits), or its task did not
+// fit (NoRoom) though the node could hold it empty — a job of another queue may take
+// the node only while its queue's weighted dominant share is at most b above that of
+// the passed-over job's queue; a job beyond it is passed over (AheadOfOrder) for the
+// rest of the heartbeat. It keeps packing from running ahead of the fairness order: a
+// node's room freed bit by bit goes to the small tasks of richer queues no more than
+// b past the poorer queue whose larger task waits for it. +Inf (the default of
+// NewDelayScheduling) means no bound; 0 is strict. Orderings that keep a job's turn
+// (FIFO) have no bound. b must be ≥ 0 and not NaN; on error nothing changes.
+func (p *DelayScheduling) SetPackingBound(b float64) error {
+	if !(b >= 0) {
+		return fmt.Errorf("plugins: packing bound %v: %w", b, cluster.ErrInvalid)
+	}
+	p.bound = b
+	return nil
+}
+
+// PackingBound is the fair packing bound (SetPackingBound); +Inf when there is none.
+func (p *DelayScheduling) PackingBound() float64 { return p.bound }
 
 // Name implements framework.Plugin.
 func (*DelayScheduling) Name() string { return "DelayScheduling" }
@@ -74,6 +109,7 @@ func (p *DelayScheduling) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 	if !p.probed {
 		p.keepTurn, p.probed = keepsTurn(c.State().Ordering(), c.State().Schema()), true
 	}
+	p.floor = math.Inf(1)
 	d := c.Decision()
 	for {
 		started := len(d.Assignments)
@@ -99,7 +135,14 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 			c.PassOver(j, framework.Skip{})
 			return true
 		}
-		if !c.FilterJob(j) {
+		if p.ahead(c, j) {
+			c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.AheadOfOrder})
+			return true
+		}
+		if s := c.CheckJob(j); !s.OK() {
+			if s.Reason == framework.NoClassFits && fitsEmpty(st, j, n) {
+				p.noRoom(c, j)
+			}
 			return true
 		}
 		for {
@@ -128,6 +171,9 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 					sk = framework.Skip{Job: j.ID(), Reason: framework.LocalityWait}
 				}
 				c.PassOver(j, sk)
+				if s.Reason == framework.NoRoom && !unplaceable(c, s) && n.Capacity().Covers(c.Tried().Demand.Hold.Peak()) {
+					p.noRoom(c, j)
+				}
 				goOn = s.Code != framework.Closed
 				return goOn
 			}
@@ -146,6 +192,47 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 		}
 	})
 	return goOn
+}
+
+// ahead reports whether job j's queue holds more than the packing bound above the
+// floor: the least share of a queue whose job found no room on the node in this
+// heartbeat.
+func (p *DelayScheduling) ahead(c *framework.Cycle, j *cluster.JobInfo) bool {
+	if math.IsInf(p.bound, 1) || p.keepTurn || math.IsInf(p.floor, 1) {
+		return false
+	}
+	return queueShare(c.State(), j) > p.floor+p.bound
+}
+
+// noRoom records that job j was passed over for want of room on the node.
+func (p *DelayScheduling) noRoom(c *framework.Cycle, j *cluster.JobInfo) {
+	if math.IsInf(p.bound, 1) || p.keepTurn {
+		return
+	}
+	p.floor = min(p.floor, queueShare(c.State(), j))
+}
+
+// fitsEmpty reports whether some task class of job j could start on node n empty (by
+// its request, or its declared first stage): a job that the node could never hold
+// does not hold other queues back there.
+func fitsEmpty(st *cluster.State, j *cluster.JobInfo, n *cluster.NodeInfo) bool {
+	capacity := n.Capacity()
+	for _, cl := range j.Classes() {
+		if cl.ID.Declared && capacity.CoversOn(cl.ID.First, st.Schema().NonCompressible()) ||
+			!cl.ID.Declared && capacity.Covers(cl.ID.Request) {
+			return true
+		}
+	}
+	return false
+}
+
+// queueShare is the weighted dominant share of job j's queue.
+func queueShare(st *cluster.State, j *cluster.JobInfo) float64 {
+	e, err := st.QueueEntry(j.Spec().Queue)
+	if err != nil {
+		return 0
+	}
+	return e.Usage.DominantShare(st.Capacity()) / e.Share.Weight
 }
 
 // Forget implements framework.ForgetPlugin: a forgotten job's locality wait goes.

@@ -94,7 +94,7 @@ func (r *Result) WriteEvictionsCSV(w io.Writer, header bool) error {
 
 // WriteSamplesCSV writes one row per sample: policy, time (s), used_<dim>,
 // background_<dim>, allocated_<dim> for every dimension (fractions of capacity),
-// running, pending, active_queues, jain.
+// running, pending, active_queues, jain, backlogged_queues, backlogged_jain.
 func (r *Result) WriteSamplesCSV(w io.Writer, header bool) error {
 	var h []string
 	if header {
@@ -104,7 +104,7 @@ func (r *Result) WriteSamplesCSV(w io.Writer, header bool) error {
 				h = append(h, p+d)
 			}
 		}
-		h = append(h, "running", "pending", "active_queues", "jain")
+		h = append(h, "running", "pending", "active_queues", "jain", "backlogged_queues", "backlogged_jain")
 	}
 	return writeAll(w, h, func(emit func([]string) error) error {
 		row := make([]string, 0, 6+3*len(r.Dims))
@@ -115,7 +115,8 @@ func (r *Result) WriteSamplesCSV(w io.Writer, header bool) error {
 					row = append(row, frac(v[k]))
 				}
 			}
-			row = append(row, strconv.Itoa(s.Running), strconv.Itoa(s.Pending), strconv.Itoa(s.ActiveQueues), frac(s.Jain))
+			row = append(row, strconv.Itoa(s.Running), strconv.Itoa(s.Pending), strconv.Itoa(s.ActiveQueues), frac(s.Jain),
+				strconv.Itoa(s.Backlogged), frac(s.BackloggedJain))
 			if err := emit(row); err != nil {
 				return err
 			}
@@ -128,7 +129,8 @@ func (r *Result) WriteSamplesCSV(w io.Writer, header bool) error {
 func SummaryHeader(dims []string) []string {
 	h := []string{"policy", "workload", "cluster", "mode", "cloud", "jobs", "jobs_finished", "tasks", "makespan_s",
 		"jct_mean_s", "jct_p50_s", "jct_p95_s", "jct_p99_s", "response_mean_s", "response_p95_s",
-		"small_tasks", "small_mean_s", "large_tasks", "large_mean_s", "small_run_mean_s", "large_run_mean_s", "jain", "jain_samples"}
+		"small_tasks", "small_mean_s", "large_tasks", "large_mean_s", "small_run_mean_s", "large_run_mean_s", "jain", "jain_samples",
+		"backlogged_jain", "backlogged_jain_samples"}
 	for _, p := range []string{"used_", "background_", "allocated_"} {
 		for _, d := range dims {
 			h = append(h, p+d)
@@ -155,7 +157,7 @@ func WriteSummaryCSV(w io.Writer, header bool, results ...*Result) error {
 				secs(s.Response.Mean), secs(s.Response.P95),
 				strconv.Itoa(s.SmallTasks.N), secs(s.SmallTasks.Mean), strconv.Itoa(s.LargeTasks.N), secs(s.LargeTasks.Mean),
 				secs(s.SmallRuns.Mean), secs(s.LargeRuns.Mean),
-				frac(s.Jain), strconv.Itoa(s.JainSamples)}
+				frac(s.Jain), strconv.Itoa(s.JainSamples), frac(s.BackloggedJain), strconv.Itoa(s.BackloggedJainSamples)}
 			for _, v := range []resource.Vector{s.Used, s.Background, s.Allocated} {
 				for k := range r.Dims {
 					row = append(row, frac(v[k]))

@@ -376,6 +376,7 @@ func (s *Sim) submit(j int, k workload.Kind) error {
 		t := &s.tasks[ti]
 		t.state, t.submitted = tPending, s.now
 		s.pending++
+		s.m.pendingAdd(s, t, 1)
 	}
 	if s.cfg.mode == Push {
 		s.retry = append(s.retry, ids...)
@@ -552,6 +553,7 @@ func (s *Sim) evict(e *finegrain.Eviction) error {
 	t.evictions++
 	t.lost += lost
 	s.pending++
+	s.m.pendingAdd(s, t, 1)
 	s.m.evicted(s, e, lost)
 	s.unplaceGang(t, true)
 	if s.cfg.mode == Push {
@@ -648,6 +650,7 @@ func (s *Sim) assign(a *finegrain.Assignment) error {
 	s.progressAt = s.now
 	t.peak = a.Profile.Peak()
 	s.pending--
+	s.m.pendingAdd(s, t, -1)
 	s.m.placed(s, t, a)
 	if !sj.started {
 		sj.started, sj.first = true, start
@@ -865,6 +868,7 @@ func (s *Sim) kill(x *exec) error {
 	t.kills++
 	s.running--
 	s.pending++
+	s.m.pendingAdd(s, t, 1)
 	s.m.oomKills++
 	if s.cfg.mode == Push {
 		s.retry = append(s.retry, s.byID[t.wt.ID])
@@ -918,6 +922,7 @@ func (s *Sim) fail(i int) error {
 		t.state, t.node, t.exec = tPending, -1, nil
 		s.unplaceGang(t, true)
 		s.pending++
+		s.m.pendingAdd(s, t, 1)
 		s.m.nodeKills++
 		if s.cfg.mode == Push {
 			s.retry = append(s.retry, ti)

@@ -113,6 +113,14 @@ type Sample struct {
 	// (1 when fewer than two queues are active).
 	ActiveQueues int
 	Jain         float64
+	// Backlogged counts the active queues with pending tasks (submitted, not placed);
+	// BackloggedJain is Jain's index over their dominant shares alone (1 when fewer
+	// than two are backlogged). It is the demand-aware reading of fairness: a queue
+	// with nothing pending is held at what it asks for and cannot be given more, so a
+	// scheduler is not unfair to it (DRF equalises dominant shares among the users
+	// with demand); among backlogged queues a fair scheduler keeps the shares equal.
+	Backlogged     int
+	BackloggedJain float64
 }
 
 // Dist summarises a distribution of durations.
@@ -140,6 +148,11 @@ type Summary struct {
 	// active queues (1 when there is none); JainSamples counts them.
 	Jain        float64
 	JainSamples int
+	// BackloggedJain is the mean of the samples' BackloggedJain over samples with at
+	// least two backlogged queues (1 when there is none); BackloggedJainSamples counts
+	// them.
+	BackloggedJain        float64
+	BackloggedJainSamples int
 	// Used and Background are exact time averages over [0, makespan] as fractions of
 	// capacity; Allocated is the mean of the samples.
 	Used, Background, Allocated resource.Vector
@@ -199,6 +212,7 @@ type metrics struct {
 	lastInt  time.Duration
 
 	active     []int
+	pending    []int // per queue: its tasks pending (submitted, not placed)
 	queueAlloc []resource.Tuple
 	shares     []float64
 	samples    []Sample
@@ -217,7 +231,14 @@ type metrics struct {
 func (m *metrics) init(s *Sim) {
 	m.capacity = s.cl.Capacity()
 	m.active = make([]int, len(s.queues))
+	m.pending = make([]int, len(s.queues))
 	m.queueAlloc = make([]resource.Tuple, len(s.queues))
+}
+
+// pendingAdd records d more pending tasks of task t's queue (s.pending's count, per
+// queue).
+func (m *metrics) pendingAdd(s *Sim, t *simTask, d int) {
+	m.pending[s.jobs[t.job].queue] += d
 }
 
 func (m *metrics) integrate(now time.Duration) {
@@ -306,7 +327,7 @@ func (s *Sim) sample() {
 		alloc = alloc.Add(n.adv.Sub(free))
 	}
 	sm := Sample{At: s.now, Used: frac(m.used), Background: frac(m.bgUsed), Allocated: frac(alloc),
-		Running: s.running, Pending: s.pending, Jain: 1}
+		Running: s.running, Pending: s.pending, Jain: 1, BackloggedJain: 1}
 	m.shares = m.shares[:0]
 	for q := range s.queues {
 		if m.active[q] > 0 {
@@ -317,6 +338,18 @@ func (s *Sim) sample() {
 	if len(m.shares) >= 2 {
 		if j, err := fairness.Jain(m.shares); err == nil {
 			sm.Jain = j
+		}
+	}
+	m.shares = m.shares[:0]
+	for q := range s.queues {
+		if m.active[q] > 0 && m.pending[q] > 0 {
+			m.shares = append(m.shares, max(0, m.queueAlloc[q].DominantShare(m.capacity)))
+		}
+	}
+	sm.Backlogged = len(m.shares)
+	if len(m.shares) >= 2 {
+		if j, err := fairness.Jain(m.shares); err == nil {
+			sm.BackloggedJain = j
 		}
 	}
 	m.samples = append(m.samples, sm)
@@ -393,6 +426,17 @@ func (m *metrics) result(s *Sim) *Result {
 	}
 	if sum.JainSamples > 0 {
 		sum.Jain = total / float64(sum.JainSamples)
+	}
+	sum.BackloggedJain = 1
+	total = 0
+	for _, sm := range m.samples {
+		if sm.Backlogged >= 2 {
+			total += sm.BackloggedJain
+			sum.BackloggedJainSamples++
+		}
+	}
+	if sum.BackloggedJainSamples > 0 {
+		sum.BackloggedJain = total / float64(sum.BackloggedJainSamples)
 	}
 	capa := m.capacity.Float()
 	if span := s.now.Seconds(); span > 0 {

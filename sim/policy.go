@@ -153,9 +153,10 @@ func Fair() Policy {
 }
 
 // DRF is YARN's dominant resource fairness as FGM's baseline: request-based, queues and
-// jobs ordered by weighted dominant share.
+// jobs ordered by weighted dominant share, without the fair packing bound (YARN lets
+// any job take a node another found no room on; finegrain.WithoutPackingBound).
 func DRF() Policy {
-	return Policy{Name: "DRF", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{})}}
+	return Policy{Name: "DRF", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{}), finegrain.WithoutPackingBound()}}
 }
 
 // Kubernetes is kube-scheduler with its default plugins as FGM's rival: push placement
@@ -197,8 +198,8 @@ func GPUSharing(name string, s gpu.Scorer) Policy {
 
 // FGM is the paper's scheduler with its defaults: DRF ordering, stage profiles predicted
 // from similar tasks, fine-grained matching (Alg. 2) with at most 10% compression, the
-// Alg. 3 adjuster fed by usage reports, delay scheduling; unpredictable tasks fall back
-// to their request.
+// Alg. 3 adjuster fed by usage reports, delay scheduling with the fair packing bound
+// (finegrain.DefaultPackingBound); unpredictable tasks fall back to their request.
 func FGM() Policy {
 	return Policy{Name: "FGM", Feedback: true}
 }

@@ -18,14 +18,14 @@ import (
 
 // row is one policy in one scenario, averaged over the seeds.
 type row struct {
-	policy                         string
-	makespan, jct, p95, resp       float64 // seconds
-	small, large                   float64 // mean task turnaround, seconds
-	smallRun, largeRun             float64 // mean task run time, seconds
-	jain, cpu, mem, allocCPU       float64
-	kills, compressed, predicted   float64
-	unfinished                     int
-	gainMakespan, gainJCT, gainP95 float64 // FGM's gain over this policy, %
+	policy                           string
+	makespan, jct, p95, resp         float64 // seconds
+	small, large                     float64 // mean task turnaround, seconds
+	smallRun, largeRun               float64 // mean task run time, seconds
+	jain, blJain, cpu, mem, allocCPU float64 // blJain: sim.Summary.BackloggedJain
+	kills, compressed, predicted     float64
+	unfinished                       int
+	gainMakespan, gainJCT, gainP95   float64 // FGM's gain over this policy, %
 }
 
 // aggregate averages the runs of one scenario per policy, in sim.Policies() order, and
@@ -50,6 +50,7 @@ func aggregate(runs []*run) []row {
 			r.smallRun += s.SmallRuns.Mean.Seconds()
 			r.largeRun += s.LargeRuns.Mean.Seconds()
 			r.jain += s.Jain
+			r.blJain += s.BackloggedJain
 			r.cpu += s.Used[workload.SlotCPU]
 			r.mem += s.Used[workload.SlotMemory]
 			r.allocCPU += s.Allocated[workload.SlotCPU]
@@ -59,7 +60,7 @@ func aggregate(runs []*run) []row {
 			r.unfinished += s.Jobs - s.JobsFinished
 		}
 		if n > 0 {
-			for _, v := range []*float64{&r.makespan, &r.jct, &r.p95, &r.resp, &r.small, &r.large, &r.smallRun, &r.largeRun, &r.jain, &r.cpu,
+			for _, v := range []*float64{&r.makespan, &r.jct, &r.p95, &r.resp, &r.small, &r.large, &r.smallRun, &r.largeRun, &r.jain, &r.blJain, &r.cpu,
 				&r.mem, &r.allocCPU, &r.kills, &r.compressed, &r.predicted} {
 				*v /= n
 			}
@@ -95,7 +96,7 @@ func report(c *config, runs []*run, out io.Writer) error {
 	}
 	var table [][]string
 	table = append(table, []string{"scenario", "policy", "makespan_s", "jct_mean_s", "jct_p95_s", "response_mean_s",
-		"small_task_mean_s", "large_task_mean_s", "small_run_mean_s", "large_run_mean_s", "jain", "cpu_used", "memory_used", "cpu_allocated", "oom_kills",
+		"small_task_mean_s", "large_task_mean_s", "small_run_mean_s", "large_run_mean_s", "jain", "backlogged_jain", "cpu_used", "memory_used", "cpu_allocated", "oom_kills",
 		"placed_compressed", "placed_predicted", "unfinished_jobs", "fgm_gain_makespan_pct", "fgm_gain_jct_pct", "fgm_gain_jct_p95_pct"})
 	for _, sc := range order {
 		if !sc.table {
@@ -109,7 +110,7 @@ func report(c *config, runs []*run, out io.Writer) error {
 		printTable(out, rows)
 		for _, r := range rows {
 			table = append(table, []string{sc.name(), r.policy, f3(r.makespan), f3(r.jct), f3(r.p95), f3(r.resp), f3(r.small),
-				f3(r.large), f3(r.smallRun), f3(r.largeRun), f4(r.jain), f4(r.cpu), f4(r.mem), f4(r.allocCPU), f3(r.kills), f3(r.compressed), f3(r.predicted),
+				f3(r.large), f3(r.smallRun), f3(r.largeRun), f4(r.jain), f4(r.blJain), f4(r.cpu), f4(r.mem), f4(r.allocCPU), f3(r.kills), f3(r.compressed), f3(r.predicted),
 				strconv.Itoa(r.unfinished), f3(r.gainMakespan), f3(r.gainJCT), f3(r.gainP95)})
 		}
 		if err := scenarioFiles(c, sc, rs); err != nil {
@@ -130,7 +131,7 @@ func f4(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 
 func printTable(out io.Writer, rows []row) {
 	tw := tabwriterFor(out)
-	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tcpu used\tmem used\tkills\tcompressed\tFGM gain: makespan\tJCT mean\tJCT p95\t")
+	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tbl. Jain\tcpu used\tmem used\tkills\tcompressed\tFGM gain: makespan\tJCT mean\tJCT p95\t")
 	for _, r := range rows {
 		g := fmt.Sprintf("%+.1f%%\t%+.1f%%\t%+.1f%%", r.gainMakespan, r.gainJCT, r.gainP95)
 		if r.policy == "FGM" {
@@ -140,8 +141,8 @@ func printTable(out io.Writer, rows []row) {
 		if r.unfinished > 0 {
 			unf = fmt.Sprintf(" (%d unfinished)", r.unfinished)
 		}
-		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%.3f\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t\n", r.policy, dur(r.makespan), unf, dur(r.jct),
-			dur(r.p95), dur(r.resp), r.jain, 100*r.cpu, 100*r.mem, r.kills, r.compressed, g)
+		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t\n", r.policy, dur(r.makespan), unf, dur(r.jct),
+			dur(r.p95), dur(r.resp), r.jain, r.blJain, 100*r.cpu, 100*r.mem, r.kills, r.compressed, g)
 	}
 	_ = tw.Flush()
 }
