@@ -20,8 +20,9 @@ import (
 
 // Option configures a Scheduler. The defaults are FGM's: DRF ordering, prediction from
 // similar tasks, fine-grained stage matching with at most 10% compression, the Alg. 3
-// adjuster, the eq. 15 deadline check, delay scheduling with W1 = 5 s and W2 = 20 s,
-// the fair packing bound (DefaultPackingBound).
+// adjuster, the eq. 15 deadline check, delay scheduling with W1 = 5 s and W2 = 20 s
+// whose node-locality waits last only while a node holding the input has room
+// (WithLocalityWaitForRoom), the fair packing bound (DefaultPackingBound).
 type Option func(*config) error
 
 type config struct {
@@ -36,6 +37,7 @@ type config struct {
 	hasIh       bool
 	delay       []fairness.DelayOption
 	useDelay    bool
+	waitForRoom bool
 	scorer      match.Scorer
 	gpuScorer   gpu.Scorer
 	candidates  int
@@ -204,6 +206,22 @@ func WithPackingBound(b float64) Option {
 func WithoutPackingBound() Option {
 	return func(c *config) error {
 		c.packBound, c.hasPack = math.Inf(1), true
+		return nil
+	}
+}
+
+// WithLocalityWaitForRoom sets whether, under delay scheduling, a job waits for a
+// node-local offer only while a node holding its input could start its task now (its
+// mode, idle room and the match agree; plugins.WaitForRoom): when every such node is
+// full or stopped, the job takes the offer at hand at once. On by default. Off is
+// Hadoop's delay scheduling, where a job passes up offers until W1 has passed whether
+// or not its nodes could take it: when room is scarce — other applications' load held
+// on the nodes (SetExternalLoad), a busy cluster — the offers it passes up go to the
+// jobs behind it, and a small job at the head of the fairness order can wait many
+// times W1. It has no effect without delay scheduling or with WithPreReleaseList.
+func WithLocalityWaitForRoom(on bool) Option {
+	return func(c *config) error {
+		c.waitForRoom = on
 		return nil
 	}
 }

@@ -30,7 +30,8 @@ import (
 //     options; list them with Plugins.
 //
 // The defaults are the paper's: DRF, prediction from similar tasks, fine-grained
-// matching with at most 10% compression, the eq. 15 deadline check, delay scheduling;
+// matching with at most 10% compression, the eq. 15 deadline check, delay scheduling
+// (whose node-locality waits last only while a node holding the input has room);
 // gang jobs (Job.MinMember) always run all-or-nothing (plugins.Gang). Preemption
 // (WithPreemption) and future reservations (WithFutureStart, WithReservations) are
 // opt-in.
@@ -65,6 +66,7 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		penalty:     policy.DefaultPenalty,
 		window:      5,
 		useDelay:    true,
+		waitForRoom: true,
 		scorer:      match.LeastAllocated{},
 		candidates:  16,
 		holdTail:    true,
@@ -194,7 +196,7 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 				return nil, fmt.Errorf("finegrain: delay scheduling: %w", err)
 			}
 		}
-		ds := plugins.NewDelayScheduling(d)
+		ds := plugins.NewDelayScheduling(d, plugins.WaitForRoom(cfg.waitForRoom))
 		bound := cfg.packBound
 		if !cfg.hasPack {
 			bound = math.Inf(1)

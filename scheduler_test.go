@@ -356,28 +356,102 @@ func TestPullFIFOHeadOfLine(t *testing.T) {
 }
 
 // Delay scheduling must not starve a job whose data sits on a node that can never fit
-// its task: the node-local offers that fail do not reset the job's wait, so after
-// W1 + W2 it launches off-switch elsewhere.
+// its task. With Hadoop's waits (WithLocalityWaitForRoom off) the node-local offers
+// that fail do not reset the job's wait, so after W1 + W2 it launches off-switch
+// elsewhere; by default the job does not wait at all, since its local node has no room.
 func TestDelayDoesNotStarveOnUnfitLocalNode(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction())
-	require.NoError(t, s.AddNode(finegrain.Node{ID: "tiny", Rack: "r0", Capacity: schema.MustTuple(500, gib)}))
-	require.NoError(t, s.AddNode(finegrain.Node{ID: "big", Rack: "r1", Capacity: schema.MustTuple(8000, 16*gib)}))
-	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
-	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(2000, 2*gib), Inputs: []string{"tiny"}}))
-	var placed time.Duration = -1
-	for now := time.Duration(0); now <= time.Minute && placed < 0; now += time.Second {
-		for _, node := range []string{"tiny", "big"} {
-			d, err := s.Heartbeat(node, now)
-			require.NoError(t, err)
-			if len(d.Assignments) > 0 {
-				assert.Equal(t, "big", d.Assignments[0].Node)
-				assert.Equal(t, fairness.OffSwitch, d.Assignments[0].Locality)
-				placed = now
+	for name, tc := range map[string]struct {
+		opts     []finegrain.Option
+		from, to time.Duration // when the task is placed
+	}{
+		"Hadoop's waits: W1 + W2 first": {[]finegrain.Option{finegrain.WithLocalityWaitForRoom(false)}, 25 * time.Second, 26 * time.Second},
+		"waits only for room: at once":  {nil, 0, 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newScheduler(t, append([]finegrain.Option{finegrain.WithoutPrediction()}, tc.opts...)...)
+			require.NoError(t, s.AddNode(finegrain.Node{ID: "tiny", Rack: "r0", Capacity: schema.MustTuple(500, gib)}))
+			require.NoError(t, s.AddNode(finegrain.Node{ID: "big", Rack: "r1", Capacity: schema.MustTuple(8000, 16*gib)}))
+			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+			require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(2000, 2*gib), Inputs: []string{"tiny"}}))
+			var placed time.Duration = -1
+			for now := time.Duration(0); now <= time.Minute && placed < 0; now += time.Second {
+				for _, node := range []string{"tiny", "big"} {
+					d, err := s.Heartbeat(node, now)
+					require.NoError(t, err)
+					if len(d.Assignments) > 0 {
+						assert.Equal(t, "big", d.Assignments[0].Node)
+						assert.Equal(t, fairness.OffSwitch, d.Assignments[0].Locality)
+						placed = now
+					}
+				}
 			}
+			require.GreaterOrEqual(t, placed, tc.from)
+			assert.LessOrEqual(t, placed, tc.to)
+		})
+	}
+}
+
+// Under delay scheduling a job passes up a node-local offer only while a node holding
+// its input could take its task now (WithLocalityWaitForRoom, the default): when that
+// node is full, stopped by the adjuster or below the idle threshold (though the task
+// would fit it), the job takes the rack-local offer at hand at once. With Hadoop's waits it passes it up all the same.
+func TestLocalityWaitForRoom(t *testing.T) {
+	type setup func(t *testing.T, s *finegrain.Scheduler)
+	fill := func(cpu, mem int64) setup { // another job's task takes cpu and mem of "local"
+		return func(t *testing.T, s *finegrain.Scheduler) {
+			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "filler"}))
+			require.NoError(t, s.Submit(finegrain.Task{ID: "f", Job: "filler", Request: schema.MustTuple(cpu, mem), Inputs: []string{"local"}}))
+			d, err := s.Heartbeat("local", 0)
+			require.NoError(t, err)
+			require.Len(t, d.Assignments, 1)
 		}
 	}
-	require.GreaterOrEqual(t, placed, 25*time.Second, "it waits W1 + W2 for locality first")
-	assert.LessOrEqual(t, placed, 26*time.Second)
+	stop := func(t *testing.T, s *finegrain.Scheduler) {
+		require.NoError(t, s.Adjuster().SetMode("local", policy.StopAllocation))
+	}
+	for name, tc := range map[string]struct {
+		setup     setup
+		hadoop    bool
+		wantNode  string // where "t" is placed by the heartbeat of "other"; "" for nowhere
+		wantLevel fairness.Level
+	}{
+		"local node full: takes the offer":            {setup: fill(7500, gib), wantNode: "other", wantLevel: fairness.RackLocal},
+		"local node stopped: takes the offer":         {setup: stop, wantNode: "other", wantLevel: fairness.RackLocal},
+		"local node below idle room: takes the offer": {setup: fill(1000, 31*gib/2), wantNode: "other", wantLevel: fairness.RackLocal},
+		"local node has room: waits":                  {setup: fill(4000, gib)},
+		"local node empty: waits":                     {},
+		"local node full, Hadoop's waits: waits":      {setup: fill(7500, gib), hadoop: true},
+		"local node stopped, Hadoop's waits: waits":   {setup: stop, hadoop: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithSkipDetails(4)}
+			if tc.hadoop {
+				opts = append(opts, finegrain.WithLocalityWaitForRoom(false))
+			}
+			s := newScheduler(t, opts...)
+			for _, id := range []string{"local", "other"} {
+				require.NoError(t, s.AddNode(finegrain.Node{ID: id, Rack: "r0", Capacity: schema.MustTuple(8000, 16*gib)}))
+			}
+			if tc.setup != nil {
+				tc.setup(t, s)
+			}
+			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+			require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(1000, gib/4), Inputs: []string{"local"}}))
+			d, err := s.Heartbeat("other", time.Second)
+			require.NoError(t, err)
+			if tc.wantNode == "" {
+				assert.Empty(t, d.Assignments)
+				assert.Contains(t, d.Skips, finegrain.Skip{Job: "j", Reason: finegrain.LocalityWait})
+				st, _ := s.State("t")
+				assert.Equal(t, finegrain.Pending, st)
+				return
+			}
+			require.Len(t, d.Assignments, 1)
+			assert.Equal(t, "t", d.Assignments[0].Task)
+			assert.Equal(t, tc.wantNode, d.Assignments[0].Node)
+			assert.Equal(t, tc.wantLevel, d.Assignments[0].Locality)
+		})
+	}
 }
 
 // A task that outlives its prediction keeps its last stage's memory reserved until it

@@ -388,9 +388,32 @@ func (c *Cycle) Free() resource.Tuple {
 	return c.free
 }
 
+// FreeOn is node n's free resources at now, as its timeline holds them: Free for the
+// pull cycle's node, read afresh for any other. NodeGate plugins read it, so that
+// Open can ask them about another node.
+func (c *Cycle) FreeOn(n *cluster.NodeInfo) resource.Tuple {
+	if n == c.node {
+		return c.Free()
+	}
+	return n.Timeline().FreeAt(c.now)
+}
+
 // Room reports whether the pull cycle's node may take another task (every NodeGate
 // plugin agrees); otherwise it sets the Decision's Stop.
 func (c *Cycle) Room() bool { return c.RoomIgnoring(NoReason) }
+
+// Open reports whether every NodeGate plugin would let node n take a task now, were
+// its heartbeat under way: a Pass plugin asks it about other nodes than the pull
+// cycle's own (delay scheduling, to tell whether a node holding a job's input could
+// take its task). Unlike Room, it changes nothing in the Decision.
+func (c *Cycle) Open(n *cluster.NodeInfo) bool {
+	for _, p := range c.fw.gates {
+		if st := p.Gate(c, n); !st.OK() {
+			return false
+		}
+	}
+	return true
+}
 
 // RoomIgnoring is Room with a refusal for reason r taken as agreement: preemption asks
 // RoomIgnoring(NodeBusy), since a node short of idle room is what it makes room on.

@@ -119,9 +119,11 @@ type PermitPlugin interface {
 	Permit(c *Cycle, a *Attempt) (st Status, timeout time.Duration)
 }
 
-// NodeGatePlugin (pull mode) says whether the heartbeat's node may take another task
-// now; it is asked before each pass over the jobs and after each start. A Closed
-// status ends the heartbeat with its reason.
+// NodeGatePlugin (pull mode) says whether node n may take another task now. It is
+// asked about the heartbeat's node before each pass over the jobs and after each
+// start, where a Closed status ends the heartbeat with its reason; a Pass plugin may
+// also ask about another node (Cycle.Open), so a gate reads n's free resources with
+// Cycle.FreeOn(n), not Cycle.Free.
 type NodeGatePlugin interface {
 	Plugin
 	Gate(c *Cycle, n *cluster.NodeInfo) Status

@@ -45,9 +45,20 @@ const DelayUpdate = 500 * time.Millisecond
 // that passed up an offer during a step is credited with the whole step. A launch is
 // recorded only once a task has started, so a task that does not fit does not reset
 // its job's wait. Without a fairness.Delay a job takes any offer.
+//
+// With WaitForRoom, a job waits for a node-local offer only while a node holding the
+// input of one of its first pending tasks could start that task now (its NodeGate
+// plugins open, Cycle.Open, and the task passing the Filter plugins there): when every
+// such node is full or stopped, the job takes the offer at hand without waiting, and
+// its wait and level are left as they were. Waiting for a node that has no room hands
+// the offer to the jobs behind it in the fairness order, and when room is scarce —
+// other applications' load held on the nodes (the cloud), or a busy cluster — the
+// job's local nodes may stay full long after W1, so small jobs at the head of the
+// order wait for nothing. Waits for a rack-local offer (W2) are not changed.
 type DelayScheduling struct {
 	delay *fairness.Delay // nil: no locality waits
 	tick  time.Duration   // when the waits last grew; -DelayUpdate before the first heartbeat
+	room  bool            // WaitForRoom: wait for node locality only while a local node has room
 
 	probed, keepTurn bool // whether the ordering keeps a job's turn, decided once
 
@@ -63,10 +74,26 @@ type DelayScheduling struct {
 // that of a queue whose job found no room there.
 const DefaultPackingBound = 0.05
 
+// DelayOption configures DelayScheduling.
+type DelayOption func(*DelayScheduling)
+
+// WaitForRoom sets whether a job waits for a node-local offer only while a node
+// holding its input could take its task now (see DelayScheduling); off by default,
+// as in Hadoop's delay scheduling.
+func WaitForRoom(on bool) DelayOption {
+	return func(p *DelayScheduling) { p.room = on }
+}
+
 // NewDelayScheduling returns the strategy with delay scheduling d; nil d walks the
 // fairness order with no locality waits.
-func NewDelayScheduling(d *fairness.Delay) *DelayScheduling {
-	return &DelayScheduling{delay: d, tick: -DelayUpdate, bound: math.Inf(1)}
+func NewDelayScheduling(d *fairness.Delay, opts ...DelayOption) *DelayScheduling {
+	p := &DelayScheduling{delay: d, tick: -DelayUpdate, bound: math.Inf(1)}
+	for _, o := range opts {
+		if o != nil {
+			o(p)
+		}
+	}
+	return p
 }
 
 // SetPackingBound sets the fair packing bound b, a weighted dominant share (a fraction
@@ -151,12 +178,16 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 				c.PassOver(j, framework.Skip{})
 				return true
 			}
+			waived := false
 			if p.delay != nil && best > p.delay.Allowed(j.ID()) {
-				_, _, _ = p.delay.Offer(j.ID(), best)
-				c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
-				return true
+				if !p.room || p.delay.Allowed(j.ID()) != fairness.NodeLocal || p.localRoom(c, j, n) {
+					_, _, _ = p.delay.Offer(j.ID(), best)
+					c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
+					return true
+				}
+				waived = true // no node holding its input can take it: no use waiting
 			}
-			s, level := p.try(c, j, n, best)
+			s, level := p.try(c, j, n, best, waived)
 			if s.Code == framework.Wait {
 				// A gang member is reserved and waits for its gang: offer the node
 				// to the gang's next member while it has room.
@@ -177,7 +208,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 				goOn = s.Code != framework.Closed
 				return goOn
 			}
-			if p.delay != nil {
+			if p.delay != nil && !waived {
 				_, _, _ = p.delay.Offer(j.ID(), level)
 			}
 			if goOn = c.Room(); !goOn {
@@ -256,9 +287,10 @@ const maxTries = 8
 // job is an offer the job passes up: its wait grows, and it takes such a task once it
 // has waited long enough. A gang that has not gathered looks past its members that do
 // not fit this node the same way (other than the refused class, a member may), so
-// that it gathers wherever each member fits. It returns the last status and the locality of the task it
-// concerns.
-func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo, best fairness.Level) (framework.Status, fairness.Level) {
+// that it gathers wherever each member fits. When waived, the job's wait was waived
+// for this offer (WaitForRoom): it takes tasks at locality best or better without
+// waiting. It returns the last status and the locality of the task it concerns.
+func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo, best fairness.Level, waived bool) (framework.Status, fairness.Level) {
 	st := c.State()
 	t, level, _ := st.FirstPending(j, n, best)
 	s := c.Try(j, t, level)
@@ -278,7 +310,7 @@ func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster
 		if t == nil {
 			break
 		}
-		if p.delay != nil && level > p.delay.Allowed(j.ID()) {
+		if p.delay != nil && level > p.delay.Allowed(j.ID()) && !(waived && level <= best) {
 			if _, ok, _ := p.delay.Offer(j.ID(), level); !ok {
 				s = framework.Refuse(framework.LocalityWait)
 				break
@@ -288,6 +320,44 @@ func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster
 	}
 	p.refused = refused
 	return s, level
+}
+
+// roomTries bounds the pending tasks of a job whose input nodes localRoom looks at.
+const roomTries = 4
+
+// localRoom reports whether one of job j's first pending tasks (at most roomTries, in
+// the order n's heartbeat offers them) could start now on a node holding its input,
+// other than n: the node's NodeGate plugins are open and the task passes the Filter
+// plugins there. A task the PreFilter plugins refuse is not looked at.
+func (p *DelayScheduling) localRoom(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo) bool {
+	st := c.State()
+	found, tries := false, 0
+	st.AscendPending(j, n, fairness.OffSwitch, func(t *cluster.TaskInfo, _ fairness.Level) bool {
+		tries++
+		var a framework.Attempt
+		prepared := false
+		for _, id := range t.Spec().Inputs {
+			m, ok := st.Node(id)
+			if !ok || m == n || !c.Open(m) {
+				continue
+			}
+			if !prepared { // once a node is open: most often none is when room is short
+				var s framework.Status
+				if a, s = c.Prepare(t, nil, c.Now()); !s.OK() {
+					break
+				}
+				prepared = true
+			}
+			try := a
+			try.Node, try.Start, try.Level = m, c.Now(), fairness.NodeLocal
+			if c.Filter(&try).OK() {
+				found = true
+				return false
+			}
+		}
+		return tries < roomTries
+	})
+	return found
 }
 
 // gathers reports whether status s refused a member of gang j, not gathered yet, for

@@ -26,7 +26,7 @@ func (*IdleGate) Name() string { return "IdleGate" }
 
 // Gate implements framework.NodeGatePlugin.
 func (g *IdleGate) Gate(c *framework.Cycle, n *cluster.NodeInfo) framework.Status {
-	if ok, _ := g.adjuster.Schedulable(n.ID(), c.Free()); ok {
+	if ok, _ := g.adjuster.Schedulable(n.ID(), c.FreeOn(n)); ok {
 		return framework.Status{}
 	}
 	if !g.adjuster.Mode(n.ID()).Schedulable() {

@@ -161,7 +161,7 @@ func (t *Tetris) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		if !ok {
 			return nil
 		}
-		s, _ := t.try.try(c, j, n, best)
+		s, _ := t.try.try(c, j, n, best, false)
 		t.picks[j.Index()].gen = 0 // its pending tasks changed
 		if s.Code == framework.Wait || s.OK() {
 			continue

@@ -70,5 +70,5 @@ func ExampleRun() {
 	// Capacity 240/240 jobs, makespan 6m19s, mean job completion 58s
 	// Fair     240/240 jobs, makespan 6m27s, mean job completion 19s
 	// DRF      240/240 jobs, makespan 6m31s, mean job completion 19s
-	// FGM      240/240 jobs, makespan 5m35s, mean job completion 18s
+	// FGM      240/240 jobs, makespan 5m34s, mean job completion 18s
 }

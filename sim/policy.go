@@ -125,20 +125,25 @@ func (p *Policy) requestDims() resource.Mask {
 	return p.RequestDims
 }
 
+// hadoopDelay is Hadoop's delay scheduling, which the baselines keep: a job passes up
+// offers for locality until its wait is over, whether or not the nodes holding its
+// input have room (finegrain.WithLocalityWaitForRoom off).
+func hadoopDelay() finegrain.Option { return finegrain.WithLocalityWaitForRoom(false) }
+
 // FIFO is Hadoop's FIFO scheduler as FGM's baseline: request-based allocation (every
 // task holds its declared cpu and memory until it finishes), jobs in priority and
-// submission order.
+// submission order, Hadoop's delay scheduling.
 func FIFO() Policy {
-	return Policy{Name: "FIFO", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.FIFO{})}}
+	return Policy{Name: "FIFO", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.FIFO{}), hadoopDelay()}}
 }
 
 // Capacity is Hadoop's Capacity scheduler as FGM's baseline: request-based, each of the
 // n queues guaranteed 1/n of the cluster and elastic up to all of it, FIFO inside a
-// queue.
+// queue, Hadoop's delay scheduling.
 func Capacity() Policy {
 	return Policy{
 		Name:    "Capacity",
-		Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Capacity{})},
+		Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Capacity{}), hadoopDelay()},
 		Queue: func(_ string, n int) []fairness.Option {
 			return []fairness.Option{fairness.MinShare(1 / float64(n))}
 		},
@@ -146,17 +151,18 @@ func Capacity() Policy {
 }
 
 // Fair is Hadoop's Fair scheduler as FGM's baseline: request-based, queues and jobs
-// ordered by running tasks over weight (the fair rule of docs/methods.md §10), with delay
-// scheduling.
+// ordered by running tasks over weight (the fair rule of docs/methods.md §10), with
+// Hadoop's delay scheduling.
 func Fair() Policy {
-	return Policy{Name: "Fair", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{})}}
+	return Policy{Name: "Fair", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), hadoopDelay()}}
 }
 
 // DRF is YARN's dominant resource fairness as FGM's baseline: request-based, queues and
-// jobs ordered by weighted dominant share, without the fair packing bound (YARN lets
-// any job take a node another found no room on; finegrain.WithoutPackingBound).
+// jobs ordered by weighted dominant share, Hadoop's delay scheduling, without the fair
+// packing bound (YARN lets any job take a node another found no room on;
+// finegrain.WithoutPackingBound).
 func DRF() Policy {
-	return Policy{Name: "DRF", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{}), finegrain.WithoutPackingBound()}}
+	return Policy{Name: "DRF", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{}), finegrain.WithoutPackingBound(), hadoopDelay()}}
 }
 
 // Kubernetes is kube-scheduler with its default plugins as FGM's rival: push placement
@@ -198,8 +204,10 @@ func GPUSharing(name string, s gpu.Scorer) Policy {
 
 // FGM is the paper's scheduler with its defaults: DRF ordering, stage profiles predicted
 // from similar tasks, fine-grained matching (Alg. 2) with at most 10% compression, the
-// Alg. 3 adjuster fed by usage reports, delay scheduling with the fair packing bound
-// (finegrain.DefaultPackingBound); unpredictable tasks fall back to their request.
+// Alg. 3 adjuster fed by usage reports, delay scheduling whose node-locality waits last
+// only while a node holding the input has room (finegrain.WithLocalityWaitForRoom),
+// with the fair packing bound (finegrain.DefaultPackingBound); unpredictable tasks fall
+// back to their request.
 func FGM() Policy {
 	return Policy{Name: "FGM", Feedback: true}
 }
@@ -227,7 +235,7 @@ func FairLATE() Policy {
 		if err != nil {
 			return nil, err
 		}
-		return finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithSpeculation(late))
+		return finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), hadoopDelay(), finegrain.WithSpeculation(late))
 	}}
 }
 
@@ -240,7 +248,7 @@ func FairPRRL() Policy {
 		if err != nil {
 			return nil, err
 		}
-		return finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithSpeculation(prrl))
+		return finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), hadoopDelay(), finegrain.WithSpeculation(prrl))
 	}}
 }
 
