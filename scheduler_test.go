@@ -628,3 +628,37 @@ func TestFinishedReportsCompletionToAdjuster(t *testing.T) {
 		})
 	}
 }
+
+// A task killed on its prediction is not placed on it again: it holds the larger of
+// its request and the prediction, then half as much more memory for each further
+// failure, as far as the largest node holds. Without this a task whose prediction is
+// too small is killed and placed on the same prediction for ever.
+func TestFailedTaskEscalates(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 16*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	key := predict.Key{Logic: "wc/map", InputSize: 128 << 20}
+	learned := stage.MustProfile(schema, stage.Stage{Duration: 10 * time.Second, Demand: schema.MustTuple(500, 1*gib)})
+	require.NoError(t, s.Estimator().Observe(key, predict.Observation{Profile: learned}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Key: key, Request: schema.MustTuple(1000, 4*gib)}))
+	now := time.Duration(0)
+	for i, want := range []struct {
+		predicted bool
+		peak      resource.Tuple
+	}{
+		{true, schema.MustTuple(500, 1*gib)},      // the prediction
+		{false, schema.MustTuple(1000, 4*gib)},    // failed once: the request covers the prediction
+		{false, schema.MustTuple(1000, 6*gib)},    // twice: memory × 1.5
+		{false, schema.MustTuple(1000, 9*gib)},    // × 1.5²
+		{false, schema.MustTuple(1000, 27*gib/2)}, // × 1.5³
+		{false, schema.MustTuple(1000, 27*gib/2)}, // × 1.5⁴ = 20.25 GiB: no node holds it
+		{false, schema.MustTuple(1000, 27*gib/2)},
+	} {
+		a, err := s.Place("t", now)
+		require.NoError(t, err, "run %d", i)
+		assert.Equal(t, want.predicted, a.Predicted, "run %d", i)
+		assert.Equal(t, want.peak, a.Profile.Peak(), "run %d", i)
+		now += time.Second
+		require.NoError(t, s.Failed("t", now))
+	}
+}

@@ -81,6 +81,7 @@ func (s *State) SetExternalLoad(n *NodeInfo, now time.Duration, load resource.Tu
 		_ = n.tl.Release(n.external)
 		n.external = 0
 	}
+	n.load = load
 	held := load.Min(n.tl.MinFree(now, stage.Forever).Max(resource.Tuple{}))
 	if !held.IsZero() {
 		p, err := stage.Constant(s.schema, held, stage.Forever)

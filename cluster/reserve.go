@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -393,7 +394,8 @@ func (s *State) restored(t *TaskInfo) {
 }
 
 // Fail records that running task t was lost (killed, out of memory): as Evict, and a
-// failed backup's node is remembered as one not to back the task up on again.
+// failed backup's node is remembered as one not to back the task up on again, while a
+// task's own failure counts in its Failures.
 func (s *State) Fail(t *TaskInfo) error {
 	return s.stop(t, "fail", true)
 }
@@ -408,6 +410,9 @@ func (s *State) stop(t *TaskInfo, event string, failed bool) error {
 	if t.backupOf != nil {
 		s.dropBackup(t.backupOf, failed)
 		return nil
+	}
+	if failed && t.failures < math.MaxUint8 {
+		t.failures++
 	}
 	s.requeue(t)
 	return nil

@@ -68,6 +68,18 @@ func (sh *shapes) holds(t resource.Tuple) bool {
 // could ever hold t at once, even empty.
 func (s *State) Holds(t resource.Tuple) bool { return s.shapes.holds(t) }
 
+// Offers reports whether some node would have t free once the scheduler's own tasks
+// there were gone: its capacity less the external load last reported there
+// (SetExternalLoad) covers t. It looks at every node.
+func (s *State) Offers(t resource.Tuple) bool {
+	for _, n := range s.nodes {
+		if n.spec.Capacity.Sub(n.load).Covers(t) {
+			return true
+		}
+	}
+	return false
+}
+
 // gpuShape is the capacity and GPUs of a node with GPUs.
 type gpuShape struct {
 	capacity resource.Tuple

@@ -21,6 +21,7 @@ type NodeInfo struct {
 	tasks    map[string]*TaskInfo // reserved and running attempts, backups included
 	key      int64                // free amount of the index dimension when indexed
 	external stage.Handle         // the reservation holding load the scheduler did not place
+	load     resource.Tuple       // the external load last reported (SetExternalLoad)
 	gpus     gpu.Devices          // the node's GPU devices (NodeSpec.GPU)
 }
 
@@ -32,6 +33,10 @@ func (n *NodeInfo) Rack() string { return n.spec.Rack }
 
 // Capacity is the node's total resources.
 func (n *NodeInfo) Capacity() resource.Tuple { return n.spec.Capacity }
+
+// ExternalLoad is the load of other applications last reported on the node
+// (State.SetExternalLoad); zero when none was.
+func (n *NodeInfo) ExternalLoad() resource.Tuple { return n.load }
 
 // Spec is the node as it was added.
 func (n *NodeInfo) Spec() NodeSpec { return n.spec }
@@ -178,6 +183,7 @@ type TaskInfo struct {
 	disrupted bool // preempted and not placed again yet (State.Preempt)
 	// undisrupted: its latest commit ended a disruption (Withdraw restores it).
 	undisrupted  bool
+	failures     uint8           // runs lost to Fail, saturating (Failures)
 	pendingSince time.Duration   // when it last became pending (PendingSince)
 	devices      *gpu.Allocation // the GPU devices it holds while placed; nil for none
 }
@@ -202,6 +208,11 @@ func (t *TaskInfo) Disrupted() bool { return t.disrupted }
 // Resumed reports whether the task, running, was preempted before its latest start:
 // taking that start back (State.Withdraw) makes it disrupted again.
 func (t *TaskInfo) Resumed() bool { return t.undisrupted }
+
+// Failures counts the task's runs that failed (State.Fail: killed, out of memory, its
+// container died), saturating at 255. Backup attempts that fail do not count, nor do
+// evictions (preemption, a node leaving).
+func (t *TaskInfo) Failures() int { return int(t.failures) }
 
 // PendingSince is when the task last became pending: its submission (the later of
 // TaskSpec.Submitted and the state's clock then), or its return to pending after an

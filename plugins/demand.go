@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/framework"
@@ -19,6 +20,18 @@ import (
 // its last stage's non-compressible demand (memory) reserved from the profile's end
 // until the task finishes, so that a task outliving its prediction keeps its memory.
 // Off is the paper's literal behaviour (the reservation ends with the prediction).
+//
+// A task that failed (cluster.TaskInfo.Failures: killed for running out of memory,
+// most often because it was placed beside others on a prediction or a request below
+// what it really uses) is not trusted to its plan again: it holds, for its request's
+// duration, the larger of its request and its plan's peak, its non-compressible
+// demands raised by half for each failure after the first (as Kubernetes' vertical
+// pod autoscaler raises a container's memory after an out-of-memory kill), as far as
+// some node offers once its tasks are gone (cluster.State.Offers: its capacity less
+// other applications' load). A gang's members (cluster.JobSpec.MinMember above 1)
+// are not raised beyond their request: the gang must fit together. Without it a task whose prediction is
+// too small is killed, placed on the same prediction and killed again for ever, and
+// the tasks placed beside it with it.
 type Prediction struct {
 	schema    *resource.Schema
 	estimator predict.Estimator // nil: no prediction
@@ -41,18 +54,72 @@ func (*Prediction) Name() string { return "Prediction" }
 // Demand implements framework.DemandPlugin. Called without a cycle (c nil), it does
 // not check that some node could hold the estimate.
 func (p *Prediction) Demand(c *framework.Cycle, t *cluster.TaskInfo) framework.Demand {
-	if d := t.Declared(); d.Len() > 0 {
-		return p.predicted(d)
-	}
 	var st *cluster.State
 	if c != nil {
 		st = c.State()
+	}
+	d := p.plan(st, t)
+	if f := t.Failures(); f > 0 {
+		return p.escalate(st, t, d, f)
+	}
+	return d
+}
+
+// plan is task t's demand before its failures count.
+func (p *Prediction) plan(st *cluster.State, t *cluster.TaskInfo) framework.Demand {
+	if d := t.Declared(); d.Len() > 0 {
+		return p.predicted(d)
 	}
 	if prof, ok := p.Estimate(st, t.Key()); ok {
 		return p.predicted(prof)
 	}
 	r := t.RequestProfile(p.schema)
 	return framework.Demand{Plan: r, Hold: r}
+}
+
+// escalateFactor raises a failed task's non-compressible demands for each failure
+// after the first; maxEscalations bounds the steps tried.
+const (
+	escalateFactor = 1.5
+	maxEscalations = 40
+)
+
+// escalate is the demand of task t after failures failed runs (Prediction's doc
+// comment), d its plan: constant, for the request's duration, at least the request and
+// d's hold peak on every dimension (d's hold peak alone when no node of st offers the
+// request), the non-compressible ones times 1.5^(failures−1) or the largest power
+// below that some node of st offers (a nil st offers anything).
+func (p *Prediction) escalate(st *cluster.State, t *cluster.TaskInfo, d framework.Demand, failures int) framework.Demand {
+	r := t.RequestProfile(p.schema)
+	base := d.Hold.Peak().Max(t.Spec().Request)
+	if st != nil && !st.Offers(base) {
+		base = d.Hold.Peak() // a request no node offers is no floor (a declared profile is)
+	}
+	nc := p.schema.NonCompressible()
+	steps := min(failures-1, maxEscalations)
+	if st != nil {
+		if j, ok := st.Job(t.Job()); ok && j.Spec().MinMember > 1 {
+			steps = 0 // a gang's members must fit together: they keep to their requests
+		}
+	}
+	for step := steps; step >= 0; step-- {
+		g := math.Pow(escalateFactor, float64(step))
+		demand := base
+		for k := 0; k < p.schema.Len(); k++ {
+			if nc.Has(k) {
+				demand[k] = int64(min(float64(base[k])*g, math.MaxInt64/2))
+			}
+		}
+		if step > 0 && st != nil && !st.Offers(demand) {
+			continue
+		}
+		prof, err := stage.Constant(p.schema, demand, r.Duration())
+		if err != nil {
+			break
+		}
+		return framework.Demand{Plan: prof, Hold: prof}
+	}
+	return d
 }
 
 // Estimate is the prediction for key: false for a zero key, without an estimator, or
