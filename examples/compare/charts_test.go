@@ -68,3 +68,37 @@ func TestCompareChart(t *testing.T) {
 		}
 	}
 }
+
+// Over more than three decades the CDF panel labels the powers of ten only.
+func TestDecadeTicks(t *testing.T) {
+	var got []string
+	for _, tk := range (decadeTicks{}).Ticks(0.5, 3000) {
+		if tk.Label != "" {
+			got = append(got, tk.Label)
+		}
+	}
+	assert.Equal(t, []string{"1", "10", "100", "1000"}, got)
+	got = nil
+	for _, tk := range (decadeTicks{}).Ticks(1, 200) {
+		if tk.Label != "" {
+			got = append(got, tk.Label)
+		}
+	}
+	assert.Equal(t, []string{"1", "2", "5", "10", "20", "50", "100", "200"}, got)
+}
+
+// The ratio axis is labelled at round values, 1 among them, at most 8.
+func TestRatioTicks(t *testing.T) {
+	labelsOf := func(lo, hi float64) []string {
+		var got []string
+		for _, tk := range (ratioTicks{}).Ticks(lo, hi) {
+			got = append(got, tk.Label)
+		}
+		return got
+	}
+	assert.Equal(t, []string{"0.9", "1", "1.1", "1.2", "1.3"}, labelsOf(0.87, 1.4))
+	assert.Equal(t, []string{"0.7", "1", "1.5", "2"}, labelsOf(0.66, 2.8))
+	assert.Equal(t, []string{"0.1", "0.2", "0.5", "1", "2", "5", "10"}, labelsOf(0.09, 12))
+	assert.Equal(t, []string{"0.01", "0.1", "1", "10", "100", "1000"}, labelsOf(0.005, 1500))
+	assert.Empty(t, labelsOf(0, 1))
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -80,7 +81,7 @@ func cdfPoints(results []*sim.Result) plotter.XYs {
 func compareChart(path, title string, policies []string, byPolicy map[string][]*sim.Result, rows []row, ref string) error {
 	cdf := chart.New("Job completion CDF", "job completion time (s, log scale)", "fraction of jobs finished")
 	cdf.Plot.X.Scale = plot.LogScale{}
-	cdf.Plot.X.Tick.Marker = chart.LogTicks{}
+	cdf.Plot.X.Tick.Marker = decadeTicks{}
 	cdf.Plot.Y.Tick.Marker = chart.FractionTicks
 	cdf.Plot.Y.Min, cdf.Plot.Y.Max = 0, 1
 	legend := plot.NewLegend()
@@ -107,7 +108,7 @@ func compareChart(path, title string, policies []string, byPolicy map[string][]*
 	svg := vgsvg.New(compareWidth, compareHeight)
 	dc := draw.New(svg)
 	head := text.Style{Font: font.From(plot.DefaultFont, 13), Color: color.Black, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter, YAlign: draw.YTop}
-	headH := head.Rectangle(title).Size().Y + 3*vg.Millimeter
+	headH := head.Rectangle(title).Size().Y + 5*vg.Millimeter
 	dc.FillText(head, vg.Point{X: compareWidth / 2, Y: compareHeight - 2*vg.Millimeter}, title)
 	body := draw.Crop(dc, 0, 0, 0, -headH)
 	lr := legend.Rectangle(body)
@@ -173,16 +174,67 @@ func relBars(policies []string, rows []row, ref string) (*plot.Plot, error) {
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.X.Min, p.X.Max = -0.5, float64(len(relMetrics))-0.5
 	p.Y.Min, p.Y.Max = lo/1.15, hi*1.15
-	if hi/lo < 10 {
-		p.Y.Tick.Marker = chart.RoundTicks{}
-	} else {
-		p.Y.Tick.Marker = chart.LogTicks{}
-	}
+	p.Y.Tick.Marker = ratioTicks{}
 	one := plotter.NewFunction(func(float64) float64 { return 1 })
 	one.Color = color.Gray{Y: 60}
 	one.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
 	p.Add(one)
 	return p, nil
+}
+
+// decadeTicks are chart.LogTicks, labelled at the powers of ten only when the axis
+// spans more than three decades, so that the labels of a half-width panel do not run
+// into each other.
+type decadeTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (decadeTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := chart.LogTicks{}.Ticks(lo, hi)
+	if hi/lo <= 1000 {
+		return ts
+	}
+	for i, t := range ts {
+		if e := math.Log10(t.Value); math.Abs(e-math.Round(e)) > 1e-9 {
+			ts[i].Label = ""
+		}
+	}
+	return ts
+}
+
+// ratioTicks label a log axis of ratios at round values, finer the narrower the range:
+// the first of these mantissa sets that gives at most 8 labels in [lo, hi] (1 is
+// always among them), else the powers of ten.
+type ratioTicks struct{}
+
+var ratioMantissas = [][]float64{
+	{1, 1.1, 1.2, 1.3, 1.5, 1.7, 2, 2.5, 3, 4, 5, 6, 7, 8, 9},
+	{1, 1.5, 2, 3, 5, 7},
+	{1, 2, 5},
+	{1},
+}
+
+// Ticks implements plot.Ticker.
+func (ratioTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 0) {
+		return nil
+	}
+	var ts []plot.Tick
+	for _, ms := range ratioMantissas {
+		ts = ts[:0]
+		for k := math.Floor(math.Log10(lo)); k <= math.Ceil(math.Log10(hi)) && len(ts) <= 8; k++ {
+			for _, m := range ms {
+				// Three significant digits: 0.7, not 0.7000000000000001.
+				v, _ := strconv.ParseFloat(strconv.FormatFloat(m*math.Pow(10, k), 'g', 3, 64), 64)
+				if v >= lo && v <= hi {
+					ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+				}
+			}
+		}
+		if len(ts) <= 8 {
+			break
+		}
+	}
+	return ts
 }
 
 // ratioBar is one bar from 1 to y, centred on x.
