@@ -40,6 +40,9 @@
 //	-series        also run the paper's online series, 50 to 400 GB (default true)
 //	-trace K:PATH  replay a trace instead (above)
 //	-swim PATH     as -trace swim:PATH
+//	-compress F    swim, alibaba2017: divide every job's submission time by F, in
+//	               [0.01, 10000] (default 1); a busier replay, nothing else changed
+//	-nodes N       nodes of the FGM cluster, in [1, 10000] (default 23); not with openb
 //	-fgd-coverage F openb: FGD weighs the most frequent pod shapes that make up this
 //	               share of the pods (default 1: all; the study's simulator uses 0.6)
 //	-planetlab DIR cloud background from PlanetLab CPU traces instead of the generator
@@ -51,7 +54,9 @@
 //
 // Outputs in -out: table.csv (the printed tables), runs.csv (one row per simulation,
 // every metric), jobs-SCENARIO.csv and samples-SCENARIO.csv (first seed), series.csv,
-// and SVG charts: jct-cdf-SCENARIO.svg (job-completion CDF), util-cpu-SCENARIO.svg and
+// and SVG charts: compare-SCENARIO.svg (the policies side by side: job-completion CDFs,
+// and each policy's makespan, mean and p95 job completion ÷ FGM's as grouped bars),
+// jct-cdf-SCENARIO.svg (job-completion CDF), util-cpu-SCENARIO.svg and
 // util-memory-SCENARIO.svg (used and allocated over time), series-gain-ENV.svg (FGM's
 // gain in job completion against the data volume, online); with openb, fill.csv and
 // fill-unallocated-gpu.svg (the fragmentation experiment). The CDF pools the jobs of
