@@ -221,11 +221,11 @@ func scenarioFiles(c *config, sc scenario, rs []*run, rows []row) error {
 	}
 	// The CDF pools every seed's jobs, as the tables average every seed; a time series
 	// cannot be pooled, so the utilisation charts show the first seed.
-	var policies []string
+	var names []string
 	byPolicy := map[string][]*sim.Result{}
 	for _, r := range rs {
 		if _, ok := byPolicy[r.policy.Name]; !ok {
-			policies = append(policies, r.policy.Name)
+			names = append(names, r.policy.Name)
 		}
 		byPolicy[r.policy.Name] = append(byPolicy[r.policy.Name], r.res)
 	}
@@ -233,7 +233,7 @@ func scenarioFiles(c *config, sc scenario, rs []*run, rows []row) error {
 	if c.runs > 1 {
 		pooled = fmt.Sprintf("%s, jobs of %d seeds pooled", name, c.runs)
 	}
-	if err := cdfChart(filepath.Join(c.out, "jct-cdf-"+name+".svg"), "Job completion CDF: "+pooled, policies, byPolicy); err != nil {
+	if err := cdfChart(filepath.Join(c.out, "jct-cdf-"+name+".svg"), "Job completion CDF: "+pooled, names, byPolicy); err != nil {
 		return err
 	}
 	side := name + ": the policies side by side, seed " + fmt.Sprint(c.seed)
@@ -241,10 +241,10 @@ func scenarioFiles(c *config, sc scenario, rs []*run, rows []row) error {
 		side = fmt.Sprintf("%s: the policies side by side, %d seeds", name, c.runs)
 	}
 	ref := reference
-	if !slices.Contains(policies, ref) {
-		ref = policies[len(policies)-1]
+	if !slices.Contains(names, ref) {
+		ref = names[len(names)-1]
 	}
-	if err := compareChart(filepath.Join(c.out, "compare-"+name+".svg"), side, policies, byPolicy, rows, ref); err != nil {
+	if err := compareChart(filepath.Join(c.out, "compare-"+name+".svg"), side, names, byPolicy, rows, ref); err != nil {
 		return err
 	}
 	title := fmt.Sprintf("%s, seed %d", name, c.seed)
