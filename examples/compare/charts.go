@@ -2,8 +2,6 @@ package main
 
 import (
 	"image/color"
-	"slices"
-	"sort"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -23,27 +21,9 @@ func cdfChart(path, title string, policies []string, byPolicy map[string][]*sim.
 	c.Plot.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	c.Plot.Y.Tick.Marker = chart.FractionTicks
 	for i, name := range policies {
-		var xs []float64
-		for _, r := range byPolicy[name] {
-			for _, j := range r.Jobs {
-				if j.Finished {
-					xs = append(xs, max(0.1, j.Completion().Seconds()))
-				}
-			}
-		}
-		if len(xs) == 0 {
+		pts := cdfPoints(byPolicy[name])
+		if len(pts) == 0 {
 			continue
-		}
-		sort.Float64s(xs)
-		// The fraction of all jobs, so that a run stopped by its time limit does not
-		// reach 1.
-		var jobs int
-		for _, r := range byPolicy[name] {
-			jobs += len(r.Jobs)
-		}
-		pts := make(plotter.XYs, len(xs))
-		for k, x := range xs {
-			pts[k] = plotter.XY{X: x, Y: float64(k+1) / float64(jobs)}
 		}
 		if err := c.AddLine(name, i, pts); err != nil {
 			return err
@@ -94,20 +74,14 @@ func utilChart(path, title string, slot int, results []*sim.Result) error {
 
 var allocatedDashes = []vg.Length{vg.Points(3), vg.Points(2)}
 
-// gainChart draws FGM's gain (%) against the data volume, one line per baseline.
-func gainChart(path, title string, lines map[string][][2]float64) error {
+// gainChart draws FGM's gain (%) against the data volume, one line per baseline, in
+// the order of names (those without points left out).
+func gainChart(path, title string, names []string, lines map[string][][2]float64) error {
 	c := chart.New(title, "total input (GiB)", "FGM's gain in mean job completion (%)")
-	var names []string
-	for n := range lines {
-		names = append(names, n)
-	}
-	// Baselines in the order of sim.Baselines.
-	order := map[string]int{}
-	for i, b := range sim.Baselines() {
-		order[b.Name] = i
-	}
-	slices.SortFunc(names, func(a, b string) int { return order[a] - order[b] })
 	for i, n := range names {
+		if len(lines[n]) == 0 {
+			continue
+		}
 		pts := make(plotter.XYs, len(lines[n]))
 		for k, xy := range lines[n] {
 			pts[k] = plotter.XY{X: xy[0], Y: xy[1]}

@@ -40,6 +40,9 @@
 //	-series        also run the paper's online series, 50 to 400 GB (default true)
 //	-trace K:PATH  replay a trace instead (above)
 //	-swim PATH     as -trace swim:PATH
+//	-compress F    swim, alibaba2017: divide every job's submission time by F, in
+//	               [0.01, 10000] (default 1); a busier replay, nothing else changed
+//	-nodes N       nodes of the FGM cluster, in [1, 10000] (default 23); not with openb
 //	-fgd-coverage F openb: FGD weighs the most frequent pod shapes that make up this
 //	               share of the pods (default 1: all; the study's simulator uses 0.6)
 //	-planetlab DIR cloud background from PlanetLab CPU traces instead of the generator
@@ -51,7 +54,9 @@
 //
 // Outputs in -out: table.csv (the printed tables), runs.csv (one row per simulation,
 // every metric), jobs-SCENARIO.csv and samples-SCENARIO.csv (first seed), series.csv,
-// and SVG charts: jct-cdf-SCENARIO.svg (job-completion CDF), util-cpu-SCENARIO.svg and
+// and SVG charts: compare-SCENARIO.svg (the policies side by side: job-completion CDFs,
+// and each policy's makespan, mean and p95 job completion ÷ FGM's as grouped bars),
+// jct-cdf-SCENARIO.svg (job-completion CDF), util-cpu-SCENARIO.svg and
 // util-memory-SCENARIO.svg (used and allocated over time), series-gain-ENV.svg (FGM's
 // gain in job completion against the data volume, online); with openb, fill.csv and
 // fill-unallocated-gpu.svg (the fragmentation experiment). The CDF pools the jobs of
@@ -66,9 +71,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -77,6 +84,10 @@ import (
 	"github.com/finegrain/finegrain/sim"
 	"github.com/finegrain/finegrain/sim/workload"
 )
+
+// policies are the policies compared, in table order: sim.Policies(). Everything
+// downstream works for any list; tests replace it.
+var policies = sim.Policies
 
 // scenario is one workload in one environment.
 type scenario struct {
@@ -119,7 +130,16 @@ type config struct {
 	quiet     bool
 	nodes     int     // the cluster's, once built
 	coverage  float64 // openb: the share of the pods FGD's shapes cover
+	compress  float64 // swim, alibaba2017: every submission time divided by this
+	size      int     // -nodes: the FGM cluster's node count; 0 = its 23
 }
+
+// Bounds of -compress and -nodes.
+const (
+	minCompress = 0.01 // below 1 stretches the times
+	maxCompress = 10000
+	maxNodes    = 10000
+)
 
 func main() {
 	cfg, err := parseFlags(os.Args[1:])
@@ -150,6 +170,8 @@ func parseFlags(args []string) (config, error) {
 	var swim, tr string
 	fs.StringVar(&swim, "swim", "", "replay this SWIM trace instead of the FGM workload (as -trace swim:PATH)")
 	fs.StringVar(&tr, "trace", "", "replay a trace instead: swim:PATH, alibaba2017:PATH or openb:NODES,PODS")
+	fs.Float64Var(&c.compress, "compress", 1, "swim, alibaba2017: divide every submission time by this (time compression; a busier cluster)")
+	fs.IntVar(&c.size, "nodes", 0, "nodes of the FGM cluster (default 23); not with openb")
 	fs.Float64Var(&c.coverage, "fgd-coverage", 1, "openb: the share of the pods whose shapes FGD weighs, most frequent first")
 	fs.StringVar(&c.planetlab, "planetlab", "", "cloud background from the PlanetLab traces in this folder")
 	fs.BoolVar(&c.reserve, "reserve", false, "cloud: tell schedulers each node's memory less the background's")
@@ -168,6 +190,10 @@ func parseFlags(args []string) (config, error) {
 		return c, cli.Usagef("-scale %v: must be in (0, 1000]", c.scale)
 	case !(c.coverage > 0 && c.coverage <= 1):
 		return c, cli.Usagef("-fgd-coverage %v: must be in (0, 1]", c.coverage)
+	case !(c.compress >= minCompress && c.compress <= maxCompress):
+		return c, cli.Usagef("-compress %v: must be in [%v, %v] (1: the trace's own times)", c.compress, minCompress, maxCompress)
+	case c.size < 0 || c.size > maxNodes:
+		return c, cli.Usagef("-nodes %d: must be in [1, %d] (0: the FGM cluster's 23)", c.size, maxNodes)
 	}
 	var err error
 	switch {
@@ -182,6 +208,12 @@ func parseFlags(args []string) (config, error) {
 	}
 	if c.scale == 0 {
 		c.scale = defaultScale(c.traceKind)
+	}
+	if c.compress != 1 && c.traceKind != traceSWIM && c.traceKind != traceAlibaba {
+		return c, cli.Usagef("-compress %v: only for a swim or alibaba2017 trace", c.compress)
+	}
+	if c.size != 0 && c.traceKind == traceOpenB {
+		return c, cli.Usagef("-nodes %d: the openb trace runs on its own nodes", c.size)
 	}
 	if c.traceKind == traceOpenB && c.scale > 1 {
 		return c, cli.Usagef("-scale %v: openb's is a time factor in (0, 1]", c.scale)
@@ -262,7 +294,7 @@ func compare(c config, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	cl, err := tr.cluster()
+	cl, err := tr.cluster(c.size)
 	if err != nil {
 		return err
 	}
@@ -295,7 +327,7 @@ func compare(c config, stdout, stderr io.Writer) error {
 				}
 			}
 			inputs[fmt.Sprint(sc.name(), seed)] = input{w: w, bg: bg}
-			for _, p := range sim.Policies() {
+			for _, p := range policies() {
 				runs = append(runs, &run{sc: sc, seed: seed, policy: p})
 			}
 		}
@@ -341,7 +373,11 @@ func compare(c config, stdout, stderr io.Writer) error {
 func buildWorkload(c *config, sc scenario, seed uint64, tr *trace, cl *workload.Cluster) (*workload.Workload, error) {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	if tr != nil {
-		return tr.workload(r, c.scale, cl)
+		w, err := tr.workload(r, c.scale, cl)
+		if err != nil || c.compress == 1 {
+			return w, err
+		}
+		return compressSubmits(w, c.compress), nil
 	}
 	opts := []workload.Option{workload.WithScale(c.scale), workload.WithTotalInput(sc.gib * workload.GiB)}
 	if sc.mode == "online" {
@@ -349,6 +385,19 @@ func buildWorkload(c *config, sc scenario, seed uint64, tr *trace, cl *workload.
 	}
 	w, err := workload.FGM(r, opts...)
 	return &w, err
+}
+
+// compressSubmits returns a copy of w whose jobs arrive f times sooner: every Submit
+// divided by f (rounded to the nanosecond), everything else as it was. Division by a
+// positive factor keeps the jobs in submission order (ties may appear; they keep the
+// slice order, as Workload requires). The tasks are shared with w, not copied.
+func compressSubmits(w *workload.Workload, f float64) *workload.Workload {
+	out := *w
+	out.Jobs = slices.Clone(w.Jobs)
+	for i := range out.Jobs {
+		out.Jobs[i].Submit = time.Duration(math.Round(float64(out.Jobs[i].Submit) / f))
+	}
+	return &out
 }
 
 // background is the cloud environment's load for a seed: the generator's, or PlanetLab

@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/finegrain/finegrain/examples/internal/cli"
+	"github.com/finegrain/finegrain/sim"
+	"github.com/finegrain/finegrain/sim/workload"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -44,7 +50,7 @@ func TestCompareSmall(t *testing.T) {
 		assert.Contains(t, out.String(), p)
 	}
 	for _, f := range []string{"table.csv", "runs.csv", "series.csv", "jobs-offline-dedicated.csv", "samples-online-cloud.csv",
-		"jct-cdf-offline-dedicated.svg", "util-cpu-online-cloud.svg", "util-memory-offline-cloud.svg", "series-gain-dedicated.svg"} {
+		"jct-cdf-offline-dedicated.svg", "compare-offline-dedicated.svg", "compare-online-cloud.svg", "util-cpu-online-cloud.svg", "util-memory-offline-cloud.svg", "series-gain-dedicated.svg"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		require.NoError(t, err, f)
 		assert.NotEmpty(t, b, f)
@@ -140,6 +146,15 @@ func TestCompareAlibaba2017(t *testing.T) {
 	require.NoError(t, compare(c, &out, &errOut))
 	assert.Contains(t, out.String(), "alibaba2017-batch_task_sample-dedicated")
 	assert.Contains(t, out.String(), "23 node(s)")
+	assert.NotContains(t, out.String(), "submissions ÷")
+	// Compressed onto a smaller cluster: busier.
+	c, err = parseFlags([]string{"-trace", "alibaba2017:" + head, "-scale", "0.001", "-runs", "1", "-env", "dedicated",
+		"-compress", "4", "-nodes", "5", "-out", dir})
+	require.NoError(t, err)
+	out.Reset()
+	require.NoError(t, compare(c, &out, &errOut))
+	assert.Contains(t, out.String(), "submissions ÷4, ")
+	assert.Contains(t, out.String(), "5 node(s)")
 }
 
 // The head of an openb pod list replays on the head of the node list, and the fill
@@ -181,4 +196,106 @@ func compareOpenB(t *testing.T, dir, pods string) *bytes.Buffer {
 	var out, errOut bytes.Buffer
 	require.NoError(t, compare(c, &out, &errOut))
 	return &out
+}
+
+// -compress and -nodes: accepted in range for the traces they apply to, rejected with
+// a usage error (exit status 2) naming the flag otherwise.
+func TestCompressNodesFlags(t *testing.T) {
+	c, err := parseFlags([]string{"-trace", "swim:a.tsv", "-compress", "8", "-nodes", "10"})
+	require.NoError(t, err)
+	assert.Equal(t, 8.0, c.compress)
+	assert.Equal(t, 10, c.size)
+	c, err = parseFlags([]string{"-trace", "alibaba2017:b.csv", "-compress", "0.5"})
+	require.NoError(t, err)
+	assert.Equal(t, 0.5, c.compress)
+	c, err = parseFlags([]string{"-nodes", "46"})
+	require.NoError(t, err, "-nodes sizes the generated workload's cluster too")
+	assert.Equal(t, 46, c.size)
+	c, err = parseFlags(nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1.0, c.compress)
+	assert.Equal(t, 0, c.size)
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"-trace", "swim:a", "-compress", "0"}, "-compress"},
+		{[]string{"-trace", "swim:a", "-compress", "-2"}, "-compress"},
+		{[]string{"-trace", "swim:a", "-compress", "NaN"}, "-compress"},
+		{[]string{"-trace", "swim:a", "-compress", "+Inf"}, "-compress"},
+		{[]string{"-trace", "swim:a", "-compress", "0.001"}, "-compress"},
+		{[]string{"-trace", "swim:a", "-compress", "20000"}, "-compress"},
+		{[]string{"-trace", "swim:a", "-compress", "x"}, "-compress"},
+		{[]string{"-compress", "2"}, "-compress"},
+		{[]string{"-trace", "openb:n,p", "-compress", "2"}, "-compress"},
+		{[]string{"-trace", "swim:a", "-nodes", "-1"}, "-nodes"},
+		{[]string{"-trace", "swim:a", "-nodes", "20000"}, "-nodes"},
+		{[]string{"-trace", "openb:n,p", "-nodes", "5"}, "-nodes"},
+	} {
+		_, err := parseFlags(tc.args)
+		require.Error(t, err, tc.args)
+		assert.Contains(t, err.Error(), tc.flag, tc.args)
+		assert.Equal(t, 2, cli.Status(err), tc.args)
+	}
+}
+
+// compressSubmits divides every submission time and changes nothing else.
+func TestCompressSubmits(t *testing.T) {
+	task := func(id string) []workload.Task { return []workload.Task{{ID: id + "/m0"}} }
+	w := &workload.Workload{Name: "tiny", Blocks: []int64{7}, Jobs: []workload.Job{
+		{ID: "a", Queue: "q", Submit: 0, Tasks: task("a"), InputBytes: 1},
+		{ID: "b", Queue: "q", Submit: 10 * time.Second, Tasks: task("b")},
+		{ID: "c", Queue: "r", Submit: 10 * time.Second, Tasks: task("c"), Priority: 3},
+		{ID: "d", Queue: "q", Submit: 25 * time.Second, Tasks: task("d")},
+		{ID: "e", Queue: "q", Submit: time.Minute + 1, Tasks: task("e")},
+	}}
+	before := *w
+	before.Jobs = slices.Clone(w.Jobs)
+	got := compressSubmits(w, 4)
+	assert.Equal(t, before, *w, "the input is not modified")
+	want := []time.Duration{0, 2500 * time.Millisecond, 2500 * time.Millisecond, 6250 * time.Millisecond, 15 * time.Second}
+	require.Len(t, got.Jobs, len(w.Jobs))
+	for i, j := range got.Jobs {
+		assert.Equal(t, want[i], j.Submit, j.ID)
+		j.Submit = w.Jobs[i].Submit
+		assert.Equal(t, w.Jobs[i], j, "only Submit changes")
+	}
+	assert.Equal(t, w.Name, got.Name)
+	assert.Equal(t, w.Blocks, got.Blocks)
+	for i, j := range compressSubmits(w, 1).Jobs {
+		assert.Equal(t, w.Jobs[i].Submit, j.Submit, "a factor of 1 keeps the times")
+	}
+	// Stretching works alike.
+	assert.Equal(t, 2*time.Minute+2, compressSubmits(w, 0.5).Jobs[4].Submit)
+}
+
+// Any list of policies: the tables, gains and charts follow the list's order and find
+// FGM by name, wherever it is.
+func TestComparePolicyList(t *testing.T) {
+	saved := policies
+	t.Cleanup(func() { policies = saved })
+	drf2 := sim.DRF()
+	drf2.Name = "DRF-2"
+	policies = func() []sim.Policy { return []sim.Policy{sim.FGM(), sim.FIFO(), sim.DRF(), drf2} }
+	dir := t.TempDir()
+	c, err := parseFlags([]string{"-scale", "0.01", "-runs", "1", "-mode", "offline", "-env", "dedicated", "-out", dir})
+	require.NoError(t, err)
+	var out, errOut bytes.Buffer
+	require.NoError(t, compare(c, &out, &errOut))
+	text := out.String()
+	assert.Less(t, strings.Index(text, "  FGM "), strings.Index(text, "  FIFO "), "FGM first, as listed")
+	assert.Contains(t, text, "DRF-2")
+	table, err := os.ReadFile(filepath.Join(dir, "table.csv"))
+	require.NoError(t, err)
+	rows := strings.Split(strings.TrimSpace(string(table)), "\n")
+	require.Len(t, rows, 1+4)
+	// DRF and DRF-2 are the same policy: the same gain.
+	gains := func(r string) string { f := strings.Split(r, ","); return strings.Join(f[len(f)-3:], ",") }
+	assert.Equal(t, gains(rows[3]), gains(rows[4]))
+	assert.Equal(t, "0.000,0.000,0.000", gains(rows[1]), "no gain of FGM over itself")
+	svg, err := os.ReadFile(filepath.Join(dir, "compare-offline-dedicated.svg"))
+	require.NoError(t, err)
+	for _, p := range []string{">FGM<", ">FIFO<", ">DRF<", ">DRF-2<"} {
+		assert.Contains(t, string(svg), p)
+	}
 }

@@ -18,21 +18,24 @@ import (
 
 // row is one policy in one scenario, averaged over the seeds.
 type row struct {
-	policy                           string
-	makespan, jct, p95, resp         float64 // seconds
-	small, large                     float64 // mean task turnaround, seconds
-	smallRun, largeRun               float64 // mean task run time, seconds
-	jain, blJain, cpu, mem, allocCPU float64 // blJain: sim.Summary.BackloggedJain
-	kills, compressed, predicted     float64
-	unfinished                       int
-	gainMakespan, gainJCT, gainP95   float64 // FGM's gain over this policy, %
+	policy                                     string
+	makespan, jct, p95, resp                   float64 // seconds
+	small, large                               float64 // mean task turnaround, seconds
+	smallRun, largeRun                         float64 // mean task run time, seconds
+	jain, blJain, cpu, mem, allocCPU, allocMem float64 // blJain: sim.Summary.BackloggedJain
+	kills, compressed, predicted               float64
+	unfinished                                 int
+	gainMakespan, gainJCT, gainP95             float64 // FGM's gain over this policy, %
 }
 
-// aggregate averages the runs of one scenario per policy, in sim.Policies() order, and
-// computes FGM's gains over each baseline.
+// reference is the policy the others are measured against: FGM.
+const reference = "FGM"
+
+// aggregate averages the runs of one scenario per policy, in policies() order, and
+// computes FGM's gains over each other policy (none when FGM is not in the list).
 func aggregate(runs []*run) []row {
 	var rows []row
-	for _, p := range sim.Policies() {
+	for _, p := range policies() {
 		r := row{policy: p.Name}
 		n := 0.0
 		for _, x := range runs {
@@ -54,6 +57,7 @@ func aggregate(runs []*run) []row {
 			r.cpu += s.Used[workload.SlotCPU]
 			r.mem += s.Used[workload.SlotMemory]
 			r.allocCPU += s.Allocated[workload.SlotCPU]
+			r.allocMem += s.Allocated[workload.SlotMemory]
 			r.kills += float64(s.OOMKills)
 			r.compressed += float64(s.PlacedCompressed)
 			r.predicted += float64(s.PlacedPredicted)
@@ -61,14 +65,21 @@ func aggregate(runs []*run) []row {
 		}
 		if n > 0 {
 			for _, v := range []*float64{&r.makespan, &r.jct, &r.p95, &r.resp, &r.small, &r.large, &r.smallRun, &r.largeRun, &r.jain, &r.blJain, &r.cpu,
-				&r.mem, &r.allocCPU, &r.kills, &r.compressed, &r.predicted} {
+				&r.mem, &r.allocCPU, &r.allocMem, &r.kills, &r.compressed, &r.predicted} {
 				*v /= n
 			}
 		}
 		rows = append(rows, r)
 	}
-	fgm := rows[len(rows)-1]
-	for i := range rows[:len(rows)-1] {
+	k := slices.IndexFunc(rows, func(r row) bool { return r.policy == reference })
+	if k < 0 {
+		return rows
+	}
+	fgm := rows[k]
+	for i := range rows {
+		if i == k {
+			continue
+		}
 		rows[i].gainMakespan = gain(rows[i].makespan, fgm.makespan)
 		rows[i].gainJCT = gain(rows[i].jct, fgm.jct)
 		rows[i].gainP95 = gain(rows[i].p95, fgm.p95)
@@ -96,7 +107,7 @@ func report(c *config, runs []*run, out io.Writer) error {
 	}
 	var table [][]string
 	table = append(table, []string{"scenario", "policy", "makespan_s", "jct_mean_s", "jct_p95_s", "response_mean_s",
-		"small_task_mean_s", "large_task_mean_s", "small_run_mean_s", "large_run_mean_s", "jain", "backlogged_jain", "cpu_used", "memory_used", "cpu_allocated", "oom_kills",
+		"small_task_mean_s", "large_task_mean_s", "small_run_mean_s", "large_run_mean_s", "jain", "backlogged_jain", "cpu_used", "memory_used", "cpu_allocated", "memory_allocated", "oom_kills",
 		"placed_compressed", "placed_predicted", "unfinished_jobs", "fgm_gain_makespan_pct", "fgm_gain_jct_pct", "fgm_gain_jct_p95_pct"})
 	for _, sc := range order {
 		if !sc.table {
@@ -105,15 +116,19 @@ func report(c *config, runs []*run, out io.Writer) error {
 		rs := byScenario[sc.name()]
 		rows := aggregate(rs)
 		first := rs[0]
-		fmt.Fprintf(out, "\n== %s: %s, %d jobs, %d tasks, %d node(s), %d seed(s) ==\n", sc.name(), first.res.Workload,
-			first.res.Summary.Jobs, first.res.Summary.Tasks, c.nodes, c.runs)
+		compressed := ""
+		if c.compress != 1 {
+			compressed = fmt.Sprintf(", submissions ÷%g", c.compress)
+		}
+		fmt.Fprintf(out, "\n== %s: %s%s, %d jobs, %d tasks, %d node(s), %d seed(s) ==\n", sc.name(), first.res.Workload,
+			compressed, first.res.Summary.Jobs, first.res.Summary.Tasks, c.nodes, c.runs)
 		printTable(out, rows)
 		for _, r := range rows {
 			table = append(table, []string{sc.name(), r.policy, f3(r.makespan), f3(r.jct), f3(r.p95), f3(r.resp), f3(r.small),
-				f3(r.large), f3(r.smallRun), f3(r.largeRun), f4(r.jain), f4(r.blJain), f4(r.cpu), f4(r.mem), f4(r.allocCPU), f3(r.kills), f3(r.compressed), f3(r.predicted),
+				f3(r.large), f3(r.smallRun), f3(r.largeRun), f4(r.jain), f4(r.blJain), f4(r.cpu), f4(r.mem), f4(r.allocCPU), f4(r.allocMem), f3(r.kills), f3(r.compressed), f3(r.predicted),
 				strconv.Itoa(r.unfinished), f3(r.gainMakespan), f3(r.gainJCT), f3(r.gainP95)})
 		}
-		if err := scenarioFiles(c, sc, rs); err != nil {
+		if err := scenarioFiles(c, sc, rs, rows); err != nil {
 			return err
 		}
 	}
@@ -131,18 +146,19 @@ func f4(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 
 func printTable(out io.Writer, rows []row) {
 	tw := tabwriterFor(out)
-	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tbl. Jain\tcpu used\tmem used\tkills\tcompressed\tFGM gain: makespan\tJCT mean\tJCT p95\t")
+	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tbl. Jain\tcpu used\tmem used\tcpu alloc\tmem alloc\tkills\tcompressed\tFGM gain: makespan\tJCT mean\tJCT p95\t")
+	hasRef := slices.ContainsFunc(rows, func(r row) bool { return r.policy == reference })
 	for _, r := range rows {
 		g := fmt.Sprintf("%+.1f%%\t%+.1f%%\t%+.1f%%", r.gainMakespan, r.gainJCT, r.gainP95)
-		if r.policy == "FGM" {
+		if r.policy == reference || !hasRef {
 			g = "—\t—\t—"
 		}
 		unf := ""
 		if r.unfinished > 0 {
 			unf = fmt.Sprintf(" (%d unfinished)", r.unfinished)
 		}
-		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t\n", r.policy, dur(r.makespan), unf, dur(r.jct),
-			dur(r.p95), dur(r.resp), r.jain, r.blJain, 100*r.cpu, 100*r.mem, r.kills, r.compressed, g)
+		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t\n", r.policy, dur(r.makespan), unf, dur(r.jct),
+			dur(r.p95), dur(r.resp), r.jain, r.blJain, 100*r.cpu, 100*r.mem, 100*r.allocCPU, 100*r.allocMem, r.kills, r.compressed, g)
 	}
 	_ = tw.Flush()
 }
@@ -175,7 +191,7 @@ func writeRuns(w io.Writer, runs []*run) error {
 
 // scenarioFiles writes the first seed's jobs and samples of every policy, and the
 // scenario's charts.
-func scenarioFiles(c *config, sc scenario, rs []*run) error {
+func scenarioFiles(c *config, sc scenario, rs []*run, rows []row) error {
 	var first []*sim.Result
 	for _, r := range rs {
 		if r.seed == c.seed {
@@ -205,11 +221,11 @@ func scenarioFiles(c *config, sc scenario, rs []*run) error {
 	}
 	// The CDF pools every seed's jobs, as the tables average every seed; a time series
 	// cannot be pooled, so the utilisation charts show the first seed.
-	var policies []string
+	var names []string
 	byPolicy := map[string][]*sim.Result{}
 	for _, r := range rs {
 		if _, ok := byPolicy[r.policy.Name]; !ok {
-			policies = append(policies, r.policy.Name)
+			names = append(names, r.policy.Name)
 		}
 		byPolicy[r.policy.Name] = append(byPolicy[r.policy.Name], r.res)
 	}
@@ -217,7 +233,18 @@ func scenarioFiles(c *config, sc scenario, rs []*run) error {
 	if c.runs > 1 {
 		pooled = fmt.Sprintf("%s, jobs of %d seeds pooled", name, c.runs)
 	}
-	if err := cdfChart(filepath.Join(c.out, "jct-cdf-"+name+".svg"), "Job completion CDF: "+pooled, policies, byPolicy); err != nil {
+	if err := cdfChart(filepath.Join(c.out, "jct-cdf-"+name+".svg"), "Job completion CDF: "+pooled, names, byPolicy); err != nil {
+		return err
+	}
+	side := name + ": the policies side by side, seed " + fmt.Sprint(c.seed)
+	if c.runs > 1 {
+		side = fmt.Sprintf("%s: the policies side by side, %d seeds", name, c.runs)
+	}
+	ref := reference
+	if !slices.Contains(names, ref) {
+		ref = names[len(names)-1]
+	}
+	if err := compareChart(filepath.Join(c.out, "compare-"+name+".svg"), side, names, byPolicy, rows, ref); err != nil {
 		return err
 	}
 	title := fmt.Sprintf("%s, seed %d", name, c.seed)
@@ -263,8 +290,12 @@ func series(c *config, order []scenario, byScenario map[string][]*run, out io.Wr
 		fmt.Fprintf(out, "\n== online series, %s: FGM's gain in mean job completion (makespan) over each baseline ==\n", env)
 		tw := tabwriterFor(out)
 		fmt.Fprint(tw, "GiB\t")
-		for _, r := range pts[0].rows[:len(pts[0].rows)-1] {
-			fmt.Fprintf(tw, "%s\t", r.policy)
+		var order []string
+		for _, r := range pts[0].rows {
+			if r.policy != reference {
+				fmt.Fprintf(tw, "%s\t", r.policy)
+				order = append(order, r.policy)
+			}
 		}
 		fmt.Fprintln(tw)
 		lines := map[string][][2]float64{}
@@ -272,7 +303,7 @@ func series(c *config, order []scenario, byScenario map[string][]*run, out io.Wr
 			fmt.Fprintf(tw, "%d\t", int64(math.Round(float64(pt.gib)*c.scale)))
 			for _, r := range pt.rows {
 				csvRows = append(csvRows, []string{env, strconv.FormatInt(pt.gib, 10), r.policy, f3(r.makespan), f3(r.jct), f3(r.gainMakespan), f3(r.gainJCT)})
-				if r.policy == "FGM" {
+				if r.policy == reference {
 					continue
 				}
 				fmt.Fprintf(tw, "%+.1f%% (%+.1f%%)\t", r.gainJCT, r.gainMakespan)
@@ -282,7 +313,7 @@ func series(c *config, order []scenario, byScenario map[string][]*run, out io.Wr
 		}
 		_ = tw.Flush()
 		if err := gainChart(filepath.Join(c.out, "series-gain-"+env+".svg"),
-			fmt.Sprintf("FGM's gain in mean job completion, online, %s, mean of %s", env, plural(c.runs, "seed")), lines); err != nil {
+			fmt.Sprintf("FGM's gain in mean job completion, online, %s, mean of %s", env, plural(c.runs, "seed")), order, lines); err != nil {
 			return err
 		}
 	}

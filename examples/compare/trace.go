@@ -81,10 +81,13 @@ func defaultScale(kind string) float64 {
 }
 
 // cluster is the cluster the trace runs on: the openb trace's own nodes, or the FGM
-// paper's 23 nodes.
-func (t *trace) cluster() (workload.Cluster, error) {
+// paper's cluster, of its 23 nodes unless nodes > 0.
+func (t *trace) cluster(nodes int) (workload.Cluster, error) {
 	if t != nil && t.kind == traceOpenB {
 		return workload.OpenBCluster("openb", t.nodes)
+	}
+	if nodes > 0 {
+		return workload.FGMCluster(workload.WithNodesPerRack(nodes))
 	}
 	return workload.FGMCluster()
 }
