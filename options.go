@@ -56,6 +56,7 @@ type config struct {
 	speculator  speculate.Speculator
 	skipDetails int
 	holdTail    bool
+	escalate    bool
 	packBound   float64 // the fair packing bound, when hasPack
 	hasPack     bool
 	skew        time.Duration
@@ -252,6 +253,21 @@ func WithMatcherFor(mode policy.Mode, m match.Matcher) Option {
 func WithHoldUntilFinished(on bool) Option {
 	return func(c *config) error {
 		c.holdTail = on
+		return nil
+	}
+}
+
+// WithFailureEscalation sets whether a task that failed (Failed: killed for running
+// out of memory, say) is placed on more than its plan the next time: its request or
+// its plan's peak, whichever is larger, then half as much more of its non-compressible
+// demands for each further failure, up to what some node offers beside other
+// applications' load (plugins.Prediction). On by default: a task predicted below what
+// it really uses would otherwise be killed and placed on the same prediction for
+// ever. Off re-places it on its plan, as YARN and Kubernetes re-run a killed
+// container with the same request.
+func WithFailureEscalation(on bool) Option {
+	return func(c *config) error {
+		c.escalate = on
 		return nil
 	}
 }

@@ -70,6 +70,7 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		scorer:      match.LeastAllocated{},
 		candidates:  16,
 		holdTail:    true,
+		escalate:    true,
 		skew:        DefaultClockSkew,
 		retention:   DefaultRetention,
 		gangTimeout: DefaultGangTimeout,
@@ -132,6 +133,7 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	pred.SetEscalation(cfg.escalate)
 	gate, err := plugins.NewModeGate(s.adjuster)
 	if err != nil {
 		return nil, err

@@ -94,9 +94,11 @@ func (d *DemandClasses) FilterJob(c *framework.Cycle, j *cluster.JobInfo, _ *clu
 }
 
 // Refused implements framework.JobFilterPlugin: a NoRoom refusal of an undeclared
-// task is remembered for its class when other jobs have tasks of the class.
+// task is remembered for its class when other jobs have tasks of the class. A task
+// that failed is not matched against its class's profile (Prediction raises it), so
+// its refusal says nothing of the others.
 func (d *DemandClasses) Refused(c *framework.Cycle, a *framework.Attempt, st framework.Status) {
-	if st.Reason != framework.NoRoom || a.Backup || a.Task.Declared().Len() > 0 {
+	if st.Reason != framework.NoRoom || a.Backup || a.Task.Declared().Len() > 0 || a.Task.Failures() > 0 {
 		return
 	}
 	state := c.State()

@@ -202,7 +202,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 					sk = framework.Skip{Job: j.ID(), Reason: framework.LocalityWait}
 				}
 				c.PassOver(j, sk)
-				if s.Reason == framework.NoRoom && !unplaceable(c, s) && n.Capacity().Covers(c.Tried().Demand.Hold.Peak()) {
+				if s.Reason == framework.NoRoom && !unplaceable(c, s) && holdsEmpty(st, st.ClassOf(c.Tried().Task), n.Capacity()) {
 					p.noRoom(c, j)
 				}
 				goOn = s.Code != framework.Closed
@@ -243,18 +243,28 @@ func (p *DelayScheduling) noRoom(c *framework.Cycle, j *cluster.JobInfo) {
 	p.floor = min(p.floor, queueShare(c.State(), j))
 }
 
-// fitsEmpty reports whether some task class of job j could start on node n empty (by
-// its request, or its declared first stage): a job that the node could never hold
-// does not hold other queues back there.
+// fitsEmpty reports whether some task class of job j could start on node n empty
+// (holdsEmpty): a job that the node could never hold does not hold other queues back
+// there.
 func fitsEmpty(st *cluster.State, j *cluster.JobInfo, n *cluster.NodeInfo) bool {
 	capacity := n.Capacity()
 	for _, cl := range j.Classes() {
-		if cl.ID.Declared && capacity.CoversOn(cl.ID.First, st.Schema().NonCompressible()) ||
-			!cl.ID.Declared && capacity.Covers(cl.ID.Request) {
+		if holdsEmpty(st, cl.ID, capacity) {
 			return true
 		}
 	}
 	return false
+}
+
+// holdsEmpty reports whether a task of class id could start on an empty node of
+// capacity, by its request or its declared first stage: the test both of the bound's
+// refusals use, whatever a failed task's raised demand (Prediction), so that passing a
+// job over by its classes (DemandClasses) or trying its task sets the same floor.
+func holdsEmpty(st *cluster.State, id cluster.ClassID, capacity resource.Tuple) bool {
+	if id.Declared {
+		return capacity.CoversOn(id.First, st.Schema().NonCompressible())
+	}
+	return capacity.Covers(id.Request)
 }
 
 // queueShare is the weighted dominant share of job j's queue.
@@ -282,8 +292,8 @@ const maxTries = 8
 // would hold the job back for ever, so the job's next task that is not known to fit
 // no node is offered in turn (up to maxTries tries), best locality first. Known to fit
 // no node: an undeclared task of a class already refused that way (undeclared tasks of
-// one class are matched against the same profile), or a declared profile no node
-// holds. A task found that way at a locality worse than delay scheduling allows the
+// one class that never failed are matched against the same profile), or a declared
+// profile no node holds. A task found that way at a locality worse than delay scheduling allows the
 // job is an offer the job passes up: its wait grows, and it takes such a task once it
 // has waited long enough. A gang that has not gathered looks past its members that do
 // not fit this node the same way (other than the refused class, a member may), so
@@ -296,7 +306,7 @@ func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster
 	s := c.Try(j, t, level)
 	refused := p.refused[:0]
 	for tries := 1; tries < maxTries && (unplaceable(c, s) || gathers(j, s)); tries++ {
-		if s.Reason == framework.NoRoom && t.Declared().Len() == 0 { // no task of its class fits this node
+		if s.Reason == framework.NoRoom && t.Declared().Len() == 0 && t.Failures() == 0 { // no task of its class fits this node
 			refused = append(refused, st.ClassOf(t))
 		}
 		t = nil

@@ -36,6 +36,7 @@ type Prediction struct {
 	schema    *resource.Schema
 	estimator predict.Estimator // nil: no prediction
 	holdTail  bool
+	escalate  bool // SetEscalation
 }
 
 // NewPrediction returns the demand step for schema predicting with est; a nil est
@@ -45,8 +46,14 @@ func NewPrediction(schema *resource.Schema, est predict.Estimator, holdUntilFini
 	if schema == nil {
 		return nil, fmt.Errorf("plugins: prediction: nil schema: %w", resource.ErrSchemaMismatch)
 	}
-	return &Prediction{schema: schema, estimator: est, holdTail: holdUntilFinished}, nil
+	return &Prediction{schema: schema, estimator: est, holdTail: holdUntilFinished, escalate: true}, nil
 }
+
+// SetEscalation sets whether a task that failed holds more than its plan (the
+// Prediction doc comment); on by NewPrediction. Off places it on its plan again, as
+// YARN and Kubernetes (without a vertical autoscaler) re-run a killed container with
+// the same request.
+func (p *Prediction) SetEscalation(on bool) { p.escalate = on }
 
 // Name implements framework.Plugin.
 func (*Prediction) Name() string { return "Prediction" }
@@ -59,8 +66,8 @@ func (p *Prediction) Demand(c *framework.Cycle, t *cluster.TaskInfo) framework.D
 		st = c.State()
 	}
 	d := p.plan(st, t)
-	if f := t.Failures(); f > 0 {
-		return p.escalate(st, t, d, f)
+	if f := t.Failures(); f > 0 && p.escalate {
+		return p.raise(st, t, d, f)
 	}
 	return d
 }
@@ -84,12 +91,12 @@ const (
 	maxEscalations = 40
 )
 
-// escalate is the demand of task t after failures failed runs (Prediction's doc
+// raise is the demand of task t after failures failed runs (Prediction's doc
 // comment), d its plan: constant, for the request's duration, at least the request and
 // d's hold peak on every dimension (d's hold peak alone when no node of st offers the
 // request), the non-compressible ones times 1.5^(failures−1) or the largest power
 // below that some node of st offers (a nil st offers anything).
-func (p *Prediction) escalate(st *cluster.State, t *cluster.TaskInfo, d framework.Demand, failures int) framework.Demand {
+func (p *Prediction) raise(st *cluster.State, t *cluster.TaskInfo, d framework.Demand, failures int) framework.Demand {
 	r := t.RequestProfile(p.schema)
 	base := d.Hold.Peak().Max(t.Spec().Request)
 	if st != nil && !st.Offers(base) {

@@ -296,7 +296,7 @@ func (t *Tetris) minFree(now, d time.Duration) resource.Tuple {
 // hold is the profile task would hold on the heartbeat's node (the demand step's
 // Hold), kept per class for the cycle: undeclared tasks of one class have the same.
 func (t *Tetris) hold(c *framework.Cycle, task *cluster.TaskInfo) stage.Profile {
-	if task.Declared().Len() > 0 {
+	if task.Declared().Len() > 0 || task.Failures() > 0 { // not the class's profile
 		a, _ := c.Prepare(task, nil, c.Now())
 		return a.Demand.Hold
 	}

@@ -125,16 +125,19 @@ func (p *Policy) requestDims() resource.Mask {
 	return p.RequestDims
 }
 
-// hadoopDelay is Hadoop's delay scheduling, which the baselines keep: a job passes up
-// offers for locality until its wait is over, whether or not the nodes holding its
-// input have room (finegrain.WithLocalityWaitForRoom off).
-func hadoopDelay() finegrain.Option { return finegrain.WithLocalityWaitForRoom(false) }
+// yarn is opts and what the YARN baselines keep of YARN: Hadoop's delay scheduling, where
+// a job passes up offers for locality until its wait is over, whether or not the nodes
+// holding its input have room (finegrain.WithLocalityWaitForRoom off), and a killed
+// task re-run on its request (finegrain.WithFailureEscalation off).
+func yarn(opts ...finegrain.Option) []finegrain.Option {
+	return append(opts, finegrain.WithLocalityWaitForRoom(false), finegrain.WithFailureEscalation(false))
+}
 
 // FIFO is Hadoop's FIFO scheduler as FGM's baseline: request-based allocation (every
 // task holds its declared cpu and memory until it finishes), jobs in priority and
 // submission order, Hadoop's delay scheduling.
 func FIFO() Policy {
-	return Policy{Name: "FIFO", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.FIFO{}), hadoopDelay()}}
+	return Policy{Name: "FIFO", Options: yarn(finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.FIFO{}))}
 }
 
 // Capacity is Hadoop's Capacity scheduler as FGM's baseline: request-based, each of the
@@ -143,7 +146,7 @@ func FIFO() Policy {
 func Capacity() Policy {
 	return Policy{
 		Name:    "Capacity",
-		Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Capacity{}), hadoopDelay()},
+		Options: yarn(finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Capacity{})),
 		Queue: func(_ string, n int) []fairness.Option {
 			return []fairness.Option{fairness.MinShare(1 / float64(n))}
 		},
@@ -154,7 +157,7 @@ func Capacity() Policy {
 // ordered by running tasks over weight (the fair rule of docs/methods.md §10), with
 // Hadoop's delay scheduling.
 func Fair() Policy {
-	return Policy{Name: "Fair", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), hadoopDelay()}}
+	return Policy{Name: "Fair", Options: yarn(finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}))}
 }
 
 // DRF is YARN's dominant resource fairness as FGM's baseline: request-based, queues and
@@ -162,7 +165,7 @@ func Fair() Policy {
 // packing bound (YARN lets any job take a node another found no room on;
 // finegrain.WithoutPackingBound).
 func DRF() Policy {
-	return Policy{Name: "DRF", Options: []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{}), finegrain.WithoutPackingBound(), hadoopDelay()}}
+	return Policy{Name: "DRF", Options: yarn(finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{}), finegrain.WithoutPackingBound())}
 }
 
 // Kubernetes is kube-scheduler with its default plugins as FGM's rival: push placement
@@ -174,7 +177,9 @@ func DRF() Policy {
 // weights, over cpu and memory with equal weights, both counting the pod being placed.
 // The default plugins that read what the simulator has no notion of (affinities,
 // taints, images, topology spread) score every node alike and are left out; with a
-// single priority, DefaultPreemption never acts.
+// single priority, DefaultPreemption never acts. A container killed for running out of
+// memory is re-run with the same request (no vertical pod autoscaler:
+// finegrain.WithFailureEscalation off).
 //
 // Reading: kube-scheduler's balanced-allocation score is 1 − σ of the utilisations;
 // match.BalancedAllocation is 1 − 2σ, scaled to [0, 1]. Weighing LeastAllocated 2 and
@@ -187,7 +192,7 @@ func Kubernetes() Policy {
 		if err != nil {
 			return nil, err
 		}
-		return finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithCandidates(0), finegrain.WithScorer(score))
+		return finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithCandidates(0), finegrain.WithScorer(score), finegrain.WithFailureEscalation(false))
 	}}
 }
 
@@ -222,7 +227,7 @@ func FairPreRelease() Policy {
 		if err != nil {
 			return nil, err
 		}
-		return finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithPreReleaseList(placer))
+		return finegrain.New(schema, yarn(finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithPreReleaseList(placer))...)
 	}}
 }
 
@@ -235,7 +240,7 @@ func FairLATE() Policy {
 		if err != nil {
 			return nil, err
 		}
-		return finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), hadoopDelay(), finegrain.WithSpeculation(late))
+		return finegrain.New(schema, yarn(finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithSpeculation(late))...)
 	}}
 }
 
@@ -248,7 +253,7 @@ func FairPRRL() Policy {
 		if err != nil {
 			return nil, err
 		}
-		return finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), hadoopDelay(), finegrain.WithSpeculation(prrl))
+		return finegrain.New(schema, yarn(finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithSpeculation(prrl))...)
 	}}
 }
 
@@ -266,10 +271,19 @@ func Baselines() []Policy { return []Policy{FIFO(), Capacity(), Fair(), DRF()} }
 // Policies returns the baselines followed by FGM, the comparison of docs/methods.md §7.
 func Policies() []Policy { return append(Baselines(), FGM()) }
 
-// PolicyByName returns the named policy of Policies, Placements or Speculations, or
-// Tetris, FGM+Tetris or LoadAware (with Koordinator's defaults), ignoring case.
+// Rivals returns what users would run instead of FGM today: Kubernetes
+// (kube-scheduler's default plugins), Tetris (multi-resource packing, docs/methods.md
+// §14) and LoadAware (Koordinator's usage-aware placement, §15).
+func Rivals() []Policy { return []Policy{Kubernetes(), Tetris(), LoadAware()} }
+
+// Comparison returns the baselines, the rivals and FGM, in that order: the tables of
+// examples/compare.
+func Comparison() []Policy { return append(append(Baselines(), Rivals()...), FGM()) }
+
+// PolicyByName returns the named policy of Comparison, Placements or Speculations, or
+// FGM+Tetris, ignoring case.
 func PolicyByName(name string) (Policy, error) {
-	for _, p := range append(Policies(), Kubernetes(), Tetris(), FGMTetris(), FairPreRelease(), FairLATE(), FairPRRL(), LoadAware()) {
+	for _, p := range append(Comparison(), FGMTetris(), FairPreRelease(), FairLATE(), FairPRRL()) {
 		if strings.EqualFold(p.Name, name) {
 			return p, nil
 		}

@@ -14,10 +14,12 @@ import (
 // best alignment with the node's free resources, less ε times the job's remaining
 // work, among the ⌈0.75·J⌉ most deprived jobs; no delay scheduling. What is not
 // reproduced: Tetris' own estimates of disk and network demands (the workload's
-// requests are what it packs) and its barrier knob for DAG stages.
+// requests are what it packs) and its barrier knob for DAG stages. A killed task runs
+// again on its request, as in YARN (finegrain.WithFailureEscalation off).
 func Tetris() Policy {
 	return Policy{Name: "Tetris", Options: []finegrain.Option{
 		finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{}), finegrain.WithTetris(plugins.DefaultTetrisConfig()),
+		finegrain.WithFailureEscalation(false),
 	}}
 }
 
