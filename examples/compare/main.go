@@ -2,13 +2,16 @@
 // simulator: it runs the paper-like offline and online workloads (sim/workload.FGM:
 // MapReduce- and Spark-like jobs, Facebook input sizes, 400 GiB) on the paper's 23-node
 // cluster in the dedicated and the cloud environment (other applications sharing the
-// nodes) under FIFO, Capacity, Fair, DRF (request-based, as YARN) and FGM (predicted
-// stage profiles, fine-grained matching with bounded compression, policy adjustment), and
-// reports, per scenario, a table with one row per policy — makespan, job completion,
-// scheduling response, Jain's index, utilisation, kills, compressed placements — and
-// FGM's gain over each baseline in percent.
+// nodes) under FIFO, Capacity, Fair, DRF (request-based, as YARN), what users would run
+// instead — Kubernetes (kube-scheduler's defaults), Tetris (multi-resource packing),
+// LoadAware (Koordinator's usage-aware placement) — and FGM (predicted stage profiles,
+// fine-grained matching with bounded compression, policy adjustment), and reports, per
+// scenario, a table with one row per policy — makespan, job completion, scheduling
+// response, Jain's index (and over backlogged queues), utilisation used and allocated,
+// kills, compressed placements — and FGM's gain over each policy in percent.
 //
-//	go run ./examples/compare                    # everything, ~1 minute on 2 cores
+//	go run ./examples/compare                    # everything, ~30 s on 2 cores
+//	go run ./examples/compare -policies DRF,FGM,FGM+Tetris -series=false
 //	go run ./examples/compare -mode offline -env dedicated -runs 1
 //	go run ./examples/compare -swim ../shared/data/swim/FB-2009_samples_24_times_1hr_0.tsv
 //	go run ./examples/compare -trace alibaba2017:../shared/data/alibaba/v2017/batch_task_sample.csv
@@ -38,6 +41,9 @@
 //	-env E         dedicated, cloud or both (default both)
 //	-mode M        offline, online or both (default both)
 //	-series        also run the paper's online series, 50 to 400 GB (default true)
+//	-policies LIST comma-separated policies (sim.PolicyByName) for the tables and the
+//	               series; default: sim.Comparison for the tables (FIFO, Capacity, Fair,
+//	               DRF, Kubernetes, Tetris, LoadAware, FGM), sim.Policies for the series
 //	-trace K:PATH  replay a trace instead (above)
 //	-swim PATH     as -trace swim:PATH
 //	-compress F    swim, alibaba2017: divide every job's submission time by F, in
@@ -76,6 +82,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -85,9 +92,13 @@ import (
 	"github.com/finegrain/finegrain/sim/workload"
 )
 
-// policies are the policies compared, in table order: sim.Policies(). Everything
-// downstream works for any list; tests replace it.
-var policies = sim.Policies
+// policies are the policies of the tables, in table order, and seriesPolicies those
+// of the online series, unless -policies names others. Everything downstream works for
+// any list; tests replace them.
+var (
+	policies       = sim.Comparison
+	seriesPolicies = sim.Policies
+)
 
 // scenario is one workload in one environment.
 type scenario struct {
@@ -128,10 +139,12 @@ type config struct {
 	out       string
 	workers   int
 	quiet     bool
-	nodes     int     // the cluster's, once built
-	coverage  float64 // openb: the share of the pods FGD's shapes cover
-	compress  float64 // swim, alibaba2017: every submission time divided by this
-	size      int     // -nodes: the FGM cluster's node count; 0 = its 23
+	nodes     int          // the cluster's, once built
+	coverage  float64      // openb: the share of the pods FGD's shapes cover
+	compress  float64      // swim, alibaba2017: every submission time divided by this
+	size      int          // -nodes: the FGM cluster's node count; 0 = its 23
+	lineup    []sim.Policy // the tables' policies (-policies, else policies())
+	seriesOf  []sim.Policy // the online series' (-policies, else seriesPolicies())
 }
 
 // Bounds of -compress and -nodes.
@@ -150,10 +163,11 @@ func main() {
 }
 
 const synopsis = `
-Runs the FGM paper's workloads in the simulator under FIFO, Capacity, Fair, DRF and FGM
-and prints one table per scenario (makespan, job completion, response, Jain's index,
-utilisation, kills, compressed placements, FGM's gain over each baseline), then the
-online series. Writes CSV files and SVG charts to -out. A progress bar (simulated tasks)
+Runs the FGM paper's workloads in the simulator under the paper's baselines (FIFO,
+Capacity, Fair, DRF), what users would run instead (Kubernetes, Tetris, LoadAware) and
+FGM, and prints one table per scenario (makespan, job completion, response, Jain's
+index, utilisation, kills, compressed placements, FGM's gain over each policy), then
+the online series (the paper's baselines and FGM); -policies picks others. Writes CSV files and SVG charts to -out. A progress bar (simulated tasks)
 is drawn on stderr when it is a terminal. -trace replays a SWIM, Alibaba 2017 batch or
 Alibaba 2023 GPU (openb) trace instead; openb adds the GPU fragmentation experiment.`
 
@@ -167,6 +181,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&env, "env", "both", "dedicated, cloud or both")
 	fs.StringVar(&mode, "mode", "both", "offline, online or both")
 	fs.BoolVar(&c.series, "series", true, "also run the online series 50..400 GB")
+	var names string
+	fs.StringVar(&names, "policies", "", "comma-separated policies to compare (default: the baselines, the rivals and FGM; the series: the baselines and FGM)")
 	var swim, tr string
 	fs.StringVar(&swim, "swim", "", "replay this SWIM trace instead of the FGM workload (as -trace swim:PATH)")
 	fs.StringVar(&tr, "trace", "", "replay a trace instead: swim:PATH, alibaba2017:PATH or openb:NODES,PODS")
@@ -218,6 +234,9 @@ func parseFlags(args []string) (config, error) {
 	if c.traceKind == traceOpenB && c.scale > 1 {
 		return c, cli.Usagef("-scale %v: openb's is a time factor in (0, 1]", c.scale)
 	}
+	if c.lineup, c.seriesOf, err = lineup(names); err != nil {
+		return c, err
+	}
 	if c.envs, err = choice("-env", env, "dedicated", "cloud"); err != nil {
 		return c, err
 	}
@@ -232,6 +251,27 @@ func parseFlags(args []string) (config, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// lineup is the policies of the tables and of the series: those named in names
+// (sim.PolicyByName, comma-separated, each once) for both, or the defaults.
+func lineup(names string) (tables, series []sim.Policy, err error) {
+	if names == "" {
+		return policies(), seriesPolicies(), nil
+	}
+	seen := map[string]bool{}
+	for _, n := range strings.Split(names, ",") {
+		p, err := sim.PolicyByName(strings.TrimSpace(n))
+		if err != nil {
+			return nil, nil, cli.Usagef("-policies %q: %v", names, err)
+		}
+		if seen[p.Name] {
+			return nil, nil, cli.Usagef("-policies %q: %s named twice", names, p.Name)
+		}
+		seen[p.Name] = true
+		tables = append(tables, p)
+	}
+	return tables, tables, nil
 }
 
 func choice(flagName, v, a, b string) ([]string, error) {
@@ -327,7 +367,11 @@ func compare(c config, stdout, stderr io.Writer) error {
 				}
 			}
 			inputs[fmt.Sprint(sc.name(), seed)] = input{w: w, bg: bg}
-			for _, p := range policies() {
+			ps := c.lineup
+			if !sc.table {
+				ps = c.seriesOf
+			}
+			for _, p := range ps {
 				runs = append(runs, &run{sc: sc, seed: seed, policy: p})
 			}
 		}

@@ -58,10 +58,35 @@ func TestCompareSmall(t *testing.T) {
 			assert.Contains(t, string(b), "<svg", f)
 		}
 	}
-	// 4 table scenarios + 2 × 7 series volumes, 5 policies each, plus the header.
+	// 4 table scenarios of the 8 policies of sim.Comparison, 2 × 7 series volumes of
+	// the 5 of sim.Policies, plus the header.
 	runs, err := os.ReadFile(filepath.Join(dir, "runs.csv"))
 	require.NoError(t, err)
-	assert.Equal(t, (4+14)*5+1, strings.Count(string(runs), "\n"))
+	assert.Equal(t, 4*8+14*5+1, strings.Count(string(runs), "\n"))
+}
+
+// -policies names the lineup of the tables and the series; names are checked.
+func TestPoliciesFlag(t *testing.T) {
+	c, err := parseFlags([]string{"-policies", "drf, FGM,fgm+tetris"})
+	require.NoError(t, err)
+	names := func(ps []sim.Policy) (out []string) {
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"DRF", "FGM", "FGM+Tetris"}, names(c.lineup))
+	assert.Equal(t, names(c.lineup), names(c.seriesOf), "the series runs the same lineup")
+	c, err = parseFlags(nil)
+	require.NoError(t, err)
+	assert.Equal(t, names(sim.Comparison()), names(c.lineup))
+	assert.Equal(t, names(sim.Policies()), names(c.seriesOf))
+	for _, args := range [][]string{{"-policies", "DRF,LIFO"}, {"-policies", "DRF,drf"}, {"-policies", ","}} {
+		_, err := parseFlags(args)
+		require.Error(t, err, args)
+		assert.Contains(t, err.Error(), "-policies", args)
+		assert.Equal(t, 2, cli.Status(err), args)
+	}
 }
 
 // A SWIM trace replaces the generated workload; skipped when the data is absent.

@@ -31,15 +31,22 @@ type row struct {
 // reference is the policy the others are measured against: FGM.
 const reference = "FGM"
 
-// aggregate averages the runs of one scenario per policy, in policies() order, and
-// computes FGM's gains over each other policy (none when FGM is not in the list).
+// aggregate averages the runs of one scenario per policy, in the order the policies
+// first appear in runs, and computes FGM's gains over each other policy (none when
+// FGM is not in the list).
 func aggregate(runs []*run) []row {
 	var rows []row
-	for _, p := range policies() {
-		r := row{policy: p.Name}
+	var names []string
+	for _, x := range runs {
+		if !slices.Contains(names, x.policy.Name) {
+			names = append(names, x.policy.Name)
+		}
+	}
+	for _, name := range names {
+		r := row{policy: name}
 		n := 0.0
 		for _, x := range runs {
-			if x.policy.Name != p.Name {
+			if x.policy.Name != name {
 				continue
 			}
 			s := x.res.Summary
@@ -278,7 +285,11 @@ func series(c *config, order []scenario, byScenario map[string][]*run, out io.Wr
 		if _, ok := perEnv[sc.env]; !ok {
 			envs = append(envs, sc.env)
 		}
-		perEnv[sc.env] = append(perEnv[sc.env], point{gib: sc.gib, rows: aggregate(byScenario[sc.name()])})
+		// The table's volume ran every policy of the tables; the series shows its own.
+		rows := slices.DeleteFunc(aggregate(byScenario[sc.name()]), func(r row) bool {
+			return !slices.ContainsFunc(c.seriesOf, func(p sim.Policy) bool { return p.Name == r.policy })
+		})
+		perEnv[sc.env] = append(perEnv[sc.env], point{gib: sc.gib, rows: rows})
 	}
 	if len(envs) == 0 || !c.series {
 		return nil
