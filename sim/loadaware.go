@@ -11,6 +11,7 @@ import (
 	"github.com/finegrain/finegrain/policy"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/sim/workload"
 )
 
 // UsageStat is how LoadAwareScheduler condenses a node's usage window into the
@@ -157,6 +158,21 @@ func LoadAware(opts ...LoadAwareOption) Policy {
 	return Policy{Name: "LoadAware", Feedback: true, New: func(schema *resource.Schema) (Scheduler, error) {
 		return NewLoadAwareScheduler(schema, opts...)
 	}}
+}
+
+// LoadAwareFull is LoadAware with its usage thresholds raised to 100% of the cpu and
+// the memory ("LoadAware-100"): as far as a user could tune Koordinator's filter to
+// overcommit, for comparison with its defaults.
+func LoadAwareFull() Policy {
+	args := plugins.DefaultLoadAwareSchedulingArgs(workload.Schema())
+	for k, th := range args.UsageThresholds {
+		if th > 0 {
+			args.UsageThresholds[k] = 1
+		}
+	}
+	p := LoadAware(WithLoadAwareArgs(args))
+	p.Name = "LoadAware-100"
+	return p
 }
 
 // Plugin is the load-aware plugin, for reading its measurements and estimates.

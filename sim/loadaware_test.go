@@ -357,4 +357,14 @@ func TestLoadAwareRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "LoadAware", p.Name)
 	assert.True(t, p.Feedback)
+	p, err = PolicyByName("loadaware-100")
+	require.NoError(t, err)
+	assert.Equal(t, "LoadAware-100", p.Name)
+	s, err := p.build(workload.Schema())
+	require.NoError(t, err)
+	la, ok := s.(*LoadAwareScheduler)
+	require.True(t, ok)
+	th := la.Plugin().Args().UsageThresholds
+	assert.Equal(t, 1.0, th[workload.SlotCPU])
+	assert.Equal(t, 1.0, th[workload.SlotMemory])
 }

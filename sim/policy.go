@@ -281,9 +281,9 @@ func Rivals() []Policy { return []Policy{Kubernetes(), Tetris(), LoadAware()} }
 func Comparison() []Policy { return append(append(Baselines(), Rivals()...), FGM()) }
 
 // PolicyByName returns the named policy of Comparison, Placements or Speculations, or
-// FGM+Tetris, ignoring case.
+// FGM+Tetris or LoadAware-100, ignoring case.
 func PolicyByName(name string) (Policy, error) {
-	for _, p := range append(Comparison(), FGMTetris(), FairPreRelease(), FairLATE(), FairPRRL()) {
+	for _, p := range append(Comparison(), FGMTetris(), LoadAwareFull(), FairPreRelease(), FairLATE(), FairPRRL()) {
 		if strings.EqualFold(p.Name, name) {
 			return p, nil
 		}
