@@ -190,8 +190,8 @@ const DefaultPackingBound = plugins.DefaultPackingBound
 // fine-grained packing, which fits small tasks into room a larger task of a poorer
 // queue is waiting for, from running ahead of the fairness order. The default is
 // DefaultPackingBound with DRF ordering and none with the others (their orders are not
-// by dominant share); FIFO never has one. It has no effect with WithPreReleaseList or
-// in push mode. b must be ≥ 0 and not NaN (0: strict).
+// by dominant share); FIFO never has one. It has no effect with WithPreReleaseList,
+// with WithTetris or in push mode. b must be ≥ 0 and not NaN (0: strict).
 func WithPackingBound(b float64) Option {
 	return func(c *config) error {
 		if !(b >= 0) {
@@ -214,12 +214,14 @@ func WithoutPackingBound() Option {
 // WithLocalityWaitForRoom sets whether, under delay scheduling, a job waits for a
 // node-local offer only while a node holding its input could start its task now (its
 // mode, idle room and the match agree; plugins.WaitForRoom): when every such node is
-// full or stopped, the job takes the offer at hand at once. On by default. Off is
+// full or stopped, the job takes a rack-local offer at hand at once (an off-switch one
+// only once its waits allow). On by default. Off is
 // Hadoop's delay scheduling, where a job passes up offers until W1 has passed whether
 // or not its nodes could take it: when room is scarce — other applications' load held
 // on the nodes (SetExternalLoad), a busy cluster — the offers it passes up go to the
 // jobs behind it, and a small job at the head of the fairness order can wait many
-// times W1. It has no effect without delay scheduling or with WithPreReleaseList.
+// times W1. It has no effect without delay scheduling, with WithPreReleaseList or with
+// WithTetris.
 func WithLocalityWaitForRoom(on bool) Option {
 	return func(c *config) error {
 		c.waitForRoom = on

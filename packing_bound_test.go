@@ -49,7 +49,7 @@ func TestPackingBound(t *testing.T) {
 		{"no bound: packing runs ahead of the order", []finegrain.Option{finegrain.WithoutPackingBound()}, 3},
 		{"default with DRF: 0.5 > 0.125 + 0.05", nil, 0},
 		{"strict", []finegrain.Option{finegrain.WithPackingBound(0)}, 0},
-		{"0.5: rich may reach 0.625", []finegrain.Option{finegrain.WithPackingBound(0.5)}, 2},
+		{"0.5: rich starts while at most 0.625, so may end one task past it", []finegrain.Option{finegrain.WithPackingBound(0.5)}, 2},
 		{"FIFO keeps no bound", []finegrain.Option{finegrain.WithOrdering(fairness.FIFO{}), finegrain.WithPackingBound(0)}, 3},
 	}
 	for _, c := range cases {
@@ -165,4 +165,37 @@ func TestPackingBoundProperty(t *testing.T) {
 		gen.Float64Range(0, 0.5),
 	))
 	props.TestingRun(t)
+}
+
+// A task that failed and was raised beyond what a node holds does not hold other
+// queues back there: its refusal sets no floor (review finding: it did, and an empty
+// node started nothing).
+func TestPackingBoundIgnoresRaisedTasks(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling())
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "big", Capacity: schema.MustTuple(16000, 32*gib)}))
+	require.NoError(t, s.AddQueue("", "poor"))
+	require.NoError(t, s.AddQueue("", "rich"))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "p", Queue: "poor"}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "r", Queue: "rich"}))
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "t", Job: "p", Request: schema.MustTuple(1000, 6*gib)},
+		finegrain.Task{ID: "r0", Job: "r", Request: schema.MustTuple(8000, 8*gib)},
+		finegrain.Task{ID: "r1", Job: "r", Request: schema.MustTuple(1000, gib)},
+		finegrain.Task{ID: "r2", Job: "r", Request: schema.MustTuple(1000, gib)},
+	))
+	_, err := s.Place("r0", 0)
+	require.NoError(t, err)
+	for i := 0; i < 2; i++ { // two failures: t now asks 9 GiB, which big offers
+		_, err := s.Place("t", time.Duration(i)*time.Second)
+		require.NoError(t, err)
+		require.NoError(t, s.Failed("t", time.Duration(i)*time.Second+time.Millisecond))
+	}
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "small", Capacity: schema.MustTuple(4000, 8*gib)}))
+	d, err := s.Heartbeat("small", 3*time.Second)
+	require.NoError(t, err)
+	var got []string
+	for _, a := range d.Assignments {
+		got = append(got, a.Task)
+	}
+	assert.ElementsMatch(t, []string{"r1", "r2"}, got, "t cannot start on small; the rich queue's tasks can")
 }

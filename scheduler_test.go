@@ -358,14 +358,15 @@ func TestPullFIFOHeadOfLine(t *testing.T) {
 // Delay scheduling must not starve a job whose data sits on a node that can never fit
 // its task. With Hadoop's waits (WithLocalityWaitForRoom off) the node-local offers
 // that fail do not reset the job's wait, so after W1 + W2 it launches off-switch
-// elsewhere; by default the job does not wait at all, since its local node has no room.
+// elsewhere. The default's room rule changes nothing here: it waives the node-local
+// wait for a rack-local offer only, and the only other node is in another rack.
 func TestDelayDoesNotStarveOnUnfitLocalNode(t *testing.T) {
 	for name, tc := range map[string]struct {
 		opts     []finegrain.Option
 		from, to time.Duration // when the task is placed
 	}{
-		"Hadoop's waits: W1 + W2 first": {[]finegrain.Option{finegrain.WithLocalityWaitForRoom(false)}, 25 * time.Second, 26 * time.Second},
-		"waits only for room: at once":  {nil, 0, 0},
+		"Hadoop's waits: W1 + W2 first":                {[]finegrain.Option{finegrain.WithLocalityWaitForRoom(false)}, 25 * time.Second, 26 * time.Second},
+		"waits only for room: off-switch, W1 + W2 too": {nil, 25 * time.Second, 26 * time.Second},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := newScheduler(t, append([]finegrain.Option{finegrain.WithoutPrediction()}, tc.opts...)...)
@@ -412,7 +413,8 @@ func TestLocalityWaitForRoom(t *testing.T) {
 	for name, tc := range map[string]struct {
 		setup     setup
 		hadoop    bool
-		wantNode  string // where "t" is placed by the heartbeat of "other"; "" for nowhere
+		from      string // the node that heartbeats; "" for "other"
+		wantNode  string // where "t" is placed by that heartbeat; "" for nowhere
 		wantLevel fairness.Level
 	}{
 		"local node full: takes the offer":            {setup: fill(7500, gib), wantNode: "other", wantLevel: fairness.RackLocal},
@@ -421,7 +423,9 @@ func TestLocalityWaitForRoom(t *testing.T) {
 		"local node has room: waits":                  {setup: fill(4000, gib)},
 		"local node empty: waits":                     {},
 		"local node full, Hadoop's waits: waits":      {setup: fill(7500, gib), hadoop: true},
-		"local node stopped, Hadoop's waits: waits":   {setup: stop, hadoop: true},
+		// The waiver is for a rack-local offer: off-switch, W1 and W2 still apply.
+		"local node full, off-switch offer: waits":  {setup: fill(7500, gib), from: "far"},
+		"local node stopped, Hadoop's waits: waits": {setup: stop, hadoop: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			opts := []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithSkipDetails(4)}
@@ -432,12 +436,17 @@ func TestLocalityWaitForRoom(t *testing.T) {
 			for _, id := range []string{"local", "other"} {
 				require.NoError(t, s.AddNode(finegrain.Node{ID: id, Rack: "r0", Capacity: schema.MustTuple(8000, 16*gib)}))
 			}
+			require.NoError(t, s.AddNode(finegrain.Node{ID: "far", Rack: "r1", Capacity: schema.MustTuple(8000, 16*gib)}))
 			if tc.setup != nil {
 				tc.setup(t, s)
 			}
 			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 			require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(1000, gib/4), Inputs: []string{"local"}}))
-			d, err := s.Heartbeat("other", time.Second)
+			from := tc.from
+			if from == "" {
+				from = "other"
+			}
+			d, err := s.Heartbeat(from, time.Second)
 			require.NoError(t, err)
 			if tc.wantNode == "" {
 				assert.Empty(t, d.Assignments)

@@ -19,6 +19,8 @@ import (
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/plugins"
 	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/speculate"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // tetrisConfig is the paper's knobs with fairness f and SRPT weight m, no remote
@@ -138,6 +140,15 @@ func TestWithTetrisReplacesPass(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, s.Plugins()["Pass"], "Tetris")
 	assert.NotContains(t, s.Plugins()["Pass"], "DelayScheduling")
+	placer, err := speculate.NewFairPlacer()
+	require.NoError(t, err)
+	s, err = finegrain.New(schema, finegrain.WithTetris(plugins.DefaultTetrisConfig()), finegrain.WithPreReleaseList(placer))
+	require.NoError(t, err)
+	assert.NotContains(t, s.Plugins()["Pass"], "Tetris", "the pre-release list came later")
+	s, err = finegrain.New(schema, finegrain.WithPreReleaseList(placer), finegrain.WithTetris(plugins.DefaultTetrisConfig()))
+	require.NoError(t, err)
+	assert.Contains(t, s.Plugins()["Pass"], "Tetris", "Tetris came later")
+	assert.NotContains(t, s.Plugins()["Pass"], "PreReleaseList")
 }
 
 // Knobs out of range are refused with ErrInvalid, and New builds nothing.
@@ -333,4 +344,24 @@ func ExampleWithTetris() {
 	}
 	// Output:
 	// mem-0 → n
+}
+
+// A declared profile's remaining work is its stages' demand over time, task by task:
+// a job of one declared 10-minute task is not mistaken for a short one (review
+// finding: it counted its first stage's memory for one second). The node has room for
+// one of two tasks of the same shape; the undeclared one declares 10 s, and with the
+// SRPT term it starts although the long declared job is first in the order.
+func TestTetrisDeclaredRemainingWork(t *testing.T) {
+	s, err := finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithTetris(tetrisConfig(0, 1)))
+	require.NoError(t, err)
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
+	demand := schema.MustTuple(3000, 3*gib)
+	long := stage.MustProfile(schema, stage.Stage{Duration: 10 * time.Minute, Demand: demand})
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "a-long", Submitted: time.Millisecond}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "b-short", Submitted: 2 * time.Millisecond}))
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "a-long-0", Job: "a-long", Request: demand, Profile: long},
+		finegrain.Task{ID: "b-short-0", Job: "b-short", Request: demand, Duration: 10 * time.Second},
+	))
+	assert.Equal(t, []string{"b-short-0"}, started(t, s))
 }

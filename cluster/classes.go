@@ -28,6 +28,10 @@ type ClassID struct {
 	// that).
 	Declared bool
 	First    resource.Tuple
+	// Failures is the tasks' failed runs (TaskInfo.Failures): a task that failed may
+	// be placed on more than its class's plan, so it shares a class only with tasks
+	// that failed as often.
+	Failures uint8
 }
 
 // Class is a demand class with its pending tasks.
@@ -48,9 +52,9 @@ type Class struct {
 // ClassOf is task t's demand class.
 func (s *State) ClassOf(t *TaskInfo) ClassID {
 	if t.spec.Profile.Len() > 0 {
-		return ClassID{Key: t.spec.Key, Declared: true, First: t.spec.Profile.Stage(0).Demand.Only(s.schema.NonCompressible())}
+		return ClassID{Key: t.spec.Key, Declared: true, First: t.spec.Profile.Stage(0).Demand.Only(s.schema.NonCompressible()), Failures: t.failures}
 	}
-	return ClassID{Key: t.spec.Key, Request: t.spec.Request, Duration: t.spec.Duration}
+	return ClassID{Key: t.spec.Key, Request: t.spec.Request, Duration: t.spec.Duration, Failures: t.failures}
 }
 
 // Classes yields the cluster's demand classes, in no particular order.

@@ -709,9 +709,9 @@ func (m *model) checkNodes(onNode map[*cluster.NodeInfo][]*attempt, held map[*cl
 // classOf is a task's demand class as classes.go defines it, computed independently.
 func classOf(t *cluster.TaskInfo) cluster.ClassID {
 	if p := t.Declared(); p.Len() > 0 {
-		return cluster.ClassID{Key: t.Key(), Declared: true, First: p.Stage(0).Demand.Only(schema.NonCompressible())}
+		return cluster.ClassID{Key: t.Key(), Declared: true, First: p.Stage(0).Demand.Only(schema.NonCompressible()), Failures: uint8(t.Failures())}
 	}
-	return cluster.ClassID{Key: t.Key(), Request: t.Request(), Duration: t.Spec().Duration}
+	return cluster.ClassID{Key: t.Key(), Request: t.Request(), Duration: t.Spec().Duration, Failures: uint8(t.Failures())}
 }
 
 // fits reports whether reservation res fits node n's timeline now.

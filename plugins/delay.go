@@ -49,8 +49,9 @@ const DelayUpdate = 500 * time.Millisecond
 // With WaitForRoom, a job waits for a node-local offer only while a node holding the
 // input of one of its first pending tasks could start that task now (its NodeGate
 // plugins open, Cycle.Open, and the task passing the Filter plugins there): when every
-// such node is full or stopped, the job takes the offer at hand without waiting, and
-// its wait and level are left as they were. Waiting for a node that has no room hands
+// such node is full or stopped, the job takes a rack-local offer at hand without
+// waiting, and its wait and level are left as they were (an off-switch offer it still
+// waits for as delay scheduling says). Waiting for a node that has no room hands
 // the offer to the jobs behind it in the fairness order, and when room is scarce —
 // other applications' load held on the nodes (the cloud), or a busy cluster — the
 // job's local nodes may stay full long after W1, so small jobs at the head of the
@@ -180,7 +181,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 			}
 			waived := false
 			if p.delay != nil && best > p.delay.Allowed(j.ID()) {
-				if !p.room || p.delay.Allowed(j.ID()) != fairness.NodeLocal || p.localRoom(c, j, n) {
+				if !p.room || p.delay.Allowed(j.ID()) != fairness.NodeLocal || best > fairness.RackLocal || p.localRoom(c, j, n) {
 					_, _, _ = p.delay.Offer(j.ID(), best)
 					c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
 					return true
@@ -202,7 +203,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 					sk = framework.Skip{Job: j.ID(), Reason: framework.LocalityWait}
 				}
 				c.PassOver(j, sk)
-				if s.Reason == framework.NoRoom && !unplaceable(c, s) && holdsEmpty(st, st.ClassOf(c.Tried().Task), n.Capacity()) {
+				if s.Reason == framework.NoRoom && !unplaceable(c, s) && fitsEmpty(st, j, n) {
 					p.noRoom(c, j)
 				}
 				goOn = s.Code != framework.Closed
@@ -245,7 +246,8 @@ func (p *DelayScheduling) noRoom(c *framework.Cycle, j *cluster.JobInfo) {
 
 // fitsEmpty reports whether some task class of job j could start on node n empty
 // (holdsEmpty): a job that the node could never hold does not hold other queues back
-// there.
+// there. Both of the bound's refusals test it, so that passing a job over by its
+// classes (DemandClasses) or trying its task sets the same floor.
 func fitsEmpty(st *cluster.State, j *cluster.JobInfo, n *cluster.NodeInfo) bool {
 	capacity := n.Capacity()
 	for _, cl := range j.Classes() {
@@ -257,10 +259,13 @@ func fitsEmpty(st *cluster.State, j *cluster.JobInfo, n *cluster.NodeInfo) bool 
 }
 
 // holdsEmpty reports whether a task of class id could start on an empty node of
-// capacity, by its request or its declared first stage: the test both of the bound's
-// refusals use, whatever a failed task's raised demand (Prediction), so that passing a
-// job over by its classes (DemandClasses) or trying its task sets the same floor.
+// capacity, by its request or its declared first stage. A class of tasks that failed
+// never does: its tasks may ask for more than the class says (Prediction raises them),
+// more than the node has.
 func holdsEmpty(st *cluster.State, id cluster.ClassID, capacity resource.Tuple) bool {
+	if id.Failures > 0 {
+		return false
+	}
 	if id.Declared {
 		return capacity.CoversOn(id.First, st.Schema().NonCompressible())
 	}

@@ -109,7 +109,7 @@ func (p *Prediction) raise(st *cluster.State, t *cluster.TaskInfo, d framework.D
 			steps = 0 // a gang's members must fit together: they keep to their requests
 		}
 	}
-	for step := steps; step >= 0; step-- {
+	scaled := func(step int) resource.Tuple {
 		g := math.Pow(escalateFactor, float64(step))
 		demand := base
 		for k := 0; k < p.schema.Len(); k++ {
@@ -117,16 +117,27 @@ func (p *Prediction) raise(st *cluster.State, t *cluster.TaskInfo, d framework.D
 				demand[k] = int64(min(float64(base[k])*g, math.MaxInt64/2))
 			}
 		}
-		if step > 0 && st != nil && !st.Offers(demand) {
-			continue
-		}
-		prof, err := stage.Constant(p.schema, demand, r.Duration())
-		if err != nil {
-			break
-		}
-		return framework.Demand{Plan: prof, Hold: prof}
+		return demand
 	}
-	return d
+	if st != nil && steps > 0 {
+		// The largest step some node offers, by binary search: a larger step asks
+		// more, so fewer nodes offer it. O(log steps) walks of the nodes.
+		lo, hi := 0, steps
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			if st.Offers(scaled(mid)) {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		steps = lo
+	}
+	prof, err := stage.Constant(p.schema, scaled(steps), r.Duration())
+	if err != nil {
+		return d
+	}
+	return framework.Demand{Plan: prof, Hold: prof}
 }
 
 // Estimate is the prediction for key: false for a zero key, without an estimator, or

@@ -220,7 +220,7 @@ func (l *LoadAwareScheduling) Estimate(req resource.Tuple) resource.Tuple {
 			}
 			continue
 		}
-		e[k] = max(0, int64(math.Round(float64(r)*f)))
+		e[k] = max(0, toAmount(float64(r)*f))
 	}
 	return e
 }
@@ -242,6 +242,12 @@ func (l *LoadAwareScheduling) Used(n *cluster.NodeInfo) resource.Tuple {
 	return used
 }
 
+// toAmount rounds x to an amount, saturating at math.MaxInt64/2 rather than wrapping
+// (a huge request or capacity times a factor).
+func toAmount(x float64) int64 {
+	return int64(math.Round(min(x, math.MaxInt64/2)))
+}
+
 // limit is the most usage the thresholds allow on capacity c, rounded to the nearest
 // unit (−1 where no threshold).
 func (l *LoadAwareScheduling) limit(c resource.Tuple) resource.Tuple {
@@ -249,7 +255,7 @@ func (l *LoadAwareScheduling) limit(c resource.Tuple) resource.Tuple {
 	for k := range lim {
 		lim[k] = -1
 		if k < l.schema.Len() && l.args.UsageThresholds[k] > 0 {
-			lim[k] = int64(math.Round(float64(c[k]) * l.args.UsageThresholds[k]))
+			lim[k] = toAmount(float64(c[k]) * l.args.UsageThresholds[k])
 		}
 	}
 	return lim

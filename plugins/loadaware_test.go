@@ -37,6 +37,14 @@ func TestLoadAwareDefaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.est, l.Estimate(tc.req)) })
 	}
+	// A request near the largest amount, scaled by 1, saturates instead of wrapping to
+	// a negative estimate (read as 0: the task would pass any filter).
+	whole := a
+	whole.EstimatedScalingFactors = resource.Vector{0, 1, 1}
+	lw, err := plugins.NewLoadAwareScheduling(schema, whole)
+	require.NoError(t, err)
+	huge := lw.Estimate(schema.MustTuple(0, math.MaxInt64, 1))
+	assert.Greater(t, huge[1], int64(1)<<61)
 
 	disk := resource.MustSchema(resource.DiskIO)
 	_, err = plugins.NewLoadAwareScheduling(disk, plugins.DefaultLoadAwareSchedulingArgs(disk))
@@ -47,9 +55,9 @@ func TestLoadAwareDefaults(t *testing.T) {
 	require.ErrorIs(t, err, cluster.ErrInvalid)
 }
 
-// The filter, the score and the gate on a node of 10 cores and 10 units of memory,
-// measured at 2 cores and 1 unit, with a task of 4 cores placed after the
-// measurement (3.4 estimated).
+// The filter, the score and the gate on a node of 10 cores and 1,000 units of memory,
+// measured at 2 cores and 100 units, with nothing placed since (the rule that counts
+// tasks placed after the measurement is checked by the simulator's tests).
 func TestLoadAwareSteps(t *testing.T) {
 	schema := resource.MustSchema(resource.CPU, resource.Memory)
 	l, err := plugins.NewLoadAwareScheduling(schema, plugins.DefaultLoadAwareSchedulingArgs(schema))

@@ -77,12 +77,12 @@ func (cfg TetrisConfig) Validate() error {
 //
 // Remaining work (this package's reading of "remaining work" from what the state
 // knows): the sum over the job's pending tasks of their demand, each dimension over
-// the node's capacity, times their duration in seconds, taken per demand class
-// (cluster.Class): a class whose key has a prediction (NewTetris with a Prediction)
-// counts its predicted profile's demand over time; otherwise its request (a declared
-// profile's first-stage non-compressible demand) times its declared duration, or
-// times one second when the duration is unknown — the job's pending demand. Running
-// tasks' remaining time is not counted: the state does not know it.
+// the node's capacity, times their duration in seconds: a declared profile's stages
+// task by task; for undeclared tasks, per demand class (cluster.Class), the predicted
+// profile's demand over time when the key has a prediction (NewTetris with a
+// Prediction), otherwise the request times the declared duration, or times one second
+// when the duration is unknown — the job's pending demand. Running tasks' remaining
+// time is not counted: the state does not know it.
 //
 // Cost: each choice walks the jobs once (as a DelayScheduling pass does) and scores
 // the competing ones. A job's candidate task, its hold profile's peak and window, and
@@ -142,7 +142,7 @@ func NewTetris(cfg TetrisConfig, pred *Prediction) (*Tetris, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	t := &Tetris{cfg: cfg, pred: pred, try: DelayScheduling{tick: -DelayUpdate}}
+	t := &Tetris{cfg: cfg, pred: pred, try: *NewDelayScheduling(nil)}
 	t.visit = t.collect
 	return t, nil
 }
@@ -262,7 +262,7 @@ func (t *Tetris) pick(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInf
 		return false
 	}
 	hold := t.hold(c, task)
-	*pk = tetrisPick{gen: c.Gen(), job: j, level: level, peak: hold.Peak(), dur: hold.Duration(), work: t.remaining(c, j, n.Capacity())}
+	*pk = tetrisPick{gen: c.Gen(), job: j, level: level, peak: hold.Peak(), dur: hold.Duration(), work: t.remaining(c, j, n)}
 	return true
 }
 
@@ -325,12 +325,20 @@ func (t *Tetris) hold(c *framework.Cycle, task *cluster.TaskInfo) stage.Profile 
 	return h.hold
 }
 
-// remaining is job j's remaining work on a node of capacity (Tetris' doc comment).
-func (t *Tetris) remaining(c *framework.Cycle, j *cluster.JobInfo, capacity resource.Tuple) float64 {
+// remaining is job j's remaining work on node n (Tetris' doc comment): per class for
+// undeclared tasks, per task for declared ones (a declared class shares only its
+// first stage's non-compressible demand).
+func (t *Tetris) remaining(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo) float64 {
 	w := 0.0
+	capacity := n.Capacity()
 	classes := j.Classes()
+	declared := false
 	for i := range classes {
 		cl := &classes[i]
+		if cl.ID.Declared {
+			declared = true
+			continue
+		}
 		for len(t.works) <= cl.Slot {
 			t.works = append(t.works, classWork{})
 		}
@@ -340,26 +348,37 @@ func (t *Tetris) remaining(c *framework.Cycle, j *cluster.JobInfo, capacity reso
 		}
 		w += float64(cl.N) * cw.work
 	}
+	if declared {
+		c.State().AscendPending(j, n, fairness.OffSwitch, func(task *cluster.TaskInfo, _ fairness.Level) bool {
+			if p := task.Declared(); p.Len() > 0 {
+				w += profileWork(p, capacity)
+			}
+			return true
+		})
+	}
 	return w
 }
 
-// classWork is one pending task of class id's work on a node of capacity: demand over
-// capacity, summed over dimensions, times seconds.
+// profileWork is profile p's work on a node of capacity: each stage's demand over
+// capacity, summed over dimensions, times its seconds.
+func profileWork(p stage.Profile, capacity resource.Tuple) float64 {
+	w := 0.0
+	for i := 0; i < p.Len(); i++ {
+		s := p.Stage(i)
+		w += normSum(s.Demand, capacity) * s.Duration.Seconds()
+	}
+	return w
+}
+
+// classWork is one pending task of undeclared class id's work on a node of capacity:
+// demand over capacity, summed over dimensions, times seconds.
 func (t *Tetris) classWork(st *cluster.State, id cluster.ClassID, capacity resource.Tuple) float64 {
-	if !id.Declared && t.pred != nil {
+	if t.pred != nil {
 		if p, ok := t.pred.Estimate(st, id.Key); ok && p.Duration() != stage.Forever {
-			w := 0.0
-			for i := 0; i < p.Len(); i++ {
-				s := p.Stage(i)
-				w += normSum(s.Demand, capacity) * s.Duration.Seconds()
-			}
-			return w
+			return profileWork(p, capacity)
 		}
 	}
 	d, r := id.Duration, id.Request
-	if id.Declared {
-		r = id.First
-	}
 	if d <= 0 {
 		d = time.Second
 	}

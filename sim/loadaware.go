@@ -88,7 +88,9 @@ func WithLoadAwareOptions(opts ...finegrain.Option) LoadAwareOption {
 // library's blocks: the reference scheduler without prediction, DRF ordering, and
 // plugins.LoadAwareScheduling as its demand step, filter, node gate and (instead of
 // NodeScore) score; the DemandClasses job filter, which reasons on requests, is
-// removed.
+// removed, and so are what the reference scheduler adds to YARN's delay scheduling
+// (finegrain.WithoutPackingBound, finegrain.WithLocalityWaitForRoom off), which the
+// rival has not.
 //
 // Its ReportUsage turns a node's usage window into the node's measured usage
 // (WithUsageStat; the window's span is the report interval of Koordinator's
@@ -142,6 +144,7 @@ func NewLoadAwareScheduler(schema *resource.Schema, opts ...LoadAwareOption) (*L
 	fopts := append([]finegrain.Option{
 		finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{}),
 		finegrain.WithPlugin(la), finegrain.WithoutPlugin("NodeScore"), finegrain.WithoutPlugin("DemandClasses"),
+		finegrain.WithoutPackingBound(), finegrain.WithLocalityWaitForRoom(false),
 	}, cfg.options...)
 	s, err := finegrain.New(schema, fopts...)
 	if err != nil {

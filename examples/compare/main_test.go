@@ -324,3 +324,22 @@ func TestComparePolicyList(t *testing.T) {
 		assert.Contains(t, string(svg), p)
 	}
 }
+
+// Without FGM in the lineup there are no gains to show: the tables print none, the
+// CSV leaves them empty and the series says why it is left out.
+func TestCompareWithoutFGM(t *testing.T) {
+	dir := t.TempDir()
+	c, err := parseFlags([]string{"-policies", "DRF,Fair", "-scale", "0.01", "-runs", "1", "-mode", "online", "-env", "dedicated", "-out", dir})
+	require.NoError(t, err)
+	var out, errOut bytes.Buffer
+	require.NoError(t, compare(c, &out, &errOut))
+	assert.Contains(t, out.String(), "FGM is not among -policies")
+	assert.NotContains(t, out.String(), "+0.0%")
+	table, err := os.ReadFile(filepath.Join(dir, "table.csv"))
+	require.NoError(t, err)
+	rows := strings.Split(strings.TrimSpace(string(table)), "\n")
+	require.Len(t, rows, 3)
+	for _, r := range rows[1:] {
+		assert.True(t, strings.HasSuffix(r, ",,,"), r)
+	}
+}

@@ -130,10 +130,15 @@ func report(c *config, runs []*run, out io.Writer) error {
 		fmt.Fprintf(out, "\n== %s: %s%s, %d jobs, %d tasks, %d node(s), %d seed(s) ==\n", sc.name(), first.res.Workload,
 			compressed, first.res.Summary.Jobs, first.res.Summary.Tasks, c.nodes, c.runs)
 		printTable(out, rows)
+		hasRef := slices.ContainsFunc(rows, func(r row) bool { return r.policy == reference })
 		for _, r := range rows {
-			table = append(table, []string{sc.name(), r.policy, f3(r.makespan), f3(r.jct), f3(r.p95), f3(r.resp), f3(r.small),
+			gains := []string{"", "", ""} // no FGM in the lineup: no gains
+			if hasRef {
+				gains = []string{f3(r.gainMakespan), f3(r.gainJCT), f3(r.gainP95)}
+			}
+			table = append(table, append([]string{sc.name(), r.policy, f3(r.makespan), f3(r.jct), f3(r.p95), f3(r.resp), f3(r.small),
 				f3(r.large), f3(r.smallRun), f3(r.largeRun), f4(r.jain), f4(r.blJain), f4(r.cpu), f4(r.mem), f4(r.allocCPU), f4(r.allocMem), f3(r.kills), f3(r.compressed), f3(r.predicted),
-				strconv.Itoa(r.unfinished), f3(r.gainMakespan), f3(r.gainJCT), f3(r.gainP95)})
+				strconv.Itoa(r.unfinished)}, gains...))
 		}
 		if err := scenarioFiles(c, sc, rs, rows); err != nil {
 			return err
@@ -292,6 +297,10 @@ func series(c *config, order []scenario, byScenario map[string][]*run, out io.Wr
 		perEnv[sc.env] = append(perEnv[sc.env], point{gib: sc.gib, rows: rows})
 	}
 	if len(envs) == 0 || !c.series {
+		return nil
+	}
+	if !slices.ContainsFunc(c.seriesOf, func(p sim.Policy) bool { return p.Name == reference }) {
+		fmt.Fprintf(out, "\n(the online series shows FGM's gains: FGM is not among -policies)\n")
 		return nil
 	}
 	csvRows := [][]string{{"env", "gib", "policy", "makespan_s", "jct_mean_s", "fgm_gain_makespan_pct", "fgm_gain_jct_pct"}}
