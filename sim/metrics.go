@@ -358,6 +358,23 @@ func (s *Sim) sample() {
 	}
 }
 
+// meanJain is the mean of a Jain index over the samples where it covers at least two
+// queues, and how many those are; 1 when there is none. of gives a sample's number of
+// queues and index.
+func meanJain(samples []Sample, of func(*Sample) (queues int, jain float64)) (float64, int) {
+	total, n := 0.0, 0
+	for i := range samples {
+		if q, j := of(&samples[i]); q >= 2 {
+			total += j
+			n++
+		}
+	}
+	if n == 0 {
+		return 1, 0
+	}
+	return total / float64(n), n
+}
+
 func (m *metrics) result(s *Sim) *Result {
 	m.integrate(s.now)
 	r := &Result{Policy: s.pol.Name, Workload: s.w.Name, Cluster: s.cl.Name, Mode: s.cfg.mode,
@@ -416,28 +433,8 @@ func (m *metrics) result(s *Sim) *Result {
 	sum.JobCompletion, sum.Response = dist(jct), dist(resp)
 	sum.SmallTasks, sum.LargeTasks = dist(m.small), dist(m.large)
 	sum.SmallRuns, sum.LargeRuns = dist(m.smallRun), dist(m.largeRun)
-	sum.Jain = 1
-	total := 0.0
-	for _, sm := range m.samples {
-		if sm.ActiveQueues >= 2 {
-			total += sm.Jain
-			sum.JainSamples++
-		}
-	}
-	if sum.JainSamples > 0 {
-		sum.Jain = total / float64(sum.JainSamples)
-	}
-	sum.BackloggedJain = 1
-	total = 0
-	for _, sm := range m.samples {
-		if sm.Backlogged >= 2 {
-			total += sm.BackloggedJain
-			sum.BackloggedJainSamples++
-		}
-	}
-	if sum.BackloggedJainSamples > 0 {
-		sum.BackloggedJain = total / float64(sum.BackloggedJainSamples)
-	}
+	sum.Jain, sum.JainSamples = meanJain(m.samples, func(sm *Sample) (int, float64) { return sm.ActiveQueues, sm.Jain })
+	sum.BackloggedJain, sum.BackloggedJainSamples = meanJain(m.samples, func(sm *Sample) (int, float64) { return sm.Backlogged, sm.BackloggedJain })
 	capa := m.capacity.Float()
 	if span := s.now.Seconds(); span > 0 {
 		for k := 0; k < s.schema.Len(); k++ {

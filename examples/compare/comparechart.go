@@ -3,7 +3,6 @@ package main
 import (
 	"image/color"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 
@@ -118,15 +117,7 @@ func compareChart(path, title string, policies []string, byPolicy map[string][]*
 	bars.Draw(draw.Crop(body, panelW+3*vg.Millimeter, -legendW-4*vg.Millimeter, 0, 0))
 	titleH := cdf.Plot.Title.TextStyle.Rectangle(cdf.Plot.Title.Text).Size().Y + cdf.Plot.Title.Padding
 	legend.Draw(draw.Crop(body, compareWidth-legendW+2*vg.Millimeter, 0, 0, -titleH-vg.Millimeter))
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := svg.WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return chart.WriteSVG(path, svg)
 }
 
 // relBars is the right panel of compareChart: per metric, one bar per policy other

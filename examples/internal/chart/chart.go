@@ -75,6 +75,11 @@ func (c *Chart) Save(path string) error {
 	c.Plot.Draw(draw.Crop(dc, 0, -legendW-rightMargin, 0, 0))
 	title := c.Plot.Title.TextStyle.Rectangle(c.Plot.Title.Text).Size().Y + c.Plot.Title.Padding
 	c.Legend.Draw(draw.Crop(dc, width-legendW+2*vg.Millimeter, 0, 0, -title-vg.Millimeter))
+	return WriteSVG(path, svg)
+}
+
+// WriteSVG writes the drawn canvas svg to the file at path.
+func WriteSVG(path string, svg *vgsvg.Canvas) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
