@@ -167,8 +167,9 @@ Runs the FGM paper's workloads in the simulator under the paper's baselines (FIF
 Capacity, Fair, DRF), what users would run instead (Kubernetes, Tetris, LoadAware) and
 FGM, and prints one table per scenario (makespan, job completion, response, Jain's
 index, utilisation, kills, compressed placements, FGM's gain over each policy), then
-the online series (the paper's baselines and FGM); -policies picks others. Writes CSV files and SVG charts to -out. A progress bar (simulated tasks)
-is drawn on stderr when it is a terminal. -trace replays a SWIM, Alibaba 2017 batch or
+the online series (the paper's baselines and FGM); -policies picks others. Writes CSV
+files and SVG charts to -out. A progress bar (simulated tasks) is drawn on stderr when
+it is a terminal. -trace replays a SWIM, Alibaba 2017 batch or
 Alibaba 2023 GPU (openb) trace instead; openb adds the GPU fragmentation experiment.`
 
 func parseFlags(args []string) (config, error) {
@@ -346,7 +347,7 @@ func compare(c config, stdout, stderr io.Writer) error {
 		}
 	}
 	// Workloads and backgrounds, one per (scenario, seed), built up front: the
-	// simulations of the five policies share them (read-only).
+	// simulations of the policies share them (read-only).
 	type input struct {
 		w  *workload.Workload
 		bg sim.Background
