@@ -300,25 +300,7 @@ func competing(f float64, j int) int {
 // competing jobs' tasks once per start.
 func BenchmarkTetrisHeartbeat(b *testing.B) {
 	s, _ := benchCluster(b, 100, 1000, 100, 4, finegrain.WithTetris(plugins.DefaultTetrisConfig()))
-	b.ReportAllocs()
-	b.ResetTimer()
-	started := 0
-	for i := 0; i < b.N; i++ {
-		now := time.Duration(i) * time.Millisecond
-		d, err := s.Heartbeat(fmt.Sprintf("n%06d", i%100), now)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		started += len(d.Assignments)
-		for _, a := range d.Assignments {
-			if err := s.Failed(a.Task, now); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(started)/float64(b.N), "tasks/heartbeat")
+	benchHeartbeats(b, s)
 }
 
 // Tetris on a node whose free resources are memory-heavy: the memory-heavy task
