@@ -81,33 +81,9 @@ func BenchmarkHeartbeat(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			s, _ := benchCluster(b, 100, 1000, 100, 4, tc.opts...)
-			benchHeartbeats(b, s)
+			benchHeartbeats(b, s, 100)
 		})
 	}
-}
-
-// benchHeartbeats times b.N heartbeats of benchCluster's nodes in turn, returning the
-// tasks each starts to pending (untimed), and reports the tasks a heartbeat starts.
-func benchHeartbeats(b *testing.B, s *finegrain.Scheduler) {
-	b.ReportAllocs()
-	b.ResetTimer()
-	started := 0
-	for i := 0; i < b.N; i++ {
-		now := time.Duration(i) * time.Millisecond
-		d, err := s.Heartbeat(fmt.Sprintf("n%06d", i%100), now)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		started += len(d.Assignments)
-		for _, a := range d.Assignments {
-			if err := s.Failed(a.Task, now); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(started)/float64(b.N), "tasks/heartbeat")
 }
 
 // BenchmarkPlace is push placement of 8-stage fine-grained profiles on clusters of 1,000

@@ -300,7 +300,7 @@ func competing(f float64, j int) int {
 // competing jobs' tasks once per start.
 func BenchmarkTetrisHeartbeat(b *testing.B) {
 	s, _ := benchCluster(b, 100, 1000, 100, 4, finegrain.WithTetris(plugins.DefaultTetrisConfig()))
-	benchHeartbeats(b, s)
+	benchHeartbeats(b, s, 100)
 }
 
 // Tetris on a node whose free resources are memory-heavy: the memory-heavy task

@@ -1,0 +1,106 @@
+package finegrain_test
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/finegrain/finegrain"
+)
+
+// BenchmarkScaling is the cost of one placement as the cluster grows: at 1,000, 10,000
+// and 100,000 nodes with 100,000 pending tasks, and at 10,000, 100,000 and 1,000,000
+// pending tasks on 10,000 nodes (1,000 jobs, 4-stage learned profiles, one input
+// replica a task on a random node, DRF, fine-grained matching):
+//
+//   - push: Place of a pending task (timed) on a cluster already holding about one
+//     task per node; the task then goes back to pending (untimed).
+//   - pull: a heartbeat of a node with room for about 30 tasks (timed), without delay
+//     scheduling; the tasks it starts go back to pending (untimed). The ns/task metric
+//     is the heartbeats' time divided by the tasks they started.
+//   - pull-delay: the same with delay scheduling (the default). Heartbeats come 1 ms
+//     apart, so a job without a task local to the node waits (W1 = 5 s) and the
+//     heartbeat starts only node-local tasks: where few jobs have one (many nodes, few
+//     tasks), it starts few or none, and its cost is that of visiting the waiting jobs.
+//
+// The setup of the largest cases takes tens of seconds and a few GiB; run it alone:
+//
+//	go test -run XXX -bench Scaling -benchtime 200x .
+func BenchmarkScaling(b *testing.B) {
+	type size struct{ nodes, perJob int }
+	sizes := []size{
+		{1000, 100}, {10000, 100}, {100000, 100}, // 100,000 pending
+		{10000, 10}, {10000, 1000}, // 10,000 and 1,000,000 pending on 10,000 nodes
+	}
+	for _, sz := range sizes {
+		name := fmt.Sprintf("nodes=%d/pending=%d", sz.nodes, 1000*sz.perJob)
+		for _, pull := range []struct {
+			name string
+			opts []finegrain.Option
+		}{
+			{"pull", []finegrain.Option{finegrain.WithoutDelayScheduling()}},
+			{"pull-delay", nil},
+		} {
+			b.Run(pull.name+"/"+name, func(b *testing.B) {
+				s, _ := benchCluster(b, sz.nodes, 1000, sz.perJob, 4, pull.opts...)
+				benchHeartbeats(b, s, sz.nodes)
+			})
+		}
+		b.Run("push/"+name, func(b *testing.B) {
+			s, ids := benchCluster(b, sz.nodes, 1000, sz.perJob, 4)
+			r := rand.New(rand.NewSource(2))
+			r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+			fill := min(sz.nodes, len(ids)/2)
+			for _, id := range ids[:fill] {
+				if _, err := s.Place(id, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			rest := ids[fill:]
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				id := rest[i%len(rest)]
+				if _, err := s.Place(id, 0); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if err := s.Failed(id, 0); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// benchHeartbeats times b.N heartbeats of benchCluster's first nodes (n000000,
+// n000001, … up to nodes) in turn, 1 ms apart, returning the tasks each starts to
+// pending (untimed), and reports the heartbeat's cost per task started and the tasks
+// a heartbeat starts.
+func benchHeartbeats(b *testing.B, s *finegrain.Scheduler, nodes int) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	started := 0
+	for i := 0; i < b.N; i++ {
+		now := time.Duration(i) * time.Millisecond
+		d, err := s.Heartbeat(fmt.Sprintf("n%06d", i%nodes), now)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		started += len(d.Assignments)
+		for _, a := range d.Assignments {
+			if err := s.Failed(a.Task, now); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	if started > 0 {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(started), "ns/task")
+	}
+	b.ReportMetric(float64(started)/float64(b.N), "tasks/heartbeat")
+}
