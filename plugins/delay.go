@@ -65,6 +65,10 @@ type DelayScheduling struct {
 
 	refused []cluster.ClassID // scratch of try: the job's classes refused so far
 
+	opened   map[*cluster.NodeInfo]openMemo // localRoom's Cycle.Open answers (open)
+	noMemo   bool                           // tests: ask the gates every time
+	memoHits int                            // tests: answers the memo gave
+
 	bound float64 // the fair packing bound; +Inf: none
 	floor float64 // in a heartbeat: the least share of a queue passed over for want of room; +Inf: none
 }
@@ -353,7 +357,7 @@ func (p *DelayScheduling) localRoom(c *framework.Cycle, j *cluster.JobInfo, n *c
 		prepared := false
 		for _, id := range t.Spec().Inputs {
 			m, ok := st.Node(id)
-			if !ok || m == n || !c.Open(m) {
+			if !ok || m == n || !p.open(c, m) {
 				continue
 			}
 			if !prepared { // once a node is open: most often none is when room is short
@@ -373,6 +377,41 @@ func (p *DelayScheduling) localRoom(c *framework.Cycle, j *cluster.JobInfo, n *c
 		return tries < roomTries
 	})
 	return found
+}
+
+// openMemo is one answer of Cycle.Open for a node other than the heartbeat's, and
+// what it depends on: the cycle, the node's timeline (its version) and the tasks the
+// cycle started so far.
+type openMemo struct {
+	open     bool
+	gen      uint64
+	version  uint64
+	assigned int
+}
+
+// open is c.Open(m) for a node m other than the heartbeat's, remembered for the
+// heartbeat: a job's input nodes are asked about again and again as the walk visits
+// the jobs waiting for them, while none of them changes. The answer is asked afresh
+// once m's timeline changed (a gang's waiting members rolled back there) or a task
+// started (a gate may count the heartbeat's starts). The gates' other input, the
+// node's policy mode, changes only between calls of the Scheduler. Answers of
+// earlier cycles are not used; they are dropped at once when the memo holds twice as
+// many nodes as the cluster has (removed nodes), so that it stays O(nodes).
+func (p *DelayScheduling) open(c *framework.Cycle, m *cluster.NodeInfo) bool {
+	if p.noMemo {
+		return c.Open(m)
+	}
+	if p.opened == nil || len(p.opened) > 2*c.State().NumNodes() {
+		p.opened = make(map[*cluster.NodeInfo]openMemo)
+	}
+	g, v, k := c.Gen(), m.Timeline().Version(), len(c.Decision().Assignments)
+	if o, ok := p.opened[m]; ok && o.gen == g && o.version == v && o.assigned == k {
+		p.memoHits++
+		return o.open
+	}
+	o := openMemo{open: c.Open(m), gen: g, version: v, assigned: k}
+	p.opened[m] = o
+	return o.open
 }
 
 // gathers reports whether status s refused a member of gang j, not gathered yet, for

@@ -47,6 +47,7 @@ type Timeline struct {
 	last     Handle
 	origin   time.Duration
 	spare    []*resource.Tuple // recycled step payloads
+	version  uint64            // free-amount changes so far (Version)
 }
 
 // step is one B-tree item: from at onwards (until the next step) the free amount is
@@ -95,6 +96,13 @@ func (tl *Timeline) Origin() time.Duration { return tl.origin }
 
 // Len is the number of constant segments from the origin to Forever.
 func (tl *Timeline) Len() int { return tl.steps.Len() }
+
+// Version counts the changes of the timeline's free amounts: it grows with every
+// Reserve, Release, Suspend and Resume that changes them, and with nothing else (Trim
+// drops history without changing what is free from the origin on). A caller that
+// worked something out from the timeline may keep it while the version stays the
+// same.
+func (tl *Timeline) Version() uint64 { return tl.version }
 
 // Reservations is the number of reservations held (reserved and not yet released).
 func (tl *Timeline) Reservations() int { return len(tl.res) }
@@ -413,6 +421,7 @@ func (tl *Timeline) apply(start time.Duration, p Profile, sign int64) {
 	if from >= end {
 		return
 	}
+	tl.version++
 	for i := 0; i <= p.Len(); i++ {
 		tl.split(AddSat(start, p.offsets[i]))
 	}
