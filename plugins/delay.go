@@ -65,6 +65,7 @@ type DelayScheduling struct {
 
 	refused []cluster.ClassID // scratch of try: the job's classes refused so far
 
+	scan     roomScan                       // localRoom's state
 	opened   map[*cluster.NodeInfo]openMemo // localRoom's Cycle.Open answers (open)
 	noMemo   bool                           // tests: ask the gates every time
 	memoHits int                            // tests: answers the memo gave
@@ -349,34 +350,55 @@ const roomTries = 4
 // other than n: the node's NodeGate plugins are open and the task passes the Filter
 // plugins there. A task the PreFilter plugins refuse is not looked at.
 func (p *DelayScheduling) localRoom(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo) bool {
-	st := c.State()
-	found, tries := false, 0
-	st.AscendPending(j, n, fairness.OffSwitch, func(t *cluster.TaskInfo, _ fairness.Level) bool {
-		tries++
-		var a framework.Attempt
-		prepared := false
-		for _, id := range t.Spec().Inputs {
-			m, ok := st.Node(id)
-			if !ok || m == n || !p.open(c, m) {
-				continue
-			}
-			if !prepared { // once a node is open: most often none is when room is short
-				var s framework.Status
-				if a, s = c.Prepare(t, nil, c.Now()); !s.OK() {
-					break
-				}
-				prepared = true
-			}
-			try := a
-			try.Node, try.Start, try.Level = m, c.Now(), fairness.NodeLocal
-			if c.Filter(&try).OK() {
-				found = true
-				return false
-			}
-		}
-		return tries < roomTries
-	})
+	r := &p.scan
+	r.c, r.n, r.found, r.tries = c, n, false, 0
+	if r.visit == nil {
+		r.visit = p.roomVisit // bound once: the walk allocates nothing
+	}
+	c.State().AscendPending(j, n, fairness.OffSwitch, r.visit)
+	found := r.found
+	r.c, r.n = nil, nil
 	return found
+}
+
+// roomScan is localRoom's state, kept on the plugin so that its visits allocate
+// nothing.
+type roomScan struct {
+	c     *framework.Cycle
+	n     *cluster.NodeInfo
+	found bool
+	tries int
+	ready framework.Attempt // the task's attempt, prepared once
+	try   framework.Attempt // a copy of it for one node, which the filters may write
+	visit func(*cluster.TaskInfo, fairness.Level) bool
+}
+
+// roomVisit is localRoom's look at pending task t.
+func (p *DelayScheduling) roomVisit(t *cluster.TaskInfo, _ fairness.Level) bool {
+	r := &p.scan
+	c, st := r.c, r.c.State()
+	r.tries++
+	prepared := false
+	for _, id := range t.Spec().Inputs {
+		m, ok := st.Node(id)
+		if !ok || m == r.n || !p.open(c, m) {
+			continue
+		}
+		if !prepared { // once a node is open: most often none is when room is short
+			var s framework.Status
+			if r.ready, s = c.Prepare(t, nil, c.Now()); !s.OK() {
+				break
+			}
+			prepared = true
+		}
+		r.try = r.ready
+		r.try.Node, r.try.Start, r.try.Level = m, c.Now(), fairness.NodeLocal
+		if c.Filter(&r.try).OK() {
+			r.found = true
+			return false
+		}
+	}
+	return r.tries < roomTries
 }
 
 // openMemo is one answer of Cycle.Open for a node other than the heartbeat's, and
