@@ -184,9 +184,12 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 				c.PassOver(j, framework.Skip{})
 				return true
 			}
-			waived := false
-			if p.delay != nil && best > p.delay.Allowed(j.ID()) {
-				if !p.room || p.delay.Allowed(j.ID()) != fairness.NodeLocal || best > fairness.RackLocal || p.localRoom(c, j, n) {
+			allowed, waived := fairness.OffSwitch, false
+			if p.delay != nil {
+				allowed = p.delay.Allowed(j.ID())
+			}
+			if best > allowed {
+				if !p.room || allowed != fairness.NodeLocal || best > fairness.RackLocal || p.localRoom(c, j, n) {
 					_, _, _ = p.delay.Offer(j.ID(), best)
 					c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
 					return true
