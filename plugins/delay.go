@@ -179,7 +179,8 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 			return true
 		}
 		for {
-			best, ok := st.BestLocality(j, n)
+			// The first task in n's offer order is at the job's best locality there.
+			t, best, ok := st.FirstPending(j, n, fairness.OffSwitch)
 			if !ok {
 				c.PassOver(j, framework.Skip{})
 				return true
@@ -196,7 +197,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 				}
 				waived = true // no node holding its input can take it: no use waiting
 			}
-			s, level := p.try(c, j, n, best, waived)
+			s, level := p.try(c, j, n, t, best, waived)
 			if s.Code == framework.Wait {
 				// A gang member is reserved and waits for its gang: offer the node
 				// to the gang's next member while it has room.
@@ -300,7 +301,7 @@ func (p *DelayScheduling) Forget(j *cluster.JobInfo) {
 // the job over.
 const maxTries = 8
 
-// try offers the node to job j's first pending task at locality best or better. When
+// try offers the node to job j's first pending task t, at locality best, its best. When
 // that task's demand fits no node of the cluster even empty (cluster.State.Holds), it
 // would hold the job back for ever, so the job's next task that is not known to fit
 // no node is offered in turn (up to maxTries tries), best locality first. Known to fit
@@ -313,9 +314,9 @@ const maxTries = 8
 // that it gathers wherever each member fits. When waived, the job's wait was waived
 // for this offer (WaitForRoom): it takes tasks at locality best or better without
 // waiting. It returns the last status and the locality of the task it concerns.
-func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo, best fairness.Level, waived bool) (framework.Status, fairness.Level) {
+func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo, t *cluster.TaskInfo, best fairness.Level, waived bool) (framework.Status, fairness.Level) {
 	st := c.State()
-	t, level, _ := st.FirstPending(j, n, best)
+	level := best
 	s := c.Try(j, t, level)
 	refused := p.refused[:0]
 	for tries := 1; tries < maxTries && (unplaceable(c, s) || gathers(j, s)); tries++ {

@@ -161,7 +161,8 @@ func (t *Tetris) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		if !ok {
 			return nil
 		}
-		s, _ := t.try.try(c, j, n, best, false)
+		task, level, _ := c.State().FirstPending(j, n, best)
+		s, _ := t.try.try(c, j, n, task, level, false)
 		t.picks[j.Index()].gen = 0 // its pending tasks changed
 		if s.Code == framework.Wait || s.OK() {
 			continue
@@ -253,11 +254,7 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 // when it has no pending task.
 func (t *Tetris) pick(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo, pk *tetrisPick) bool {
 	st := c.State()
-	best, ok := st.BestLocality(j, n)
-	if !ok {
-		return false
-	}
-	task, level, ok := st.FirstPending(j, n, best)
+	task, level, ok := st.FirstPending(j, n, fairness.OffSwitch) // at its best locality
 	if !ok {
 		return false
 	}
