@@ -138,6 +138,14 @@ type located[T any] struct {
 	e   *PendingEntry[T]
 }
 
+// locatedDegree is the degree of the node and rack trees. A node's items grow by append
+// and a split leaves each half with degree-1 of them; at degree 16 the 16-byte items of
+// a half leaf (240 bytes) grow to 480 bytes and then, for the 31st item, to 1,024: a
+// leaf filled in order (tasks submitted in ID order) keeps 15 items in room for 64.
+// At degree 32 a half leaf's 31 items take 512 bytes and grow once, to room for 64,
+// which the 63 items of a full leaf need.
+const locatedDegree = 32
+
 func lessLocated[T any](a, b located[T]) bool {
 	switch {
 	case a.job != b.job:
@@ -266,7 +274,7 @@ func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 func (p *PendingIndex[T]) index(m map[string]*btree.BTreeG[located[T]], key string) *btree.BTreeG[located[T]] {
 	t := m[key]
 	if t == nil {
-		t = btree.NewWithFreeListG(16, lessLocated[T], p.lfree)
+		t = btree.NewWithFreeListG(locatedDegree, lessLocated[T], p.lfree)
 		m[key] = t
 	}
 	return t
