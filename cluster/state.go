@@ -365,6 +365,11 @@ func (s *State) newTask(spec *TaskSpec) *TaskInfo {
 	}
 	t.pe = fairness.PendingEntry[*TaskInfo]{ID: spec.ID, Job: spec.Job, Priority: spec.Priority, Submitted: spec.Submitted,
 		Nodes: slices.Clone(spec.Inputs), Owner: t}
+	for i, id := range t.pe.Nodes {
+		if n := s.nodes[id]; n != nil {
+			t.pe.Nodes[i] = n.spec.ID // the node's own string: the caller's copy is not kept
+		}
+	}
 	if spec.Profile.Len() > 0 || spec.GPU.Count != 0 || spec.GPU.Milli != 0 || spec.GPU.Models != nil {
 		t.extra = &taskExtra{profile: spec.Profile, gpu: spec.GPU}
 		t.extra.gpu.Models = slices.Clone(spec.GPU.Models)
@@ -437,6 +442,7 @@ func (s *State) enqueue(t *TaskInfo) {
 // starts: then Tree.Start does), the locality index and its demand classes.
 func (s *State) dequeue(t *TaskInfo, starts bool) {
 	_ = s.pending.Delete(&t.pe) // pending: indexed
+	t.pe.Racks = nil
 	if !starts {
 		s.treeApply(treeOp{kind: opRemovePending, job: t.pe.Job, a: t.demand.request})
 	}
