@@ -51,10 +51,10 @@ type Class struct {
 
 // ClassOf is task t's demand class.
 func (s *State) ClassOf(t *TaskInfo) ClassID {
-	if t.spec.Profile.Len() > 0 {
-		return ClassID{Key: t.spec.Key, Declared: true, First: t.spec.Profile.Stage(0).Demand.Only(s.schema.NonCompressible()), Failures: t.failures}
+	if p := t.Declared(); p.Len() > 0 {
+		return ClassID{Key: t.key, Declared: true, First: p.Stage(0).Demand.Only(s.schema.NonCompressible()), Failures: t.failures}
 	}
-	return ClassID{Key: t.spec.Key, Request: t.spec.Request, Duration: t.spec.Duration, Failures: t.failures}
+	return ClassID{Key: t.key, Request: t.demand.request, Duration: t.demand.duration, Failures: t.failures}
 }
 
 // Classes yields the cluster's demand classes, in no particular order.

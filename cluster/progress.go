@@ -18,14 +18,14 @@ func (s *State) Started(t *TaskInfo, now time.Duration) error {
 		return err
 	}
 	if t.state != Running {
-		return fmt.Errorf("cluster: start of task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+		return fmt.Errorf("cluster: start of task %q: it is %v: %w", t.pe.ID, t.state, ErrState)
 	}
 	t.start = now
-	if t.backupOf != nil {
+	if t.backs() != nil {
 		return nil
 	}
 	s.progressAbandon(t)
-	s.progressStart(t, t.node.spec.ID, now)
+	s.progressStart(t, t.run.node.spec.ID, now)
 	return nil
 }
 
@@ -36,41 +36,41 @@ func (s *State) ReportProgress(t *TaskInfo, progress float64, now time.Duration)
 		return err
 	}
 	if t.state != Running {
-		return fmt.Errorf("cluster: progress of task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+		return fmt.Errorf("cluster: progress of task %q: it is %v: %w", t.pe.ID, t.state, ErrState)
 	}
-	if t.backupOf != nil {
+	if t.backs() != nil {
 		return nil
 	}
-	if err := s.tracker.Update(t.spec.ID, progress, now); err != nil {
-		return fmt.Errorf("cluster: progress of task %q: %w", t.spec.ID, err)
+	if err := s.tracker.Update(t.pe.ID, progress, now); err != nil {
+		return fmt.Errorf("cluster: progress of task %q: %w", t.pe.ID, err)
 	}
-	if j := s.jobs[t.spec.Job]; j.progress != nil {
-		_ = j.progress.Update(t.spec.ID, progress, now)
+	if j := s.jobs[t.pe.Job]; j.progress != nil {
+		_ = j.progress.Update(t.pe.ID, progress, now)
 	}
 	return nil
 }
 
 func (s *State) progressStart(t *TaskInfo, node string, at time.Duration) {
-	_ = s.tracker.Start(t.spec.ID, node, at)
-	if j := s.jobs[t.spec.Job]; s.perJob {
+	_ = s.tracker.Start(t.pe.ID, node, at)
+	if j := s.jobs[t.pe.Job]; s.perJob {
 		if j.progress == nil {
 			j.progress, _ = predict.NewProgressTracker()
 		}
-		_ = j.progress.Start(t.spec.ID, node, at)
+		_ = j.progress.Start(t.pe.ID, node, at)
 	}
 }
 
 func (s *State) progressFinish(t *TaskInfo, at time.Duration) {
-	_ = s.tracker.Finish(t.spec.ID, at)
-	if j := s.jobs[t.spec.Job]; j.progress != nil {
-		_ = j.progress.Finish(t.spec.ID, at)
+	_ = s.tracker.Finish(t.pe.ID, at)
+	if j := s.jobs[t.pe.Job]; j.progress != nil {
+		_ = j.progress.Finish(t.pe.ID, at)
 	}
 }
 
 func (s *State) progressAbandon(t *TaskInfo) {
-	_ = s.tracker.Abandon(t.spec.ID)
-	if j := s.jobs[t.spec.Job]; j.progress != nil {
-		_ = j.progress.Abandon(t.spec.ID)
+	_ = s.tracker.Abandon(t.pe.ID)
+	if j := s.jobs[t.pe.Job]; j.progress != nil {
+		_ = j.progress.Abandon(t.pe.ID)
 	}
 }
 
@@ -78,23 +78,23 @@ func (s *State) progressAbandon(t *TaskInfo) {
 // run counts on that node's rate (eq. 3.5), from the backup's start.
 func (s *State) backupWon(t, b *TaskInfo, now time.Duration) {
 	s.progressAbandon(t)
-	node := b.node.spec.ID
-	_ = s.tracker.Start(b.spec.ID, node, b.start)
-	_ = s.tracker.Finish(b.spec.ID, now)
-	if j := s.jobs[t.spec.Job]; j.progress != nil {
-		_ = j.progress.Start(b.spec.ID, node, b.start)
-		_ = j.progress.Finish(b.spec.ID, now)
+	node := b.run.node.spec.ID
+	_ = s.tracker.Start(b.pe.ID, node, b.start)
+	_ = s.tracker.Finish(b.pe.ID, now)
+	if j := s.jobs[t.pe.Job]; j.progress != nil {
+		_ = j.progress.Start(b.pe.ID, node, b.start)
+		_ = j.progress.Finish(b.pe.ID, now)
 	}
 }
 
 // TimeLeft is when placed task t's slot frees, from now: by its reported progress
 // (eq. 3.4), else by what remains of its predicted duration; false when unknown.
 func (s *State) TimeLeft(t *TaskInfo, now time.Duration) (time.Duration, bool) {
-	if p, ok := s.tracker.Task(t.spec.ID, now); ok && p.Progress > 0 && p.Rate > 0 {
+	if p, ok := s.tracker.Task(t.pe.ID, now); ok && p.Progress > 0 && p.Rate > 0 {
 		return max(p.TimeLeft, 0), true
 	}
-	if t.planned > 0 {
-		return max(t.start+t.planned-now, 0), true
+	if planned := t.Planned(); planned > 0 {
+		return max(t.start+planned-now, 0), true
 	}
 	return 0, false
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -158,6 +159,9 @@ type world struct {
 	// serial
 	gone     []*cluster.NodeInfo
 	nextNode int
+	// specs are the tasks as submitted (copies: the callers' slices are scribbled on
+	// after Submit, which must have copied them)
+	specs map[string]cluster.TaskSpec
 }
 
 var (
@@ -171,7 +175,7 @@ func newWorld(r *rand.Rand) (*world, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &world{r: r, s: s}
+	w := &world{r: r, s: s, specs: map[string]cluster.TaskSpec{}}
 	for i, nn := 0, 2+r.Intn(3); i < nn; i++ {
 		spec := cluster.NodeSpec{ID: fmt.Sprintf("n%d", i), Rack: racks[r.Intn(len(racks))], Capacity: tup(8, 8, 8, 8, 8, int64(r.Intn(3)))}
 		if err := s.AddNode(spec); err != nil {
@@ -246,6 +250,12 @@ func (w *world) submit(j *cluster.JobInfo) (*cluster.TaskInfo, error) {
 	spec := w.randSpec(j)
 	if err := w.s.Submit(spec); err != nil {
 		return nil, err
+	}
+	kept := spec
+	kept.Inputs = slices.Clone(spec.Inputs)
+	w.specs[spec.ID] = kept
+	for i := range spec.Inputs {
+		spec.Inputs[i] = "scribbled"
 	}
 	t, _ := w.s.Task(spec.ID)
 	w.tasks = append(w.tasks, t)
@@ -509,6 +519,9 @@ func (m *model) check() string {
 		if t.Node() != wantNode {
 			return fmt.Sprintf("task %s on %v, model says %v", t.ID(), t.Node(), wantNode)
 		}
+		if msg := m.checkRecord(t, m.w.specs[t.ID()], mt.place); msg != "" {
+			return msg
+		}
 		if !slices.Equal(t.FailedOn(), mt.failedOn) {
 			return fmt.Sprintf("task %s failed on %v, model says %v", t.ID(), t.FailedOn(), mt.failedOn)
 		}
@@ -519,6 +532,14 @@ func (m *model) check() string {
 		if mt.backup != nil {
 			if b.State() != mt.backup.state || b.Node() != mt.backup.node || b.BackupOf() != t {
 				return fmt.Sprintf("backup of %s is %v on %v of %v, model says %v on %s", t.ID(), b.State(), b.Node(), b.BackupOf(), mt.backup.state, mt.backup.node.ID())
+			}
+			spec := m.w.specs[t.ID()]
+			spec.ID = b.ID()
+			if msg := m.checkRecord(b, spec, mt.backup); msg != "" {
+				return msg
+			}
+			if len(b.FailedOn()) > 0 {
+				return fmt.Sprintf("backup %s failed on %v: that is its task's", b.ID(), b.FailedOn())
 			}
 			jw.placed++
 			jw.usage = jw.usage.Add(mt.backup.hold.Peak())
@@ -625,6 +646,26 @@ func (m *model) check() string {
 		if clusterClasses[c.ID] != c.N || s.ClassPending(c.ID) != c.N || slotOf[c.ID] != [2]uint64{uint64(c.Slot), c.Serial} || c.Slot >= s.ClassSlots() {
 			return fmt.Sprintf("cluster class %+v N=%d slot=%d serial=%d; jobs hold %d, slot/serial %v", c.ID, c.N, c.Slot, c.Serial, clusterClasses[c.ID], slotOf[c.ID])
 		}
+	}
+	return ""
+}
+
+// checkRecord compares what task (or backup attempt) t reads back with spec, as
+// submitted, and with its placement a, nil when it is not placed: the record is split
+// (what a pending task needs, a placement taken at Reserve and given back, shared
+// demands, rare fields apart), and every accessor must read as one record would.
+func (m *model) checkRecord(t *cluster.TaskInfo, spec cluster.TaskSpec, a *attempt) string {
+	switch got := t.Spec(); {
+	case !reflect.DeepEqual(got, spec):
+		return fmt.Sprintf("task %s: Spec %+v, submitted %+v", t.ID(), got, spec)
+	case t.Request() != spec.Request || t.Key() != spec.Key || !reflect.DeepEqual(t.Declared(), spec.Profile) || !reflect.DeepEqual(t.GPU(), spec.GPU):
+		return fmt.Sprintf("task %s: request %v, key %v, declared %v, GPU %v; submitted %+v", t.ID(), t.Request(), t.Key(), t.Declared(), t.GPU(), spec)
+	case t.Preemptible() != (t.BackupOf() == nil && !spec.NonPreemptible):
+		return fmt.Sprintf("task %s: preemptible %v", t.ID(), t.Preemptible())
+	case a == nil && (t.Plan().Len() > 0 || t.Planned() != 0 || !t.Usage().IsZero() || !t.Devices().IsZero() || t.Backup() != nil || t.BackupOf() != nil):
+		return fmt.Sprintf("task %s, not placed: plan %v (%v), usage %v, devices %v, backup %v of %v", t.ID(), t.Plan(), t.Planned(), t.Usage(), t.Devices(), t.Backup(), t.BackupOf())
+	case a != nil && !reflect.DeepEqual(t.Plan(), a.hold):
+		return fmt.Sprintf("task %s: plan %v, reserved %v", t.ID(), t.Plan(), a.hold)
 	}
 	return ""
 }

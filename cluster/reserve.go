@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
@@ -37,7 +38,7 @@ type Reservation struct {
 
 // own checks that t and n are this state's.
 func (s *State) own(t *TaskInfo, n *NodeInfo) error {
-	if t == nil || s.tasks[t.spec.ID] != t {
+	if t == nil || s.tasks[t.pe.ID] != t {
 		return fmt.Errorf("cluster: task: %w", ErrUnknownTask)
 	}
 	if n != nil && s.nodes[n.spec.ID] != n {
@@ -54,16 +55,16 @@ func (s *State) Reserve(t *TaskInfo, n *NodeInfo, r Reservation) error {
 	if err := s.own(t, n); err != nil {
 		return err
 	}
-	if t.state != Pending || t.backupOf != nil {
-		return fmt.Errorf("cluster: reserve task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+	if t.state != Pending || t.backs() != nil {
+		return fmt.Errorf("cluster: reserve task %q: it is %v: %w", t.pe.ID, t.state, ErrState)
 	}
 	h, devs, err := s.hold(t, n, r)
 	if err != nil {
-		return fmt.Errorf("cluster: reserve task %q on node %q: %w", t.spec.ID, n.spec.ID, err)
+		return fmt.Errorf("cluster: reserve task %q on node %q: %w", t.pe.ID, n.spec.ID, err)
 	}
 	usage := r.Hold.Peak()
 	s.dequeue(t, true)
-	s.treeApply(treeOp{kind: opStart, job: t.spec.Job, a: t.spec.Request, b: usage})
+	s.treeApply(treeOp{kind: opStart, job: t.pe.Job, a: t.demand.request, b: usage})
 	s.place(t, n, h, devs, r, usage)
 	s.setState(t, Reserved)
 	return nil
@@ -97,7 +98,7 @@ func (s *State) hold(t *TaskInfo, n *NodeInfo, r Reservation) (stage.Handle, gpu
 // demand (its count and share, on a model the demand allows), or the best fit when a
 // is zero.
 func (s *State) devices(t *TaskInfo, n *NodeInfo, a gpu.Allocation) (gpu.Allocation, error) {
-	d := t.spec.GPU
+	d := t.GPU()
 	switch {
 	case d.IsZero() && a.IsZero():
 		return gpu.Allocation{}, nil
@@ -115,22 +116,47 @@ func (s *State) devices(t *TaskInfo, n *NodeInfo, a gpu.Allocation) (gpu.Allocat
 	return a.Clone(), nil
 }
 
-// place records that t holds reservation h of r, and devices devs, on n.
+// place records that t holds reservation h of r, and devices devs, on n: it takes a
+// placement record (State.placement).
 func (s *State) place(t *TaskInfo, n *NodeInfo, h stage.Handle, devs gpu.Allocation, r Reservation, usage resource.Tuple) {
 	plan := r.Plan
 	if plan.Len() == 0 {
 		plan = r.Hold
 	}
-	t.node, t.handle, t.start, t.plan, t.usage, t.planned = n, h, r.Start, plan, usage, 0
-	t.devices = nil
-	if !devs.IsZero() {
-		t.devices = &devs
-	}
+	p := s.placement()
+	p.node, p.handle, p.plan, p.usage, p.devices = n, h, plan, usage, devs
 	if r.Predicted {
-		t.planned = plan.Duration()
+		p.planned = plan.Duration()
 	}
-	n.tasks[t.spec.ID] = t
+	t.run, t.start = p, r.Start
+	n.tasks[t.pe.ID] = t
 	s.reindex(n)
+}
+
+// keptPlacements bounds the placement records the state keeps for the next
+// reservations, so that placing and releasing tasks allocates nothing in the steady
+// state while the records of a burst of releases are not held for ever.
+const keptPlacements = 256
+
+// placement is a placement record to fill: one given back, or a new one.
+func (s *State) placement() *placement {
+	if k := len(s.spare); k > 0 {
+		p := s.spare[k-1]
+		s.spare[k-1] = nil
+		s.spare = s.spare[:k-1]
+		return p
+	}
+	return &placement{}
+}
+
+// unplace gives placed task t's placement record back: t is on no node.
+func (s *State) unplace(t *TaskInfo) {
+	p := t.run
+	t.run = nil
+	*p = placement{}
+	if len(s.spare) < keptPlacements {
+		s.spare = append(s.spare, p)
+	}
 }
 
 // ReserveBackup holds r on node n for a backup attempt of running task t,
@@ -141,27 +167,29 @@ func (s *State) ReserveBackup(t *TaskInfo, n *NodeInfo, r Reservation) (*TaskInf
 	if err := s.own(t, n); err != nil {
 		return nil, err
 	}
-	id := BackupID(t.spec.ID)
+	id := BackupID(t.pe.ID)
 	switch {
-	case t.state != Running || t.backupOf != nil || t.backup != nil:
-		return nil, fmt.Errorf("cluster: back up task %q: it is %v or backed up: %w", t.spec.ID, t.state, ErrState)
-	case strings.HasSuffix(t.spec.ID, BackupSuffix) || s.tasks[id] != nil:
-		return nil, fmt.Errorf("cluster: back up task %q: %q is taken: %w", t.spec.ID, id, ErrDuplicate)
-	case t.node == n:
-		return nil, fmt.Errorf("cluster: back up task %q on its own node %q: %w", t.spec.ID, n.spec.ID, ErrInvalid)
+	case t.state != Running || t.backs() != nil || t.backedBy() != nil:
+		return nil, fmt.Errorf("cluster: back up task %q: it is %v or backed up: %w", t.pe.ID, t.state, ErrState)
+	case strings.HasSuffix(t.pe.ID, BackupSuffix) || s.tasks[id] != nil:
+		return nil, fmt.Errorf("cluster: back up task %q: %q is taken: %w", t.pe.ID, id, ErrDuplicate)
+	case t.run.node == n:
+		return nil, fmt.Errorf("cluster: back up task %q on its own node %q: %w", t.pe.ID, n.spec.ID, ErrInvalid)
 	}
 	h, devs, err := s.hold(t, n, r)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: back up task %q on node %q: %w", t.spec.ID, n.spec.ID, err)
+		return nil, fmt.Errorf("cluster: back up task %q on node %q: %w", t.pe.ID, n.spec.ID, err)
 	}
-	spec := t.spec
-	spec.ID = id
-	b := &TaskInfo{spec: spec, state: Reserved, backupOf: t}
+	b := &TaskInfo{key: t.key, demand: t.demand, deadline: t.deadline, state: Reserved, nonPreemptible: t.nonPreemptible}
+	b.pe = fairness.PendingEntry[*TaskInfo]{ID: id, Job: t.pe.Job, Priority: t.pe.Priority, Submitted: t.pe.Submitted, Nodes: t.pe.Nodes, Owner: b}
+	if t.extra != nil {
+		b.extra = &taskExtra{profile: t.extra.profile, gpu: t.extra.gpu} // not the nodes where t's backups failed
+	}
 	usage := r.Hold.Peak()
-	s.treeApply(treeOp{kind: opAllocate, job: t.spec.Job, a: usage})
-	t.backup = b
+	s.treeApply(treeOp{kind: opAllocate, job: t.pe.Job, a: usage})
 	s.tasks[id] = b
 	s.place(b, n, h, devs, r, usage)
+	b.run.backupOf, t.run.backup = t, b
 	return b, nil
 }
 
@@ -187,41 +215,41 @@ func (s *State) MoveStarts(moves ...Move) error {
 			return err
 		}
 		if t.state != Reserved || seen[t] {
-			return fmt.Errorf("cluster: move the start of task %q: it is %v, or listed twice: %w", t.spec.ID, t.state, ErrState)
+			return fmt.Errorf("cluster: move the start of task %q: it is %v, or listed twice: %w", t.pe.ID, t.state, ErrState)
 		}
 		if m.Start < 0 {
-			return fmt.Errorf("cluster: move the start of task %q to %v: %w", t.spec.ID, m.Start, ErrInvalid)
+			return fmt.Errorf("cluster: move the start of task %q to %v: %w", t.pe.ID, m.Start, ErrInvalid)
 		}
 		seen[t] = true
 	}
 	for _, m := range moves {
-		_ = m.Task.node.tl.Suspend(m.Task.handle) // held: the task is Reserved
+		_ = m.Task.run.node.tl.Suspend(m.Task.run.handle) // held: the task is Reserved
 	}
 	moved := make([]stage.Handle, 0, len(moves))
 	var err error
 	for _, m := range moves {
-		n := m.Task.node
-		_, hold, _ := n.tl.Lookup(m.Task.handle)
+		n := m.Task.run.node
+		_, hold, _ := n.tl.Lookup(m.Task.run.handle)
 		h, e := n.tl.Reserve(m.Start, hold, m.Allow)
 		if e != nil {
-			err = fmt.Errorf("cluster: move the start of task %q to %v on node %q: %w", m.Task.spec.ID, m.Start, n.spec.ID, e)
+			err = fmt.Errorf("cluster: move the start of task %q to %v on node %q: %w", m.Task.pe.ID, m.Start, n.spec.ID, e)
 			break
 		}
 		moved = append(moved, h)
 	}
 	if err != nil {
 		for i, h := range moved {
-			_ = moves[i].Task.node.tl.Release(h)
+			_ = moves[i].Task.run.node.tl.Release(h)
 		}
 		for _, m := range moves {
-			_ = m.Task.node.tl.Resume(m.Task.handle)
+			_ = m.Task.run.node.tl.Resume(m.Task.run.handle)
 		}
 		return err
 	}
 	for i, m := range moves {
-		n := m.Task.node
-		_ = n.tl.Release(m.Task.handle) // the suspended old reservation
-		m.Task.handle, m.Task.start = moved[i], m.Start
+		n := m.Task.run.node
+		_ = n.tl.Release(m.Task.run.handle) // the suspended old reservation
+		m.Task.run.handle, m.Task.start = moved[i], m.Start
 		s.reindex(n)
 	}
 	return nil
@@ -234,9 +262,9 @@ func (s *State) Commit(t *TaskInfo) error {
 		return err
 	}
 	if t.state != Reserved {
-		return fmt.Errorf("cluster: commit task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+		return fmt.Errorf("cluster: commit task %q: it is %v: %w", t.pe.ID, t.state, ErrState)
 	}
-	if t.backupOf != nil {
+	if t.backs() != nil {
 		t.state = Running
 		return nil
 	}
@@ -253,13 +281,13 @@ func (s *State) Commit(t *TaskInfo) error {
 func (s *State) run(t *TaskInfo) {
 	t.undisrupted = t.disrupted
 	s.restored(t)
-	j := s.jobs[t.spec.Job]
-	j.running[t.spec.ID] = t
+	j := s.jobs[t.pe.Job]
+	j.running[t.pe.ID] = t
 	if len(j.running)+j.finished >= j.spec.MinMember {
 		j.gathered = true
 	}
 	s.busyJobs[j.spec.ID] = j
-	s.progressStart(t, t.node.spec.ID, t.start)
+	s.progressStart(t, t.run.node.spec.ID, t.start)
 	s.setState(t, Running)
 }
 
@@ -283,10 +311,10 @@ func (s *State) Unreserve(t *TaskInfo) error {
 		return err
 	}
 	if t.state != Reserved {
-		return fmt.Errorf("cluster: unreserve task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+		return fmt.Errorf("cluster: unreserve task %q: it is %v: %w", t.pe.ID, t.state, ErrState)
 	}
-	if t.backupOf != nil {
-		s.dropBackup(t.backupOf, false)
+	if t.backs() != nil {
+		s.dropBackup(t.backs(), false)
 		return nil
 	}
 	since := t.pendingSince
@@ -311,14 +339,14 @@ func (s *State) Preempt(t *TaskInfo) error {
 	if err := s.own(t, nil); err != nil {
 		return err
 	}
-	j := s.jobs[t.spec.Job]
+	j := s.jobs[t.pe.Job]
 	switch {
-	case t.state != Running || t.backupOf != nil:
-		return fmt.Errorf("cluster: preempt task %q: it is %v or a backup: %w", t.spec.ID, t.state, ErrState)
-	case t.spec.NonPreemptible:
-		return fmt.Errorf("cluster: preempt task %q: it is non-preemptible: %w", t.spec.ID, ErrInvalid)
+	case t.state != Running || t.backs() != nil:
+		return fmt.Errorf("cluster: preempt task %q: it is %v or a backup: %w", t.pe.ID, t.state, ErrState)
+	case t.nonPreemptible:
+		return fmt.Errorf("cluster: preempt task %q: it is non-preemptible: %w", t.pe.ID, ErrInvalid)
 	case !j.MayDisrupt(1):
-		return fmt.Errorf("cluster: preempt task %q: job %q has %d of %d disruptions in use: %w", t.spec.ID, j.spec.ID, j.disrupted, j.spec.MaxDisrupted, ErrInvalid)
+		return fmt.Errorf("cluster: preempt task %q: job %q has %d of %d disruptions in use: %w", t.pe.ID, j.spec.ID, j.disrupted, j.spec.MaxDisrupted, ErrInvalid)
 	}
 	s.requeue(t)
 	t.disrupted = true
@@ -336,13 +364,13 @@ func (s *State) Suspend(t *TaskInfo) error {
 	if err := s.own(t, nil); err != nil {
 		return err
 	}
-	if t.node == nil {
-		return fmt.Errorf("cluster: suspend task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+	if t.run == nil {
+		return fmt.Errorf("cluster: suspend task %q: it is %v: %w", t.pe.ID, t.state, ErrState)
 	}
-	if err := t.node.tl.Suspend(t.handle); err != nil {
-		return fmt.Errorf("cluster: suspend task %q: %w: %w", t.spec.ID, ErrState, err)
+	if err := t.run.node.tl.Suspend(t.run.handle); err != nil {
+		return fmt.Errorf("cluster: suspend task %q: %w: %w", t.pe.ID, ErrState, err)
 	}
-	_ = t.node.gpus.Release(t.Devices()) // held while placed
+	_ = t.run.node.gpus.Release(t.run.devices) // held while placed
 	return nil
 }
 
@@ -351,15 +379,15 @@ func (s *State) Resume(t *TaskInfo) error {
 	if err := s.own(t, nil); err != nil {
 		return err
 	}
-	if t.node == nil {
-		return fmt.Errorf("cluster: resume task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+	if t.run == nil {
+		return fmt.Errorf("cluster: resume task %q: it is %v: %w", t.pe.ID, t.state, ErrState)
 	}
-	if err := t.node.gpus.Take(t.Devices()); err != nil {
-		return fmt.Errorf("cluster: resume task %q: its devices were taken meanwhile: %w: %w", t.spec.ID, ErrState, err)
+	if err := t.run.node.gpus.Take(t.run.devices); err != nil {
+		return fmt.Errorf("cluster: resume task %q: its devices were taken meanwhile: %w: %w", t.pe.ID, ErrState, err)
 	}
-	if err := t.node.tl.Resume(t.handle); err != nil {
-		_ = t.node.gpus.Release(t.Devices())
-		return fmt.Errorf("cluster: resume task %q: %w: %w", t.spec.ID, ErrState, err)
+	if err := t.run.node.tl.Resume(t.run.handle); err != nil {
+		_ = t.run.node.gpus.Release(t.run.devices)
+		return fmt.Errorf("cluster: resume task %q: %w: %w", t.pe.ID, ErrState, err)
 	}
 	return nil
 }
@@ -372,15 +400,15 @@ func (s *State) Withdraw(t *TaskInfo) error {
 	if err := s.own(t, nil); err != nil {
 		return err
 	}
-	if t.state != Running || t.backupOf != nil {
-		return fmt.Errorf("cluster: withdraw task %q: it is %v or a backup: %w", t.spec.ID, t.state, ErrState)
+	if t.state != Running || t.backs() != nil {
+		return fmt.Errorf("cluster: withdraw task %q: it is %v or a backup: %w", t.pe.ID, t.state, ErrState)
 	}
 	undone, since := t.undisrupted, t.pendingSince
 	s.requeue(t)
 	t.pendingSince = since // as if it had not been placed: its wait goes on
 	if undone {
 		t.disrupted = true
-		s.jobs[t.spec.Job].disrupted++
+		s.jobs[t.pe.Job].disrupted++
 	}
 	return nil
 }
@@ -389,7 +417,7 @@ func (s *State) Withdraw(t *TaskInfo) error {
 func (s *State) restored(t *TaskInfo) {
 	if t.disrupted {
 		t.disrupted = false
-		s.jobs[t.spec.Job].disrupted--
+		s.jobs[t.pe.Job].disrupted--
 	}
 }
 
@@ -405,10 +433,10 @@ func (s *State) stop(t *TaskInfo, event string, failed bool) error {
 		return err
 	}
 	if t.state != Running {
-		return fmt.Errorf("cluster: %s task %q: it is %v: %w", event, t.spec.ID, t.state, ErrState)
+		return fmt.Errorf("cluster: %s task %q: it is %v: %w", event, t.pe.ID, t.state, ErrState)
 	}
-	if t.backupOf != nil {
-		s.dropBackup(t.backupOf, failed)
+	if t.backs() != nil {
+		s.dropBackup(t.backs(), failed)
 		return nil
 	}
 	if failed && t.failures < math.MaxUint8 {
@@ -428,20 +456,20 @@ func (s *State) Finish(t *TaskInfo, now time.Duration) error {
 		return err
 	}
 	if t.state != Running {
-		return fmt.Errorf("cluster: finish task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+		return fmt.Errorf("cluster: finish task %q: it is %v: %w", t.pe.ID, t.state, ErrState)
 	}
 	if now < t.start {
-		return fmt.Errorf("cluster: finish of task %q at %v before its start %v: %w", t.spec.ID, now, t.start, ErrState)
+		return fmt.Errorf("cluster: finish of task %q at %v before its start %v: %w", t.pe.ID, now, t.start, ErrState)
 	}
-	if b := t; b.backupOf != nil {
-		t = b.backupOf
+	if b := t; b.backs() != nil {
+		t = b.backs()
 		s.backupWon(t, b, now)
 	} else {
 		s.progressFinish(t, now)
 	}
 	s.release(t)
 	s.setState(t, Finished)
-	s.jobs[t.spec.Job].finished++
+	s.jobs[t.pe.Job].finished++
 	s.taskEnded(t, now)
 	return nil
 }
@@ -458,13 +486,13 @@ func (s *State) Cancel(t *TaskInfo, now time.Duration) error {
 	case Pending:
 		s.dequeue(t, false)
 	case Running, Reserved, Booked:
-		if t.backupOf != nil {
-			s.dropBackup(t.backupOf, false)
+		if t.backs() != nil {
+			s.dropBackup(t.backs(), false)
 			return nil
 		}
 		s.release(t)
 	default:
-		return fmt.Errorf("cluster: cancel task %q: it is %v: %w", t.spec.ID, t.state, ErrState)
+		return fmt.Errorf("cluster: cancel task %q: it is %v: %w", t.pe.ID, t.state, ErrState)
 	}
 	s.restored(t)
 	s.setState(t, Cancelled)
@@ -473,7 +501,7 @@ func (s *State) Cancel(t *TaskInfo, now time.Duration) error {
 }
 
 func (s *State) setState(t *TaskInfo, st TaskState) {
-	if t.backupOf == nil {
+	if t.backs() == nil {
 		s.count[t.state]--
 		s.count[st]++
 	}
@@ -484,23 +512,23 @@ func (s *State) setState(t *TaskInfo, st TaskState) {
 // and stops tracking its progress.
 func (s *State) release(t *TaskInfo) {
 	s.dropBackup(t, false)
-	n := t.node
+	n := t.run.node
 	if t.state == Booked {
 		s.booked.Delete(t)
 	}
 	if t.state == Running {
 		s.progressAbandon(t)
-		if j := s.jobs[t.spec.Job]; len(j.running) > 0 {
-			if delete(j.running, t.spec.ID); len(j.running) == 0 {
+		if j := s.jobs[t.pe.Job]; len(j.running) > 0 {
+			if delete(j.running, t.pe.ID); len(j.running) == 0 {
 				delete(s.busyJobs, j.spec.ID)
 			}
 		}
 	}
-	_ = n.tl.Release(t.handle)
-	_ = n.gpus.Release(t.Devices()) // held since the reservation
-	delete(n.tasks, t.spec.ID)
-	s.treeApply(treeOp{kind: opRelease, job: t.spec.Job, a: t.usage})
-	t.node, t.handle, t.devices, t.plan, t.planned, t.usage = nil, 0, nil, stage.Profile{}, 0, resource.Tuple{}
+	_ = n.tl.Release(t.run.handle)
+	_ = n.gpus.Release(t.run.devices) // held since the reservation
+	delete(n.tasks, t.pe.ID)
+	s.treeApply(treeOp{kind: opRelease, job: t.pe.Job, a: t.run.usage})
+	s.unplace(t)
 	s.reindex(n)
 }
 
@@ -509,7 +537,7 @@ func (s *State) release(t *TaskInfo) {
 func (s *State) requeue(t *TaskInfo) {
 	t.undisrupted = false
 	s.release(t)
-	if j := s.jobs[t.spec.Job]; len(j.running) == 0 {
+	if j := s.jobs[t.pe.Job]; len(j.running) == 0 {
 		j.gathered = false
 	}
 	s.setState(t, Pending)
@@ -519,19 +547,23 @@ func (s *State) requeue(t *TaskInfo) {
 // dropBackup ends task t's backup attempt, if it has one: its resources return to its
 // node and its ID is forgotten. failed records its node as one not to back t up on.
 func (s *State) dropBackup(t *TaskInfo, failed bool) {
-	b := t.backup
+	b := t.backedBy()
 	if b == nil {
 		return
 	}
-	n := b.node
+	n := b.run.node
 	if failed {
-		t.failedOn = append(t.failedOn, n.spec.ID)
+		if t.extra == nil {
+			t.extra = &taskExtra{}
+		}
+		t.extra.failedOn = append(t.extra.failedOn, n.spec.ID)
 	}
-	_ = n.tl.Release(b.handle)
-	_ = n.gpus.Release(b.Devices()) // held since the reservation
-	delete(n.tasks, b.spec.ID)
-	s.treeApply(treeOp{kind: opRelease, job: t.spec.Job, a: b.usage})
-	delete(s.tasks, b.spec.ID)
-	t.backup, b.backupOf, b.node, b.state = nil, nil, nil, Cancelled
+	_ = n.tl.Release(b.run.handle)
+	_ = n.gpus.Release(b.run.devices) // held since the reservation
+	delete(n.tasks, b.pe.ID)
+	s.treeApply(treeOp{kind: opRelease, job: t.pe.Job, a: b.run.usage})
+	delete(s.tasks, b.pe.ID)
+	t.run.backup, b.state = nil, Cancelled
+	s.unplace(b)
 	s.reindex(n)
 }

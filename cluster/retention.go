@@ -118,7 +118,7 @@ func (s *State) OnForget(fn func(j *JobInfo)) {
 // cancelled at time at: it is remembered for a while, and its job may be complete.
 func (s *State) taskEnded(t *TaskInfo, at time.Duration) {
 	s.ended = append(s.ended, ended{t: t, at: at})
-	j := s.jobs[t.spec.Job]
+	j := s.jobs[t.pe.Job]
 	if j.live--; j.live == 0 {
 		j.doneAt = at
 		s.idle.push(j)
@@ -144,8 +144,8 @@ func (s *State) retire() {
 		t := s.ended[0].t
 		s.ended[0] = ended{}
 		s.ended = s.ended[1:]
-		if s.tasks[t.spec.ID] == t {
-			delete(s.tasks, t.spec.ID)
+		if s.tasks[t.pe.ID] == t {
+			delete(s.tasks, t.pe.ID)
 		}
 	}
 	for j := s.idle.head; j != nil && (s.idle.n > s.keep.Jobs || old(j.doneAt)); j = s.idle.head {

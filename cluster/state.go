@@ -39,9 +39,11 @@ type State struct {
 	tasks    map[string]*TaskInfo
 	count    [Booked + 1]int
 	booked   *btree.BTreeG[*TaskInfo] // Booked tasks by start, then ID
+	spare    []*placement             // placement records given back, for reuse (reserve.go)
 
 	tree     *fairness.Tree
-	pending  *fairness.Pending
+	pending  *fairness.PendingIndex[*TaskInfo] // the pending tasks' entries (TaskInfo.pe)
+	oneRack  map[string][]string               // a one-rack list per rack, for the entries to share
 	ordering fairness.Policy
 	hasMax   bool // some queue has a max share
 	hasMin   bool // some queue has a min share
@@ -113,14 +115,15 @@ func New(schema *resource.Schema, opts ...Option) (*State, error) {
 		keyDim:   firstNonCompressible(schema),
 		ordering: cfg.ordering,
 		perJob:   cfg.perJob,
-		pending:  fairness.NewPending(),
+		pending:  fairness.NewPendingIndex[*TaskInfo](),
+		oneRack:  make(map[string][]string),
 		keep:     cfg.retention,
 	}
 	s.booked = btree.NewG(8, func(a, b *TaskInfo) bool {
 		if a.start != b.start {
 			return a.start < b.start
 		}
-		return a.spec.ID < b.spec.ID
+		return a.pe.ID < b.pe.ID
 	})
 	s.byFree = btree.NewG(16, func(a, b *NodeInfo) bool {
 		if a.key != b.key {
@@ -223,7 +226,7 @@ func (s *State) RemoveNode(id string) ([]string, error) {
 	var backups, reserved []*TaskInfo
 	for tid, t := range n.tasks {
 		switch {
-		case t.backupOf != nil:
+		case t.backs() != nil:
 			backups = append(backups, t)
 		case t.state == Reserved:
 			reserved = append(reserved, t)
@@ -235,7 +238,7 @@ func (s *State) RemoveNode(id string) ([]string, error) {
 	slices.SortFunc(backups, byID)
 	slices.SortFunc(reserved, byID)
 	for _, b := range backups {
-		s.dropBackup(b.backupOf, true)
+		s.dropBackup(b.backs(), true)
 	}
 	for _, t := range reserved {
 		s.requeue(t)
@@ -262,15 +265,15 @@ func (s *State) RemoveNode(id string) ([]string, error) {
 // Locality does. Their order among their job's tasks is unchanged.
 func (s *State) relocate(id string) {
 	for _, t := range s.tasks {
-		if t.state != Pending || !slices.Contains(t.spec.Inputs, id) {
+		if t.state != Pending || !slices.Contains(t.pe.Nodes, id) {
 			continue
 		}
-		_ = s.pending.Remove(t.spec.ID)
-		_ = s.pending.Add(fairness.PendingTask{ID: t.spec.ID, Job: t.spec.Job, Priority: t.spec.Priority, Submitted: t.spec.Submitted, Locations: s.Locations(t)})
+		_ = s.pending.Delete(&t.pe)
+		s.index(t)
 	}
 }
 
-func byID(a, b *TaskInfo) int { return strings.Compare(a.spec.ID, b.spec.ID) }
+func byID(a, b *TaskInfo) int { return strings.Compare(a.pe.ID, b.pe.ID) }
 
 // AddQueue adds a queue under parent ("" for the root), configured by fairness options
 // (weight, min and max share, the ordering among its children).
@@ -342,15 +345,36 @@ func (s *State) Submit(specs ...TaskSpec) error {
 		return err
 	}
 	for i := range specs {
-		t := &TaskInfo{spec: specs[i], state: Pending}
-		t.spec.Inputs = slices.Clone(t.spec.Inputs)
-		t.spec.GPU.Models = slices.Clone(t.spec.GPU.Models)
-		s.tasks[t.spec.ID] = t
+		t := s.newTask(&specs[i])
+		s.tasks[t.pe.ID] = t
 		s.count[Pending]++
-		s.taskAdded(s.jobs[t.spec.Job])
+		s.taskAdded(s.jobs[t.pe.Job])
 		s.enqueue(t)
 	}
 	return nil
+}
+
+// newTask is a pending task of spec, which has been validated.
+func (s *State) newTask(spec *TaskSpec) *TaskInfo {
+	t := &TaskInfo{
+		key:            spec.Key,
+		demand:         s.jobs[spec.Job].demandOf(spec.Request, spec.Duration),
+		deadline:       spec.Deadline,
+		state:          Pending,
+		nonPreemptible: spec.NonPreemptible,
+	}
+	t.pe = fairness.PendingEntry[*TaskInfo]{ID: spec.ID, Job: spec.Job, Priority: spec.Priority, Submitted: spec.Submitted,
+		Nodes: slices.Clone(spec.Inputs), Owner: t}
+	for i, id := range t.pe.Nodes {
+		if n := s.nodes[id]; n != nil {
+			t.pe.Nodes[i] = n.spec.ID // the node's own string: the caller's copy is not kept
+		}
+	}
+	if spec.Profile.Len() > 0 || spec.GPU.Count != 0 || spec.GPU.Milli != 0 || spec.GPU.Models != nil {
+		t.extra = &taskExtra{profile: spec.Profile, gpu: spec.GPU}
+		t.extra.gpu.Models = slices.Clone(spec.GPU.Models)
+	}
+	return t
 }
 
 // checkGangs refuses a batch that leaves a gang job short of its MinMember live tasks:
@@ -408,31 +432,65 @@ func (s *State) validateTask(t *TaskSpec, seen map[string]bool) error {
 // enqueue makes a task pending in the fairness tree, the locality index and its
 // demand classes.
 func (s *State) enqueue(t *TaskInfo) {
-	t.pendingSince = max(t.spec.Submitted, s.clock)
-	// Both calls only fail on input validated at submission.
-	_ = s.pending.Add(fairness.PendingTask{ID: t.spec.ID, Job: t.spec.Job, Priority: t.spec.Priority, Submitted: t.spec.Submitted, Locations: s.Locations(t)})
-	s.treeApply(treeOp{kind: opAddPending, job: t.spec.Job, a: t.spec.Request})
-	s.addPending(s.jobs[t.spec.Job], t)
+	t.pendingSince = max(t.pe.Submitted, s.clock)
+	s.index(t)
+	s.treeApply(treeOp{kind: opAddPending, job: t.pe.Job, a: t.demand.request})
+	s.addPending(s.jobs[t.pe.Job], t)
 }
 
 // dequeue takes a pending task out of the fairness tree's pending demand (unless it
 // starts: then Tree.Start does), the locality index and its demand classes.
 func (s *State) dequeue(t *TaskInfo, starts bool) {
-	_ = s.pending.Remove(t.spec.ID)
+	_ = s.pending.Delete(&t.pe) // pending: indexed
+	t.pe.Racks = nil
 	if !starts {
-		s.treeApply(treeOp{kind: opRemovePending, job: t.spec.Job, a: t.spec.Request})
+		s.treeApply(treeOp{kind: opRemovePending, job: t.pe.Job, a: t.demand.request})
 	}
-	s.removePending(s.jobs[t.spec.Job], t)
+	s.removePending(s.jobs[t.pe.Job], t)
+}
+
+// index puts pending task t's entry in the pending index, with the racks its inputs
+// are in now.
+func (s *State) index(t *TaskInfo) {
+	t.pe.Racks = s.racks(t.pe.Nodes)
+	// Only fails on input validated at submission.
+	_ = s.pending.Insert(&t.pe)
+}
+
+// racks are the racks of nodes, position by position ("" for a node the state does not
+// hold); nil when none is known. A single node's is a list shared by every task with
+// its single input in that rack.
+func (s *State) racks(nodes []string) []string {
+	var out []string
+	for i, id := range nodes {
+		n := s.nodes[id]
+		if n == nil || n.spec.Rack == "" {
+			continue
+		}
+		if len(nodes) == 1 {
+			one := s.oneRack[n.spec.Rack]
+			if one == nil {
+				one = []string{n.spec.Rack}
+				s.oneRack[n.spec.Rack] = one
+			}
+			return one
+		}
+		if out == nil {
+			out = make([]string, len(nodes))
+		}
+		out[i] = n.spec.Rack
+	}
+	return out
 }
 
 // Locations are task t's input replicas with the racks of the nodes holding them (""
 // for a node the state does not hold).
 func (s *State) Locations(t *TaskInfo) []fairness.Location {
-	if len(t.spec.Inputs) == 0 {
+	if len(t.pe.Nodes) == 0 {
 		return nil
 	}
-	locs := make([]fairness.Location, 0, len(t.spec.Inputs))
-	for _, id := range t.spec.Inputs {
+	locs := make([]fairness.Location, 0, len(t.pe.Nodes))
+	for _, id := range t.pe.Nodes {
 		rack := ""
 		if n := s.nodes[id]; n != nil {
 			rack = n.spec.Rack
@@ -445,11 +503,11 @@ func (s *State) Locations(t *TaskInfo) []fairness.Location {
 // Locality is how close node n is to task t's input: node-local for a task without
 // inputs.
 func (s *State) Locality(t *TaskInfo, n *NodeInfo) fairness.Level {
-	if len(t.spec.Inputs) == 0 {
+	if len(t.pe.Nodes) == 0 {
 		return fairness.NodeLocal
 	}
 	level := fairness.OffSwitch
-	for _, id := range t.spec.Inputs {
+	for _, id := range t.pe.Nodes {
 		if id == n.spec.ID {
 			return fairness.NodeLocal
 		}
@@ -591,19 +649,19 @@ func (s *State) BestLocality(j *JobInfo, n *NodeInfo) (fairness.Level, bool) {
 // FirstPending is job j's first pending task, in task order, at locality worst or
 // better for node n.
 func (s *State) FirstPending(j *JobInfo, n *NodeInfo, worst fairness.Level) (*TaskInfo, fairness.Level, bool) {
-	id, l, ok := s.pending.First(j.spec.ID, n.spec.ID, n.spec.Rack, worst)
+	e, l, ok := s.pending.First(j.spec.ID, n.spec.ID, n.spec.Rack, worst)
 	if !ok {
 		return nil, 0, false
 	}
-	return s.tasks[id], l, true
+	return e.Owner, l, true
 }
 
 // AscendPending calls fn with job j's pending tasks at locality worst or better for
 // node n, best locality first and in task order within a level, until fn returns
 // false.
 func (s *State) AscendPending(j *JobInfo, n *NodeInfo, worst fairness.Level, fn func(t *TaskInfo, l fairness.Level) bool) {
-	s.pending.Ascend(j.spec.ID, n.spec.ID, n.spec.Rack, worst, func(id string, l fairness.Level) bool {
-		return fn(s.tasks[id], l)
+	s.pending.Ascend(j.spec.ID, n.spec.ID, n.spec.Rack, worst, func(e *fairness.PendingEntry[*TaskInfo], l fairness.Level) bool {
+		return fn(e.Owner, l)
 	})
 }
 

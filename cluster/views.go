@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
@@ -86,6 +87,10 @@ type JobInfo struct {
 	classIdx map[ClassID]int          // index of each class in classes
 	running  map[string]*TaskInfo     // its running tasks (not their backups)
 	progress *predict.ProgressTracker // its tasks' progress (WithJobProgress)
+	// demands are the latest distinct demands of its tasks, for the next to share
+	// (demandOf); nextDemand is the one to replace next.
+	demands    [recentDemands]*demand
+	nextDemand int
 	// disrupted counts its tasks preempted and not yet placed again (State.Preempt).
 	disrupted int
 	// gathered: a gang job has had MinMember tasks running or finished together, and
@@ -163,43 +168,117 @@ func (j *JobInfo) MayDisrupt(k int) bool {
 func (j *JobInfo) Progress() *predict.ProgressTracker { return j.progress }
 
 // TaskInfo is the read-only view of one task, or of a task's backup attempt.
+//
+// It is what a pending task costs, so it holds only what a pending task needs (a
+// 192-byte record, TestTaskInfoSizeClass): what only a placed task needs is in its
+// placement, taken when it is reserved and given back when it leaves its node; what
+// the tasks of a job share (their request and duration) is held once; what few tasks
+// have (a declared profile, a GPU demand, nodes where backups failed) is held apart.
 type TaskInfo struct {
-	spec    TaskSpec
-	usage   resource.Tuple // what fairness counts as held while placed: the hold's peak
+	// pe is the task's entry in the pending index (indexed while it is pending), and
+	// the home of its ID, job, priority, submission time and inputs (pe.Nodes); pe.Racks
+	// are the inputs' racks when it was last indexed.
+	pe           fairness.PendingEntry[*TaskInfo]
+	key          predict.Key
+	demand       *demand // its request and declared duration, shared (demand)
+	deadline     time.Duration
+	start        time.Duration // when its reservation begins, or when it reported starting
+	pendingSince time.Duration // when it last became pending (PendingSince)
+	extra        *taskExtra    // what few tasks have; nil for none
+	run          *placement    // while reserved, booked or running; nil otherwise
+	state        TaskState
+	disrupted    bool // preempted and not placed again yet (State.Preempt)
+	// undisrupted: its latest commit ended a disruption (Withdraw restores it).
+	undisrupted    bool
+	failures       uint8 // runs lost to Fail, saturating (Failures)
+	nonPreemptible bool  // TaskSpec.NonPreemptible
+}
+
+// demand is a request held for a declared duration (TaskSpec.Request, Duration), shared
+// by the tasks of a job that ask the same (JobInfo keeps the latest few), with the
+// request profile built once for all of them.
+type demand struct {
+	request  resource.Tuple
+	duration time.Duration
+	profile  atomic.Pointer[stage.Profile] // the request held for duration (RequestProfile)
+}
+
+// recentDemands is how many distinct demands a job keeps for its next tasks to share.
+const recentDemands = 4
+
+// demandOf returns a demand of request held for duration: one job j keeps, when one of
+// its latest is alike, else a new one it keeps instead of its oldest.
+func (j *JobInfo) demandOf(request resource.Tuple, duration time.Duration) *demand {
+	for _, d := range j.demands {
+		if d != nil && d.duration == duration && d.request == request {
+			return d
+		}
+	}
+	d := &demand{request: request, duration: duration}
+	j.demands[j.nextDemand] = d
+	j.nextDemand = (j.nextDemand + 1) % recentDemands
+	return d
+}
+
+// taskExtra is what few tasks have: a declared profile, a GPU demand (TaskSpec.Profile,
+// GPU), nodes where their backups failed (TaskInfo.FailedOn).
+type taskExtra struct {
+	profile  stage.Profile
+	gpu      gpu.Demand
+	failedOn []string
+}
+
+// placement is what a task holds while it is placed (reserved, booked or running) on a
+// node: the record is taken at Reserve and given back when the task leaves the node
+// (State keeps a few given back for the next reservations).
+type placement struct {
 	node    *NodeInfo
 	handle  stage.Handle
-	start   time.Duration
-	plan    stage.Profile // what the task is expected to follow
-	planned time.Duration // predicted duration, 0 when placed by its request
-	// reqProfile caches the request held for the declared duration (RequestProfile).
-	reqProfile atomic.Pointer[stage.Profile]
-	// Speculation: a running task's backup attempt, a backup's task, and the nodes
-	// where the task's backups failed.
+	plan    stage.Profile  // what the task is expected to follow
+	planned time.Duration  // predicted duration, 0 when placed by its request
+	usage   resource.Tuple // what fairness counts as held: the hold's peak
+	devices gpu.Allocation // the GPU devices it holds; zero for none
+	// Speculation: a running task's backup attempt; a backup's task.
 	backup, backupOf *TaskInfo
-	failedOn         []string
-	// state sits with the flags, in one word: with the allocation's header, a
-	// TaskInfo then stays in the 640-byte size class.
-	state     TaskState
-	disrupted bool // preempted and not placed again yet (State.Preempt)
-	// undisrupted: its latest commit ended a disruption (Withdraw restores it).
-	undisrupted  bool
-	failures     uint8           // runs lost to Fail, saturating (Failures)
-	pendingSince time.Duration   // when it last became pending (PendingSince)
-	devices      *gpu.Allocation // the GPU devices it holds while placed; nil for none
+}
+
+// placedOn is the node placed task t is on; nil when it is not placed.
+func (t *TaskInfo) placedOn() *NodeInfo {
+	if t.run == nil {
+		return nil
+	}
+	return t.run.node
+}
+
+// backs is, for a backup attempt, the task it backs up; nil for a task (and for a
+// dropped attempt).
+func (t *TaskInfo) backs() *TaskInfo {
+	if t.run == nil {
+		return nil
+	}
+	return t.run.backupOf
+}
+
+// backedBy is running task t's backup attempt, or nil.
+func (t *TaskInfo) backedBy() *TaskInfo {
+	if t.run == nil {
+		return nil
+	}
+	return t.run.backup
 }
 
 // Devices is the GPU devices the placed task holds on its node (TaskSpec.GPU); zero
 // when it holds none. The slice is the state's: read it, do not change it.
 func (t *TaskInfo) Devices() gpu.Allocation {
-	if t.devices == nil {
+	if t.run == nil {
 		return gpu.Allocation{}
 	}
-	return *t.devices
+	return t.run.devices
 }
 
 // Preemptible reports whether the task may be evicted to make room for another: it
 // is not a backup attempt nor marked TaskSpec.NonPreemptible.
-func (t *TaskInfo) Preemptible() bool { return t.backupOf == nil && !t.spec.NonPreemptible }
+func (t *TaskInfo) Preemptible() bool { return t.backs() == nil && !t.nonPreemptible }
 
 // Disrupted reports whether preemption evicted the task and it has not run again yet
 // (a task booked for a future start is still disrupted until it starts).
@@ -221,70 +300,112 @@ func (t *TaskInfo) Failures() int { return int(t.failures) }
 func (t *TaskInfo) PendingSince() time.Duration { return t.pendingSince }
 
 // ID names the task (BackupID(task) for a backup attempt).
-func (t *TaskInfo) ID() string { return t.spec.ID }
+func (t *TaskInfo) ID() string { return t.pe.ID }
 
 // Job names the task's job.
-func (t *TaskInfo) Job() string { return t.spec.Job }
+func (t *TaskInfo) Job() string { return t.pe.Job }
 
 // Spec is the task as it was submitted. Its slices are the state's: do not change
 // them.
-func (t *TaskInfo) Spec() TaskSpec { return t.spec }
+func (t *TaskInfo) Spec() TaskSpec {
+	spec := TaskSpec{
+		ID: t.pe.ID, Job: t.pe.Job, Key: t.key, Request: t.demand.request, Duration: t.demand.duration,
+		Deadline: t.deadline, Inputs: t.pe.Nodes, Priority: t.pe.Priority, Submitted: t.pe.Submitted,
+		NonPreemptible: t.nonPreemptible,
+	}
+	if t.extra != nil {
+		spec.Profile, spec.GPU = t.extra.profile, t.extra.gpu
+	}
+	return spec
+}
 
 // Key is the task's similarity key.
-func (t *TaskInfo) Key() predict.Key { return t.spec.Key }
+func (t *TaskInfo) Key() predict.Key { return t.key }
 
 // Request is what the task asked for.
-func (t *TaskInfo) Request() resource.Tuple { return t.spec.Request }
+func (t *TaskInfo) Request() resource.Tuple { return t.demand.request }
 
 // GPU is what the task asks of a node's GPU devices (TaskSpec.GPU). Its Models slice
 // is the state's: read it, do not change it.
-func (t *TaskInfo) GPU() gpu.Demand { return t.spec.GPU }
+func (t *TaskInfo) GPU() gpu.Demand {
+	if t.extra == nil {
+		return gpu.Demand{}
+	}
+	return t.extra.gpu
+}
 
 // Declared is the task's declared stage profile; empty when it declared none.
-func (t *TaskInfo) Declared() stage.Profile { return t.spec.Profile }
+func (t *TaskInfo) Declared() stage.Profile {
+	if t.extra == nil {
+		return stage.Profile{}
+	}
+	return t.extra.profile
+}
 
 // State is where the task is in its life.
 func (t *TaskInfo) State() TaskState { return t.state }
 
 // Node is the node the task is reserved or running on; nil otherwise.
-func (t *TaskInfo) Node() *NodeInfo { return t.node }
+func (t *TaskInfo) Node() *NodeInfo { return t.placedOn() }
 
 // Start is when the task's reservation begins (or when it reported starting).
 func (t *TaskInfo) Start() time.Duration { return t.start }
 
 // Plan is the profile the placed task is expected to follow: its declaration, the
 // prediction, or its request held for its duration.
-func (t *TaskInfo) Plan() stage.Profile { return t.plan }
+func (t *TaskInfo) Plan() stage.Profile {
+	if t.run == nil {
+		return stage.Profile{}
+	}
+	return t.run.plan
+}
 
 // Planned is the placed task's predicted duration; 0 when it was placed by its
 // request.
-func (t *TaskInfo) Planned() time.Duration { return t.planned }
+func (t *TaskInfo) Planned() time.Duration {
+	if t.run == nil {
+		return 0
+	}
+	return t.run.planned
+}
 
 // Usage is what fairness counts the placed task as holding: the peak of its
 // reservation.
-func (t *TaskInfo) Usage() resource.Tuple { return t.usage }
+func (t *TaskInfo) Usage() resource.Tuple {
+	if t.run == nil {
+		return resource.Tuple{}
+	}
+	return t.run.usage
+}
 
 // Backup is a running task's backup attempt, or nil.
-func (t *TaskInfo) Backup() *TaskInfo { return t.backup }
+func (t *TaskInfo) Backup() *TaskInfo { return t.backedBy() }
 
 // BackupOf is, for a backup attempt, the task it backs up; nil for a task.
-func (t *TaskInfo) BackupOf() *TaskInfo { return t.backupOf }
+func (t *TaskInfo) BackupOf() *TaskInfo { return t.backs() }
 
 // FailedOn lists the nodes where the task's backups failed. Read it; do not keep it.
-func (t *TaskInfo) FailedOn() []string { return t.failedOn }
+func (t *TaskInfo) FailedOn() []string {
+	if t.extra == nil {
+		return nil
+	}
+	return t.extra.failedOn
+}
 
 // RequestProfile is the task's request held for its declared duration, or until it
-// finishes (stage.Forever); built once, and safe to call concurrently.
+// finishes (stage.Forever); built once for the tasks of its job asking the same, and
+// safe to call concurrently.
 func (t *TaskInfo) RequestProfile(schema *resource.Schema) stage.Profile {
-	if p := t.reqProfile.Load(); p != nil {
+	d := t.demand
+	if p := d.profile.Load(); p != nil {
 		return *p
 	}
-	d := t.spec.Duration
-	if d == 0 {
-		d = stage.Forever
+	dur := d.duration
+	if dur == 0 {
+		dur = stage.Forever
 	}
 	// Cannot fail: the request was validated at submission.
-	p, _ := stage.Constant(schema, t.spec.Request, d)
-	t.reqProfile.Store(&p)
+	p, _ := stage.Constant(schema, d.request, dur)
+	d.profile.Store(&p)
 	return p
 }

@@ -15,7 +15,8 @@
 //	§7 baseline         Capacity: guaranteed and maximum capacity, lowest used/guaranteed
 //	                    first, elastic up to the maximum (Tree.Admit), FIFO inside a queue
 //	§10 fair shares     WaterFill: weights, min and max shares, demands
-//	§10 three levels    Tree (queues, nested, and jobs) and Pending (tasks by locality)
+//	§10 three levels    Tree (queues, nested, and jobs) and Pending (tasks by locality;
+//	                    PendingIndex over entries the caller's task records embed)
 //	§10 Alg. 2.1        Delay: node-local / rack-local / off-switch with W1, W2 (5 s, 20 s),
 //	                    time-based or skip-count
 //	§7 metric           Jain

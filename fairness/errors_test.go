@@ -360,6 +360,52 @@ func TestPendingErrors(t *testing.T) {
 	assert.Equal(t, 1, p.Len())
 }
 
+// PendingIndex.Insert refuses, changing nothing, what Pending.Add refuses, and entries
+// it cannot hold: nil, already indexed, racks not matching the nodes; Delete refuses an
+// entry it does not hold.
+func TestPendingIndexErrors(t *testing.T) {
+	type entry = fairness.PendingEntry[int]
+	p, other := fairness.NewPendingIndex[int](), fairness.NewPendingIndex[int]()
+	held := &entry{ID: "t", Job: "j", Nodes: []string{"n"}, Racks: []string{"r"}}
+	require.NoError(t, p.Insert(held))
+	elsewhere := &entry{ID: "x", Job: "j"}
+	require.NoError(t, other.Insert(elsewhere))
+	for _, c := range []struct {
+		name  string
+		entry *entry
+		want  error
+	}{
+		{"nil", nil, fairness.ErrInvalidID},
+		{"indexed", held, fairness.ErrDuplicate},
+		{"indexed elsewhere", elsewhere, fairness.ErrDuplicate},
+		{"empty ID", &entry{Job: "j"}, fairness.ErrInvalidID},
+		{"empty job", &entry{ID: "u"}, fairness.ErrInvalidID},
+		{"alike", &entry{ID: "t", Job: "j"}, fairness.ErrDuplicate},
+		{"node without name", &entry{ID: "u", Job: "j", Nodes: []string{"n", ""}}, fairness.ErrInvalidLocation},
+		{"racks short", &entry{ID: "u", Job: "j", Nodes: []string{"n", "m"}, Racks: []string{"r"}}, fairness.ErrInvalidLocation},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.ErrorIs(t, p.Insert(c.entry), c.want)
+			assert.Equal(t, 1, p.Len())
+			assert.Equal(t, 1, p.JobLen("j"))
+			if c.entry != nil && c.entry != held && c.entry != elsewhere {
+				assert.False(t, c.entry.Indexed())
+			}
+			e, l, ok := p.First("j", "other", "r", fairness.OffSwitch)
+			require.True(t, ok)
+			assert.Equal(t, held, e)
+			assert.Equal(t, fairness.RackLocal, l)
+		})
+	}
+	require.ErrorIs(t, p.Delete(nil), fairness.ErrUnknownTask)
+	require.ErrorIs(t, p.Delete(&entry{ID: "t", Job: "j"}), fairness.ErrUnknownTask)
+	require.ErrorIs(t, p.Delete(elsewhere), fairness.ErrUnknownTask)
+	assert.Equal(t, 1, p.Len())
+	require.NoError(t, p.Delete(held))
+	assert.Equal(t, 0, p.Len())
+	assert.False(t, held.Indexed())
+}
+
 func TestErrorsAreDistinct(t *testing.T) {
 	all := []error{fairness.ErrInvalidWeight, fairness.ErrInvalidShare, fairness.ErrMinAboveMax,
 		fairness.ErrUnknownQueue, fairness.ErrUnknownJob, fairness.ErrUnknownTask, fairness.ErrDuplicate,

@@ -3,8 +3,6 @@ package fairness
 import (
 	"cmp"
 	"fmt"
-	"math"
-	"slices"
 	"time"
 
 	"github.com/google/btree"
@@ -36,78 +34,50 @@ type PendingTask struct {
 	Locations []Location
 }
 
-// Pending holds the pending tasks of many jobs, each job's in task order (priority, then
-// submission, then ID), indexed by the nodes and racks holding their data, so that the
-// task-selection step of Alg. 2.1 — a node-local task of this job, else a rack-local
-// one, else any — costs O(log n) whatever the number of tasks. Add a task when it is
-// submitted; Remove it when it starts or is cancelled.
-//
-// A Pending has a single owner: it is not safe for concurrent use.
-type Pending struct {
-	tasks  map[string]*ptask
-	jobs   map[string]*pjob
-	byNode map[string]*btree.BTreeG[located]
-	byRack map[string]*btree.BTreeG[located]
-	seq    uint64
-	free   *btree.FreeListG[*ptask]
-	lfree  *btree.FreeListG[located]
-	// seek state, kept here so a lookup allocates nothing
-	seekJob uint64
-	found   *ptask
-	seek    func(located) bool
+// PendingEntry is one pending task in a PendingIndex: the record the index links into
+// its trees as it is, without a copy, so that an owner that keeps a record per task
+// anyway embeds one there and the index costs it no more than its tree items. Fill its
+// exported fields, then Insert it; do not change them while it is indexed (Indexed).
+type PendingEntry[T any] struct {
+	// ID names the task. It is the last key of the task order, so that no two entries
+	// of a job are alike in the index's eyes: an entry alike in Priority, Submitted
+	// and ID to one of its job's already indexed is refused.
+	ID string
+	// Job is the ID of the task's job.
+	Job string
+	// Priority orders the job's tasks: higher first.
+	Priority int
+	// Submitted orders tasks of equal priority: earlier first; then ID.
+	Submitted time.Duration
+	// Nodes are the nodes holding a replica of the task's input data. A task without
+	// nodes (a reduce task, a service) has no data to be near: it counts as node-local
+	// on every node.
+	Nodes []string
+	// Racks are the racks of Nodes, position by position ("" when unknown: then the
+	// replica gives no rack locality); nil when every rack is unknown. The index only
+	// reads it, so entries may share one slice.
+	Racks []string
+	// Owner is what the index hands back for the entry (Ascend, First): typically a
+	// pointer to the record the entry is embedded in.
+	Owner T
+	job   *pjob[T] // the job's record while indexed; nil otherwise
 }
 
-// located is one entry of a node's or rack's index, holding the task's sort key inline
-// so that a search compares within the index's own memory instead of chasing a pointer
-// per comparison.
-type located struct {
-	job  uint64 // the job's sequence number: a job's tasks are contiguous
-	prio int
-	sub  time.Duration
-	t    *ptask // nil in a search pivot, which sorts before every task of its job
-}
+// Indexed reports whether the entry is in an index.
+func (e *PendingEntry[T]) Indexed() bool { return e.job != nil }
 
-func lessLocated(a, b located) bool {
-	switch {
-	case a.job != b.job:
-		return a.job < b.job
-	case a.prio != b.prio:
-		return a.prio > b.prio
-	case a.sub != b.sub:
-		return a.sub < b.sub
-	case a.t == nil || b.t == nil:
-		return a.t == nil && b.t != nil
+// rack is the rack of Nodes[i].
+func (e *PendingEntry[T]) rack(i int) string {
+	if i < len(e.Racks) {
+		return e.Racks[i]
 	}
-	return a.t.ID < b.t.ID
-}
-
-// pivot sorts before every task of j in a node's or rack's index.
-func pivot(j *pjob) located {
-	return located{job: j.seq, prio: math.MaxInt, sub: math.MinInt64}
-}
-
-type pjob struct {
-	id       string
-	seq      uint64
-	all      *btree.BTreeG[*ptask] // every task of the job
-	anywhere *btree.BTreeG[*ptask] // the tasks without locations; nil until one comes
-}
-
-func (j *pjob) anyAnywhere() bool { return j.anywhere != nil && j.anywhere.Len() > 0 }
-
-type ptask struct {
-	PendingTask
-	job *pjob
-}
-
-func (t *ptask) located() located {
-	return located{job: t.job.seq, prio: t.Priority, sub: t.Submitted, t: t}
+	return ""
 }
 
 // onNode reports whether one of the task's replicas is on node.
-func (t *ptask) onNode(node string) bool {
-	for _, l := range t.Locations {
-		if l.Node == node {
+func (e *PendingEntry[T]) onNode(node string) bool {
+	for _, n := range e.Nodes {
+		if n == node {
 			return true
 		}
 	}
@@ -115,9 +85,12 @@ func (t *ptask) onNode(node string) bool {
 }
 
 // inRack reports whether one of the task's replicas is in rack (never for "").
-func (t *ptask) inRack(rack string) bool {
-	for _, l := range t.Locations {
-		if rack != "" && l.Rack == rack {
+func (e *PendingEntry[T]) inRack(rack string) bool {
+	if rack == "" {
+		return false
+	}
+	for _, r := range e.Racks {
+		if r == rack {
 			return true
 		}
 	}
@@ -126,23 +99,26 @@ func (t *ptask) inRack(rack string) bool {
 
 // eachPlace calls fn once for every distinct node, and once for every distinct named
 // rack, holding a replica of the task.
-func (t *ptask) eachPlace(node, rack func(string)) {
-	for i, l := range t.Locations {
-		first, firstRack := true, l.Rack != ""
-		for _, e := range t.Locations[:i] {
-			first = first && e.Node != l.Node
-			firstRack = firstRack && e.Rack != l.Rack
+func (e *PendingEntry[T]) eachPlace(node, rack func(string)) {
+	for i, n := range e.Nodes {
+		r := e.rack(i)
+		first, firstRack := true, r != ""
+		for k, o := range e.Nodes[:i] {
+			first = first && o != n
+			firstRack = firstRack && e.rack(k) != r
 		}
 		if first {
-			node(l.Node)
+			node(n)
 		}
 		if firstRack {
-			rack(l.Rack)
+			rack(r)
 		}
 	}
 }
 
-func taskOrder(a, b *ptask) int {
+// taskOrder is the order of a job's tasks: priority (higher first), then submission,
+// then ID.
+func taskOrder[T any](a, b *PendingEntry[T]) int {
 	if c := cmp.Compare(b.Priority, a.Priority); c != 0 {
 		return c
 	}
@@ -152,46 +128,321 @@ func taskOrder(a, b *ptask) int {
 	return cmp.Compare(a.ID, b.ID)
 }
 
-func lessTask(a, b *ptask) bool { return taskOrder(a, b) < 0 }
+func lessTask[T any](a, b *PendingEntry[T]) bool { return taskOrder(a, b) < 0 }
 
-// NewPending returns an empty pending-task index.
-func NewPending() *Pending {
-	p := &Pending{
-		tasks:  make(map[string]*ptask),
-		jobs:   make(map[string]*pjob),
-		byNode: make(map[string]*btree.BTreeG[located]),
-		byRack: make(map[string]*btree.BTreeG[located]),
-		free:   btree.NewFreeListG[*ptask](btree.DefaultFreeListSize),
-		lfree:  btree.NewFreeListG[located](btree.DefaultFreeListSize),
+// located is one item of a node's or rack's index: the entry, after its job's sequence
+// number, so that the search for a job's first task (a pivot) compares within the
+// index's own memory and reads no entry.
+type located[T any] struct {
+	job uint64 // the job's sequence number: a job's tasks are contiguous
+	e   *PendingEntry[T]
+}
+
+// locatedDegree is the degree of the node and rack trees. A node's items grow by append
+// and a split leaves each half with degree-1 of them; at degree 16 the 16-byte items of
+// a half leaf (240 bytes) grow to 480 bytes and then, for the 31st item, to 1,024: a
+// leaf filled in order (tasks submitted in ID order) keeps 15 items in room for 64.
+// At degree 32 a half leaf's 31 items take 512 bytes and grow once, to room for 64,
+// which the 63 items of a full leaf need.
+const locatedDegree = 32
+
+func lessLocated[T any](a, b located[T]) bool {
+	switch {
+	case a.job != b.job:
+		return a.job < b.job
+	case a.e == nil || b.e == nil:
+		return a.e == nil && b.e != nil
 	}
-	p.seek = func(x located) bool {
+	return taskOrder(a.e, b.e) < 0
+}
+
+type pjob[T any] struct {
+	id       string
+	seq      uint64
+	all      *btree.BTreeG[*PendingEntry[T]] // every task of the job
+	anywhere *btree.BTreeG[*PendingEntry[T]] // the tasks without nodes; nil until one comes
+}
+
+func (j *pjob[T]) anyAnywhere() bool { return j.anywhere != nil && j.anywhere.Len() > 0 }
+
+// pivot sorts before every task of j in a node's or rack's index.
+func (j *pjob[T]) pivot() located[T] { return located[T]{job: j.seq} }
+
+// PendingIndex holds the pending tasks of many jobs as entries their owner keeps
+// (PendingEntry), each job's in task order (priority, then submission, then ID), indexed
+// by the nodes and racks holding their data, so that the task-selection step of Alg. 2.1
+// — a node-local task of this job, else a rack-local one, else any — costs O(log n)
+// whatever the number of tasks. Insert an entry when its task is submitted; Delete it
+// when it starts or is cancelled. An owner without records of its own uses Pending,
+// which keeps them by task ID.
+//
+// Per task the index holds one item in its job's tree (a pointer), and one in the tree of
+// every distinct node and named rack of its replicas (a pointer and the job's sequence
+// number): nothing is allocated per task but tree nodes, and no map is keyed by task.
+//
+// A PendingIndex has a single owner: it is not safe for concurrent use.
+type PendingIndex[T any] struct {
+	n      int
+	jobs   map[string]*pjob[T]
+	byNode map[string]*btree.BTreeG[located[T]]
+	byRack map[string]*btree.BTreeG[located[T]]
+	seq    uint64
+	free   *btree.FreeListG[*PendingEntry[T]]
+	lfree  *btree.FreeListG[located[T]]
+	// seek state, kept here so a lookup allocates nothing
+	seekJob uint64
+	found   *PendingEntry[T]
+	seek    func(located[T]) bool
+}
+
+// NewPendingIndex returns an empty index of entries owned by T.
+func NewPendingIndex[T any]() *PendingIndex[T] {
+	p := &PendingIndex[T]{
+		jobs:   make(map[string]*pjob[T]),
+		byNode: make(map[string]*btree.BTreeG[located[T]]),
+		byRack: make(map[string]*btree.BTreeG[located[T]]),
+		free:   btree.NewFreeListG[*PendingEntry[T]](btree.DefaultFreeListSize),
+		lfree:  btree.NewFreeListG[located[T]](btree.DefaultFreeListSize),
+	}
+	p.seek = func(x located[T]) bool {
 		if x.job == p.seekJob {
-			p.found = x.t
+			p.found = x.e
 		}
 		return false
 	}
 	return p
 }
 
-// Len is the number of pending tasks.
-func (p *Pending) Len() int { return len(p.tasks) }
+// Len is the number of entries indexed.
+func (p *PendingIndex[T]) Len() int { return p.n }
 
-// JobLen is the number of pending tasks of a job.
-func (p *Pending) JobLen(job string) int {
+// JobLen is the number of entries of a job indexed.
+func (p *PendingIndex[T]) JobLen(job string) int {
 	if j := p.jobs[job]; j != nil {
 		return j.all.Len()
 	}
 	return 0
 }
 
+// Insert indexes entry e. It fails, changing nothing, on a nil entry or one already
+// indexed, an empty task or job ID, an empty node, Racks of another length than Nodes
+// (but nil), or an entry alike in Priority, Submitted and ID to one of its job's
+// already indexed (ErrDuplicate).
+func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
+	switch {
+	case e == nil:
+		return fieldErr("task", "nil", ErrInvalidID)
+	case e.job != nil:
+		return fieldErr("task ID", e.ID, ErrDuplicate)
+	case e.ID == "":
+		return fieldErr("task ID", e.ID, ErrInvalidID)
+	case e.Job == "":
+		return fieldErr(fmt.Sprintf("task %q job", e.ID), e.Job, ErrInvalidID)
+	case e.Racks != nil && len(e.Racks) != len(e.Nodes):
+		return fieldErr(fmt.Sprintf("task %q racks", e.ID), len(e.Racks), ErrInvalidLocation)
+	}
+	for i, n := range e.Nodes {
+		if n == "" {
+			return fieldErr(fmt.Sprintf("task %q location %d node", e.ID, i), n, ErrInvalidLocation)
+		}
+	}
+	j := p.jobs[e.Job]
+	if j == nil {
+		p.seq++
+		j = &pjob[T]{id: e.Job, seq: p.seq, all: btree.NewWithFreeListG(16, lessTask[T], p.free)}
+		p.jobs[e.Job] = j
+	}
+	if old, dup := j.all.ReplaceOrInsert(e); dup {
+		j.all.ReplaceOrInsert(old)
+		return fieldErr("task ID", e.ID, ErrDuplicate)
+	}
+	e.job = j
+	if len(e.Nodes) == 0 {
+		if j.anywhere == nil {
+			j.anywhere = btree.NewWithFreeListG(16, lessTask[T], p.free)
+		}
+		j.anywhere.ReplaceOrInsert(e)
+	}
+	x := located[T]{job: j.seq, e: e}
+	e.eachPlace(
+		func(n string) { p.index(p.byNode, n).ReplaceOrInsert(x) },
+		func(r string) { p.index(p.byRack, r).ReplaceOrInsert(x) })
+	p.n++
+	return nil
+}
+
+func (p *PendingIndex[T]) index(m map[string]*btree.BTreeG[located[T]], key string) *btree.BTreeG[located[T]] {
+	t := m[key]
+	if t == nil {
+		t = btree.NewWithFreeListG(locatedDegree, lessLocated[T], p.lfree)
+		m[key] = t
+	}
+	return t
+}
+
+// Delete drops entry e from the index (its task started, or was cancelled). It fails,
+// changing nothing, on an entry this index does not hold.
+func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
+	if e == nil || e.job == nil || p.jobs[e.job.id] != e.job {
+		id := "nil"
+		if e != nil {
+			id = e.ID
+		}
+		return fieldErr("task", id, ErrUnknownTask)
+	}
+	j := e.job
+	x := located[T]{job: j.seq, e: e}
+	unindex := func(m map[string]*btree.BTreeG[located[T]], key string) {
+		t := m[key]
+		t.Delete(x)
+		if t.Len() == 0 {
+			delete(m, key)
+		}
+	}
+	e.eachPlace(
+		func(n string) { unindex(p.byNode, n) },
+		func(r string) { unindex(p.byRack, r) })
+	j.all.Delete(e)
+	if len(e.Nodes) == 0 {
+		j.anywhere.Delete(e)
+	}
+	if j.all.Len() == 0 {
+		delete(p.jobs, j.id)
+	}
+	e.job = nil
+	p.n--
+	return nil
+}
+
+// firstOf returns the job's first entry in a node's or rack's index.
+func (p *PendingIndex[T]) firstOf(t *btree.BTreeG[located[T]], j *pjob[T]) *PendingEntry[T] {
+	if t == nil {
+		return nil
+	}
+	p.seekJob = j.seq
+	t.AscendGreaterOrEqual(j.pivot(), p.seek)
+	found := p.found
+	p.found = nil
+	return found
+}
+
+// Best returns the best locality any pending task of a job has on a node in a rack
+// ("" for none): what Delay.Offer needs. ok is false when the job has no pending task.
+func (p *PendingIndex[T]) Best(job, node, rack string) (l Level, ok bool) {
+	j := p.jobs[job]
+	switch {
+	case j == nil:
+		return 0, false
+	case j.anyAnywhere() || p.firstOf(p.byNode[node], j) != nil:
+		return NodeLocal, true
+	case rack != "" && p.firstOf(p.byRack[rack], j) != nil:
+		return RackLocal, true
+	}
+	return OffSwitch, true
+}
+
+// Ascend calls fn with a job's entries that may run on a node in a rack at locality
+// worst or better, best locality first and in task order within a level, until fn
+// returns false: the node-local tasks, then those without nodes (also node-local), then
+// (when worst ≥ RackLocal) the rack-local ones, then (when worst is OffSwitch) the rest.
+// Each entry is visited once, with its locality. fn must not change the index. An
+// unknown job has no entries.
+func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e *PendingEntry[T], l Level) bool) {
+	j := p.jobs[job]
+	if j == nil {
+		return
+	}
+	more := p.ascendIndex(p.byNode[node], j, func(x *PendingEntry[T]) bool { return fn(x, NodeLocal) })
+	if more && j.anyAnywhere() {
+		j.anywhere.Ascend(func(x *PendingEntry[T]) bool {
+			more = fn(x, NodeLocal)
+			return more
+		})
+	}
+	if !more || worst < RackLocal {
+		return
+	}
+	if rack != "" {
+		more = p.ascendIndex(p.byRack[rack], j, func(x *PendingEntry[T]) bool {
+			if x.onNode(node) {
+				return true
+			}
+			return fn(x, RackLocal)
+		})
+	}
+	if !more || worst < OffSwitch {
+		return
+	}
+	j.all.Ascend(func(x *PendingEntry[T]) bool {
+		if len(x.Nodes) == 0 || x.onNode(node) || x.inRack(rack) {
+			return true
+		}
+		return fn(x, OffSwitch)
+	})
+}
+
+func (p *PendingIndex[T]) ascendIndex(t *btree.BTreeG[located[T]], j *pjob[T], fn func(*PendingEntry[T]) bool) bool {
+	if t == nil {
+		return true
+	}
+	more := true
+	t.AscendGreaterOrEqual(j.pivot(), func(x located[T]) bool {
+		if x.job != j.seq {
+			return false
+		}
+		more = fn(x.e)
+		return more
+	})
+	return more
+}
+
+// First returns a job's first entry by Ascend's order at locality worst or better, and
+// its locality.
+func (p *PendingIndex[T]) First(job, node, rack string, worst Level) (e *PendingEntry[T], l Level, ok bool) {
+	p.Ascend(job, node, rack, worst, func(x *PendingEntry[T], lv Level) bool {
+		e, l, ok = x, lv, true
+		return false
+	})
+	return e, l, ok
+}
+
+// Pending holds the pending tasks of many jobs, each job's in task order (priority, then
+// submission, then ID), indexed by the nodes and racks holding their data, so that the
+// task-selection step of Alg. 2.1 — a node-local task of this job, else a rack-local
+// one, else any — costs O(log n) whatever the number of tasks. Add a task when it is
+// submitted; Remove it when it starts or is cancelled. It is a PendingIndex that keeps
+// the entries itself, by task ID.
+//
+// A Pending has a single owner: it is not safe for concurrent use.
+type Pending struct {
+	idx   *PendingIndex[struct{}]
+	tasks map[string]*PendingEntry[struct{}]
+}
+
+// NewPending returns an empty pending-task index.
+func NewPending() *Pending {
+	return &Pending{idx: NewPendingIndex[struct{}](), tasks: make(map[string]*PendingEntry[struct{}])}
+}
+
+// Len is the number of pending tasks.
+func (p *Pending) Len() int { return len(p.tasks) }
+
+// JobLen is the number of pending tasks of a job.
+func (p *Pending) JobLen(job string) int { return p.idx.JobLen(job) }
+
 // Task returns a pending task.
 func (p *Pending) Task(id string) (PendingTask, bool) {
-	t, ok := p.tasks[id]
+	e, ok := p.tasks[id]
 	if !ok {
 		return PendingTask{}, false
 	}
-	out := t.PendingTask
-	out.Locations = slices.Clone(t.Locations)
+	out := PendingTask{ID: e.ID, Job: e.Job, Priority: e.Priority, Submitted: e.Submitted}
+	if len(e.Nodes) > 0 {
+		out.Locations = make([]Location, len(e.Nodes))
+		for i, n := range e.Nodes {
+			out.Locations[i] = Location{Node: n, Rack: e.rack(i)}
+		}
+	}
 	return out, true
 }
 
@@ -207,97 +458,37 @@ func (p *Pending) Add(t PendingTask) error {
 	if _, dup := p.tasks[t.ID]; dup {
 		return fieldErr("task ID", t.ID, ErrDuplicate)
 	}
-	for i, l := range t.Locations {
-		if l.Node == "" {
-			return fieldErr(fmt.Sprintf("task %q location %d node", t.ID, i), l.Node, ErrInvalidLocation)
+	e := &PendingEntry[struct{}]{ID: t.ID, Job: t.Job, Priority: t.Priority, Submitted: t.Submitted}
+	if k := len(t.Locations); k > 0 {
+		// One array for both: the nodes, then their racks.
+		places := make([]string, 2*k)
+		e.Nodes, e.Racks = places[:k:k], places[k:]
+		for i, l := range t.Locations {
+			e.Nodes[i], e.Racks[i] = l.Node, l.Rack
 		}
 	}
-	pt := &ptask{PendingTask: t}
-	pt.Locations = slices.Clone(t.Locations)
-	j := p.jobs[t.Job]
-	if j == nil {
-		p.seq++
-		j = &pjob{id: t.Job, seq: p.seq, all: btree.NewWithFreeListG(16, lessTask, p.free)}
-		p.jobs[t.Job] = j
+	if err := p.idx.Insert(e); err != nil {
+		return err
 	}
-	pt.job = j
-	j.all.ReplaceOrInsert(pt)
-	if len(pt.Locations) == 0 {
-		if j.anywhere == nil {
-			j.anywhere = btree.NewWithFreeListG(16, lessTask, p.free)
-		}
-		j.anywhere.ReplaceOrInsert(pt)
-	}
-	pt.eachPlace(
-		func(n string) { p.index(p.byNode, n).ReplaceOrInsert(pt.located()) },
-		func(r string) { p.index(p.byRack, r).ReplaceOrInsert(pt.located()) })
-	p.tasks[t.ID] = pt
+	p.tasks[t.ID] = e
 	return nil
-}
-
-func (p *Pending) index(m map[string]*btree.BTreeG[located], key string) *btree.BTreeG[located] {
-	t := m[key]
-	if t == nil {
-		t = btree.NewWithFreeListG(16, lessLocated, p.lfree)
-		m[key] = t
-	}
-	return t
 }
 
 // Remove drops a pending task (it started, or was cancelled). It fails on an unknown
 // task.
 func (p *Pending) Remove(id string) error {
-	pt, ok := p.tasks[id]
+	e, ok := p.tasks[id]
 	if !ok {
 		return fieldErr("task", id, ErrUnknownTask)
 	}
 	delete(p.tasks, id)
-	unindex := func(m map[string]*btree.BTreeG[located], key string) {
-		t := m[key]
-		t.Delete(pt.located())
-		if t.Len() == 0 {
-			delete(m, key)
-		}
-	}
-	pt.eachPlace(
-		func(n string) { unindex(p.byNode, n) },
-		func(r string) { unindex(p.byRack, r) })
-	j := pt.job
-	j.all.Delete(pt)
-	if len(pt.Locations) == 0 {
-		j.anywhere.Delete(pt)
-	}
-	if j.all.Len() == 0 {
-		delete(p.jobs, j.id)
-	}
-	return nil
-}
-
-// firstOf returns the job's first task in a node's or rack's index.
-func (p *Pending) firstOf(t *btree.BTreeG[located], j *pjob) *ptask {
-	if t == nil {
-		return nil
-	}
-	p.seekJob = j.seq
-	t.AscendGreaterOrEqual(pivot(j), p.seek)
-	found := p.found
-	p.found = nil
-	return found
+	return p.idx.Delete(e)
 }
 
 // Best returns the best locality any pending task of a job has on a node in a rack
 // ("" for none): what Delay.Offer needs. ok is false when the job has no pending task.
 func (p *Pending) Best(job, node, rack string) (l Level, ok bool) {
-	j := p.jobs[job]
-	switch {
-	case j == nil:
-		return 0, false
-	case j.anyAnywhere() || p.firstOf(p.byNode[node], j) != nil:
-		return NodeLocal, true
-	case rack != "" && p.firstOf(p.byRack[rack], j) != nil:
-		return RackLocal, true
-	}
-	return OffSwitch, true
+	return p.idx.Best(job, node, rack)
 }
 
 // Ascend calls fn with a job's pending tasks that may run on a node in a rack at
@@ -307,60 +498,15 @@ func (p *Pending) Best(job, node, rack string) (l Level, ok bool) {
 // OffSwitch) the rest. Each task is visited once, with its locality. fn must not change
 // the index. An unknown job has no tasks.
 func (p *Pending) Ascend(job, node, rack string, worst Level, fn func(id string, l Level) bool) {
-	j := p.jobs[job]
-	if j == nil {
-		return
-	}
-	more := p.ascendIndex(p.byNode[node], j, func(x *ptask) bool { return fn(x.ID, NodeLocal) })
-	if more && j.anyAnywhere() {
-		j.anywhere.Ascend(func(x *ptask) bool {
-			more = fn(x.ID, NodeLocal)
-			return more
-		})
-	}
-	if !more || worst < RackLocal {
-		return
-	}
-	if rack != "" {
-		more = p.ascendIndex(p.byRack[rack], j, func(x *ptask) bool {
-			if x.onNode(node) {
-				return true
-			}
-			return fn(x.ID, RackLocal)
-		})
-	}
-	if !more || worst < OffSwitch {
-		return
-	}
-	j.all.Ascend(func(x *ptask) bool {
-		if len(x.Locations) == 0 || x.onNode(node) || x.inRack(rack) {
-			return true
-		}
-		return fn(x.ID, OffSwitch)
-	})
-}
-
-func (p *Pending) ascendIndex(t *btree.BTreeG[located], j *pjob, fn func(*ptask) bool) bool {
-	if t == nil {
-		return true
-	}
-	more := true
-	t.AscendGreaterOrEqual(pivot(j), func(x located) bool {
-		if x.job != j.seq {
-			return false
-		}
-		more = fn(x.t)
-		return more
-	})
-	return more
+	p.idx.Ascend(job, node, rack, worst, func(e *PendingEntry[struct{}], l Level) bool { return fn(e.ID, l) })
 }
 
 // First returns a job's first task by Ascend's order at locality worst or better, and
 // its locality.
 func (p *Pending) First(job, node, rack string, worst Level) (id string, l Level, ok bool) {
-	p.Ascend(job, node, rack, worst, func(i string, lv Level) bool {
-		id, l, ok = i, lv, true
-		return false
-	})
-	return id, l, ok
+	e, l, ok := p.idx.First(job, node, rack, worst)
+	if !ok {
+		return "", 0, false
+	}
+	return e.ID, l, true
 }

@@ -636,7 +636,7 @@ func TestPendingProperties(t *testing.T) {
 							case prev != nil && l < prevLevel:
 								bad = "levels go backwards at " + id
 							case prev != nil && l == prevLevel && prevAnywhere == (len(task.Locations) == 0) &&
-								taskOrder(&ptask{PendingTask: *prev}, &ptask{PendingTask: task}) > 0:
+								taskOrder(entryOf(*prev), entryOf(task)) > 0:
 								bad = "task order broken at " + id
 							}
 							seen[id] = true
@@ -661,6 +661,138 @@ func TestPendingProperties(t *testing.T) {
 						l, ok := p.Best(job, at.Node, at.Rack)
 						if ok != (best <= OffSwitch) || (ok && l != best) {
 							return fmt.Sprintf("best %v %v, want %v", l, ok, best)
+						}
+					}
+				}
+			}
+			return ""
+		}, scripts(80)))
+	props.TestingRun(t)
+}
+
+// entryOf is task t's order keys as an entry, for taskOrder.
+func entryOf(t PendingTask) *PendingEntry[struct{}] {
+	return &PendingEntry[struct{}]{ID: t.ID, Job: t.Job, Priority: t.Priority, Submitted: t.Submitted}
+}
+
+// ownedTask is a record of an owner that keeps its tasks itself, with its entry
+// embedded, as package cluster's TaskInfo does.
+type ownedTask struct {
+	entry PendingEntry[*ownedTask]
+}
+
+func TestPendingIndexProperties(t *testing.T) {
+	props := gopter.NewProperties(params())
+	nodes := []Location{{"n0", "r0"}, {"n1", "r0"}, {"n2", "r1"}, {"n3", "r1"}, {"n4", ""}}
+	// The racks of single-replica tasks, shared by every entry as an owner may share them.
+	oneRack := map[string][]string{"r0": {"r0"}, "r1": {"r1"}}
+	props.Property("a PendingIndex of owned entries answers as a Pending of the same tasks; "+
+		"Owner comes back; refused inserts and deletes change nothing",
+		prop.ForAll(func(s *script) string {
+			p, idx := NewPending(), NewPendingIndex[*ownedTask]()
+			owned := map[string]*ownedTask{}
+			var gone []*ownedTask // deleted: no longer indexed
+			for !s.done() {
+				id := fmt.Sprint("t", s.next(30))
+				if s.next(4) == 0 {
+					o := owned[id]
+					if o == nil {
+						if len(gone) > 0 && idx.Delete(&gone[s.next(len(gone))].entry) == nil {
+							return "deleted an entry not indexed"
+						}
+						continue
+					}
+					if err := p.Remove(id); err != nil {
+						return "remove: " + err.Error()
+					}
+					if err := idx.Delete(&o.entry); err != nil || o.entry.Indexed() {
+						return fmt.Sprintf("delete %s: %v, indexed %v", id, err, o.entry.Indexed())
+					}
+					if idx.Delete(&o.entry) == nil {
+						return "deleted " + id + " twice"
+					}
+					delete(owned, id)
+					gone = append(gone, o)
+					continue
+				}
+				task := PendingTask{ID: id, Job: fmt.Sprint("j", s.next(3)), Priority: s.next(2), Submitted: time.Duration(s.next(5))}
+				for range s.next(4) {
+					task.Locations = append(task.Locations, nodes[s.next(len(nodes))])
+				}
+				o := &ownedTask{entry: PendingEntry[*ownedTask]{ID: task.ID, Job: task.Job, Priority: task.Priority, Submitted: task.Submitted}}
+				o.entry.Owner = o
+				for _, l := range task.Locations {
+					o.entry.Nodes = append(o.entry.Nodes, l.Node)
+				}
+				switch {
+				case len(task.Locations) == 1 && oneRack[task.Locations[0].Rack] != nil:
+					o.entry.Racks = oneRack[task.Locations[0].Rack]
+				case len(task.Locations) > 0:
+					for _, l := range task.Locations {
+						o.entry.Racks = append(o.entry.Racks, l.Rack)
+					}
+				}
+				if old := owned[id]; old != nil {
+					// A second entry of the same ID: refused when its job, priority and
+					// submission are those of the indexed one.
+					alike := old.entry.Job == task.Job && old.entry.Priority == task.Priority && old.entry.Submitted == task.Submitted
+					if n, err := idx.Len(), idx.Insert(&o.entry); alike != errors.Is(err, ErrDuplicate) || (err != nil && (idx.Len() != n || o.entry.Indexed())) {
+						return fmt.Sprintf("insert a second %s (alike %v): %v", id, alike, err)
+					} else if err == nil {
+						_ = idx.Delete(&o.entry)
+					}
+					continue
+				}
+				if err := p.Add(task); err != nil {
+					return "add: " + err.Error()
+				}
+				if err := idx.Insert(&o.entry); err != nil || !o.entry.Indexed() {
+					return fmt.Sprintf("insert %s: %v", id, err)
+				}
+				if idx.Insert(&o.entry) == nil {
+					return "inserted " + id + " twice"
+				}
+				owned[id] = o
+			}
+			if idx.Len() != p.Len() || idx.Len() != len(owned) {
+				return fmt.Sprintf("len %d, Pending's %d, owned %d", idx.Len(), p.Len(), len(owned))
+			}
+			type visit struct {
+				id string
+				l  Level
+			}
+			for _, job := range []string{"j0", "j1", "j2", "j9"} {
+				if idx.JobLen(job) != p.JobLen(job) {
+					return fmt.Sprintf("job %s: %d entries, Pending %d", job, idx.JobLen(job), p.JobLen(job))
+				}
+				for _, at := range append(nodes, Location{"n9", "r1"}, Location{"n9", "r9"}) {
+					for worst := NodeLocal; worst <= OffSwitch; worst++ {
+						var want, got []visit
+						p.Ascend(job, at.Node, at.Rack, worst, func(id string, l Level) bool {
+							want = append(want, visit{id, l})
+							return true
+						})
+						bad := ""
+						idx.Ascend(job, at.Node, at.Rack, worst, func(e *PendingEntry[*ownedTask], l Level) bool {
+							if e.Owner != owned[e.ID] || &e.Owner.entry != e {
+								bad = "owner of " + e.ID + " lost"
+							}
+							got = append(got, visit{e.ID, l})
+							return true
+						})
+						if bad != "" {
+							return bad
+						}
+						if !slices.Equal(got, want) {
+							return fmt.Sprintf("%s on %v up to %v: %v, Pending %v", job, at, worst, got, want)
+						}
+						e, l, ok := idx.First(job, at.Node, at.Rack, worst)
+						if ok != (len(want) > 0) || (ok && (e.ID != want[0].id || l != want[0].l)) {
+							return fmt.Sprintf("%s on %v up to %v: first %v %v %v", job, at, worst, e, l, ok)
+						}
+						l, ok = idx.Best(job, at.Node, at.Rack)
+						if wl, wok := p.Best(job, at.Node, at.Rack); l != wl || ok != wok {
+							return fmt.Sprintf("%s on %v: best %v %v, Pending %v %v", job, at, l, ok, wl, wok)
 						}
 					}
 				}
