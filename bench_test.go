@@ -157,11 +157,12 @@ func BenchmarkMemory(b *testing.B) {
 // BenchmarkPreemption is one push preemption decision on 1,000 nodes, each full with 20
 // running low-priority tasks: a high-priority task that needs three of them evicted is
 // placed (timed), then put back to pending and its victims placed again (untimed), so
-// that every decision sees the same cluster.
+// that every decision sees the same cluster. Handing the task back with Failed is no
+// failure to raise its demand for, so escalation is off (WithFailureEscalation).
 func BenchmarkPreemption(b *testing.B) {
 	for _, nodes := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
-			s, err := finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+			s, err := finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithFailureEscalation(false), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 			if err != nil {
 				b.Fatal(err)
 			}
