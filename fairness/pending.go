@@ -281,7 +281,8 @@ func (p *PendingIndex[T]) index(m map[string]*btree.BTreeG[located[T]], key stri
 }
 
 // Delete drops entry e from the index (its task started, or was cancelled). It fails,
-// changing nothing, on an entry this index does not hold.
+// changing nothing, on an entry this index does not hold (a copy of one it holds
+// included: the index links entries by address).
 func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 	if e == nil || e.job == nil || p.jobs[e.job.id] != e.job {
 		id := "nil"
@@ -291,6 +292,14 @@ func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 		return fieldErr("task", id, ErrUnknownTask)
 	}
 	j := e.job
+	// The trees find items by their keys, which a copy of an indexed entry shares:
+	// take e out of its job's tree first, and only if that is e itself.
+	if held, _ := j.all.Delete(e); held != e {
+		if held != nil {
+			j.all.ReplaceOrInsert(held)
+		}
+		return fieldErr("task", e.ID, ErrUnknownTask)
+	}
 	x := located[T]{job: j.seq, e: e}
 	unindex := func(m map[string]*btree.BTreeG[located[T]], key string) {
 		t := m[key]
@@ -302,7 +311,6 @@ func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 	e.eachPlace(
 		func(n string) { unindex(p.byNode, n) },
 		func(r string) { unindex(p.byRack, r) })
-	j.all.Delete(e)
 	if len(e.Nodes) == 0 {
 		j.anywhere.Delete(e)
 	}
