@@ -620,7 +620,7 @@ func (m *model) check() string {
 				switch {
 				case seen[t.ID()] || !want[t.ID()]:
 					bad = fmt.Sprintf("job %s on %s: AscendPending visits %s (seen %v, pending %v)", j.ID(), n.ID(), t.ID(), seen[t.ID()], want[t.ID()])
-				case l != s.Locality(t, n) && !m.inputGone(t):
+				case l != s.Locality(t, n):
 					bad = fmt.Sprintf("job %s on %s: %s at level %v, Locality says %v", j.ID(), n.ID(), t.ID(), l, s.Locality(t, n))
 				}
 				seen[t.ID()] = true
@@ -668,18 +668,6 @@ func (m *model) checkRecord(t *cluster.TaskInfo, spec cluster.TaskSpec, a *attem
 		return fmt.Sprintf("task %s: plan %v, reserved %v", t.ID(), t.Plan(), a.hold)
 	}
 	return ""
-}
-
-// inputGone reports whether one of t's input nodes was removed at some point: the
-// pending index's locality for t may then disagree with Locality (see
-// TestLocalityAfterNodeChanges).
-func (m *model) inputGone(t *cluster.TaskInfo) bool {
-	for _, n := range m.w.gone {
-		if slices.Contains(t.Spec().Inputs, n.ID()) {
-			return true
-		}
-	}
-	return false
 }
 
 // checkNodes compares every node's timeline with its capacity minus the model's
