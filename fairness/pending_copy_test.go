@@ -9,12 +9,12 @@ import (
 	"github.com/finegrain/finegrain/fairness"
 )
 
-// Review (h-memory): PendingIndex.Delete says it "fails, changing nothing, on an entry
+// PendingIndex.Delete says it "fails, changing nothing, on an entry
 // this index does not hold". A copy of an indexed entry (an owner copying the record
 // the entry is embedded in) is not held, yet Delete accepts it and takes the original
 // out of the trees, leaving the original marked Indexed: Len then drifts and the
 // original can neither be deleted nor inserted again.
-func TestReviewPendingIndexDeleteRefusesACopy(t *testing.T) {
+func TestPendingIndexDeleteRefusesACopy(t *testing.T) {
 	p := fairness.NewPendingIndex[int]()
 	held := &fairness.PendingEntry[int]{ID: "t", Job: "j", Nodes: []string{"n"}, Racks: []string{"r"}}
 	other := &fairness.PendingEntry[int]{ID: "u", Job: "j"}

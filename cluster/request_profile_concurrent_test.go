@@ -12,7 +12,7 @@ import (
 	"github.com/finegrain/finegrain/cluster"
 )
 
-// Review (h-memory): the tasks of a job that ask the same request and duration share
+// The tasks of a job that ask the same request and duration share
 // one demand record, whose request profile is built on first use. Scheduler.Filter and
 // Score call RequestProfile from many goroutines under a read lock, so the first build
 // can happen on several goroutines at once, on different tasks sharing the record. No
@@ -20,7 +20,7 @@ import (
 // under the write lock): replacing the atomic.Pointer by a plain pointer passed
 // `go test -race ./...`. Run this with -race. Each task must read its own request and
 // duration, whatever its job-mates asked.
-func TestReviewRequestProfileConcurrentFirstBuild(t *testing.T) {
+func TestRequestProfileConcurrentFirstBuild(t *testing.T) {
 	for round := 0; round < 20; round++ {
 		s := newState(t)
 		addJob(t, s, "j")
