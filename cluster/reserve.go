@@ -124,7 +124,8 @@ func (s *State) place(t *TaskInfo, n *NodeInfo, h stage.Handle, devs gpu.Allocat
 	t.node, t.handle, t.start, t.plan, t.usage, t.planned = n, h, r.Start, plan, usage, 0
 	t.devices = nil
 	if !devs.IsZero() {
-		t.devices = &devs
+		held := devs // a copy, so that devs stays on the stack without devices
+		t.devices = &held
 	}
 	if r.Predicted {
 		t.planned = plan.Duration()

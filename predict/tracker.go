@@ -111,7 +111,11 @@ type ProgressTracker struct {
 	byID     *btree.BTreeG[*taskState] // the running tasks in ID order, for Running
 	nodes    map[string]*rateAcc
 	finished rateAcc
+	spare    []*taskState // states of tasks forgotten, for reuse by Start (at most maxSpare)
 }
+
+// maxSpare bounds the task states a ProgressTracker keeps for reuse.
+const maxSpare = 1024
 
 type taskState struct {
 	id, node       string
@@ -152,7 +156,13 @@ func (t *ProgressTracker) Start(id, node string, at time.Duration) error {
 	if _, ok := t.running[id]; ok {
 		return fieldErr("task", id, ErrDuplicateTask)
 	}
-	ts := &taskState{id: id, node: node, start: at, updated: at}
+	var ts *taskState
+	if k := len(t.spare); k > 0 {
+		ts, t.spare = t.spare[k-1], t.spare[:k-1]
+	} else {
+		ts = new(taskState)
+	}
+	*ts = taskState{id: id, node: node, start: at, updated: at}
 	t.running[id] = ts
 	t.byID.ReplaceOrInsert(ts)
 	return nil
@@ -220,9 +230,15 @@ func (t *ProgressTracker) Abandon(id string) error {
 	return nil
 }
 
+// forget drops running task s; its state is kept for reuse (nothing else refers to
+// it: readers get copies).
 func (t *ProgressTracker) forget(s *taskState) {
 	delete(t.running, s.id)
 	t.byID.Delete(s)
+	if len(t.spare) < maxSpare {
+		*s = taskState{}
+		t.spare = append(t.spare, s)
+	}
 }
 
 // Task implements RuntimeEstimator.
