@@ -495,6 +495,41 @@ func TestHoldUntilFinished(t *testing.T) {
 	}
 }
 
+// A task's next placement follows what the estimator learned meanwhile: the hold
+// built from an estimate is cached only while the estimate stays the same.
+func TestPlacementFollowsTheEstimate(t *testing.T) {
+	s := newScheduler(t, finegrain.WithFailureEscalation(false))
+	addNodes(t, s, 1, schema.MustTuple(4000, 8*gib))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	key := predict.Key{Logic: "sort", InputSize: 1}
+	learn := func(cpu, mem int64) stage.Profile {
+		p := stage.MustProfile(schema, stage.Stage{Duration: 10 * time.Second, Demand: schema.MustTuple(cpu, mem)})
+		require.NoError(t, s.Estimator().Observe(key, predict.Observation{Profile: p}))
+		est, ok := s.Estimator().Estimate(key)
+		require.True(t, ok)
+		return est
+	}
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Key: key, Request: schema.MustTuple(1000, gib)}))
+	first := learn(2000, 4*gib)
+	for range 2 {
+		a, err := s.Place("t", 0)
+		require.NoError(t, err)
+		assert.Equal(t, first, a.Profile)
+		free, err := s.NodeFree("n0", time.Minute)
+		require.NoError(t, err)
+		assert.Equal(t, int64(4*gib), free[1], "the estimate's memory is held until the task finishes")
+		require.NoError(t, s.Failed("t", 0))
+	}
+	second := learn(1000, 6*gib)
+	require.NotEqual(t, first, second)
+	a, err := s.Place("t", 0)
+	require.NoError(t, err)
+	assert.Equal(t, second, a.Profile, "the placement after the observation follows the new estimate")
+	free, err := s.NodeFree("n0", time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, 8*gib-second.Peak()[1], free[1], "and holds its memory")
+}
+
 // Load the scheduler did not place (other applications) is held on the node until the
 // next report replaces it; where tasks leave less free, what is free is held.
 func TestSetExternalLoad(t *testing.T) {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/finegrain/finegrain/resource"
@@ -12,6 +13,12 @@ import (
 // of the schema's first non-compressible dimension (memory in the standard schema),
 // roomiest first, so that a push placement visits nodes from the roomiest down and
 // stops at the first with too little.
+//
+// A node's key is worked out when its timeline changes (reindex) but the B-tree is
+// updated lazily, when it is next read (ByFree): a node whose key changed and changed
+// back in between — a task placed and handed back, a reservation rolled back — costs
+// no B-tree update at all, and one that changed several times costs one. The keys read
+// are those an eager index would hold, so the order is the same.
 
 // refreshEvery is how much time may pass before every node's index key is recomputed.
 // Keys change exactly on reserve and release; between those, stages and reservations
@@ -43,21 +50,73 @@ func (s *State) Advance(now time.Duration) {
 	}
 }
 
-// reindex updates a node's position in the free index after its timeline changed.
+// reindex works out a node's index key after its timeline changed: its free amount of
+// the index dimension at the clock. The B-tree follows when it is next read (flush).
 func (s *State) reindex(n *NodeInfo) {
-	key := n.tl.FreeAt(s.clock)[s.keyDim]
-	if key == n.key {
-		return
+	n.want = n.tl.FreeAt(s.clock)[s.keyDim]
+	if n.want != n.key && !n.stale {
+		n.stale = true
+		s.stale = append(s.stale, n)
 	}
+}
+
+// flush brings the B-tree up to date with the keys reindex worked out.
+func (s *State) flush() {
+	for i, n := range s.stale {
+		n.stale = false
+		if n.want != n.key {
+			s.byFree.Delete(n)
+			n.key = n.want
+			s.byFree.ReplaceOrInsert(n)
+		}
+		s.stale[i] = nil
+	}
+	s.stale = s.stale[:0]
+}
+
+// unindex takes node n out of the free index.
+func (s *State) unindex(n *NodeInfo) {
 	s.byFree.Delete(n)
-	n.key = key
-	s.byFree.ReplaceOrInsert(n)
+	if n.stale {
+		n.stale = false
+		s.stale = slices.DeleteFunc(s.stale, func(m *NodeInfo) bool { return m == n })
+	}
+}
+
+// byFreeLess orders the free index: larger keys first, ties in ID order (compared by
+// the IDs' first eight bytes first, which order them as the IDs do).
+func byFreeLess(a, b *NodeInfo) bool {
+	if a.key != b.key {
+		return a.key > b.key
+	}
+	if a.idKey != b.idKey {
+		return a.idKey < b.idKey
+	}
+	return a.spec.ID < b.spec.ID
+}
+
+// idPrefix is the first eight bytes of id as a big-endian number, zero-padded: a
+// smaller prefix means a smaller ID, and equal prefixes say nothing.
+func idPrefix(id string) uint64 {
+	var k uint64
+	for i := 0; i < 8; i++ {
+		k <<= 8
+		if i < len(id) {
+			k |= uint64(id[i])
+		}
+	}
+	return k
 }
 
 // ByFree calls fn with the nodes whose indexed free amount of IndexDim is at least
 // need, roomiest first (ties in ID order), until fn returns false. The indexed amount
-// is the node's free amount at the clock, refreshed as Advance says.
+// is the node's free amount at the clock, refreshed as Advance says. It brings the
+// index up to date first, so it must not run concurrently with another call; fn must
+// not change the state.
 func (s *State) ByFree(need int64, fn func(n *NodeInfo) bool) {
+	if len(s.stale) > 0 {
+		s.flush()
+	}
 	s.byFree.Ascend(func(n *NodeInfo) bool {
 		if n.key < need {
 			return false

@@ -23,6 +23,7 @@ type State struct {
 
 	nodes     map[string]*NodeInfo
 	byFree    *btree.BTreeG[*NodeInfo] // nodes by free amount of keyDim, descending
+	stale     []*NodeInfo              // nodes whose key changed since the B-tree was updated (index.go)
 	keyDim    int
 	capacity  resource.Tuple   // the cluster's total
 	shapes    shapes           // the nodes' capacities, for Holds
@@ -122,12 +123,7 @@ func New(schema *resource.Schema, opts ...Option) (*State, error) {
 		}
 		return a.spec.ID < b.spec.ID
 	})
-	s.byFree = btree.NewG(16, func(a, b *NodeInfo) bool {
-		if a.key != b.key {
-			return a.key > b.key
-		}
-		return a.spec.ID < b.spec.ID
-	})
+	s.byFree = btree.NewG(16, byFreeLess)
 	var err error
 	if s.tree, err = fairness.NewTree(schema, resource.Tuple{}, fairness.WithPolicy(cfg.ordering)); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -203,9 +199,10 @@ func (s *State) AddNode(spec NodeSpec) error {
 		s.gpuShapes[gpuShape{spec.Capacity, spec.GPU}]++
 	}
 	s.treeApply(treeOp{kind: opCapacity, a: total})
-	n := &NodeInfo{spec: spec, tl: tl, tasks: make(map[string]*TaskInfo), gpus: gpus}
+	n := &NodeInfo{spec: spec, tl: tl, tasks: make(map[string]*TaskInfo), gpus: gpus, idKey: idPrefix(spec.ID)}
 	s.nodes[spec.ID] = n
 	n.key = tl.FreeAt(s.clock)[s.keyDim]
+	n.want = n.key
 	s.byFree.ReplaceOrInsert(n)
 	s.relocate(spec.ID)
 	return nil
@@ -243,7 +240,7 @@ func (s *State) RemoveNode(id string) ([]string, error) {
 	for _, tid := range ids {
 		s.requeue(s.tasks[tid])
 	}
-	s.byFree.Delete(n)
+	s.unindex(n)
 	delete(s.nodes, id)
 	s.capacity = s.capacity.Sub(n.spec.Capacity)
 	s.shapes.remove(n.spec.Capacity)

@@ -20,6 +20,9 @@ type NodeInfo struct {
 	tl       *stage.Timeline
 	tasks    map[string]*TaskInfo // reserved and running attempts, backups included
 	key      int64                // free amount of the index dimension when indexed
+	want     int64                // the key at the latest change, indexed once stale is false
+	idKey    uint64               // the ID's first eight bytes (idPrefix), for the index's ties
+	stale    bool                 // in State.stale: want may differ from key
 	external stage.Handle         // the reservation holding load the scheduler did not place
 	load     resource.Tuple       // the external load last reported (SetExternalLoad)
 	gpus     gpu.Devices          // the node's GPU devices (NodeSpec.GPU)
