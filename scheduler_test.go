@@ -530,6 +530,49 @@ func TestPlacementFollowsTheEstimate(t *testing.T) {
 	assert.Equal(t, 8*gib-second.Peak()[1], free[1], "and holds its memory")
 }
 
+// Placement reads each node's mode as the adjuster has it now — set by hand, the
+// server untracked or tracked again, the node removed and added again — although the
+// filters keep references to the modes.
+func TestPlacementFollowsModes(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithFailureEscalation(false))
+	bigCap := schema.MustTuple(8000, 16*gib)
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "big", Capacity: bigCap}))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "small", Capacity: schema.MustTuple(4000, 8*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(1000, gib)}))
+	adj := s.Adjuster()
+	for i, step := range []struct {
+		change func() error
+		want   string
+	}{
+		{func() error { return nil }, "big"},
+		{func() error { return adj.SetMode("big", policy.StopAllocation) }, "small"},
+		{func() error { return adj.SetMode("big", policy.CoarseGrained) }, "big"},
+		{func() error { return adj.RemoveServer("big") }, "small"},
+		{func() error { return adj.AddServer("big", bigCap) }, "big"},
+		{func() error {
+			if _, err := s.RemoveNode("big", 0); err != nil {
+				return err
+			}
+			return s.AddNode(finegrain.Node{ID: "big", Capacity: bigCap})
+		}, "big"},
+		{func() error { return adj.SetMode("big", policy.StopAllocation) }, "small"},
+		{func() error { return adj.SetMode("small", policy.StopAllocation) }, ""},
+	} {
+		require.NoError(t, step.change(), "step %d", i)
+		a, err := s.Place("t", 0)
+		if step.want == "" {
+			var pe *finegrain.PlacementError
+			require.ErrorAs(t, err, &pe, "step %d", i)
+			assert.Equal(t, finegrain.PolicyStop, pe.Reason, "step %d", i)
+			continue
+		}
+		require.NoError(t, err, "step %d", i)
+		assert.Equal(t, step.want, a.Node, "step %d", i)
+		require.NoError(t, s.Failed("t", 0))
+	}
+}
+
 // Load the scheduler did not place (other applications) is held on the node until the
 // next report replaces it; where tasks leave less free, what is free is held.
 func TestSetExternalLoad(t *testing.T) {

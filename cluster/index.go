@@ -65,9 +65,9 @@ func (s *State) flush() {
 	for i, n := range s.stale {
 		n.stale = false
 		if n.want != n.key {
-			s.byFree.Delete(n)
+			s.byFree.Delete(n.item())
 			n.key = n.want
-			s.byFree.ReplaceOrInsert(n)
+			s.byFree.ReplaceOrInsert(n.item())
 		}
 		s.stale[i] = nil
 	}
@@ -76,23 +76,34 @@ func (s *State) flush() {
 
 // unindex takes node n out of the free index.
 func (s *State) unindex(n *NodeInfo) {
-	s.byFree.Delete(n)
+	s.byFree.Delete(n.item())
 	if n.stale {
 		n.stale = false
 		s.stale = slices.DeleteFunc(s.stale, func(m *NodeInfo) bool { return m == n })
 	}
 }
 
+// freeItem is a node's entry in the free index, with its key and the first bytes of its
+// ID inline: ordering the index reads no node (but to break a tie of both).
+type freeItem struct {
+	key   int64
+	idKey uint64
+	node  *NodeInfo
+}
+
+// item is node n's entry in the free index, as it is indexed (n.key).
+func (n *NodeInfo) item() freeItem { return freeItem{key: n.key, idKey: n.idKey, node: n} }
+
 // byFreeLess orders the free index: larger keys first, ties in ID order (compared by
 // the IDs' first eight bytes first, which order them as the IDs do).
-func byFreeLess(a, b *NodeInfo) bool {
+func byFreeLess(a, b freeItem) bool {
 	if a.key != b.key {
 		return a.key > b.key
 	}
 	if a.idKey != b.idKey {
 		return a.idKey < b.idKey
 	}
-	return a.spec.ID < b.spec.ID
+	return a.node.spec.ID < b.node.spec.ID
 }
 
 // idPrefix is the first eight bytes of id as a big-endian number, zero-padded: a
@@ -117,11 +128,11 @@ func (s *State) ByFree(need int64, fn func(n *NodeInfo) bool) {
 	if len(s.stale) > 0 {
 		s.flush()
 	}
-	s.byFree.Ascend(func(n *NodeInfo) bool {
-		if n.key < need {
+	s.byFree.Ascend(func(it freeItem) bool {
+		if it.key < need {
 			return false
 		}
-		return fn(n)
+		return fn(it.node)
 	})
 }
 
@@ -130,7 +141,7 @@ func (s *State) ByFree(need int64, fn func(n *NodeInfo) bool) {
 // reservations already there leave less than load, what is free is held; the amount
 // held is returned. A zero load clears the report.
 func (s *State) SetExternalLoad(n *NodeInfo, now time.Duration, load resource.Tuple) (resource.Tuple, error) {
-	if n == nil || s.nodes[n.spec.ID] != n {
+	if n == nil || !s.holds(n) {
 		return resource.Tuple{}, fmt.Errorf("cluster: external load: node: %w", ErrUnknownNode)
 	}
 	if err := s.schema.Validate(load); err != nil {

@@ -44,7 +44,7 @@ func TestByFreeTiesInIDOrder(t *testing.T) {
 		a, b = common+a, common+b
 		na := &NodeInfo{spec: NodeSpec{ID: a}, key: key, idKey: idPrefix(a)}
 		nb := &NodeInfo{spec: NodeSpec{ID: b}, key: key, idKey: idPrefix(b)}
-		return byFreeLess(na, nb) == (a < b) && byFreeLess(nb, na) == (b < a)
+		return byFreeLess(na.item(), nb.item()) == (a < b) && byFreeLess(nb.item(), na.item()) == (b < a)
 	}, id, id, gen.OneConstOf("", "n", "node-000", "node-0000001"), gen.Int64Range(-2, 2)))
 	props.TestingRun(t)
 }

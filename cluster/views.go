@@ -17,6 +17,7 @@ import (
 // State.
 type NodeInfo struct {
 	spec     NodeSpec
+	index    int // dense, in State.nodeList (Index)
 	tl       *stage.Timeline
 	tasks    map[string]*TaskInfo // reserved and running attempts, backups included
 	key      int64                // free amount of the index dimension when indexed
@@ -30,6 +31,12 @@ type NodeInfo struct {
 
 // ID names the node.
 func (n *NodeInfo) ID() string { return n.spec.ID }
+
+// Index is the node's dense index, for plugins that keep per-node scratch in a slice
+// (State.NodeSlots bounds it), where a lookup by ID would cost more. Once the node is
+// removed a later node may get the same index: a plugin keeping scratch by index
+// checks that it is for the same *NodeInfo.
+func (n *NodeInfo) Index() int { return n.index }
 
 // Rack is the node's rack, "" when unknown.
 func (n *NodeInfo) Rack() string { return n.spec.Rack }

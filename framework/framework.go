@@ -37,6 +37,7 @@ type Framework struct {
 	passed   []uint64 // by job index: the generation of the pull cycle that passed it over
 	scratch  Attempt  // the attempt of a pull Try
 	cands    []Attempt
+	locator  cluster.Locator // the locality of a push placement's task
 	totals   []float64
 	scores1  []float64
 

@@ -75,6 +75,7 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 	dim := f.state.IndexDim()
 	perr := PlacementError{Task: t.ID(), Reason: NoRoom, Dim: f.state.Schema().DimName(dim)}
 	cands := f.cands[:0]
+	f.state.Locate(&f.locator, t)
 	f.state.ByFree(base.Demand.Hold.Stage(0).Demand[dim], func(n *cluster.NodeInfo) bool {
 		perr.Tried++
 		if len(cands) == cap(cands) {
@@ -83,7 +84,7 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 			cands = cands[:len(cands)+1]
 		}
 		a := &cands[len(cands)-1]
-		a.Task, a.Demand, a.Node, a.Start, a.Level, a.Backup = t, base.Demand, n, now, f.state.Locality(t, n), false
+		a.Task, a.Demand, a.Node, a.Start, a.Level, a.Backup = t, base.Demand, n, now, f.locator.Level(n), false
 		if st := c.Filter(a); !st.OK() {
 			perr.Reason, perr.Plugin, perr.Result = st.Reason, st.Plugin, a.Result
 			cands = cands[:len(cands)-1]
