@@ -62,7 +62,7 @@ func (g *ModeGate) Filter(c *framework.Cycle, a *framework.Attempt) framework.St
 type StageMatch struct {
 	modes       modes
 	compression *policy.Compression
-	matchers    map[policy.Mode]match.Matcher
+	matchers    [policy.StopAllocation + 1]match.Matcher // by mode: the mode's own, or the one set for it
 }
 
 // NewStageMatch returns the matching filter; matchers replaces the matcher of some
@@ -71,7 +71,10 @@ func NewStageMatch(adj *policy.Adjuster, comp *policy.Compression, matchers map[
 	if adj == nil || comp == nil {
 		return nil, fmt.Errorf("plugins: stage match: nil adjuster or compression manager: %w", cluster.ErrInvalid)
 	}
-	m := &StageMatch{modes: modes{adjuster: adj}, compression: comp, matchers: map[policy.Mode]match.Matcher{}}
+	m := &StageMatch{modes: modes{adjuster: adj}, compression: comp}
+	for mode := range m.matchers {
+		m.matchers[mode] = policy.Mode(mode).Matcher()
+	}
 	for mode, mt := range matchers {
 		if mt == nil || !mode.Schedulable() {
 			return nil, fmt.Errorf("plugins: stage match: matcher for mode %v: %w", mode, cluster.ErrInvalid)
@@ -89,9 +92,9 @@ func (m *StageMatch) Filter(c *framework.Cycle, a *framework.Attempt) framework.
 	server := m.compression.Server(a.Node.ID(), a.Node.Timeline())
 	if a.Demand.Predicted {
 		mode := m.modes.mode(c, a.Node)
-		mt := m.matchers[mode]
-		if mt == nil {
-			mt = mode.Matcher()
+		mt := match.Matcher(match.Refuse{}) // an invalid mode: as Mode.Matcher
+		if int(mode) < len(m.matchers) {
+			mt = m.matchers[mode]
 		}
 		a.Result = mt.Match(server, a.Start, a.Demand.Hold)
 	} else {
