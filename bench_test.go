@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/stage"
 )
@@ -117,6 +118,83 @@ func BenchmarkPlace(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPlaceRequest is push placement of tasks without a learned profile, placed by
+// their request (1 core and 2 GiB until they finish), with 10,000 pending on clusters
+// of 1,000 and 5,000 nodes already holding 10,000 such tasks. Each op places one task
+// (timed); the tasks are handed back with Failed in batches of placeBatch, untimed, so
+// that stopping the timer costs little against the placements and the cluster changes
+// by at most a batch of tasks between hand-backs.
+func BenchmarkPlaceRequest(b *testing.B) {
+	for _, nodes := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			s, err := finegrain.New(schema, finegrain.WithFailureEscalation(false))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := rand.New(rand.NewSource(1))
+			for i := 0; i < nodes; i++ {
+				if err := s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%06d", i), Rack: fmt.Sprintf("r%d", i%20), Capacity: schema.MustTuple(32000, 64*gib)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var ids []string
+			for j := 0; j < 100; j++ {
+				jid := fmt.Sprintf("j%04d", j)
+				if err := s.SubmitJob(finegrain.Job{ID: jid, Submitted: time.Duration(j)}); err != nil {
+					b.Fatal(err)
+				}
+				batch := make([]finegrain.Task, 200)
+				for i := range batch {
+					batch[i] = finegrain.Task{ID: fmt.Sprintf("%s-t%d", jid, i), Job: jid, Request: schema.MustTuple(1000, 2*gib),
+						Inputs: []string{fmt.Sprintf("n%06d", r.Intn(nodes))}}
+					ids = append(ids, batch[i].ID)
+				}
+				if err := s.Submit(batch...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+			fill := len(ids) / 2
+			for _, id := range ids[:fill] {
+				if _, err := s.Place(id, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			rest := ids[fill:]
+			placed := make([]string, 0, placeBatch)
+			handBack := func() {
+				for _, id := range placed {
+					if err := s.Failed(id, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+				placed = placed[:0]
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				id := rest[i%len(rest)]
+				a, err := s.Place(id, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if a.Result.Code != match.Fit {
+					b.Fatalf("placed with result %v, want a plain fit by the request", a.Result.Code)
+				}
+				if placed = append(placed, id); len(placed) == placeBatch || i == b.N-1 {
+					b.StopTimer()
+					handBack()
+					b.StartTimer()
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "placements/s")
+		})
+	}
+}
+
+// placeBatch is how many placements BenchmarkPlaceRequest times between hand-backs.
+const placeBatch = 100
 
 // BenchmarkMemory reports the heap a node and a pending task cost.
 func BenchmarkMemory(b *testing.B) {

@@ -511,7 +511,9 @@ func (s *Scheduler) Cancel(id string, now time.Duration) error {
 		return err
 	}
 	s.state.Advance(at)
-	s.logDebug("task cancelled", "task", id, "at", at)
+	if s.cfg.logger != nil { // the arguments would escape, and allocate, even unlogged
+		s.logDebug("task cancelled", "task", id, "at", at)
+	}
 	return nil
 }
 
@@ -583,7 +585,9 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 		return err
 	}
 	s.state.Advance(at)
-	s.logDebug("task finished", "task", id, "node", node, "at", at)
+	if s.cfg.logger != nil { // the arguments would escape, and allocate, even unlogged
+		s.logDebug("task finished", "task", id, "node", node, "at", at)
+	}
 	return nil
 }
 
@@ -600,7 +604,9 @@ func (s *Scheduler) Failed(id string, now time.Duration) error {
 		return err
 	}
 	s.state.Advance(at)
-	s.logDebug("task failed", "task", id, "at", at)
+	if s.cfg.logger != nil { // the arguments would escape, and allocate, even unlogged
+		s.logDebug("task failed", "task", id, "at", at)
+	}
 	return nil
 }
 

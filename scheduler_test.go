@@ -495,6 +495,84 @@ func TestHoldUntilFinished(t *testing.T) {
 	}
 }
 
+// A task's next placement follows what the estimator learned meanwhile: the hold
+// built from an estimate is cached only while the estimate stays the same.
+func TestPlacementFollowsTheEstimate(t *testing.T) {
+	s := newScheduler(t, finegrain.WithFailureEscalation(false))
+	addNodes(t, s, 1, schema.MustTuple(4000, 8*gib))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	key := predict.Key{Logic: "sort", InputSize: 1}
+	learn := func(cpu, mem int64) stage.Profile {
+		p := stage.MustProfile(schema, stage.Stage{Duration: 10 * time.Second, Demand: schema.MustTuple(cpu, mem)})
+		require.NoError(t, s.Estimator().Observe(key, predict.Observation{Profile: p}))
+		est, ok := s.Estimator().Estimate(key)
+		require.True(t, ok)
+		return est
+	}
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Key: key, Request: schema.MustTuple(1000, gib)}))
+	first := learn(2000, 4*gib)
+	for range 2 {
+		a, err := s.Place("t", 0)
+		require.NoError(t, err)
+		assert.Equal(t, first, a.Profile)
+		free, err := s.NodeFree("n0", time.Minute)
+		require.NoError(t, err)
+		assert.Equal(t, int64(4*gib), free[1], "the estimate's memory is held until the task finishes")
+		require.NoError(t, s.Failed("t", 0))
+	}
+	second := learn(1000, 6*gib)
+	require.NotEqual(t, first, second)
+	a, err := s.Place("t", 0)
+	require.NoError(t, err)
+	assert.Equal(t, second, a.Profile, "the placement after the observation follows the new estimate")
+	free, err := s.NodeFree("n0", time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, 8*gib-second.Peak()[1], free[1], "and holds its memory")
+}
+
+// Placement reads each node's mode as the adjuster has it now — set by hand, the
+// server untracked or tracked again, the node removed and added again — although the
+// filters keep references to the modes.
+func TestPlacementFollowsModes(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithFailureEscalation(false))
+	bigCap := schema.MustTuple(8000, 16*gib)
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "big", Capacity: bigCap}))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "small", Capacity: schema.MustTuple(4000, 8*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(1000, gib)}))
+	adj := s.Adjuster()
+	for i, step := range []struct {
+		change func() error
+		want   string
+	}{
+		{func() error { return nil }, "big"},
+		{func() error { return adj.SetMode("big", policy.StopAllocation) }, "small"},
+		{func() error { return adj.SetMode("big", policy.CoarseGrained) }, "big"},
+		{func() error { return adj.RemoveServer("big") }, "small"},
+		{func() error { return adj.AddServer("big", bigCap) }, "big"},
+		{func() error {
+			if _, err := s.RemoveNode("big", 0); err != nil {
+				return err
+			}
+			return s.AddNode(finegrain.Node{ID: "big", Capacity: bigCap})
+		}, "big"},
+		{func() error { return adj.SetMode("big", policy.StopAllocation) }, "small"},
+		{func() error { return adj.SetMode("small", policy.StopAllocation) }, ""},
+	} {
+		require.NoError(t, step.change(), "step %d", i)
+		a, err := s.Place("t", 0)
+		if step.want == "" {
+			var pe *finegrain.PlacementError
+			require.ErrorAs(t, err, &pe, "step %d", i)
+			assert.Equal(t, finegrain.PolicyStop, pe.Reason, "step %d", i)
+			continue
+		}
+		require.NoError(t, err, "step %d", i)
+		assert.Equal(t, step.want, a.Node, "step %d", i)
+		require.NoError(t, s.Failed("t", 0))
+	}
+}
+
 // Load the scheduler did not place (other applications) is held on the node until the
 // next report replaces it; where tasks leave less free, what is free is held.
 func TestSetExternalLoad(t *testing.T) {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/finegrain/finegrain/resource"
@@ -12,6 +13,12 @@ import (
 // of the schema's first non-compressible dimension (memory in the standard schema),
 // roomiest first, so that a push placement visits nodes from the roomiest down and
 // stops at the first with too little.
+//
+// A node's key is worked out when its timeline changes (reindex) but the B-tree is
+// updated lazily, when it is next read (ByFree): a node whose key changed and changed
+// back in between — a task placed and handed back, a reservation rolled back — costs
+// no B-tree update at all, and one that changed several times costs one. The keys read
+// are those an eager index would hold, so the order is the same.
 
 // refreshEvery is how much time may pass before every node's index key is recomputed.
 // Keys change exactly on reserve and release; between those, stages and reservations
@@ -43,26 +50,89 @@ func (s *State) Advance(now time.Duration) {
 	}
 }
 
-// reindex updates a node's position in the free index after its timeline changed.
+// reindex works out a node's index key after its timeline changed: its free amount of
+// the index dimension at the clock. The B-tree follows when it is next read (flush).
 func (s *State) reindex(n *NodeInfo) {
-	key := n.tl.FreeAt(s.clock)[s.keyDim]
-	if key == n.key {
-		return
+	n.want = n.tl.FreeAt(s.clock)[s.keyDim]
+	if n.want != n.key && !n.stale {
+		n.stale = true
+		s.stale = append(s.stale, n)
 	}
-	s.byFree.Delete(n)
-	n.key = key
-	s.byFree.ReplaceOrInsert(n)
+}
+
+// flush brings the B-tree up to date with the keys reindex worked out.
+func (s *State) flush() {
+	for i, n := range s.stale {
+		n.stale = false
+		if n.want != n.key {
+			s.byFree.Delete(n.item())
+			n.key = n.want
+			s.byFree.ReplaceOrInsert(n.item())
+		}
+		s.stale[i] = nil
+	}
+	s.stale = s.stale[:0]
+}
+
+// unindex takes node n out of the free index.
+func (s *State) unindex(n *NodeInfo) {
+	s.byFree.Delete(n.item())
+	if n.stale {
+		n.stale = false
+		s.stale = slices.DeleteFunc(s.stale, func(m *NodeInfo) bool { return m == n })
+	}
+}
+
+// freeItem is a node's entry in the free index, with its key and the first bytes of its
+// ID inline: ordering the index reads no node (but to break a tie of both).
+type freeItem struct {
+	key   int64
+	idKey uint64
+	node  *NodeInfo
+}
+
+// item is node n's entry in the free index, as it is indexed (n.key).
+func (n *NodeInfo) item() freeItem { return freeItem{key: n.key, idKey: n.idKey, node: n} }
+
+// byFreeLess orders the free index: larger keys first, ties in ID order (compared by
+// the IDs' first eight bytes first, which order them as the IDs do).
+func byFreeLess(a, b freeItem) bool {
+	if a.key != b.key {
+		return a.key > b.key
+	}
+	if a.idKey != b.idKey {
+		return a.idKey < b.idKey
+	}
+	return a.node.spec.ID < b.node.spec.ID
+}
+
+// idPrefix is the first eight bytes of id as a big-endian number, zero-padded: a
+// smaller prefix means a smaller ID, and equal prefixes say nothing.
+func idPrefix(id string) uint64 {
+	var k uint64
+	for i := 0; i < 8; i++ {
+		k <<= 8
+		if i < len(id) {
+			k |= uint64(id[i])
+		}
+	}
+	return k
 }
 
 // ByFree calls fn with the nodes whose indexed free amount of IndexDim is at least
 // need, roomiest first (ties in ID order), until fn returns false. The indexed amount
-// is the node's free amount at the clock, refreshed as Advance says.
+// is the node's free amount at the clock, refreshed as Advance says. It brings the
+// index up to date first, so it must not run concurrently with another call; fn must
+// not change the state.
 func (s *State) ByFree(need int64, fn func(n *NodeInfo) bool) {
-	s.byFree.Ascend(func(n *NodeInfo) bool {
-		if n.key < need {
+	if len(s.stale) > 0 {
+		s.flush()
+	}
+	s.byFree.Ascend(func(it freeItem) bool {
+		if it.key < need {
 			return false
 		}
-		return fn(n)
+		return fn(it.node)
 	})
 }
 
@@ -71,7 +141,7 @@ func (s *State) ByFree(need int64, fn func(n *NodeInfo) bool) {
 // reservations already there leave less than load, what is free is held; the amount
 // held is returned. A zero load clears the report.
 func (s *State) SetExternalLoad(n *NodeInfo, now time.Duration, load resource.Tuple) (resource.Tuple, error) {
-	if n == nil || s.nodes[n.spec.ID] != n {
+	if n == nil || !s.holds(n) {
 		return resource.Tuple{}, fmt.Errorf("cluster: external load: node: %w", ErrUnknownNode)
 	}
 	if err := s.schema.Validate(load); err != nil {

@@ -41,7 +41,7 @@ func (s *State) own(t *TaskInfo, n *NodeInfo) error {
 	if t == nil || s.tasks[t.pe.ID] != t {
 		return fmt.Errorf("cluster: task: %w", ErrUnknownTask)
 	}
-	if n != nil && s.nodes[n.spec.ID] != n {
+	if n != nil && !s.holds(n) {
 		return fmt.Errorf("cluster: node %q: %w", n.spec.ID, ErrUnknownNode)
 	}
 	return nil

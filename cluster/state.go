@@ -22,7 +22,10 @@ type State struct {
 	schema *resource.Schema
 
 	nodes     map[string]*NodeInfo
-	byFree    *btree.BTreeG[*NodeInfo] // nodes by free amount of keyDim, descending
+	nodeList  []*NodeInfo             // by NodeInfo.Index; nil where a removed node was
+	freeNodes []int                   // indexes of removed nodes, for reuse
+	byFree    *btree.BTreeG[freeItem] // nodes by free amount of keyDim, descending (index.go)
+	stale     []*NodeInfo             // nodes whose key changed since the B-tree was updated (index.go)
 	keyDim    int
 	capacity  resource.Tuple   // the cluster's total
 	shapes    shapes           // the nodes' capacities, for Holds
@@ -125,12 +128,7 @@ func New(schema *resource.Schema, opts ...Option) (*State, error) {
 		}
 		return a.pe.ID < b.pe.ID
 	})
-	s.byFree = btree.NewG(16, func(a, b *NodeInfo) bool {
-		if a.key != b.key {
-			return a.key > b.key
-		}
-		return a.spec.ID < b.spec.ID
-	})
+	s.byFree = btree.NewG(16, byFreeLess)
 	var err error
 	if s.tree, err = fairness.NewTree(schema, resource.Tuple{}, fairness.WithPolicy(cfg.ordering)); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -206,10 +204,19 @@ func (s *State) AddNode(spec NodeSpec) error {
 		s.gpuShapes[gpuShape{spec.Capacity, spec.GPU}]++
 	}
 	s.treeApply(treeOp{kind: opCapacity, a: total})
-	n := &NodeInfo{spec: spec, tl: tl, tasks: make(map[string]*TaskInfo), gpus: gpus}
+	n := &NodeInfo{spec: spec, tl: tl, tasks: make(map[string]*TaskInfo), gpus: gpus, idKey: idPrefix(spec.ID)}
 	s.nodes[spec.ID] = n
+	if k := len(s.freeNodes); k > 0 {
+		n.index = s.freeNodes[k-1]
+		s.freeNodes = s.freeNodes[:k-1]
+		s.nodeList[n.index] = n
+	} else {
+		n.index = len(s.nodeList)
+		s.nodeList = append(s.nodeList, n)
+	}
 	n.key = tl.FreeAt(s.clock)[s.keyDim]
-	s.byFree.ReplaceOrInsert(n)
+	n.want = n.key
+	s.byFree.ReplaceOrInsert(n.item())
 	s.relocate(spec.ID)
 	return nil
 }
@@ -246,8 +253,10 @@ func (s *State) RemoveNode(id string) ([]string, error) {
 	for _, tid := range ids {
 		s.requeue(s.tasks[tid])
 	}
-	s.byFree.Delete(n)
+	s.unindex(n)
 	delete(s.nodes, id)
+	s.nodeList[n.index] = nil
+	s.freeNodes = append(s.freeNodes, n.index)
 	s.capacity = s.capacity.Sub(n.spec.Capacity)
 	s.shapes.remove(n.spec.Capacity)
 	if k := (gpuShape{n.spec.Capacity, n.spec.GPU}); k.spec.Count > 0 {
@@ -518,6 +527,46 @@ func (s *State) Locality(t *TaskInfo, n *NodeInfo) fairness.Level {
 	return level
 }
 
+// Locator is Locality for one task and many nodes (a push placement visits many):
+// State.Locate looks the task's input nodes up once, so that Level costs no lookup by
+// ID. Level answers as Locality would have when Locate filled the Locator; the zero
+// Locator is that of a task without inputs. Reuse one from task to task: Locate
+// overwrites it.
+type Locator struct {
+	nodes []*NodeInfo // the input nodes; nil for an ID the state does not hold
+	racks []string    // their racks
+}
+
+// Locate fills l for task t.
+func (s *State) Locate(l *Locator, t *TaskInfo) {
+	l.nodes, l.racks = l.nodes[:0], l.racks[:0]
+	for _, id := range t.pe.Nodes {
+		n, rack := s.nodes[id], ""
+		if n != nil {
+			rack = n.spec.Rack
+		}
+		l.nodes, l.racks = append(l.nodes, n), append(l.racks, rack)
+	}
+}
+
+// Level is how close node n is to the input of the task Locate filled l for:
+// Locality(t, n).
+func (l *Locator) Level(n *NodeInfo) fairness.Level {
+	if len(l.nodes) == 0 {
+		return fairness.NodeLocal
+	}
+	level := fairness.OffSwitch
+	for i, m := range l.nodes {
+		if m == n {
+			return fairness.NodeLocal
+		}
+		if r := l.racks[i]; r != "" && r == n.spec.Rack {
+			level = fairness.RackLocal
+		}
+	}
+	return level
+}
+
 // Node returns a node.
 func (s *State) Node(id string) (*NodeInfo, bool) {
 	n, ok := s.nodes[id]
@@ -552,6 +601,15 @@ func (s *State) NumJobs() int { return len(s.jobs) }
 func (s *State) Task(id string) (*TaskInfo, bool) {
 	t, ok := s.tasks[id]
 	return t, ok
+}
+
+// NodeSlots bounds NodeInfo.Index: every node's index is below it. Indexes of removed
+// nodes are reused, so it stays near the most nodes held at once.
+func (s *State) NodeSlots() int { return len(s.nodeList) }
+
+// holds reports whether n is one of the state's nodes, without a lookup by ID.
+func (s *State) holds(n *NodeInfo) bool {
+	return n.index < len(s.nodeList) && s.nodeList[n.index] == n
 }
 
 // NumNodes is how many nodes the cluster has.

@@ -18,9 +18,13 @@ import (
 // State.
 type NodeInfo struct {
 	spec     NodeSpec
+	index    int // dense, in State.nodeList (Index)
 	tl       *stage.Timeline
 	tasks    map[string]*TaskInfo // reserved and running attempts, backups included
 	key      int64                // free amount of the index dimension when indexed
+	want     int64                // the key at the latest change, indexed once stale is false
+	idKey    uint64               // the ID's first eight bytes (idPrefix), for the index's ties
+	stale    bool                 // in State.stale: want may differ from key
 	external stage.Handle         // the reservation holding load the scheduler did not place
 	load     resource.Tuple       // the external load last reported (SetExternalLoad)
 	gpus     gpu.Devices          // the node's GPU devices (NodeSpec.GPU)
@@ -28,6 +32,12 @@ type NodeInfo struct {
 
 // ID names the node.
 func (n *NodeInfo) ID() string { return n.spec.ID }
+
+// Index is the node's dense index, for plugins that keep per-node scratch in a slice
+// (State.NodeSlots bounds it), where a lookup by ID would cost more. Once the node is
+// removed a later node may get the same index: a plugin keeping scratch by index
+// checks that it is for the same *NodeInfo.
+func (n *NodeInfo) Index() int { return n.index }
 
 // Rack is the node's rack, "" when unknown.
 func (n *NodeInfo) Rack() string { return n.spec.Rack }

@@ -11,14 +11,19 @@ import (
 // nodes) and probes (Filter, Score: one task on one node, nothing reserved).
 
 // cycle starts a cycle of mode at now. A pull or push cycle first advances the
-// state's clock to now (cluster.State.Advance: booked tasks whose start has come run);
-// a probe changes nothing.
-func (f *Framework) cycle(mode Mode, now time.Duration, n *cluster.NodeInfo) Cycle {
-	if mode != Probe {
-		f.gen++
-		f.state.Advance(now)
+// state's clock to now (cluster.State.Advance: booked tasks whose start has come run)
+// and is the framework's own Cycle, reused from cycle to cycle (one owner drives them,
+// one at a time), so that starting one allocates nothing; a probe changes nothing and
+// has a Cycle of its own, since probes run concurrently.
+func (f *Framework) cycle(mode Mode, now time.Duration, n *cluster.NodeInfo) *Cycle {
+	if mode == Probe {
+		return &Cycle{fw: f, mode: mode, now: now, gen: f.gen, node: n}
 	}
-	return Cycle{fw: f, mode: mode, now: now, gen: f.gen, node: n}
+	f.gen++
+	f.state.Advance(now)
+	c := &f.owned
+	*c = Cycle{fw: f, mode: mode, now: now, gen: f.gen, node: n}
+	return c
 }
 
 // Heartbeat is pull mode: node n reports room at now, and the Pass plugins offer it
@@ -28,20 +33,21 @@ func (f *Framework) cycle(mode Mode, now time.Duration, n *cluster.NodeInfo) Cyc
 // returned with the Decision so far: what earlier passes started is Running.
 func (f *Framework) Heartbeat(n *cluster.NodeInfo, now time.Duration) (Decision, error) {
 	c := f.cycle(Pull, now, n)
-	d := Decision{Node: n.ID(), At: now, Stop: NoPending, details: f.details}
-	c.d = &d
+	d := &f.decision
+	*d = Decision{Node: n.ID(), At: now, Stop: NoPending, details: f.details}
+	c.d = d
 	c.expire()
 	for _, p := range f.passes {
-		if err := p.Pass(&c, n); err != nil {
+		if err := p.Pass(c, n); err != nil {
 			d.Evicted = c.evicted
-			return d, err
+			return *d, err
 		}
 	}
 	d.Evicted = c.evicted
 	if f.logger != nil {
 		f.debug("heartbeat", "node", n.ID(), "at", now, "started", len(d.Assignments), "stop", d.Stop, "skipped", d.Skipped)
 	}
-	return d, nil
+	return *d, nil
 }
 
 // Place is push mode: pending task t is placed at now on the best node.
@@ -69,6 +75,7 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 	dim := f.state.IndexDim()
 	perr := PlacementError{Task: t.ID(), Reason: NoRoom, Dim: f.state.Schema().DimName(dim)}
 	cands := f.cands[:0]
+	f.state.Locate(&f.locator, t)
 	f.state.ByFree(base.Demand.Hold.Stage(0).Demand[dim], func(n *cluster.NodeInfo) bool {
 		perr.Tried++
 		if len(cands) == cap(cands) {
@@ -77,7 +84,7 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 			cands = cands[:len(cands)+1]
 		}
 		a := &cands[len(cands)-1]
-		a.Task, a.Demand, a.Node, a.Start, a.Level, a.Backup = t, base.Demand, n, now, f.state.Locality(t, n), false
+		a.Task, a.Demand, a.Node, a.Start, a.Level, a.Backup = t, base.Demand, n, now, f.locator.Level(n), false
 		if st := c.Filter(a); !st.OK() {
 			perr.Reason, perr.Plugin, perr.Result = st.Reason, st.Plugin, a.Result
 			cands = cands[:len(cands)-1]

@@ -3,6 +3,7 @@ package plugins
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/framework"
@@ -32,11 +33,57 @@ import (
 // are not raised beyond their request: the gang must fit together. Without it a task whose prediction is
 // too small is killed, placed on the same prediction and killed again for ever, and
 // the tasks placed beside it with it.
+//
+// The hold built from a key's estimate is cached per key (holdCache) while the
+// estimator returns the same estimate for it (stage.Profile.Same), so that a placement
+// by a learned profile builds no profile: the estimator is still asked every time (its
+// answer, and its record of use, are as without the cache), and a new estimate — the
+// estimator learned something under the key — is a new profile, whose hold is built
+// afresh.
 type Prediction struct {
 	schema    *resource.Schema
 	estimator predict.Estimator // nil: no prediction
 	holdTail  bool
 	escalate  bool // SetEscalation
+
+	holds holdCache
+}
+
+// holdCache maps similarity keys to the hold profile built from the key's latest
+// estimate, with that estimate: an entry serves while the estimator returns the Same
+// estimate, and is replaced when it returns another. It holds at most maxHolds keys
+// (past that it starts afresh), and is safe for concurrent use: probes (Filter,
+// Score) ask for demands concurrently.
+type holdCache struct {
+	mu sync.RWMutex
+	m  map[predict.Key]heldEstimate
+}
+
+// heldEstimate is a holdCache entry: the hold built from estimate est.
+type heldEstimate struct{ est, hold stage.Profile }
+
+// maxHolds bounds the keys a holdCache keeps: about 64 bytes and one profile each.
+const maxHolds = 1 << 14
+
+// get returns the hold cached for key when it was built from est.
+func (h *holdCache) get(key predict.Key, est stage.Profile) (stage.Profile, bool) {
+	h.mu.RLock()
+	e, ok := h.m[key]
+	h.mu.RUnlock()
+	if !ok || !e.est.Same(est) {
+		return stage.Profile{}, false
+	}
+	return e.hold, true
+}
+
+// put caches hold, built from estimate est, for key.
+func (h *holdCache) put(key predict.Key, est, hold stage.Profile) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil || len(h.m) >= maxHolds {
+		h.m = make(map[predict.Key]heldEstimate)
+	}
+	h.m[key] = heldEstimate{est: est, hold: hold}
 }
 
 // NewPrediction returns the demand step for schema predicting with est; a nil est
@@ -78,7 +125,7 @@ func (p *Prediction) plan(st *cluster.State, t *cluster.TaskInfo) framework.Dema
 		return p.predicted(d)
 	}
 	if prof, ok := p.Estimate(st, t.Key()); ok {
-		return p.predicted(prof)
+		return p.estimated(t.Key(), prof)
 	}
 	r := t.RequestProfile(p.schema)
 	return framework.Demand{Plan: r, Hold: r}
@@ -156,6 +203,22 @@ func (p *Prediction) Estimate(st *cluster.State, key predict.Key) (stage.Profile
 	return prof, true
 }
 
+// estimated is the demand of a task of key whose estimate is prof: predicted, with the
+// hold taken from the cache when it was built from this very estimate.
+func (p *Prediction) estimated(key predict.Key, prof stage.Profile) framework.Demand {
+	if !p.holdTail || prof.Duration() == stage.Forever {
+		return framework.Demand{Plan: prof, Hold: prof, Predicted: true}
+	}
+	if hold, ok := p.holds.get(key, prof); ok {
+		return framework.Demand{Plan: prof, Hold: hold, Predicted: true}
+	}
+	d := p.predicted(prof)
+	p.holds.put(key, prof, d.Hold)
+	return d
+}
+
+// predicted is the demand of a task whose plan is prof (declared or estimated): prof,
+// held as the Prediction doc comment says.
 func (p *Prediction) predicted(prof stage.Profile) framework.Demand {
 	d := framework.Demand{Plan: prof, Hold: prof, Predicted: true}
 	if !p.holdTail || prof.Duration() == stage.Forever {

@@ -32,22 +32,22 @@ func (QueueAdmission) PreFilter(c *framework.Cycle, a *framework.Attempt) framew
 
 // ModeGate (Filter) refuses every task on a node whose scheduling mode is
 // StopAllocation (Alg. 1 line 1, Alg. 3). Reason PolicyStop: a pull cycle ends.
-type ModeGate struct{ adjuster *policy.Adjuster }
+type ModeGate struct{ modes modes }
 
 // NewModeGate returns the mode gate reading adj.
 func NewModeGate(adj *policy.Adjuster) (*ModeGate, error) {
 	if adj == nil {
 		return nil, fmt.Errorf("plugins: mode gate: nil adjuster: %w", cluster.ErrInvalid)
 	}
-	return &ModeGate{adjuster: adj}, nil
+	return &ModeGate{modes: modes{adjuster: adj}}, nil
 }
 
 // Name implements framework.Plugin.
 func (*ModeGate) Name() string { return "ModeGate" }
 
 // Filter implements framework.FilterPlugin.
-func (g *ModeGate) Filter(_ *framework.Cycle, a *framework.Attempt) framework.Status {
-	if !g.adjuster.Mode(a.Node.ID()).Schedulable() {
+func (g *ModeGate) Filter(c *framework.Cycle, a *framework.Attempt) framework.Status {
+	if !g.modes.mode(c, a.Node).Schedulable() {
 		return framework.Refuse(framework.PolicyStop)
 	}
 	return framework.Status{}
@@ -60,9 +60,9 @@ func (g *ModeGate) Filter(_ *framework.Cycle, a *framework.Attempt) framework.St
 // modes, the peak against the window's least free amount in CoarseGrained — or the
 // matcher set for the mode. It writes the verdict to Attempt.Result. Reason NoRoom.
 type StageMatch struct {
-	adjuster    *policy.Adjuster
+	modes       modes
 	compression *policy.Compression
-	matchers    map[policy.Mode]match.Matcher
+	matchers    [policy.StopAllocation + 1]match.Matcher // by mode: the mode's own, or the one set for it
 }
 
 // NewStageMatch returns the matching filter; matchers replaces the matcher of some
@@ -71,7 +71,10 @@ func NewStageMatch(adj *policy.Adjuster, comp *policy.Compression, matchers map[
 	if adj == nil || comp == nil {
 		return nil, fmt.Errorf("plugins: stage match: nil adjuster or compression manager: %w", cluster.ErrInvalid)
 	}
-	m := &StageMatch{adjuster: adj, compression: comp, matchers: map[policy.Mode]match.Matcher{}}
+	m := &StageMatch{modes: modes{adjuster: adj}, compression: comp}
+	for mode := range m.matchers {
+		m.matchers[mode] = policy.Mode(mode).Matcher()
+	}
 	for mode, mt := range matchers {
 		if mt == nil || !mode.Schedulable() {
 			return nil, fmt.Errorf("plugins: stage match: matcher for mode %v: %w", mode, cluster.ErrInvalid)
@@ -85,13 +88,13 @@ func NewStageMatch(adj *policy.Adjuster, comp *policy.Compression, matchers map[
 func (*StageMatch) Name() string { return "StageMatch" }
 
 // Filter implements framework.FilterPlugin.
-func (m *StageMatch) Filter(_ *framework.Cycle, a *framework.Attempt) framework.Status {
+func (m *StageMatch) Filter(c *framework.Cycle, a *framework.Attempt) framework.Status {
 	server := m.compression.Server(a.Node.ID(), a.Node.Timeline())
 	if a.Demand.Predicted {
-		mode := m.adjuster.Mode(a.Node.ID())
-		mt := m.matchers[mode]
-		if mt == nil {
-			mt = mode.Matcher()
+		mode := m.modes.mode(c, a.Node)
+		mt := match.Matcher(match.Refuse{}) // an invalid mode: as Mode.Matcher
+		if int(mode) < len(m.matchers) {
+			mt = m.matchers[mode]
 		}
 		a.Result = mt.Match(server, a.Start, a.Demand.Hold)
 	} else {

@@ -59,3 +59,42 @@ func (h HeartbeatCap) Gate(c *framework.Cycle, n *cluster.NodeInfo) framework.St
 	}
 	return framework.Status{}
 }
+
+// modes reads nodes' modes from an adjuster through references (policy.ModeRef) kept
+// by node index (cluster.NodeInfo.Index), so that a filter asking for a node's mode
+// costs no lookup by ID and no lock: it reads what adjuster.Mode would. References
+// are taken in pull and push cycles, which one owner drives; probes, which may run
+// concurrently, only read them.
+type modes struct {
+	adjuster *policy.Adjuster
+	refs     []modeRef // by node index
+}
+
+// modeRef is the reference to a node's mode, for that node.
+type modeRef struct {
+	node *cluster.NodeInfo
+	ref  *policy.ModeRef
+}
+
+// mode is node n's mode: adjuster.Mode(n.ID()).
+func (m *modes) mode(c *framework.Cycle, n *cluster.NodeInfo) policy.Mode {
+	i := n.Index()
+	if i < len(m.refs) && m.refs[i].node == n {
+		if mode, ok := m.refs[i].ref.Mode(); ok {
+			return mode
+		}
+	}
+	if c == nil || c.Mode() == framework.Probe {
+		return m.adjuster.Mode(n.ID())
+	}
+	ref, ok := m.adjuster.Ref(n.ID())
+	if !ok {
+		return policy.StopAllocation // untracked: as Adjuster.Mode says
+	}
+	if i >= len(m.refs) {
+		m.refs = append(m.refs, make([]modeRef, max(i+1, c.State().NodeSlots())-len(m.refs))...)
+	}
+	m.refs[i] = modeRef{node: n, ref: ref}
+	mode, _ := ref.Mode()
+	return mode
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/plugins"
 	"github.com/finegrain/finegrain/policy"
@@ -121,4 +122,43 @@ func TestPredictionDemand(t *testing.T) {
 	assert.False(t, d.Predicted, "without an estimator a keyed task is placed by its request")
 	d = literal.Demand(nil, task("declared"))
 	assert.Equal(t, d.Plan, d.Hold, "without hold-until-finished the hold is the plan")
+}
+
+// nanScorer scores every server NaN.
+type nanScorer struct{}
+
+func (nanScorer) Score(_, _, _ resource.Tuple) float64 { return math.NaN() }
+
+// NodeScore scores as match.ScoreServer does, times its weight, whether or not the
+// match reported the window's least free amount; NaN ranks last.
+func TestNodeScoreIsScoreServer(t *testing.T) {
+	schema := resource.MustSchema(resource.CPU, resource.Memory)
+	st, err := cluster.New(schema)
+	require.NoError(t, err)
+	require.NoError(t, st.AddNode(cluster.NodeSpec{ID: "n", Capacity: schema.MustTuple(8000, 16<<30)}))
+	require.NoError(t, st.AddJob(cluster.JobSpec{ID: "j"}))
+	require.NoError(t, st.Submit(
+		cluster.TaskSpec{ID: "held", Job: "j", Request: schema.MustTuple(3000, 4<<30), Duration: 20 * time.Second},
+		cluster.TaskSpec{ID: "t", Job: "j", Request: schema.MustTuple(1000, 2<<30)},
+	))
+	n, _ := st.Node("n")
+	held, _ := st.Task("held")
+	require.NoError(t, st.Reserve(held, n, cluster.Reservation{Start: 5 * time.Second, Hold: held.RequestProfile(schema)}))
+	task, _ := st.Task("t")
+	hold := stage.MustProfile(schema,
+		stage.Stage{Duration: 10 * time.Second, Demand: schema.MustTuple(2000, 1<<30)},
+		stage.Stage{Duration: 10 * time.Second, Demand: schema.MustTuple(500, 3<<30)})
+	server := match.Server{ID: "n", Timeline: n.Timeline()}
+	for _, sc := range []match.Scorer{match.LeastAllocated{}, match.MostAllocated{}, match.BestFit{}, nanScorer{}} {
+		score, err := plugins.NewNodeScore(sc, 2.5)
+		require.NoError(t, err)
+		for _, r := range []match.Result{
+			match.FineGrained{}.Match(server, 0, hold),
+			{Code: match.Fit, Stage: -1, Dim: -1},
+		} {
+			a := &framework.Attempt{Task: task, Node: n, Start: 0, Demand: framework.Demand{Plan: hold, Hold: hold, Predicted: true}, Result: r}
+			want := 2.5 * match.ScoreServer(sc, server, 0, hold, r)
+			assert.Equal(t, want, score.Score(nil, a), "%T, least free known %v", sc, r.MinFreeKnown)
+		}
+	}
 }

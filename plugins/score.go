@@ -10,6 +10,7 @@ import (
 	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/policy"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // NodeScore (Score) ranks the nodes a task passed on in push mode with a
@@ -37,8 +38,18 @@ func (*NodeScore) Name() string { return "NodeScore" }
 
 // Score implements framework.ScorePlugin.
 func (s *NodeScore) Score(_ *framework.Cycle, a *framework.Attempt) float64 {
-	server := match.Server{ID: a.Node.ID(), Timeline: a.Node.Timeline()}
-	return s.weight * match.ScoreServer(s.scorer, server, a.Start, a.Demand.Hold, a.Result)
+	// match.ScoreServer, without copying the Result: the window's least free amount as
+	// the match reported it (match.WindowFree).
+	tl := a.Node.Timeline()
+	free := a.Result.MinFree
+	if !a.Result.MinFreeKnown {
+		free = tl.MinFree(a.Start, stage.AddSat(a.Start, a.Demand.Hold.Duration()))
+	}
+	score := s.scorer.Score(tl.Capacity(), free, a.Demand.Hold.Peak())
+	if score != score {
+		return math.Inf(-1)
+	}
+	return s.weight * score
 }
 
 // FutureStart (PostFilter) books a task that fits no node now at the earliest start

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/finegrain/finegrain/match"
@@ -190,6 +191,7 @@ type Adjuster struct {
 }
 
 type server struct {
+	ref      ModeRef // the mode, read through references without the lock
 	capacity resource.Tuple
 	mode     Mode
 	score    float64
@@ -239,7 +241,9 @@ func (a *Adjuster) AddServer(id string, capacity resource.Tuple) error {
 	if _, ok := a.servers[id]; ok {
 		return settingErr("server ID", id, ErrDuplicateServer)
 	}
-	a.servers[id] = &server{capacity: capacity, mode: a.initial}
+	s := &server{capacity: capacity, mode: a.initial}
+	s.ref.mode.Store(uint32(a.initial))
+	a.servers[id] = s
 	return nil
 }
 
@@ -247,9 +251,11 @@ func (a *Adjuster) AddServer(id string, capacity resource.Tuple) error {
 func (a *Adjuster) RemoveServer(id string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if _, ok := a.servers[id]; !ok {
+	s, ok := a.servers[id]
+	if !ok {
 		return settingErr("server ID", id, ErrUnknownServer)
 	}
+	s.ref.removed.Store(true)
 	delete(a.servers, id)
 	return nil
 }
@@ -287,6 +293,43 @@ func (a *Adjuster) Lookup(id string) (Mode, bool) {
 	return s.mode, true
 }
 
+// Ref returns a reference to tracked server id's mode, for a caller that reads it
+// often: ModeRef.Mode costs no lookup by ID and no lock. false for a server not
+// tracked.
+func (a *Adjuster) Ref(id string) (*ModeRef, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	s, ok := a.servers[id]
+	if !ok {
+		return nil, false
+	}
+	return &s.ref, true
+}
+
+// ModeRef is a reference to one tracked server's mode (Adjuster.Ref). It reads what
+// Adjuster.Mode would, for as long as the server stays tracked: once it is removed
+// (RemoveServer) the reference is void for good, and a server added again under the
+// same ID has a reference of its own. Safe for concurrent use.
+type ModeRef struct {
+	mode    atomic.Uint32
+	removed atomic.Bool
+}
+
+// Mode returns the server's current mode, and false once the server was removed
+// (then look it up again: Adjuster.Mode, Adjuster.Ref).
+func (r *ModeRef) Mode() (Mode, bool) {
+	if r.removed.Load() {
+		return StopAllocation, false
+	}
+	return Mode(r.mode.Load()), true
+}
+
+// setMode sets the server's mode; a.mu is held for writing.
+func (s *server) setMode(m Mode) {
+	s.mode = m
+	s.ref.mode.Store(uint32(m))
+}
+
 // Matcher returns the matcher for a server's current mode (see Mode.Matcher).
 func (a *Adjuster) Matcher(id string) match.Matcher { return a.Mode(id).Matcher() }
 
@@ -302,7 +345,7 @@ func (a *Adjuster) SetMode(id string, m Mode) error {
 	if !ok {
 		return settingErr("server ID", id, ErrUnknownServer)
 	}
-	s.mode = m
+	s.setMode(m)
 	return nil
 }
 
@@ -461,7 +504,7 @@ func (a *Adjuster) apply(id string, s *server, mean resource.Vector, have bool) 
 	}
 	s.score, s.scored = score, true
 	c.Score = score
-	s.mode = a.th.Mode(score)
+	s.setMode(a.th.Mode(score))
 	c.To = s.mode
 	if s.mode == StopAllocation && a.degrading(s) {
 		c.Recycle = true

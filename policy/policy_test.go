@@ -294,6 +294,47 @@ func TestAdjust(t *testing.T) {
 	assert.Equal(t, policy.FineGrainedNoCompression, a.Mode("b"))
 }
 
+// A mode reference reads what Mode says, through SetMode and Alg. 3's adjustments,
+// until its server is removed; a server added again under the same ID has a new one.
+func TestModeRef(t *testing.T) {
+	conf := newConformity()
+	a := newAdjuster(t, conf, policy.WithInitialMode(policy.CoarseGrained))
+	_, ok := a.Ref("a")
+	assert.False(t, ok, "an untracked server has no reference")
+	require.NoError(t, a.AddServer("a", tup(4000, 8000, 100)))
+	ref, ok := a.Ref("a")
+	require.True(t, ok)
+	read := func() policy.Mode {
+		m, ok := ref.Mode()
+		require.True(t, ok)
+		assert.Equal(t, a.Mode("a"), m)
+		return m
+	}
+	assert.Equal(t, policy.CoarseGrained, read())
+	require.NoError(t, a.SetMode("a", policy.FineGrainedNoCompression))
+	assert.Equal(t, policy.FineGrainedNoCompression, read())
+	conf.set("a", resource.Vector{share(0.3, 4000)})
+	_, err := a.AdjustServer("a")
+	require.NoError(t, err)
+	assert.Equal(t, policy.StopAllocation, read())
+	conf.set("a", resource.Vector{})
+	a.Adjust()
+	assert.Equal(t, policy.FineGrained, read())
+
+	require.NoError(t, a.RemoveServer("a"))
+	m, ok := ref.Mode()
+	assert.False(t, ok, "removed: the reference is void")
+	assert.Equal(t, policy.StopAllocation, m)
+	require.NoError(t, a.AddServer("a", tup(4000, 8000, 100)))
+	_, ok = ref.Mode()
+	assert.False(t, ok, "the old reference stays void")
+	again, ok := a.Ref("a")
+	require.True(t, ok)
+	m, ok = again.Mode()
+	assert.True(t, ok)
+	assert.Equal(t, policy.CoarseGrained, m, "the new server starts in the initial mode")
+}
+
 func TestDegradationAndRecycle(t *testing.T) {
 	conf := newConformity()
 	a := newAdjuster(t, conf, policy.WithDegradation(policy.Degradation{Factor: 1.5, Window: 4, MinReports: 2}))

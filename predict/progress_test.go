@@ -2,7 +2,9 @@ package predict_test
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -179,6 +181,48 @@ func TestProgressProperties(t *testing.T) {
 		node, ok := tr.NodeRate("n")
 		return ok && node == st && math.Abs(st.Mean-mean) <= 1e-9*mean && math.Abs(st.Std-std) <= 1e-9*mean
 	}, gen.SliceOf(gen.Int64Range(int64(time.Second), int64(time.Hour)))))
+	props.TestingRun(t)
+}
+
+// The tracker indexes the tasks started lazily (a task that starts and ends between two
+// reads never joins its ordered index), so Running is checked against a plain set, read
+// every few steps or seldom enough that the batch in which it indexes fills up.
+func TestProgressTrackerRunningProperty(t *testing.T) {
+	p := params()
+	p.MinSuccessfulTests = 200
+	props := gopter.NewProperties(p)
+	props.Property("Running lists exactly the running tasks, in ID order", prop.ForAll(func(ops []int, every int) bool {
+		tr, _ := predict.NewProgressTracker()
+		running := map[string]bool{}
+		read := func(at time.Duration) bool {
+			want := slices.Sorted(maps.Keys(running))
+			var got []string
+			for _, p := range tr.Running(at, nil) {
+				got = append(got, p.Task)
+			}
+			return slices.Equal(got, want) && tr.Len() == len(want)
+		}
+		for step, op := range ops {
+			id := fmt.Sprintf("t%03d", op%700)
+			at := time.Duration(step+1) * sec
+			var err error
+			switch {
+			case running[id] && op%2 == 0:
+				err = tr.Abandon(id)
+				delete(running, id)
+			case running[id]:
+				err = tr.Finish(id, at+sec)
+				delete(running, id)
+			default:
+				err = tr.Start(id, "n", at)
+				running[id] = true
+			}
+			if err != nil || (step%every == 0 && !read(at)) {
+				return false
+			}
+		}
+		return read(time.Duration(len(ops)+1) * sec)
+	}, gen.SliceOfN(1000, gen.IntRange(0, 1<<20)), gen.IntRange(1, 800)))
 	props.TestingRun(t)
 }
 

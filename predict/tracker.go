@@ -108,15 +108,26 @@ type ProgressTracker struct {
 
 	mu       sync.RWMutex
 	running  map[string]*taskState
-	byID     *btree.BTreeG[*taskState] // the running tasks in ID order, for Running
+	byID     *btree.BTreeG[*taskState] // the running tasks in ID order, for Running, but those in added
+	added    []*taskState              // tasks started since byID was last brought up to date
 	nodes    map[string]*rateAcc
 	finished rateAcc
+	spare    []*taskState // states of tasks forgotten, for reuse by Start (at most maxSpare)
 }
+
+const (
+	// maxSpare bounds the task states a ProgressTracker keeps for reuse.
+	maxSpare = 1024
+	// maxAdded bounds the tasks started that wait to join the ordered index: a task
+	// that starts and ends meanwhile (placed and handed back) never joins it.
+	maxAdded = 256
+)
 
 type taskState struct {
 	id, node       string
 	start, updated time.Duration
 	progress       float64
+	added          int // 1 + its position in ProgressTracker.added; 0 once in byID
 }
 
 // NewProgressTracker returns an empty tracker. It fails on an invalid option.
@@ -152,10 +163,31 @@ func (t *ProgressTracker) Start(id, node string, at time.Duration) error {
 	if _, ok := t.running[id]; ok {
 		return fieldErr("task", id, ErrDuplicateTask)
 	}
-	ts := &taskState{id: id, node: node, start: at, updated: at}
+	var ts *taskState
+	if k := len(t.spare); k > 0 {
+		ts, t.spare = t.spare[k-1], t.spare[:k-1]
+	} else {
+		ts = new(taskState)
+	}
+	*ts = taskState{id: id, node: node, start: at, updated: at}
 	t.running[id] = ts
-	t.byID.ReplaceOrInsert(ts)
+	t.added = append(t.added, ts)
+	ts.added = len(t.added)
+	if len(t.added) >= maxAdded {
+		t.index()
+	}
 	return nil
+}
+
+// index brings the ordered index up to date with the tasks started. The caller holds
+// t.mu for writing.
+func (t *ProgressTracker) index() {
+	for i, ts := range t.added {
+		ts.added = 0
+		t.byID.ReplaceOrInsert(ts)
+		t.added[i] = nil
+	}
+	t.added = t.added[:0]
 }
 
 // Update implements ProgressObserver. It fails on an unknown task, a progress outside
@@ -220,9 +252,24 @@ func (t *ProgressTracker) Abandon(id string) error {
 	return nil
 }
 
+// forget drops running task s; its state is kept for reuse (nothing else refers to
+// it: readers get copies).
 func (t *ProgressTracker) forget(s *taskState) {
 	delete(t.running, s.id)
-	t.byID.Delete(s)
+	if i := s.added - 1; i >= 0 {
+		// Not indexed yet: it leaves the list, the last one taking its place.
+		last := len(t.added) - 1
+		t.added[i] = t.added[last]
+		t.added[i].added = i + 1
+		t.added[last] = nil
+		t.added = t.added[:last]
+	} else {
+		t.byID.Delete(s)
+	}
+	if len(t.spare) < maxSpare {
+		*s = taskState{}
+		t.spare = append(t.spare, s)
+	}
 }
 
 // Task implements RuntimeEstimator.
@@ -239,6 +286,13 @@ func (t *ProgressTracker) Task(id string, now time.Duration) (TaskProgress, bool
 // Running implements RuntimeEstimator.
 func (t *ProgressTracker) Running(now time.Duration, dst []TaskProgress) []TaskProgress {
 	t.mu.RLock()
+	for len(t.added) > 0 {
+		t.mu.RUnlock()
+		t.mu.Lock()
+		t.index()
+		t.mu.Unlock()
+		t.mu.RLock()
+	}
 	defer t.mu.RUnlock()
 	fin := t.finished.stats()
 	t.byID.Ascend(func(s *taskState) bool {

@@ -121,6 +121,18 @@ func (p Profile) Offset(i int) time.Duration { return p.offsets[i] }
 // Stages returns a copy of the stages.
 func (p Profile) Stages() []Stage { return append([]Stage(nil), p.stages...) }
 
+// Same reports whether p and q are one profile: copies of the same value, sharing its
+// storage (a Profile is immutable, so such copies are equal). Equal profiles built
+// apart are not Same; two zero Profiles are. It costs a few comparisons, so a cache of
+// what is derived from a profile (a hold built from an estimate, say) can tell at once
+// whether the profile it was built from is still the one in hand.
+func (p Profile) Same(q Profile) bool {
+	if p.schema != q.schema || len(p.stages) != len(q.stages) {
+		return false
+	}
+	return len(p.stages) == 0 || (&p.stages[0] == &q.stages[0] && &p.offsets[0] == &q.offsets[0])
+}
+
 // Duration is the total duration: the sum of the stages' (Forever if any is).
 func (p Profile) Duration() time.Duration {
 	if len(p.offsets) == 0 {

@@ -53,6 +53,31 @@ func TestProfile(t *testing.T) {
 	assert.Equal(t, stage.Forever, long.Duration(), "sums saturate")
 }
 
+// Same tells copies of one profile from equal profiles built apart.
+func TestProfileSame(t *testing.T) {
+	st := []stage.Stage{{Duration: time.Second, Demand: tup(1000, 2000)}, {Duration: time.Second, Demand: tup(10, 20)}}
+	p := stage.MustProfile(schema, st...)
+	q := p
+	other := stage.MustProfile(resource.MustSchema(resource.CPU, resource.Memory), st...)
+	for name, tc := range map[string]struct {
+		a, b stage.Profile
+		same bool
+	}{
+		"a copy":             {p, q, true},
+		"itself":             {p, p, true},
+		"equal, built apart": {p, stage.MustProfile(schema, st...), false},
+		"another schema":     {p, other, false},
+		"a longer profile":   {p, stage.MustProfile(schema, append(st, st[0])...), false},
+		"the zero profile":   {p, stage.Profile{}, false},
+		"two zero profiles":  {stage.Profile{}, stage.Profile{}, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tc.same, tc.a.Same(tc.b))
+			assert.Equal(t, tc.same, tc.b.Same(tc.a))
+		})
+	}
+}
+
 func TestProfileErrors(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -1,0 +1,135 @@
+package plugins
+
+import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/framework"
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// randomProfile is a profile of 1 to 4 stages of at most 4 s, 2 cores and 4 GiB.
+func randomProfile(r *rand.Rand, schema *resource.Schema) stage.Profile {
+	st := make([]stage.Stage, 1+r.Intn(4))
+	for i := range st {
+		st[i] = stage.Stage{
+			Duration: time.Duration(1+r.Intn(4000)) * time.Millisecond,
+			Demand:   schema.MustTuple(int64(r.Intn(2000)), int64(r.Intn(4<<10))<<20),
+		}
+	}
+	return stage.MustProfile(schema, st...)
+}
+
+// An observation that changes a key's estimate changes the next demand of its tasks:
+// the cached hold is never served for an estimate it was not built from.
+func TestPredictionCacheFollowsTheEstimate(t *testing.T) {
+	schema := resource.MustSchema(resource.CPU, resource.Memory)
+	est, err := predict.NewSimilarTask(schema, predict.WithBaseWeight(1))
+	require.NoError(t, err)
+	st, err := cluster.New(schema)
+	require.NoError(t, err)
+	require.NoError(t, st.AddJob(cluster.JobSpec{ID: "j"}))
+	key := predict.Key{Logic: "k", InputSize: 1}
+	require.NoError(t, st.Submit(cluster.TaskSpec{ID: "t", Job: "j", Key: key, Request: schema.MustTuple(1, 1)}))
+	task, _ := st.Task("t")
+	p, err := NewPrediction(schema, est, true)
+	require.NoError(t, err)
+
+	first := stage.MustProfile(schema, stage.Stage{Duration: time.Second, Demand: schema.MustTuple(500, 1<<30)})
+	require.NoError(t, est.Observe(key, predict.Observation{Profile: first}))
+	d := p.Demand(nil, task)
+	assert.Equal(t, first, d.Plan)
+	assert.Equal(t, schema.MustTuple(0, 1<<30), d.Hold.Stage(1).Demand)
+	again := p.Demand(nil, task)
+	assert.True(t, again.Hold.Same(d.Hold), "the same estimate's hold is served from the cache")
+
+	// Weight 1: the estimate becomes the observation.
+	second := stage.MustProfile(schema, stage.Stage{Duration: 2 * time.Second, Demand: schema.MustTuple(700, 3<<30)})
+	require.NoError(t, est.Observe(key, predict.Observation{Profile: second}))
+	d = p.Demand(nil, task)
+	assert.Equal(t, second.Stage(0), d.Plan.Stage(0))
+	assert.Equal(t, second.Stage(0), d.Hold.Stage(0), "the hold follows the new estimate")
+	assert.Equal(t, schema.MustTuple(0, 3<<30), d.Hold.Stage(1).Demand)
+
+	// A key forgotten and learned again gets its new estimate's hold.
+	require.True(t, est.Forget(key))
+	require.NoError(t, est.Observe(key, predict.Observation{Profile: first}))
+	d = p.Demand(nil, task)
+	assert.Equal(t, first.Stage(0), d.Hold.Stage(0))
+}
+
+// Cached and uncached demands agree on any sequence of observations and submissions:
+// the demand of every task equals the demand built afresh from the estimate.
+func TestPredictionCacheProperty(t *testing.T) {
+	schema := resource.MustSchema(resource.CPU, resource.Memory)
+	params := gopter.DefaultTestParameters()
+	params.MinSuccessfulTests = 300
+	props := gopter.NewProperties(params)
+	props.Property("the cached demand is the demand built afresh", prop.ForAll(func(seed int64, holdTail bool, maxKeys int) string {
+		r := rand.New(rand.NewSource(seed))
+		est, err := predict.NewSimilarTask(schema, predict.WithMaxKeys(maxKeys), predict.WithMinObservations(1+r.Intn(2)))
+		if err != nil {
+			return err.Error()
+		}
+		st, err := cluster.New(schema)
+		if err != nil {
+			return err.Error()
+		}
+		if err := st.AddNode(cluster.NodeSpec{ID: "n", Capacity: schema.MustTuple(8000, 16<<30)}); err != nil {
+			return err.Error()
+		}
+		if err := st.AddJob(cluster.JobSpec{ID: "j"}); err != nil {
+			return err.Error()
+		}
+		p, err := NewPrediction(schema, est, holdTail)
+		if err != nil {
+			return err.Error()
+		}
+		key := func() predict.Key { return predict.Key{Logic: fmt.Sprint("k", r.Intn(5)), InputSize: int64(r.Intn(2))} }
+		var tasks []*cluster.TaskInfo
+		for step := range 80 {
+			switch r.Intn(3) {
+			case 0:
+				obs := predict.Observation{Profile: randomProfile(r, schema)}
+				if est.Observe(key(), obs) != nil {
+					return "observation rejected"
+				}
+			case 1:
+				id := fmt.Sprint("t", step)
+				if err := st.Submit(cluster.TaskSpec{ID: id, Job: "j", Key: key(), Request: schema.MustTuple(1000, 1<<30)}); err != nil {
+					return err.Error()
+				}
+				t, _ := st.Task(id)
+				tasks = append(tasks, t)
+			default:
+				if len(tasks) == 0 {
+					continue
+				}
+				t := tasks[r.Intn(len(tasks))]
+				var c *framework.Cycle // no cycle: the node check is skipped both ways
+				got := p.Demand(c, t)
+				want := framework.Demand{Plan: t.RequestProfile(schema), Hold: t.RequestProfile(schema)}
+				if prof, ok := p.Estimate(nil, t.Key()); ok {
+					want = p.predicted(prof)
+				}
+				if !reflect.DeepEqual(got, want) {
+					return fmt.Sprintf("step %d: task %s (key %v) demands %v / %v, built afresh %v / %v", step, t.ID(), t.Key(), got.Plan, got.Hold, want.Plan, want.Hold)
+				}
+			}
+		}
+		return ""
+	}, gen.Int64().WithShrinker(gopter.NoShrinker), gen.Bool(), gen.IntRange(1, 6)))
+	props.TestingRun(t)
+}
