@@ -315,12 +315,13 @@ func (t *TaskInfo) ID() string { return t.pe.ID }
 // Job names the task's job.
 func (t *TaskInfo) Job() string { return t.pe.Job }
 
-// Spec is the task as it was submitted. Its slices are the state's: do not change
-// them.
+// Spec is the task as it was submitted, with a copy of its inputs; the slices of its
+// declared profile and GPU demand are the state's: do not change them. Hot paths read
+// the fields they need (Inputs, Request, Deadline…) instead.
 func (t *TaskInfo) Spec() TaskSpec {
 	spec := TaskSpec{
 		ID: t.pe.ID, Job: t.pe.Job, Key: t.key, Request: t.demand.request, Duration: t.demand.duration,
-		Deadline: t.deadline, Inputs: t.pe.Nodes, Priority: t.pe.Priority, Submitted: t.pe.Submitted,
+		Deadline: t.deadline, Inputs: slices.Clone(t.pe.Nodes), Priority: t.pe.Priority, Submitted: t.pe.Submitted,
 		NonPreemptible: t.nonPreemptible,
 	}
 	if t.extra != nil {
@@ -331,6 +332,13 @@ func (t *TaskInfo) Spec() TaskSpec {
 
 // Key is the task's similarity key.
 func (t *TaskInfo) Key() predict.Key { return t.key }
+
+// Inputs are the nodes holding the task's input (TaskSpec.Inputs). The slice is the
+// pending index's own: read it, never change it.
+func (t *TaskInfo) Inputs() []string { return t.pe.Nodes }
+
+// Deadline is the task's deadline (TaskSpec.Deadline); 0 for none.
+func (t *TaskInfo) Deadline() time.Duration { return t.deadline }
 
 // Request is what the task asked for.
 func (t *TaskInfo) Request() resource.Tuple { return t.demand.request }

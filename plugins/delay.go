@@ -383,7 +383,7 @@ func (p *DelayScheduling) roomVisit(t *cluster.TaskInfo, _ fairness.Level) bool 
 	c, st := r.c, r.c.State()
 	r.tries++
 	prepared := false
-	for _, id := range t.Spec().Inputs {
+	for _, id := range t.Inputs() {
 		m, ok := st.Node(id)
 		if !ok || m == r.n || !p.open(c, m) {
 			continue

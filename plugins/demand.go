@@ -145,7 +145,7 @@ const (
 // below that some node of st offers (a nil st offers anything).
 func (p *Prediction) raise(st *cluster.State, t *cluster.TaskInfo, d framework.Demand, failures int) framework.Demand {
 	r := t.RequestProfile(p.schema)
-	base := d.Hold.Peak().Max(t.Spec().Request)
+	base := d.Hold.Peak().Max(t.Request())
 	if st != nil && !st.Offers(base) {
 		base = d.Hold.Peak() // a request no node offers is no floor (a declared profile is)
 	}

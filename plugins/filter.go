@@ -135,8 +135,7 @@ func (q *QoS) Filter(_ *framework.Cycle, a *framework.Attempt) framework.Status 
 		check = match.DeadlineCheck{Running: deadlines(a.Node)}
 	}
 	server := q.compression.Server(a.Node.ID(), a.Node.Timeline())
-	spec := a.Task.Spec()
-	a.Result = check.CheckQoS(server, a.Start, match.Work{ID: spec.ID, Profile: a.Demand.Plan, Deadline: spec.Deadline}, a.Result)
+	a.Result = check.CheckQoS(server, a.Start, match.Work{ID: a.Task.ID(), Profile: a.Demand.Plan, Deadline: a.Task.Deadline()}, a.Result)
 	if !a.Result.Code.OK() {
 		return framework.Refuse(framework.QoS)
 	}
@@ -149,7 +148,7 @@ func deadlines(n *cluster.NodeInfo) func(string) []match.Running {
 	return func(string) []match.Running {
 		var out []match.Running
 		for _, t := range n.Tasks() {
-			if d := t.Spec().Deadline; d > 0 {
+			if d := t.Deadline(); d > 0 {
 				out = append(out, match.Running{Work: match.Work{ID: t.ID(), Profile: t.Plan(), Deadline: d}, Start: t.Start()})
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/fairness"
 )
 
 // The tasks of a job that ask the same request and duration share
@@ -52,4 +53,27 @@ func TestRequestProfileConcurrentFirstBuild(t *testing.T) {
 		require.Equal(t, tup(1, 2), tasks[0].Request())
 		require.Equal(t, tup(2, 2), tasks[1].Request())
 	}
+}
+
+// What Spec returns is the caller's: changing its inputs changes nothing in the state
+// (the pending index looks the task up by the inputs it holds).
+func TestSpecInputsAreACopy(t *testing.T) {
+	s := newState(t)
+	a, b := addNode(t, s, "a", "r1"), addNode(t, s, "b", "r2")
+	addJob(t, s, "j")
+	sp := task("t", "j", 1, 1)
+	sp.Inputs = []string{"a"}
+	tk := submit(t, s, sp)[0]
+	got := tk.Spec()
+	got.Inputs[0] = "b"
+	assert.Equal(t, []string{"a"}, tk.Inputs())
+	assert.Equal(t, []string{"a"}, tk.Spec().Inputs)
+	assert.Equal(t, "node-local", s.Locality(tk, a).String())
+	assert.Equal(t, "off-switch", s.Locality(tk, b).String())
+	j, _ := s.Job("j")
+	first, _, ok := s.FirstPending(j, a, fairness.NodeLocal)
+	require.True(t, ok)
+	assert.Same(t, tk, first)
+	require.NoError(t, s.Cancel(tk, 0)) // takes it out of the index by the inputs it holds
+	assert.Equal(t, 0, s.Count(cluster.Pending))
 }
