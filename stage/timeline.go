@@ -3,9 +3,8 @@ package stage
 import (
 	"fmt"
 	"iter"
+	"math"
 	"time"
-
-	"github.com/google/btree"
 
 	"github.com/finegrain/finegrain/resource"
 )
@@ -41,20 +40,13 @@ type Handle uint64
 type Timeline struct {
 	schema   *resource.Schema
 	capacity resource.Tuple
-	steps    *btree.BTreeG[step]
+	root     *node // the step tree (steptree.go); its first step begins at the origin
+	len      int   // steps in the tree
 	res      map[Handle]reservation
 	lifted   map[Handle]bool // reservations taken off by Suspend until Resume
 	last     Handle
 	origin   time.Duration
-	spare    []*resource.Tuple // recycled step payloads
-}
-
-// step is one B-tree item: from at onwards (until the next step) the free amount is
-// *free. The payload is a pointer so a range update can change it in place, and the item
-// is a small value so a search key costs no allocation.
-type step struct {
-	at   time.Duration
-	free *resource.Tuple
+	spare    []*node // recycled tree nodes
 }
 
 // reservation is kept by value in Timeline.res: it must stay small enough (≤ 128
@@ -76,11 +68,11 @@ func NewTimeline(schema *resource.Schema, capacity resource.Tuple) (*Timeline, e
 	tl := &Timeline{
 		schema:   schema,
 		capacity: capacity,
-		steps:    btree.NewG(16, func(a, b step) bool { return a.at < b.at }),
+		root:     &node{n: 1, leaf: true},
+		len:      1,
 		res:      make(map[Handle]reservation),
 	}
-	c := capacity
-	tl.steps.ReplaceOrInsert(step{at: 0, free: &c})
+	tl.root.val[0] = capacity
 	return tl, nil
 }
 
@@ -94,7 +86,7 @@ func (tl *Timeline) Capacity() resource.Tuple { return tl.capacity }
 func (tl *Timeline) Origin() time.Duration { return tl.origin }
 
 // Len is the number of constant segments from the origin to Forever.
-func (tl *Timeline) Len() int { return tl.steps.Len() }
+func (tl *Timeline) Len() int { return tl.len }
 
 // Reservations is the number of reservations held (reserved and not yet released).
 func (tl *Timeline) Reservations() int { return len(tl.res) }
@@ -107,7 +99,8 @@ func (tl *Timeline) Lookup(h Handle) (start time.Duration, p Profile, ok bool) {
 
 // FreeAt returns the free resources at time t (the origin's for t before the origin).
 func (tl *Timeline) FreeAt(t time.Duration) resource.Tuple {
-	return *tl.floor(max(t, tl.origin)).free
+	_, _, free := tl.locate(max(t, tl.origin))
+	return free
 }
 
 // Walk calls fn for each segment overlapping the window [from, to), in time order, with
@@ -119,21 +112,23 @@ func (tl *Timeline) Walk(from, to time.Duration, fn func(Segment) bool) {
 	if to <= from {
 		return
 	}
-	cur := tl.floor(from)
-	start, free := from, cur.free
-	done := false
-	tl.steps.AscendGreaterOrEqual(step{at: from + 1}, func(s step) bool {
-		end := min(s.at, to)
-		if !fn(Segment{Start: start, End: end, Free: *free}) || s.at >= to {
-			done = true
-			return false
-		}
-		start, free = s.at, s.free
-		return true
-	})
-	if !done {
-		fn(Segment{Start: start, End: to, Free: *free})
+	walkNode(tl.root, Forever, from, to, resource.Tuple{}, fn)
+}
+
+// WalkBelow calls fn for each segment overlapping the window [from, to) whose free
+// amount is below floor on some dimension, in time order, with the segment clipped to
+// the window, until fn returns false; it skips the others. The window is clipped to
+// start at the origin. It descends only into the parts of the step tree whose minimum
+// is below floor, so a window without such a segment costs what MinFree does, and each
+// segment found at most one more descent: O((1 + r) log n) for r segments found. It
+// allocates nothing. Fine-grained matching (package match) walks with it only the
+// segments a stage's demand does not fit, and Check only those a stage could not have.
+func (tl *Timeline) WalkBelow(from, to time.Duration, floor resource.Tuple, fn func(Segment) bool) {
+	from = max(from, tl.origin)
+	if to <= from {
+		return
 	}
+	walkBelow(tl.root, Forever, from, to, resource.Tuple{}, &floor, fn)
 }
 
 // Segments returns the segments overlapping [from, to), clipped to it, as Walk visits
@@ -156,15 +151,11 @@ func (tl *Timeline) AppendSegments(dst []Segment, from, to time.Duration) []Segm
 // coarse-grained matcher's Ax (docs/methods.md §3). An empty window (to ≤ from) is read
 // as the instant from.
 func (tl *Timeline) MinFree(from, to time.Duration) resource.Tuple {
-	if to <= max(from, tl.origin) {
+	from = max(from, tl.origin)
+	if to <= from {
 		return tl.FreeAt(from)
 	}
-	m := tl.capacity
-	tl.Walk(from, to, func(s Segment) bool {
-		m = m.Min(s.Free)
-		return true
-	})
-	return m
+	return minNode(tl.root, Forever, from, to)
 }
 
 // Average returns the time-weighted average of the free resources over [from, to),
@@ -323,13 +314,14 @@ func (tl *Timeline) Trim(now time.Duration) {
 		return
 	}
 	tl.split(now)
-	for {
-		first, _ := tl.steps.Min()
-		if first.at >= now {
+	for tl.root.at[0] < now {
+		if tl.len == 1 {
+			// Only at now = Forever, where split makes no step: the last step, in
+			// effect there, begins at the new origin.
+			tl.root.at[0] = now
 			break
 		}
-		tl.steps.DeleteMin()
-		tl.spare = append(tl.spare, first.free)
+		tl.removeStep(tl.root.at[0])
 	}
 	tl.origin = now
 }
@@ -370,43 +362,51 @@ func (tl *Timeline) fitError(c conflict, allow resource.Tuple) error {
 // conflict finds the first segment, in time order, where some stage of p, started at
 // start, does not fit: a dimension the stage demands where free − demand < −allow.
 // Dimensions a stage does not demand are not checked, so earlier compression there does
-// not block it. One walk over the whole window serves every stage.
+// not block it. Stage by stage (in time order, so the first conflict found is the first
+// in time), WalkBelow visits only the segments below the stage's demand less the
+// allowance on some demanded dimension, which the step tree's minima find in O(log n)
+// when there are none.
 func (tl *Timeline) conflict(start time.Duration, p Profile, allow resource.Tuple) (c conflict, bad bool) {
-	end := AddSat(start, p.Duration())
-	i, n := 0, len(p.stages)
-	tl.Walk(start, end, func(seg Segment) bool {
-		// Stages before i ended at or before seg.Start; check those that begin before
-		// seg.End.
-		for j := i; j < n; j++ {
-			from := AddSat(start, p.offsets[j])
-			if from >= seg.End {
-				break
+	for j := range p.stages {
+		from, to := AddSat(start, p.offsets[j]), AddSat(start, p.offsets[j+1])
+		if from >= to {
+			continue // a stage that would begin at Forever
+		}
+		d := &p.stages[j].Demand
+		// free − demand < −allow ⇔ free < demand − allow (both ≥ 0, so no overflow);
+		// dimensions the stage does not demand get a floor nothing is below.
+		floor := allow
+		for k := range floor {
+			if d[k] > 0 {
+				floor[k] = d[k] - allow[k]
+			} else {
+				floor[k] = math.MinInt64
 			}
-			d := &p.stages[j].Demand
+		}
+		walkBelow(tl.root, Forever, max(from, tl.origin), to, resource.Tuple{}, &floor, func(seg Segment) bool {
 			for k := range d {
 				if d[k] > 0 && seg.Free[k]-d[k] < -allow[k] {
-					c = conflict{stage: j, dim: k, from: max(seg.Start, from), until: seg.End, demand: d[k], free: seg.Free[k]}
+					c = conflict{stage: j, dim: k, from: seg.Start, demand: d[k], free: seg.Free[k]}
 					bad = true
 					return false
 				}
 			}
+			return true
+		})
+		if bad {
+			// The segment is clipped to the stage; EarliestFit needs the real end of the
+			// constant segment.
+			_, c.until, _ = tl.locate(c.from)
+			return c, true
 		}
-		for i < n && AddSat(start, p.offsets[i+1]) <= seg.End {
-			i++
-		}
-		return true
-	})
-	if bad && c.until == end {
-		// Walk clips the last segment to the window; EarliestFit needs the real end of
-		// the constant segment.
-		c.until = tl.segmentEnd(c.from)
 	}
-	return c, bad
+	return c, false
 }
 
 // apply adds sign × p's demands, started at start, to the free amounts, then merges the
 // steps the change made equal to their predecessors. It splits the steps at every stage
-// boundary first, so one pass over the window updates every stage.
+// boundary first, so that one descent over the window (stageUpdate) updates every stage,
+// lazily for the parts of the tree inside one stage.
 func (tl *Timeline) apply(start time.Duration, p Profile, sign int64) {
 	from := max(start, tl.origin)
 	end := AddSat(start, p.Duration())
@@ -416,54 +416,11 @@ func (tl *Timeline) apply(start time.Duration, p Profile, sign int64) {
 	for i := 0; i <= p.Len(); i++ {
 		tl.split(AddSat(start, p.offsets[i]))
 	}
-	i := 0
-	tl.steps.AscendRange(step{at: from}, step{at: end}, func(st step) bool {
-		for AddSat(start, p.offsets[i+1]) <= st.at {
-			i++
-		}
-		if sign < 0 {
-			*st.free = st.free.Sub(p.stages[i].Demand)
-		} else {
-			*st.free = st.free.Add(p.stages[i].Demand)
-		}
-		return true
-	})
+	u := stageUpdate{start: start, from: from, end: end, p: &p, neg: sign < 0}
+	u.node(tl.root, Forever)
 	for i := 0; i <= p.Len(); i++ {
 		tl.merge(AddSat(start, p.offsets[i]))
 	}
-}
-
-// floor returns the step in effect at t ≥ origin: the last one beginning at or before t.
-func (tl *Timeline) floor(t time.Duration) step {
-	var f step
-	tl.steps.DescendLessOrEqual(step{at: t}, func(s step) bool {
-		f = s
-		return false
-	})
-	return f
-}
-
-// segmentEnd returns the end of the constant segment containing t.
-func (tl *Timeline) segmentEnd(t time.Duration) time.Duration {
-	end := Forever
-	tl.steps.AscendGreaterOrEqual(step{at: t + 1}, func(s step) bool {
-		end = s.at
-		return false
-	})
-	return end
-}
-
-// split makes a step begin exactly at t (origin < t < Forever), copying the amount in
-// effect there.
-func (tl *Timeline) split(t time.Duration) {
-	if t <= tl.origin || t == Forever {
-		return
-	}
-	f := tl.floor(t)
-	if f.at == t {
-		return
-	}
-	tl.steps.ReplaceOrInsert(step{at: t, free: tl.newFree(*f.free)})
 }
 
 // merge removes the step beginning at t if it holds the same amount as the one before.
@@ -471,29 +428,11 @@ func (tl *Timeline) merge(t time.Duration) {
 	if t <= tl.origin || t == Forever {
 		return
 	}
-	var prev, cur step
-	n := 0
-	tl.steps.DescendLessOrEqual(step{at: t}, func(s step) bool {
-		if n == 0 {
-			cur = s
-		} else {
-			prev = s
-		}
-		n++
-		return n < 2
-	})
-	if n == 2 && cur.at == t && *cur.free == *prev.free {
-		tl.steps.Delete(cur)
-		tl.spare = append(tl.spare, cur.free)
+	at, _, cur := tl.locate(t)
+	if at != t {
+		return
 	}
-}
-
-func (tl *Timeline) newFree(v resource.Tuple) *resource.Tuple {
-	if n := len(tl.spare); n > 0 {
-		p := tl.spare[n-1]
-		tl.spare = tl.spare[:n-1]
-		*p = v
-		return p
+	if _, _, prev := tl.locate(t - 1); prev == cur {
+		tl.removeStep(t)
 	}
-	return &v
 }

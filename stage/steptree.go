@@ -1,0 +1,404 @@
+package stage
+
+import (
+	"time"
+
+	"github.com/finegrain/finegrain/resource"
+)
+
+// The step tree is a Timeline's step function: a B+-tree whose leaves hold the steps in
+// time order (the time each begins and its free amount) and whose inner nodes hold, for
+// each child, the time its first step begins and the per-dimension minimum of the free
+// amounts below it. Adding an amount to a run of steps is lazy: a child the run covers
+// whole takes the amount in its add field (and its entry in the parent's minimum) instead
+// of passing it on to every step below, so a reservation costs O(log n) per stage
+// boundary, whatever the number of steps it spans. A query adds up the adds on its way
+// down; an update pushes them one level down on its way (push), so adds never pile up
+// above the nodes it changes.
+//
+// Frames: nd.val[i] is the minimum of entry i (a step's free amount in a leaf, a child's
+// subtree minimum in an inner node) before the adds of nd and of nd's ancestors; the
+// amount it stands for is nd.val[i] + nd.add + the ancestors' adds. An inner node's
+// val[i] includes child i's own add: val[i] = kids[i].add + min over kids[i].val.
+
+// fanout is the most entries a node of the step tree holds and minFill the fewest a node
+// other than the root keeps: one that falls below borrows from or merges with a sibling.
+// A split leaves halves of fanout/2, well above minFill, so a reservation and its release
+// do not split and merge the same node in turn.
+const (
+	fanout  = 16
+	minFill = fanout / 4
+)
+
+// node is a node of the step tree; see above.
+type node struct {
+	n    int
+	leaf bool
+	add  resource.Tuple         // pending addition to every amount below
+	at   [fanout]time.Duration  // when entry i (a step, or a child's first step) begins
+	val  [fanout]resource.Tuple // entry i's free amount (leaf) or subtree minimum (inner)
+	kids [fanout]*node          // children of an inner node
+}
+
+// find returns the index of the entry in effect at t: the last i whose at[i] ≤ t, or 0
+// when t is before them all.
+func (nd *node) find(t time.Duration) int {
+	lo, hi := 1, nd.n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if nd.at[m] <= t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
+
+// end returns when entry i ends, given that nd's last entry ends at hi.
+func (nd *node) end(i int, hi time.Duration) time.Duration {
+	if i+1 < nd.n {
+		return nd.at[i+1]
+	}
+	return hi
+}
+
+// summary is what nd's parent holds for it: nd.add plus the minimum of nd's entries.
+func (nd *node) summary() resource.Tuple {
+	m := nd.val[0]
+	for i := 1; i < nd.n; i++ {
+		lower(&m, &nd.val[i])
+	}
+	return m.Add(nd.add)
+}
+
+// push hands nd's pending add down to its entries (and an inner node's children), so
+// that nd's entries stand for their amounts without it. The summary nd's parent holds
+// is unchanged.
+func (nd *node) push() {
+	if nd.add == (resource.Tuple{}) {
+		return
+	}
+	a := nd.add
+	nd.add = resource.Tuple{}
+	for i := 0; i < nd.n; i++ {
+		nd.val[i] = nd.val[i].Add(a)
+		if !nd.leaf {
+			k := nd.kids[i]
+			k.add = k.add.Add(a)
+		}
+	}
+}
+
+// lower sets m to the per-dimension minimum of m and v.
+func lower(m, v *resource.Tuple) {
+	for k := range m {
+		m[k] = min(m[k], v[k])
+	}
+}
+
+// below reports whether v is below floor on some dimension.
+func below(v, floor *resource.Tuple) bool {
+	for k := range v {
+		if v[k] < floor[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// newNode returns an empty node, recycled when one is spare.
+func (tl *Timeline) newNode(leaf bool) *node {
+	if n := len(tl.spare); n > 0 {
+		nd := tl.spare[n-1]
+		tl.spare = tl.spare[:n-1]
+		nd.leaf = leaf
+		return nd
+	}
+	return &node{leaf: leaf}
+}
+
+// freeNode keeps an emptied node for reuse.
+func (tl *Timeline) freeNode(nd *node) {
+	nd.n, nd.add = 0, resource.Tuple{}
+	clear(nd.kids[:])
+	tl.spare = append(tl.spare, nd)
+}
+
+// locate returns the step in effect at t (≥ the origin): when it begins and ends and its
+// free amount.
+func (tl *Timeline) locate(t time.Duration) (start, end time.Duration, free resource.Tuple) {
+	nd, hi := tl.root, Forever
+	var acc resource.Tuple
+	for {
+		acc = acc.Add(nd.add)
+		i := nd.find(t)
+		hi = nd.end(i, hi)
+		if nd.leaf {
+			return nd.at[i], hi, nd.val[i].Add(acc)
+		}
+		nd = nd.kids[i]
+	}
+}
+
+// walkNode calls fn for nd's steps overlapping [from, to), clipped to it, in time order;
+// nd's last entry ends at hi and acc is the sum of the adds above nd. It returns false
+// when fn stopped the walk.
+func walkNode(nd *node, hi, from, to time.Duration, acc resource.Tuple, fn func(Segment) bool) bool {
+	acc = acc.Add(nd.add)
+	for i := nd.find(from); i < nd.n && nd.at[i] < to; i++ {
+		end := nd.end(i, hi)
+		if nd.leaf {
+			if !fn(Segment{Start: max(nd.at[i], from), End: min(end, to), Free: nd.val[i].Add(acc)}) {
+				return false
+			}
+		} else if !walkNode(nd.kids[i], end, from, to, acc, fn) {
+			return false
+		}
+	}
+	return true
+}
+
+// walkBelow is walkNode for the steps below floor on some dimension only: it skips every
+// child whose minimum is not.
+func walkBelow(nd *node, hi, from, to time.Duration, acc resource.Tuple, floor *resource.Tuple, fn func(Segment) bool) bool {
+	acc = acc.Add(nd.add)
+	for i := nd.find(from); i < nd.n && nd.at[i] < to; i++ {
+		v := nd.val[i].Add(acc)
+		if !below(&v, floor) {
+			continue
+		}
+		end := nd.end(i, hi)
+		if nd.leaf {
+			if !fn(Segment{Start: max(nd.at[i], from), End: min(end, to), Free: v}) {
+				return false
+			}
+		} else if !walkBelow(nd.kids[i], end, from, to, acc, floor, fn) {
+			return false
+		}
+	}
+	return true
+}
+
+// minNode returns the per-dimension minimum of nd's steps overlapping [from, to), which
+// some do, in the frame of nd's parent (with nd.add); nd's last entry ends at hi. A child
+// inside the window counts by its summary, so only the children holding the window's
+// ends are descended into.
+func minNode(nd *node, hi, from, to time.Duration) resource.Tuple {
+	i := nd.find(from)
+	var m resource.Tuple
+	for first := true; i < nd.n && nd.at[i] < to; i++ {
+		v := &nd.val[i]
+		var sub resource.Tuple
+		if !nd.leaf {
+			if end := nd.end(i, hi); nd.at[i] < from || end > to {
+				sub = minNode(nd.kids[i], end, from, to)
+				v = &sub
+			}
+		}
+		if first {
+			m, first = *v, false
+		} else {
+			lower(&m, v)
+		}
+	}
+	return m.Add(nd.add)
+}
+
+// split makes a step begin exactly at t (origin < t < Forever), copying the amount in
+// effect there.
+func (tl *Timeline) split(t time.Duration) {
+	if t <= tl.origin || t == Forever {
+		return
+	}
+	sib := tl.insert(tl.root, t)
+	if sib == nil {
+		return
+	}
+	old := tl.root
+	r := tl.newNode(false)
+	r.n = 2
+	r.at[0], r.val[0], r.kids[0] = old.at[0], old.summary(), old
+	r.at[1], r.val[1], r.kids[1] = sib.at[0], sib.summary(), sib
+	tl.root = r
+}
+
+// insert adds a step at t below nd, unless one begins there, and returns nd's new right
+// sibling when nd had to split.
+func (tl *Timeline) insert(nd *node, t time.Duration) *node {
+	nd.push()
+	i := nd.find(t)
+	if nd.leaf {
+		if nd.at[i] == t {
+			return nil
+		}
+		tl.len++
+		return tl.insertAt(nd, i+1, t, nd.val[i], nil)
+	}
+	kid := nd.kids[i]
+	sib := tl.insert(kid, t)
+	if sib == nil {
+		// The new step copies an amount the child holds: its minimum is unchanged.
+		return nil
+	}
+	nd.val[i] = kid.summary()
+	return tl.insertAt(nd, i+1, sib.at[0], sib.summary(), sib)
+}
+
+// insertAt puts an entry at index i of nd (whose add is zero), splitting nd in halves
+// when it is full; it returns the new right half, or nil.
+func (tl *Timeline) insertAt(nd *node, i int, at time.Duration, v resource.Tuple, kid *node) *node {
+	if nd.n < fanout {
+		copy(nd.at[i+1:nd.n+1], nd.at[i:nd.n])
+		copy(nd.val[i+1:nd.n+1], nd.val[i:nd.n])
+		copy(nd.kids[i+1:nd.n+1], nd.kids[i:nd.n])
+		nd.at[i], nd.val[i], nd.kids[i] = at, v, kid
+		nd.n++
+		return nil
+	}
+	const half = fanout / 2
+	sib := tl.newNode(nd.leaf)
+	sib.n = copy(sib.at[:], nd.at[half:])
+	copy(sib.val[:], nd.val[half:])
+	copy(sib.kids[:], nd.kids[half:])
+	clear(nd.kids[half:])
+	nd.n = half
+	if i <= half {
+		tl.insertAt(nd, i, at, v, kid)
+	} else {
+		tl.insertAt(sib, i-half, at, v, kid)
+	}
+	return sib
+}
+
+// removeStep deletes the step beginning at t, which exists and is not the first.
+func (tl *Timeline) removeStep(t time.Duration) {
+	tl.remove(tl.root, t)
+	tl.len--
+	for !tl.root.leaf && tl.root.n == 1 {
+		old := tl.root
+		tl.root = old.kids[0] // old's add is zero: remove pushed it
+		tl.freeNode(old)
+	}
+}
+
+// remove deletes the step beginning at t below nd and leaves nd's entries and the
+// children's summaries up to date; a child left with fewer than minFill entries borrows
+// from or merges with a sibling.
+func (tl *Timeline) remove(nd *node, t time.Duration) {
+	nd.push()
+	i := nd.find(t)
+	if nd.leaf {
+		nd.removeAt(i)
+		return
+	}
+	kid := nd.kids[i]
+	tl.remove(kid, t)
+	nd.at[i] = kid.at[0]
+	if kid.n >= minFill {
+		nd.val[i] = kid.summary()
+		return
+	}
+	// Rebalance kid with its left sibling, or its right one when it is the first.
+	l := max(i-1, 0)
+	left, right := nd.kids[l], nd.kids[l+1]
+	left.push()
+	right.push()
+	if left.n+right.n <= fanout {
+		copy(left.at[left.n:], right.at[:right.n])
+		copy(left.val[left.n:], right.val[:right.n])
+		copy(left.kids[left.n:], right.kids[:right.n])
+		left.n += right.n
+		nd.removeAt(l + 1)
+		tl.freeNode(right)
+		nd.val[l] = left.summary()
+		return
+	}
+	// Share the entries evenly.
+	if want := (left.n + right.n) / 2; left.n < want {
+		m := want - left.n
+		copy(left.at[left.n:], right.at[:m])
+		copy(left.val[left.n:], right.val[:m])
+		copy(left.kids[left.n:], right.kids[:m])
+		left.n += m
+		right.shiftLeft(m)
+	} else {
+		m := left.n - want
+		right.shiftRight(m)
+		copy(right.at[:m], left.at[want:left.n])
+		copy(right.val[:m], left.val[want:left.n])
+		copy(right.kids[:m], left.kids[want:left.n])
+		clear(left.kids[want:left.n])
+		left.n = want
+	}
+	nd.at[l+1] = right.at[0]
+	nd.val[l], nd.val[l+1] = left.summary(), right.summary()
+}
+
+// removeAt deletes entry i of nd.
+func (nd *node) removeAt(i int) {
+	copy(nd.at[i:nd.n-1], nd.at[i+1:nd.n])
+	copy(nd.val[i:nd.n-1], nd.val[i+1:nd.n])
+	copy(nd.kids[i:nd.n-1], nd.kids[i+1:nd.n])
+	nd.n--
+	nd.kids[nd.n] = nil
+}
+
+// shiftLeft drops nd's first m entries.
+func (nd *node) shiftLeft(m int) {
+	copy(nd.at[:], nd.at[m:nd.n])
+	copy(nd.val[:], nd.val[m:nd.n])
+	copy(nd.kids[:], nd.kids[m:nd.n])
+	clear(nd.kids[nd.n-m : nd.n])
+	nd.n -= m
+}
+
+// shiftRight makes room for m entries at the front of nd.
+func (nd *node) shiftRight(m int) {
+	copy(nd.at[m:], nd.at[:nd.n])
+	copy(nd.val[m:], nd.val[:nd.n])
+	copy(nd.kids[m:], nd.kids[:nd.n])
+	nd.n += m
+}
+
+// stageUpdate adds a profile's stage demands (negated when reserving) to the steps they
+// cover, in one descent over the window: every node the window or a stage boundary cuts
+// through is visited, and every child inside one stage takes the stage's amount lazily.
+type stageUpdate struct {
+	start, from, end time.Duration
+	p                *Profile
+	neg              bool
+	j                int // the stage at the current time
+}
+
+// node updates nd's entries (nd's last entry ending at hi). The window's ends and the
+// stage boundaries are steps (split made them), so every leaf entry lies inside one
+// stage or outside the window.
+func (u *stageUpdate) node(nd *node, hi time.Duration) {
+	nd.push()
+	for i := nd.find(u.from); i < nd.n && nd.at[i] < u.end; i++ {
+		lo, end := max(nd.at[i], u.from), nd.end(i, hi)
+		for AddSat(u.start, u.p.offsets[u.j+1]) <= lo {
+			u.j++
+		}
+		if nd.leaf || (nd.at[i] >= u.from && end <= AddSat(u.start, u.p.offsets[u.j+1])) {
+			d := &u.p.stages[u.j].Demand
+			if u.neg {
+				nd.val[i] = nd.val[i].Sub(*d)
+			} else {
+				nd.val[i] = nd.val[i].Add(*d)
+			}
+			if !nd.leaf {
+				k := nd.kids[i]
+				if u.neg {
+					k.add = k.add.Sub(*d)
+				} else {
+					k.add = k.add.Add(*d)
+				}
+			}
+			continue
+		}
+		u.node(nd.kids[i], end)
+		nd.val[i] = nd.kids[i].summary()
+	}
+}

@@ -1,0 +1,269 @@
+package stage
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+
+	"github.com/finegrain/finegrain/resource"
+)
+
+// checkTree verifies the step tree's invariants: every leaf at the same depth; nodes
+// other than the root holding minFill to fanout entries (the root at least one, two if
+// inner); times increasing, an inner entry's time the first of its child's; every inner
+// entry's minimum equal to its child's minimum recomputed from the leaves; unused child
+// slots nil; Len counting the steps; the first step at the origin.
+func (tl *Timeline) checkTree() error {
+	leafDepth, steps := -1, 0
+	var visit func(nd *node, depth int, lo, hi time.Duration) (resource.Tuple, error)
+	visit = func(nd *node, depth int, lo, hi time.Duration) (resource.Tuple, error) {
+		switch {
+		case nd.n > fanout || nd.n < 1:
+			return resource.Tuple{}, fmt.Errorf("node of %d entries", nd.n)
+		case nd != tl.root && nd.n < minFill:
+			return resource.Tuple{}, fmt.Errorf("node of %d entries, fewer than %d", nd.n, minFill)
+		case nd == tl.root && !nd.leaf && nd.n < 2:
+			return resource.Tuple{}, fmt.Errorf("inner root of one entry")
+		case nd.at[0] != lo:
+			return resource.Tuple{}, fmt.Errorf("node begins at %v, its parent says %v", nd.at[0], lo)
+		}
+		for i := nd.n; i < fanout; i++ {
+			if nd.kids[i] != nil {
+				return resource.Tuple{}, fmt.Errorf("unused child slot %d holds a node", i)
+			}
+		}
+		var m resource.Tuple
+		for i := 0; i < nd.n; i++ {
+			if end := nd.end(i, hi); nd.at[i] >= end {
+				return resource.Tuple{}, fmt.Errorf("entry %d: [%v, %v) empty or out of order", i, nd.at[i], end)
+			}
+			v := nd.val[i]
+			if nd.leaf {
+				if nd.kids[i] != nil {
+					return resource.Tuple{}, fmt.Errorf("leaf entry %d has a child", i)
+				}
+				steps++
+			} else {
+				sub, err := visit(nd.kids[i], depth+1, nd.at[i], nd.end(i, hi))
+				if err != nil {
+					return resource.Tuple{}, err
+				}
+				if sub != v {
+					return resource.Tuple{}, fmt.Errorf("inner entry %d at %v holds minimum %v, its child's is %v", i, nd.at[i], v, sub)
+				}
+			}
+			if i == 0 {
+				m = v
+			} else {
+				lower(&m, &v)
+			}
+		}
+		if nd.leaf {
+			if leafDepth >= 0 && depth != leafDepth {
+				return resource.Tuple{}, fmt.Errorf("leaves at depths %d and %d", leafDepth, depth)
+			}
+			leafDepth = depth
+		}
+		return m.Add(nd.add), nil
+	}
+	if _, err := visit(tl.root, 0, tl.origin, Forever); err != nil {
+		return err
+	}
+	if steps != tl.len {
+		return fmt.Errorf("%d steps, Len says %d", steps, tl.len)
+	}
+	return nil
+}
+
+// The model of the property below: free amounts per second over a horizon that the
+// random reservations stay inside, enough for trees of three levels.
+const (
+	treeHorizon = 400 // seconds
+	treeOps     = 200
+)
+
+var (
+	treeSchema   = resource.MustSchema(resource.CPU, resource.Memory, resource.NetIO)
+	treeCapacity = treeSchema.MustTuple(1000, 1000, 500)
+)
+
+type treeModel [treeHorizon]resource.Tuple
+
+func (m *treeModel) apply(start int, p Profile, sign int64) {
+	for t := start; t < start+int(p.Duration()/time.Second) && t < treeHorizon; t++ {
+		d := p.At(time.Duration(t-start) * time.Second)
+		if sign < 0 {
+			m[t] = m[t].Sub(d)
+		} else {
+			m[t] = m[t].Add(d)
+		}
+	}
+}
+
+// randTreeProfile is 1–5 stages of 1–30 s (a fifth of them up to the horizon long, a
+// few unending), demanding small amounts, so that many reservations overlap, the step
+// function has hundreds of steps and updates cover whole subtrees.
+func randTreeProfile(r *rand.Rand) Profile {
+	st := make([]Stage, 1+r.Intn(5))
+	for i := range st {
+		d := time.Duration(1+r.Intn(30)) * time.Second
+		switch r.Intn(30) {
+		case 0:
+			d = Forever
+		case 1, 2, 3, 4, 5, 6:
+			d = time.Duration(1+r.Intn(treeHorizon)) * time.Second
+		}
+		st[i] = Stage{Duration: d, Demand: treeSchema.MustTuple(int64(r.Intn(40)), int64(r.Intn(40)), int64(r.Intn(20)))}
+	}
+	return MustProfile(treeSchema, st...)
+}
+
+// bruteMin is the per-dimension minimum of the segments Walk visits over [from, to), or
+// the free amount at from when the window is empty (after clipping to the origin).
+func bruteMin(tl *Timeline, from, to time.Duration) resource.Tuple {
+	if to <= max(from, tl.Origin()) {
+		return tl.FreeAt(from)
+	}
+	var m resource.Tuple
+	first := true
+	tl.Walk(from, to, func(s Segment) bool {
+		if first {
+			m, first = s.Free, false
+		} else {
+			m = m.Min(s.Free)
+		}
+		return true
+	})
+	return m
+}
+
+// TestStepTreeProperties drives a timeline with random Reserve, Release, Suspend,
+// Resume and Trim calls and checks, after each, the tree's invariants (checkTree), every
+// step against the per-second model, and the range queries against brute force: MinFree
+// over random windows against the minimum of Walk's segments (and the model), and
+// WalkBelow against Walk filtered by the floor.
+func TestStepTreeProperties(t *testing.T) {
+	params := gopter.DefaultTestParameters()
+	params.MinSuccessfulTests = 100
+	props := gopter.NewProperties(params)
+	props.Property("the step tree keeps its invariants, and its range minima equal brute-force walks", prop.ForAll(func(seed int64) string {
+		r := rand.New(rand.NewSource(seed))
+		tl, _ := NewTimeline(treeSchema, treeCapacity)
+		var m treeModel
+		for i := range m {
+			m[i] = treeCapacity
+		}
+		type held struct {
+			h     Handle
+			start int
+			p     Profile
+		}
+		var hs []held
+		lifted := map[Handle]bool{}
+		origin := 0
+		for op := 0; op < treeOps; op++ {
+			var what string
+			x := r.Intn(20)
+			if op < treeOps/2 {
+				x = 20 // first build a tree of a few hundred steps, three levels deep
+			}
+			switch {
+			case x < 2 && origin < treeHorizon/2:
+				origin += r.Intn(10)
+				what = fmt.Sprintf("Trim(%ds)", origin)
+				tl.Trim(time.Duration(origin) * time.Second)
+			case x < 6 && len(hs) > 0:
+				j := r.Intn(len(hs))
+				what = fmt.Sprintf("Release(%d)", hs[j].h)
+				if err := tl.Release(hs[j].h); err != nil {
+					return what + ": " + err.Error()
+				}
+				if !lifted[hs[j].h] {
+					m.apply(hs[j].start, hs[j].p, +1)
+				}
+				delete(lifted, hs[j].h)
+				hs = append(hs[:j], hs[j+1:]...)
+			case x < 8 && len(hs) > 0:
+				x := hs[r.Intn(len(hs))]
+				if lifted[x.h] {
+					what = fmt.Sprintf("Resume(%d)", x.h)
+					if err := tl.Resume(x.h); err != nil {
+						return what + ": " + err.Error()
+					}
+					m.apply(x.start, x.p, -1)
+					delete(lifted, x.h)
+				} else {
+					what = fmt.Sprintf("Suspend(%d)", x.h)
+					if err := tl.Suspend(x.h); err != nil {
+						return what + ": " + err.Error()
+					}
+					m.apply(x.start, x.p, +1)
+					lifted[x.h] = true
+				}
+			default:
+				start, p := origin+r.Intn(treeHorizon/2), randTreeProfile(r)
+				allow := treeSchema.MustTuple(int64(r.Intn(100)), 0, int64(r.Intn(50)))
+				what = fmt.Sprintf("Reserve(%ds, %v)", start, p)
+				h, err := tl.Reserve(time.Duration(start)*time.Second, p, allow)
+				if err == nil {
+					m.apply(start, p, -1)
+					hs = append(hs, held{h, start, p})
+				}
+			}
+			if op < treeOps/2 {
+				continue
+			}
+			if err := tl.checkTree(); err != nil {
+				return fmt.Sprintf("after op %d, %s: %v", op, what, err)
+			}
+			for s := origin; s < treeHorizon; s++ {
+				if got := tl.FreeAt(time.Duration(s) * time.Second); got != m[s] {
+					return fmt.Sprintf("after op %d, %s: free at %ds %v, model %v", op, what, s, got, m[s])
+				}
+			}
+			for q := 0; q < 8; q++ {
+				a, b := r.Intn(treeHorizon+20), r.Intn(treeHorizon+20)
+				from, to := time.Duration(min(a, b))*time.Second, time.Duration(max(a, b)+1)*time.Second
+				if q == 0 {
+					to = Forever
+				}
+				got, want := tl.MinFree(from, to), bruteMin(tl, from, to)
+				if got != want {
+					return fmt.Sprintf("after op %d, %s: MinFree(%v, %v) = %v, walk says %v", op, what, from, to, got, want)
+				}
+				if a, b := max(min(a, b), origin), max(a, b)+1; q > 0 && a < b && b <= treeHorizon {
+					lo := m[a]
+					for s := a; s < b; s++ {
+						lo = lo.Min(m[s])
+					}
+					if got != lo {
+						return fmt.Sprintf("after op %d, %s: MinFree(%v, %v) = %v, model %v", op, what, from, to, got, lo)
+					}
+				}
+				floor := want.Add(treeSchema.MustTuple(int64(r.Intn(30)), int64(r.Intn(30)), int64(r.Intn(30))))
+				var all, found []Segment
+				tl.Walk(from, to, func(s Segment) bool {
+					if below(&s.Free, &floor) {
+						all = append(all, s)
+					}
+					return true
+				})
+				tl.WalkBelow(from, to, floor, func(s Segment) bool {
+					found = append(found, s)
+					return true
+				})
+				if !slices.Equal(all, found) {
+					return fmt.Sprintf("after op %d, %s: WalkBelow(%v, %v, %v) = %v, walk says %v", op, what, from, to, floor, found, all)
+				}
+			}
+		}
+		return ""
+	}, gen.Int64()))
+	props.TestingRun(t)
+}
