@@ -43,16 +43,16 @@ type node struct {
 // find returns the index of the entry in effect at t: the last i whose at[i] ≤ t, or 0
 // when t is before them all.
 func (nd *node) find(t time.Duration) int {
-	lo, hi := 1, nd.n
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if nd.at[m] <= t {
-			lo = m + 1
-		} else {
-			hi = m
+	// A branch-free binary search: the comparisons of a random time mispredict.
+	base, n := 0, nd.n
+	for n > 1 {
+		half := n / 2
+		if nd.at[base+half] <= t {
+			base += half
 		}
+		n -= half
 	}
-	return lo - 1
+	return base
 }
 
 // end returns when entry i ends, given that nd's last entry ends at hi.
@@ -66,17 +66,18 @@ func (nd *node) end(i int, hi time.Duration) time.Duration {
 // summary is what nd's parent holds for it: nd.add plus the minimum of nd's entries.
 func (nd *node) summary() resource.Tuple {
 	m := nd.val[0]
-	for i := 1; i < nd.n; i++ {
-		lower(&m, &nd.val[i])
+	lowerRun(&m, nd.val[1:nd.n])
+	if !isZero(&nd.add) {
+		sum(&m, &m, &nd.add)
 	}
-	return m.Add(nd.add)
+	return m
 }
 
 // push hands nd's pending add down to its entries (and an inner node's children), so
 // that nd's entries stand for their amounts without it. The summary nd's parent holds
 // is unchanged.
 func (nd *node) push() {
-	if nd.add == (resource.Tuple{}) {
+	if isZero(&nd.add) {
 		return
 	}
 	a := nd.add
@@ -90,21 +91,49 @@ func (nd *node) push() {
 	}
 }
 
-// lower sets m to the per-dimension minimum of m and v.
+// lower sets m to the per-dimension minimum of m and v. It is written out for the
+// eight slots of a Tuple: the range queries spend most of their time here.
 func lower(m, v *resource.Tuple) {
-	for k := range m {
-		m[k] = min(m[k], v[k])
+	m[0], m[1], m[2], m[3] = min(m[0], v[0]), min(m[1], v[1]), min(m[2], v[2]), min(m[3], v[3])
+	m[4], m[5], m[6], m[7] = min(m[4], v[4]), min(m[5], v[5]), min(m[6], v[6]), min(m[7], v[7])
+}
+
+// lowerRun sets m to the per-dimension minimum of m and vals, keeping the minimum in
+// registers while it scans.
+func lowerRun(m *resource.Tuple, vals []resource.Tuple) {
+	m0, m1, m2, m3, m4, m5, m6, m7 := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]
+	for i := range vals {
+		v := &vals[i]
+		m0, m1, m2, m3 = min(m0, v[0]), min(m1, v[1]), min(m2, v[2]), min(m3, v[3])
+		m4, m5, m6, m7 = min(m4, v[4]), min(m5, v[5]), min(m6, v[6]), min(m7, v[7])
 	}
+	m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7] = m0, m1, m2, m3, m4, m5, m6, m7
+}
+
+// isZero reports whether t is zero in every slot, without a call to compare memory.
+func isZero(t *resource.Tuple) bool {
+	return t[0]|t[1]|t[2]|t[3]|t[4]|t[5]|t[6]|t[7] == 0
 }
 
 // below reports whether v is below floor on some dimension.
 func below(v, floor *resource.Tuple) bool {
-	for k := range v {
-		if v[k] < floor[k] {
-			return true
-		}
+	return v[0] < floor[0] || v[1] < floor[1] || v[2] < floor[2] || v[3] < floor[3] ||
+		v[4] < floor[4] || v[5] < floor[5] || v[6] < floor[6] || v[7] < floor[7]
+}
+
+// sum sets *dst to a + b, saturating as resource.Tuple.Add does. It adds without
+// checking, written out for the eight slots, and redoes the sum with Add in the rare
+// case that some slot overflowed.
+func sum(dst, a, b *resource.Tuple) {
+	s0, s1, s2, s3 := a[0]+b[0], a[1]+b[1], a[2]+b[2], a[3]+b[3]
+	s4, s5, s6, s7 := a[4]+b[4], a[5]+b[5], a[6]+b[6], a[7]+b[7]
+	over := (a[0]^s0)&(b[0]^s0) | (a[1]^s1)&(b[1]^s1) | (a[2]^s2)&(b[2]^s2) | (a[3]^s3)&(b[3]^s3) |
+		(a[4]^s4)&(b[4]^s4) | (a[5]^s5)&(b[5]^s5) | (a[6]^s6)&(b[6]^s6) | (a[7]^s7)&(b[7]^s7)
+	if over < 0 {
+		*dst = a.Add(*b)
+		return
 	}
-	return false
+	dst[0], dst[1], dst[2], dst[3], dst[4], dst[5], dst[6], dst[7] = s0, s1, s2, s3, s4, s5, s6, s7
 }
 
 // newNode returns an empty node, recycled when one is spare.
@@ -131,28 +160,64 @@ func (tl *Timeline) locate(t time.Duration) (start, end time.Duration, free reso
 	nd, hi := tl.root, Forever
 	var acc resource.Tuple
 	for {
-		acc = acc.Add(nd.add)
+		if !isZero(&nd.add) {
+			sum(&acc, &acc, &nd.add)
+		}
 		i := nd.find(t)
 		hi = nd.end(i, hi)
 		if nd.leaf {
-			return nd.at[i], hi, nd.val[i].Add(acc)
+			sum(&free, &nd.val[i], &acc)
+			return nd.at[i], hi, free
 		}
 		nd = nd.kids[i]
 	}
 }
 
+// redundant reports whether the step beginning at t (> the origin) holds the same amount
+// as the one before it; false when no step begins at t. Most steps share a leaf with
+// their predecessor, whose frame is then the same: one descent, no sums.
+func (tl *Timeline) redundant(t time.Duration) bool {
+	nd := tl.root
+	for !nd.leaf {
+		nd = nd.kids[nd.find(t)]
+	}
+	i := nd.find(t)
+	if nd.at[i] != t {
+		return false
+	}
+	if i > 0 {
+		return nd.val[i] == nd.val[i-1]
+	}
+	_, _, cur := tl.locate(t)
+	_, _, prev := tl.locate(t - 1)
+	return cur == prev
+}
+
 // walkNode calls fn for nd's steps overlapping [from, to), clipped to it, in time order;
-// nd's last entry ends at hi and acc is the sum of the adds above nd. It returns false
+// nd's last entry ends at hi and *above is the sum of the adds above nd. It returns false
 // when fn stopped the walk.
-func walkNode(nd *node, hi, from, to time.Duration, acc resource.Tuple, fn func(Segment) bool) bool {
-	acc = acc.Add(nd.add)
-	for i := nd.find(from); i < nd.n && nd.at[i] < to; i++ {
-		end := nd.end(i, hi)
-		if nd.leaf {
-			if !fn(Segment{Start: max(nd.at[i], from), End: min(end, to), Free: nd.val[i].Add(acc)}) {
+func walkNode(nd *node, hi, from, to time.Duration, above *resource.Tuple, fn func(Segment) bool) bool {
+	var acc resource.Tuple
+	sum(&acc, above, &nd.add)
+	i := nd.find(from)
+	if !nd.leaf {
+		for ; i < nd.n && nd.at[i] < to; i++ {
+			if !walkNode(nd.kids[i], nd.end(i, hi), from, to, &acc, fn) {
 				return false
 			}
-		} else if !walkNode(nd.kids[i], end, from, to, acc, fn) {
+		}
+		return true
+	}
+	var seg Segment
+	zero := isZero(&acc)
+	for ; i < nd.n && nd.at[i] < to; i++ {
+		seg.Start, seg.End = max(nd.at[i], from), min(nd.end(i, hi), to)
+		if zero {
+			seg.Free = nd.val[i]
+		} else {
+			sum(&seg.Free, &nd.val[i], &acc)
+		}
+		if !fn(seg) {
 			return false
 		}
 	}
@@ -160,49 +225,62 @@ func walkNode(nd *node, hi, from, to time.Duration, acc resource.Tuple, fn func(
 }
 
 // walkBelow is walkNode for the steps below floor on some dimension only: it skips every
-// child whose minimum is not.
-func walkBelow(nd *node, hi, from, to time.Duration, acc resource.Tuple, floor *resource.Tuple, fn func(Segment) bool) bool {
-	acc = acc.Add(nd.add)
+// entry whose amount, or child whose minimum, is not.
+func walkBelow(nd *node, hi, from, to time.Duration, above, floor *resource.Tuple, fn func(Segment) bool) bool {
+	var acc resource.Tuple
+	sum(&acc, above, &nd.add)
+	var seg Segment
 	for i := nd.find(from); i < nd.n && nd.at[i] < to; i++ {
-		v := nd.val[i].Add(acc)
-		if !below(&v, floor) {
+		sum(&seg.Free, &nd.val[i], &acc)
+		if !below(&seg.Free, floor) {
 			continue
 		}
 		end := nd.end(i, hi)
 		if nd.leaf {
-			if !fn(Segment{Start: max(nd.at[i], from), End: min(end, to), Free: v}) {
+			seg.Start, seg.End = max(nd.at[i], from), min(end, to)
+			if !fn(seg) {
 				return false
 			}
-		} else if !walkBelow(nd.kids[i], end, from, to, acc, floor, fn) {
+		} else if !walkBelow(nd.kids[i], end, from, to, &acc, floor, fn) {
 			return false
 		}
 	}
 	return true
 }
 
-// minNode returns the per-dimension minimum of nd's steps overlapping [from, to), which
-// some do, in the frame of nd's parent (with nd.add); nd's last entry ends at hi. A child
-// inside the window counts by its summary, so only the children holding the window's
-// ends are descended into.
-func minNode(nd *node, hi, from, to time.Duration) resource.Tuple {
+// minNode sets *m to the per-dimension minimum of nd's steps overlapping [from, to),
+// which some do, in the frame of nd's parent (with nd.add); nd's last entry ends at hi.
+// A child inside the window counts by its summary, so only the children holding the
+// window's ends are descended into.
+func minNode(nd *node, hi, from, to time.Duration, m *resource.Tuple) {
 	i := nd.find(from)
-	var m resource.Tuple
-	for first := true; i < nd.n && nd.at[i] < to; i++ {
-		v := &nd.val[i]
-		var sub resource.Tuple
-		if !nd.leaf {
-			if end := nd.end(i, hi); nd.at[i] < from || end > to {
-				sub = minNode(nd.kids[i], end, from, to)
-				v = &sub
+	j := i + 1 // entries i to j-1 overlap the window
+	for j < nd.n && nd.at[j] < to {
+		j++
+	}
+	if nd.leaf {
+		*m = nd.val[i]
+		lowerRun(m, nd.val[i+1:j])
+	} else {
+		if end := nd.end(i, hi); nd.at[i] < from || end > to {
+			minNode(nd.kids[i], end, from, to, m)
+		} else {
+			*m = nd.val[i]
+		}
+		if j-1 > i {
+			lowerRun(m, nd.val[i+1:j-1])
+			if end := nd.end(j-1, hi); end > to {
+				var sub resource.Tuple
+				minNode(nd.kids[j-1], end, from, to, &sub)
+				lower(m, &sub)
+			} else {
+				lower(m, &nd.val[j-1])
 			}
 		}
-		if first {
-			m, first = *v, false
-		} else {
-			lower(&m, v)
-		}
 	}
-	return m.Add(nd.add)
+	if !isZero(&nd.add) {
+		sum(m, m, &nd.add)
+	}
 }
 
 // split makes a step begin exactly at t (origin < t < Forever), copying the amount in

@@ -112,7 +112,7 @@ func (tl *Timeline) Walk(from, to time.Duration, fn func(Segment) bool) {
 	if to <= from {
 		return
 	}
-	walkNode(tl.root, Forever, from, to, resource.Tuple{}, fn)
+	walkNode(tl.root, Forever, from, to, &resource.Tuple{}, fn)
 }
 
 // WalkBelow calls fn for each segment overlapping the window [from, to) whose free
@@ -128,7 +128,7 @@ func (tl *Timeline) WalkBelow(from, to time.Duration, floor resource.Tuple, fn f
 	if to <= from {
 		return
 	}
-	walkBelow(tl.root, Forever, from, to, resource.Tuple{}, &floor, fn)
+	walkBelow(tl.root, Forever, from, to, &resource.Tuple{}, &floor, fn)
 }
 
 // Segments returns the segments overlapping [from, to), clipped to it, as Walk visits
@@ -155,7 +155,9 @@ func (tl *Timeline) MinFree(from, to time.Duration) resource.Tuple {
 	if to <= from {
 		return tl.FreeAt(from)
 	}
-	return minNode(tl.root, Forever, from, to)
+	var m resource.Tuple
+	minNode(tl.root, Forever, from, to, &m)
+	return m
 }
 
 // Average returns the time-weighted average of the free resources over [from, to),
@@ -383,7 +385,7 @@ func (tl *Timeline) conflict(start time.Duration, p Profile, allow resource.Tupl
 				floor[k] = math.MinInt64
 			}
 		}
-		walkBelow(tl.root, Forever, max(from, tl.origin), to, resource.Tuple{}, &floor, func(seg Segment) bool {
+		walkBelow(tl.root, Forever, max(from, tl.origin), to, &resource.Tuple{}, &floor, func(seg Segment) bool {
 			for k := range d {
 				if d[k] > 0 && seg.Free[k]-d[k] < -allow[k] {
 					c = conflict{stage: j, dim: k, from: seg.Start, demand: d[k], free: seg.Free[k]}
@@ -428,11 +430,7 @@ func (tl *Timeline) merge(t time.Duration) {
 	if t <= tl.origin || t == Forever {
 		return
 	}
-	at, _, cur := tl.locate(t)
-	if at != t {
-		return
-	}
-	if _, _, prev := tl.locate(t - 1); prev == cur {
+	if tl.redundant(t) {
 		tl.removeStep(t)
 	}
 }
