@@ -229,10 +229,15 @@ func walkNode(nd *node, hi, from, to time.Duration, above *resource.Tuple, fn fu
 func walkBelow(nd *node, hi, from, to time.Duration, above, floor *resource.Tuple, fn func(Segment) bool) bool {
 	var acc resource.Tuple
 	sum(&acc, above, &nd.add)
+	zero := isZero(&acc)
 	var seg Segment
 	for i := nd.find(from); i < nd.n && nd.at[i] < to; i++ {
-		sum(&seg.Free, &nd.val[i], &acc)
-		if !below(&seg.Free, floor) {
+		if zero {
+			if !below(&nd.val[i], floor) {
+				continue
+			}
+			seg.Free = nd.val[i]
+		} else if sum(&seg.Free, &nd.val[i], &acc); !below(&seg.Free, floor) {
 			continue
 		}
 		end := nd.end(i, hi)
@@ -243,6 +248,103 @@ func walkBelow(nd *node, hi, from, to time.Duration, above, floor *resource.Tupl
 			}
 		} else if !walkBelow(nd.kids[i], end, from, to, &acc, floor, fn) {
 			return false
+		}
+	}
+	return true
+}
+
+// shortWalk is the state of Timeline.WalkShort: profile p started at start, over the
+// window [from, to) (from the origin on); stage j, ending at jEnd and short below
+// floor (its demand less the slack), is the first that has not ended before the
+// current step.
+type shortWalk struct {
+	p               *Profile
+	start, from, to time.Duration
+	slack           *resource.Tuple
+	fn              func(int, Segment) bool
+	j               int
+	jEnd            time.Duration
+	floor           resource.Tuple
+}
+
+// stageStart returns when stage i begins.
+func (w *shortWalk) stageStart(i int) time.Duration { return AddSat(w.start, w.p.offsets[i]) }
+
+// setStage makes stage j the current one.
+func (w *shortWalk) setStage(j int) {
+	w.j, w.jEnd = j, AddSat(w.start, w.p.offsets[j+1])
+	d, s := &w.p.stages[j].Demand, w.slack
+	for k := range w.floor {
+		w.floor[k] = d[k] - s[k] // demand and slack are not negative: no overflow
+	}
+}
+
+// short reports whether v is below stage i's demand less the slack on some dimension.
+func (w *shortWalk) short(v *resource.Tuple, i int) bool {
+	d, s := &w.p.stages[i].Demand, w.slack
+	return v[0] < d[0]-s[0] || v[1] < d[1]-s[1] || v[2] < d[2]-s[2] || v[3] < d[3]-s[3] ||
+		v[4] < d[4]-s[4] || v[5] < d[5]-s[5] || v[6] < d[6]-s[6] || v[7] < d[7]-s[7]
+}
+
+// shortAny reports whether v is short of some stage overlapping [lo, up), where lo is
+// within the current stage.
+func (w *shortWalk) shortAny(v *resource.Tuple, up time.Duration) bool {
+	if below(v, &w.floor) {
+		return true
+	}
+	for j := w.j + 1; up > w.jEnd && j < w.p.Len() && w.stageStart(j) < up; j++ {
+		if w.short(v, j) {
+			return true
+		}
+	}
+	return false
+}
+
+// node visits nd's entries overlapping the window (nd's last entry ending at hi; *above
+// the sum of the adds above nd): a child only when its minimum is short of some stage
+// it overlaps, a step once for each stage it overlaps and is short of. It returns false
+// when fn stopped the walk.
+func (w *shortWalk) node(nd *node, hi time.Duration, above *resource.Tuple) bool {
+	var acc resource.Tuple
+	sum(&acc, above, &nd.add)
+	zero := isZero(&acc)
+	for i := nd.find(w.from); i < nd.n && nd.at[i] < w.to; i++ {
+		end := nd.end(i, hi)
+		lo, up := max(nd.at[i], w.from), min(end, w.to) // the entry within the window
+		if w.jEnd <= lo {
+			j := w.j + 1
+			for AddSat(w.start, w.p.offsets[j+1]) <= lo {
+				j++
+			}
+			w.setStage(j)
+		}
+		v := &nd.val[i]
+		var sv resource.Tuple
+		if !zero {
+			sum(&sv, v, &acc)
+			v = &sv
+		}
+		if !nd.leaf {
+			if w.shortAny(v, up) && !w.node(nd.kids[i], end, &acc) {
+				return false
+			}
+			continue
+		}
+		if up <= w.jEnd {
+			// Within the current stage, the common case.
+			if below(v, &w.floor) && !w.fn(w.j, Segment{Start: lo, End: up, Free: *v}) {
+				return false
+			}
+			continue
+		}
+		for j := w.j; j < w.p.Len(); j++ {
+			from := w.stageStart(j)
+			if from >= up {
+				break
+			}
+			if w.short(v, j) && !w.fn(j, Segment{Start: max(lo, from), End: min(up, AddSat(w.start, w.p.offsets[j+1])), Free: *v}) {
+				return false
+			}
 		}
 	}
 	return true

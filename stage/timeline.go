@@ -3,7 +3,6 @@ package stage
 import (
 	"fmt"
 	"iter"
-	"math"
 	"time"
 
 	"github.com/finegrain/finegrain/resource"
@@ -129,6 +128,27 @@ func (tl *Timeline) WalkBelow(from, to time.Duration, floor resource.Tuple, fn f
 		return
 	}
 	walkBelow(tl.root, Forever, from, to, &resource.Tuple{}, &floor, fn)
+}
+
+// WalkShort calls fn for each piece of timeline where a stage of p, started at start,
+// would be short of room — the part of a segment that stage i overlaps, when the
+// segment's free amount is below the stage's demand less slack on some dimension — in
+// time order, with fn's arguments the stage's index and the piece (clipped to the stage
+// and to the origin), until fn returns false. Slack is what may go below zero (a
+// compression allowance, for instance); pass the zero Tuple to find every piece not
+// covering its stage's demand, as fine-grained matching (Alg. 2) does. A profile
+// without stages has no pieces.
+//
+// It descends into the step tree only where a subtree's minimum is short of a stage it
+// overlaps, so a profile that fits everywhere costs O(s + log n) for s stages, and each
+// piece found at most one more descent. It allocates nothing.
+func (tl *Timeline) WalkShort(start time.Duration, p Profile, slack resource.Tuple, fn func(stage int, piece Segment) bool) {
+	w := shortWalk{p: &p, start: start, from: max(start, tl.origin), to: AddSat(start, p.Duration()), slack: &slack, fn: fn}
+	if w.from >= w.to {
+		return
+	}
+	w.setStage(0)
+	w.node(tl.root, Forever, &resource.Tuple{})
 }
 
 // Segments returns the segments overlapping [from, to), clipped to it, as Walk visits
@@ -364,45 +384,26 @@ func (tl *Timeline) fitError(c conflict, allow resource.Tuple) error {
 // conflict finds the first segment, in time order, where some stage of p, started at
 // start, does not fit: a dimension the stage demands where free − demand < −allow.
 // Dimensions a stage does not demand are not checked, so earlier compression there does
-// not block it. Stage by stage (in time order, so the first conflict found is the first
-// in time), WalkBelow visits only the segments below the stage's demand less the
-// allowance on some demanded dimension, which the step tree's minima find in O(log n)
-// when there are none.
+// not block it. WalkShort visits only the pieces below some stage's demand less the
+// allowance, which the step tree's minima rule out in O(s + log n) when there are none.
 func (tl *Timeline) conflict(start time.Duration, p Profile, allow resource.Tuple) (c conflict, bad bool) {
-	for j := range p.stages {
-		from, to := AddSat(start, p.offsets[j]), AddSat(start, p.offsets[j+1])
-		if from >= to {
-			continue // a stage that would begin at Forever
-		}
+	tl.WalkShort(start, p, allow, func(j int, seg Segment) bool {
 		d := &p.stages[j].Demand
-		// free − demand < −allow ⇔ free < demand − allow (both ≥ 0, so no overflow);
-		// dimensions the stage does not demand get a floor nothing is below.
-		floor := allow
-		for k := range floor {
-			if d[k] > 0 {
-				floor[k] = d[k] - allow[k]
-			} else {
-				floor[k] = math.MinInt64
+		for k := range d {
+			if d[k] > 0 && seg.Free[k]-d[k] < -allow[k] {
+				c = conflict{stage: j, dim: k, from: seg.Start, demand: d[k], free: seg.Free[k]}
+				bad = true
+				return false
 			}
 		}
-		walkBelow(tl.root, Forever, max(from, tl.origin), to, &resource.Tuple{}, &floor, func(seg Segment) bool {
-			for k := range d {
-				if d[k] > 0 && seg.Free[k]-d[k] < -allow[k] {
-					c = conflict{stage: j, dim: k, from: seg.Start, demand: d[k], free: seg.Free[k]}
-					bad = true
-					return false
-				}
-			}
-			return true
-		})
-		if bad {
-			// The segment is clipped to the stage; EarliestFit needs the real end of the
-			// constant segment.
-			_, c.until, _ = tl.locate(c.from)
-			return c, true
-		}
+		return true // short only on dimensions the stage does not demand
+	})
+	if bad {
+		// The piece is clipped to the stage; EarliestFit needs the real end of the
+		// constant segment.
+		_, c.until, _ = tl.locate(c.from)
 	}
-	return c, false
+	return c, bad
 }
 
 // apply adds sign × p's demands, started at start, to the free amounts, then merges the
