@@ -143,16 +143,74 @@ func bruteMin(tl *Timeline, from, to time.Duration) resource.Tuple {
 	return m
 }
 
+// piece is what WalkShort reports.
+type piece struct {
+	stage int
+	seg   Segment
+}
+
+// checkWalkShort compares WalkShort for a random profile, start and slack with brute
+// force: every stage's window walked segment by segment, keeping the segments below the
+// stage's demand less the slack. It also stops the walk after a random number of pieces
+// and checks that what was reported is the brute force's beginning.
+func checkWalkShort(r *rand.Rand, tl *Timeline, origin int) string {
+	p := randTreeProfile(r)
+	if r.Intn(2) == 0 { // larger demands, so that more pieces are short
+		st := p.Stages()
+		for i := range st {
+			st[i].Demand = st[i].Demand.Add(treeSchema.MustTuple(int64(r.Intn(1000)), int64(r.Intn(1000)), int64(r.Intn(500))))
+		}
+		p = MustProfile(treeSchema, st...)
+	}
+	start := time.Duration(max(0, origin-10+r.Intn(treeHorizon)))*time.Second + time.Duration(r.Intn(4))*time.Second/4
+	var slack resource.Tuple
+	if r.Intn(2) == 0 {
+		slack = treeSchema.MustTuple(int64(r.Intn(300)), 0, int64(r.Intn(100)))
+	}
+	var want, got []piece
+	for j := 0; j < p.Len(); j++ {
+		from, to := AddSat(start, p.Offset(j)), AddSat(start, p.Offset(j+1))
+		d := p.Stage(j).Demand
+		tl.Walk(from, to, func(s Segment) bool {
+			for k := range d {
+				if s.Free[k] < d[k]-slack[k] {
+					want = append(want, piece{j, s})
+					break
+				}
+			}
+			return true
+		})
+	}
+	tl.WalkShort(start, p, slack, func(j int, s Segment) bool {
+		got = append(got, piece{j, s})
+		return true
+	})
+	if !slices.Equal(got, want) {
+		return fmt.Sprintf("WalkShort(%v, %v, %v) = %v, brute force %v", start, p, slack, got, want)
+	}
+	stop := r.Intn(len(want) + 1)
+	got = got[:0]
+	tl.WalkShort(start, p, slack, func(j int, s Segment) bool {
+		got = append(got, piece{j, s})
+		return len(got) < stop
+	})
+	if stop > 0 && !slices.Equal(got, want[:stop]) {
+		return fmt.Sprintf("WalkShort(%v, %v, %v) stopped after %d = %v, brute force %v", start, p, slack, stop, got, want)
+	}
+	return ""
+}
+
 // TestStepTreeProperties drives a timeline with random Reserve, Release, Suspend,
 // Resume and Trim calls and checks, after each, the tree's invariants (checkTree), every
 // step against the per-second model, and the range queries against brute force: MinFree
-// over random windows against the minimum of Walk's segments (and the model), and
-// WalkBelow against Walk filtered by the floor.
+// over random windows against the minimum of Walk's segments (and the model), WalkBelow
+// against Walk filtered by the floor, and WalkShort against Walk over each stage's
+// window filtered by the stage's demand less the slack.
 func TestStepTreeProperties(t *testing.T) {
 	params := gopter.DefaultTestParameters()
 	params.MinSuccessfulTests = 100
 	props := gopter.NewProperties(params)
-	props.Property("the step tree keeps its invariants, and its range minima equal brute-force walks", prop.ForAll(func(seed int64) string {
+	props.Property("the step tree keeps its invariants, and its range queries equal brute-force walks", prop.ForAll(func(seed int64) string {
 		r := rand.New(rand.NewSource(seed))
 		tl, _ := NewTimeline(treeSchema, treeCapacity)
 		var m treeModel
@@ -261,6 +319,9 @@ func TestStepTreeProperties(t *testing.T) {
 				if !slices.Equal(all, found) {
 					return fmt.Sprintf("after op %d, %s: WalkBelow(%v, %v, %v) = %v, walk says %v", op, what, from, to, floor, found, all)
 				}
+			}
+			if msg := checkWalkShort(r, tl, origin); msg != "" {
+				return fmt.Sprintf("after op %d, %s: %s", op, what, msg)
 			}
 		}
 		return ""
