@@ -43,13 +43,13 @@ type node struct {
 // find returns the index of the entry in effect at t: the last i whose at[i] ≤ t, or 0
 // when t is before them all.
 func (nd *node) find(t time.Duration) int {
-	// A branch-free binary search: the comparisons of a random time mispredict.
+	// A branch-free binary search (the comparisons of a random time mispredict): times
+	// are not negative, so t − at[m] does not overflow, and its sign says at[m] > t.
 	base, n := 0, nd.n
 	for n > 1 {
-		half := n / 2
-		if nd.at[base+half] <= t {
-			base += half
-		}
+		half := n >> 1
+		d := t - nd.at[(base+half)&(fanout-1)] // base+half < fanout: the mask spares a bounds check
+		base += half &^ int(d>>63)
 		n -= half
 	}
 	return base
