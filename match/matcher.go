@@ -71,8 +71,17 @@ func (CoarseGrained) Match(s Server, start time.Duration, p stage.Profile) Resul
 //
 // A successful match reports the compression each stage would run under
 // (Result.StageRatio, Result.Compression; eq. 1 with the placed stage's demand) and
-// the allowance to reserve with (Result.Allowance). The walk costs O(log n + k) for a
-// timeline of n segments of which k overlap the task, and allocates nothing.
+// the allowance to reserve with (Result.Allowance).
+//
+// The result is the algorithm's, segment by segment, but the segments that cover their
+// stage's demand — where the check passes and nothing is recorded — are never looked
+// at: the timeline keeps per-dimension minima over its step tree. The match first takes
+// the window's least free amount (stage.Timeline.MinFree, O(log n) for n segments; the
+// result's MinFree); when it covers the task's peak demand the task fits as it is,
+// without a walk. Otherwise stage.Timeline.WalkShort visits, in time order, only the
+// pieces of segment short of the demand of the stage they overlap, where compression
+// must make up the difference or the match fails: O((s + r) log n) for s stages and r
+// such pieces, however many segments the task spans. It allocates nothing.
 type FineGrained struct{}
 
 // Match implements Matcher.

@@ -25,10 +25,17 @@ type Handle uint64
 // their minimum (the coarse-grained matcher's Ax, docs/methods.md §3) and time-weighted
 // average (eq. 14), and find the earliest start at which a profile fits.
 //
-// The step function lives in a B-tree keyed by the time each step begins, so a
-// reservation, a release and a query over a window cost O(log n + k) for n steps on the
-// timeline and k steps inside the window. Adjacent equal steps are merged, so reserving
-// and then releasing a profile restores the timeline exactly.
+// The step function lives in a B+-tree keyed by the time each step begins (steptree.go)
+// whose inner nodes keep each child's per-dimension minimum free amount, with lazy
+// range-add. For n steps on the timeline, k inside a window and s stages in a profile, a
+// reservation, a release, a suspension or a resumption costs O(s log n) whatever its
+// length; MinFree over any window O(log n); Walk O(log n + k); WalkBelow and WalkShort
+// O((1 + r) log n) and O((s + r) log n) for r segments found. Adjacent equal steps are merged, so reserving and then releasing a
+// profile restores the timeline exactly, and Len counts the constant segments.
+//
+// Amounts saturate at the int64 range, as resource.Tuple arithmetic does; a timeline
+// whose amounts reach it (capacities or demands near 2^62) is no longer restored
+// exactly by a release.
 //
 // Compression: a reservation may take a compressible dimension below zero by at most the
 // allowance it is given (the running tasks then share less than they demand and slow
@@ -118,10 +125,9 @@ func (tl *Timeline) Walk(from, to time.Duration, fn func(Segment) bool) {
 // amount is below floor on some dimension, in time order, with the segment clipped to
 // the window, until fn returns false; it skips the others. The window is clipped to
 // start at the origin. It descends only into the parts of the step tree whose minimum
-// is below floor, so a window without such a segment costs what MinFree does, and each
-// segment found at most one more descent: O((1 + r) log n) for r segments found. It
-// allocates nothing. Fine-grained matching (package match) walks with it only the
-// segments a stage's demand does not fit, and Check only those a stage could not have.
+// is below floor, so a window without such a segment costs O(log n), like MinFree, and
+// each segment found at most one more descent: O((1 + r) log n) for r segments found.
+// It allocates nothing.
 func (tl *Timeline) WalkBelow(from, to time.Duration, floor resource.Tuple, fn func(Segment) bool) {
 	from = max(from, tl.origin)
 	if to <= from {
@@ -140,8 +146,9 @@ func (tl *Timeline) WalkBelow(from, to time.Duration, floor resource.Tuple, fn f
 // without stages has no pieces.
 //
 // It descends into the step tree only where a subtree's minimum is short of a stage it
-// overlaps, so a profile that fits everywhere costs O(s + log n) for s stages, and each
-// piece found at most one more descent. It allocates nothing.
+// overlaps, so it costs O((s + r) log n) for s stages and r pieces found, whatever the
+// profile's length: O(s log n) for a profile that fits everywhere. It allocates
+// nothing.
 func (tl *Timeline) WalkShort(start time.Duration, p Profile, slack resource.Tuple, fn func(stage int, piece Segment) bool) {
 	w := shortWalk{p: &p, start: start, from: max(start, tl.origin), to: AddSat(start, p.Duration()), slack: &slack, fn: fn}
 	if w.from >= w.to {
@@ -169,7 +176,9 @@ func (tl *Timeline) AppendSegments(dst []Segment, from, to time.Duration) []Segm
 
 // MinFree returns the per-dimension minimum of the free resources over [from, to): the
 // coarse-grained matcher's Ax (docs/methods.md §3). An empty window (to ≤ from) is read
-// as the instant from.
+// as the instant from. It costs O(log n) whatever the window's length: the subtrees of
+// the step tree inside the window count by the minima they keep, and only the two
+// holding the window's ends are descended into. It allocates nothing.
 func (tl *Timeline) MinFree(from, to time.Duration) resource.Tuple {
 	from = max(from, tl.origin)
 	if to <= from {
@@ -385,7 +394,7 @@ func (tl *Timeline) fitError(c conflict, allow resource.Tuple) error {
 // start, does not fit: a dimension the stage demands where free − demand < −allow.
 // Dimensions a stage does not demand are not checked, so earlier compression there does
 // not block it. WalkShort visits only the pieces below some stage's demand less the
-// allowance, which the step tree's minima rule out in O(s + log n) when there are none.
+// allowance, which the step tree's minima rule out in O(s log n) when there are none.
 func (tl *Timeline) conflict(start time.Duration, p Profile, allow resource.Tuple) (c conflict, bad bool) {
 	tl.WalkShort(start, p, allow, func(j int, seg Segment) bool {
 		d := &p.stages[j].Demand
