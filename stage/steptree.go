@@ -43,16 +43,15 @@ type node struct {
 // find returns the index of the entry in effect at t: the last i whose at[i] ≤ t, or 0
 // when t is before them all.
 func (nd *node) find(t time.Duration) int {
-	// A branch-free binary search (the comparisons of a random time mispredict): times
-	// are not negative, so t − at[m] does not overflow, and its sign says at[m] > t.
-	base, n := 0, nd.n
-	for n > 1 {
-		half := n >> 1
-		d := t - nd.at[(base+half)&(fanout-1)] // base+half < fanout: the mask spares a bounds check
-		base += half &^ int(d>>63)
-		n -= half
+	// Count the entries after the first that begin at or before t, without branches
+	// (the comparisons of a random time mispredict) and without a chain of dependent
+	// loads: times are not negative, so at[k] − t − 1 does not overflow, and its sign
+	// says at[k] ≤ t.
+	c := 0
+	for k := 1; k < nd.n; k++ {
+		c += int(uint64(nd.at[k&(fanout-1)]-t-1) >> 63)
 	}
-	return base
+	return c
 }
 
 // end returns when entry i ends, given that nd's last entry ends at hi.
@@ -147,11 +146,18 @@ func (tl *Timeline) newNode(leaf bool) *node {
 	return &node{leaf: leaf}
 }
 
-// freeNode keeps an emptied node for reuse.
+// maxSpare is the most emptied nodes a timeline keeps for reuse: enough that reserving
+// and releasing allocate nothing in a steady state, few enough that a timeline that
+// shrinks does not hold on to the memory of its busiest time.
+const maxSpare = 8
+
+// freeNode keeps an emptied node for reuse, or leaves it to the garbage collector.
 func (tl *Timeline) freeNode(nd *node) {
-	nd.n, nd.add = 0, resource.Tuple{}
-	clear(nd.kids[:])
-	tl.spare = append(tl.spare, nd)
+	if len(tl.spare) < maxSpare {
+		nd.n, nd.add = 0, resource.Tuple{}
+		clear(nd.kids[:])
+		tl.spare = append(tl.spare, nd)
+	}
 }
 
 // locate returns the step in effect at t (≥ the origin): when it begins and ends and its
