@@ -40,7 +40,7 @@ func (tl *Timeline) checkTree() error {
 		}
 		var m resource.Tuple
 		for i := 0; i < nd.n; i++ {
-			if end := nd.end(i, hi); nd.at[i] >= end {
+			if end := nd.end(i, hi); nd.at[i] >= end && nd.at[i] != Forever { // Trim(Forever) leaves [Forever, Forever)
 				return resource.Tuple{}, fmt.Errorf("entry %d: [%v, %v) empty or out of order", i, nd.at[i], end)
 			}
 			v := nd.val[i]
@@ -327,4 +327,70 @@ func TestStepTreeProperties(t *testing.T) {
 		return ""
 	}, gen.Int64()))
 	props.TestingRun(t)
+}
+
+// FuzzStepTree drives a timeline with operations decoded from the input — reservations
+// (some unending, some with allowances), releases, suspensions and resumptions, trims —
+// and checks after each that the tree keeps its invariants and that MinFree and
+// WalkShort agree with brute-force walks.
+func FuzzStepTree(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23})
+	f.Add([]byte("reserve, reserve, suspend, reserve, resume, release, trim, reserve forever"))
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		tl, _ := NewTimeline(treeSchema, treeCapacity)
+		var hs []Handle
+		for len(ops) >= 6 {
+			op, a, b, c, d, e := ops[0]%8, int(ops[1]), int(ops[2]), int(ops[3]), int(ops[4]), int(ops[5])
+			ops = ops[6:]
+			switch op {
+			case 0, 1, 2, 3:
+				dur := time.Duration(1+b%40) * time.Second / 4
+				if c == 255 {
+					dur = Forever
+				}
+				p := MustProfile(treeSchema,
+					Stage{Duration: dur, Demand: treeSchema.MustTuple(int64(c*4), int64(d*4), int64(e*2))},
+					Stage{Duration: time.Duration(1+e%20) * time.Second / 4, Demand: treeSchema.MustTuple(int64(d*3), int64(c), int64(b))})
+				start := tl.Origin() + time.Duration(a)*time.Second/4
+				if h, err := tl.Reserve(start, p, treeSchema.MustTuple(int64(e*2), 0, int64(b))); err == nil {
+					hs = append(hs, h)
+				}
+			case 4:
+				if len(hs) > 0 {
+					i := a % len(hs)
+					if err := tl.Release(hs[i]); err != nil {
+						t.Fatal(err)
+					}
+					hs = append(hs[:i], hs[i+1:]...)
+				}
+			case 5:
+				if len(hs) > 0 {
+					h := hs[a%len(hs)]
+					if tl.Suspend(h) != nil && tl.Resume(h) != nil {
+						t.Fatalf("handle %d neither suspends nor resumes", h)
+					}
+				}
+			case 6:
+				tl.Trim(tl.Origin() + time.Duration(a%16)*time.Second/4)
+			case 7:
+				if a == 255 {
+					tl.Trim(Forever)
+				}
+			}
+			if err := tl.checkTree(); err != nil {
+				t.Fatal(err)
+			}
+			from := tl.Origin() + time.Duration(b)*time.Second/4
+			to := from + time.Duration(1+c)*time.Second/4
+			if d%8 == 0 {
+				to = Forever
+			}
+			if got, want := tl.MinFree(from, to), bruteMin(tl, from, to); got != want {
+				t.Fatalf("MinFree(%v, %v) = %v, walk says %v", from, to, got, want)
+			}
+			if msg := checkWalkShort(rand.New(rand.NewSource(int64(a*65536+b*256+c))), tl, int(tl.Origin()/time.Second)); msg != "" {
+				t.Fatal(msg)
+			}
+		}
+	})
 }
