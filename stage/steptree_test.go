@@ -200,12 +200,45 @@ func checkWalkShort(r *rand.Rand, tl *Timeline, origin int) string {
 	return ""
 }
 
+// checkEarliestFit compares EarliestFit, which jumps past every piece in the way at
+// once, with earliestFitStepwise, one conflict at a time (the algorithm before the
+// step tree): the same start, or the same error, for a random profile (now and then
+// one that fits nowhere), start and allowance.
+func checkEarliestFit(r *rand.Rand, tl *Timeline, origin int) string {
+	p := randTreeProfile(r)
+	st := p.Stages()
+	for i := range st {
+		switch r.Intn(8) {
+		case 0: // more than the capacity: no start fits
+			st[i].Demand[1] = treeCapacity[1] + 1
+		case 1, 2, 3:
+			st[i].Demand = st[i].Demand.Add(treeSchema.MustTuple(int64(r.Intn(900)), int64(r.Intn(900)), int64(r.Intn(450))))
+		}
+	}
+	p = MustProfile(treeSchema, st...)
+	from := time.Duration(max(0, origin-10+r.Intn(treeHorizon))) * time.Second
+	var allow resource.Tuple
+	if r.Intn(2) == 0 {
+		allow = treeSchema.MustTuple(int64(r.Intn(300)), 0, int64(r.Intn(100)))
+	}
+	got, gotErr := tl.EarliestFit(from, p, allow)
+	want, wantErr := tl.earliestFitStepwise(max(from, tl.origin), p, allow)
+	if got != want || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+		return fmt.Sprintf("EarliestFit(%v, %v, %v) = %v, %v; stepwise %v, %v", from, p, allow, got, gotErr, want, wantErr)
+	}
+	if gotErr == nil && tl.Check(got, p, allow) != nil {
+		return fmt.Sprintf("EarliestFit(%v, %v, %v) = %v, which does not fit", from, p, allow, got)
+	}
+	return ""
+}
+
 // TestStepTreeProperties drives a timeline with random Reserve, Release, Suspend,
 // Resume and Trim calls and checks, after each, the tree's invariants (checkTree), every
 // step against the per-second model, and the range queries against brute force: MinFree
 // over random windows against the minimum of Walk's segments (and the model), WalkBelow
 // against Walk filtered by the floor, and WalkShort against Walk over each stage's
-// window filtered by the stage's demand less the slack.
+// window filtered by the stage's demand less the slack; and EarliestFit against the
+// stepwise algorithm it replaced.
 func TestStepTreeProperties(t *testing.T) {
 	params := gopter.DefaultTestParameters()
 	params.MinSuccessfulTests = 100
@@ -321,6 +354,9 @@ func TestStepTreeProperties(t *testing.T) {
 				}
 			}
 			if msg := checkWalkShort(r, tl, origin); msg != "" {
+				return fmt.Sprintf("after op %d, %s: %s", op, what, msg)
+			}
+			if msg := checkEarliestFit(r, tl, origin); msg != "" {
 				return fmt.Sprintf("after op %d, %s: %s", op, what, msg)
 			}
 		}

@@ -317,12 +317,58 @@ func (tl *Timeline) Resume(h Handle) error {
 // from, or a time at which a stage begins exactly where a segment ends. It fails with a
 // *FitError (wrapping ErrNoRoom) when p fits at no start, which happens only when some
 // stage demands more than the timeline's last, unending segment has.
+//
+// Each start it tries costs one WalkShort over the profile's pieces that do not fit,
+// and the next start tried is past all of them at once: a stage meets a short segment
+// for every start that keeps its beginning before the segment's end.
 func (tl *Timeline) EarliestFit(from time.Duration, p Profile, allow resource.Tuple) (time.Duration, error) {
 	from = max(from, tl.origin)
 	if err := tl.validate(from, p, allow); err != nil {
 		return 0, err
 	}
 	start := from
+	for {
+		next, bad, never := tl.jump(start, p, allow)
+		if !bad {
+			return start, nil
+		}
+		if never {
+			// No start fits. The error names the first conflict at the start where
+			// stepping one conflict at a time meets the unending segment first.
+			return tl.earliestFitStepwise(from, p, allow)
+		}
+		start = next
+	}
+}
+
+// jump checks p, started at start, against the timeline as conflict does, but looks at
+// every piece where a stage does not fit (WalkShort with the allowance as slack). Stage
+// j meets the same short segment [a, b) for every later start before b − offset j, so
+// next, the largest such bound, is the earliest start that can fit. never reports a
+// piece in the timeline's last, unending segment: then no later start fits either.
+func (tl *Timeline) jump(start time.Duration, p Profile, allow resource.Tuple) (next time.Duration, bad, never bool) {
+	tl.WalkShort(start, p, allow, func(j int, seg Segment) bool {
+		d := &p.stages[j].Demand
+		for k := range d {
+			if d[k] > 0 && seg.Free[k]-d[k] < -allow[k] {
+				end := seg.End
+				if end == AddSat(start, p.offsets[j+1]) {
+					_, end, _ = tl.locate(seg.Start) // the piece is clipped to the stage
+				}
+				bad, never = true, end == Forever
+				next = max(next, end-p.offsets[j]) // > start: the stage began before end
+				return !never
+			}
+		}
+		return true // short only on dimensions the stage does not demand
+	})
+	return next, bad, never
+}
+
+// earliestFitStepwise is EarliestFit one conflict at a time: from start, the first
+// place the profile does not fit, then the start just past it, until it fits or the
+// conflict is in the last, unending segment.
+func (tl *Timeline) earliestFitStepwise(start time.Duration, p Profile, allow resource.Tuple) (time.Duration, error) {
 	for {
 		c, bad := tl.conflict(start, p, allow)
 		if !bad {
