@@ -391,6 +391,40 @@ func minNode(nd *node, hi, from, to time.Duration, m *resource.Tuple) {
 	}
 }
 
+// splitStages makes a step begin at every stage boundary of p started at start, as
+// split does, one boundary after the other: a boundary in the leaf of the one before,
+// the usual case, needs no descent from the root, and one that leaf has room for no
+// change above it.
+func (tl *Timeline) splitStages(start time.Duration, p *Profile) {
+	var leaf *node
+	var hi time.Duration // leaf's steps are [leaf.at[0], hi)
+	for i := 0; i <= p.Len(); i++ {
+		t := AddSat(start, p.offsets[i])
+		if t <= tl.origin || t == Forever {
+			continue
+		}
+		if leaf == nil || t >= hi {
+			leaf, hi = tl.root, Forever
+			for !leaf.leaf {
+				j := leaf.find(t)
+				hi = leaf.end(j, hi)
+				leaf = leaf.kids[j]
+			}
+		}
+		j := leaf.find(t)
+		switch {
+		case leaf.at[j] == t:
+		case leaf.n < fanout:
+			// A copy of an amount the leaf holds, in its frame: no minimum changes.
+			tl.insertAt(leaf, j+1, t, leaf.val[j], nil)
+			tl.len++
+		default:
+			tl.split(t) // the leaf splits, and perhaps nodes above it
+			leaf = nil
+		}
+	}
+}
+
 // split makes a step begin exactly at t (origin < t < Forever), copying the amount in
 // effect there.
 func (tl *Timeline) split(t time.Duration) {
@@ -412,7 +446,6 @@ func (tl *Timeline) split(t time.Duration) {
 // insert adds a step at t below nd, unless one begins there, and returns nd's new right
 // sibling when nd had to split.
 func (tl *Timeline) insert(nd *node, t time.Duration) *node {
-	nd.push()
 	i := nd.find(t)
 	if nd.leaf {
 		if nd.at[i] == t {
@@ -431,8 +464,9 @@ func (tl *Timeline) insert(nd *node, t time.Duration) *node {
 	return tl.insertAt(nd, i+1, sib.at[0], sib.summary(), sib)
 }
 
-// insertAt puts an entry at index i of nd (whose add is zero), splitting nd in halves
-// when it is full; it returns the new right half, or nil.
+// insertAt puts an entry at index i of nd, in nd's frame, splitting nd in halves when it
+// is full; it returns the new right half, or nil. The half takes nd's add: no pending
+// addition needs pushing first.
 func (tl *Timeline) insertAt(nd *node, i int, at time.Duration, v resource.Tuple, kid *node) *node {
 	if nd.n < fanout {
 		copy(nd.at[i+1:nd.n+1], nd.at[i:nd.n])
@@ -444,6 +478,7 @@ func (tl *Timeline) insertAt(nd *node, i int, at time.Duration, v resource.Tuple
 	}
 	const half = fanout / 2
 	sib := tl.newNode(nd.leaf)
+	sib.add = nd.add
 	sib.n = copy(sib.at[:], nd.at[half:])
 	copy(sib.val[:], nd.val[half:])
 	copy(sib.kids[:], nd.kids[half:])
@@ -554,7 +589,8 @@ type stageUpdate struct {
 	start, from, end time.Duration
 	p                *Profile
 	neg              bool
-	j                int // the stage at the current time
+	j                int    // the stage at the current time
+	kept             uint64 // bit i: the step at stage boundary i (< 64) differs from the one before
 }
 
 // node updates nd's entries (nd's last entry ending at hi). The window's ends and the
@@ -581,10 +617,20 @@ func (u *stageUpdate) node(nd *node, hi time.Duration) {
 				} else {
 					k.add = k.add.Add(*d)
 				}
+			} else if i > 0 && u.j < 64 && nd.at[i] == AddSat(u.start, u.p.offsets[u.j]) && nd.val[i] != nd.val[i-1] {
+				// A boundary step that now differs from the one before (which is final:
+				// updated already, or outside the window) stays: apply need not look.
+				u.kept |= 1 << u.j
 			}
 			continue
 		}
 		u.node(nd.kids[i], end)
 		nd.val[i] = nd.kids[i].summary()
+	}
+	// The step where the window ends, when it is in this leaf after an updated one.
+	if n := u.p.Len(); nd.leaf && n < 64 {
+		if i := nd.find(u.end); i > 0 && nd.at[i] == u.end && nd.val[i] != nd.val[i-1] {
+			u.kept |= 1 << n
+		}
 	}
 }

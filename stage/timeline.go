@@ -464,20 +464,22 @@ func (tl *Timeline) conflict(start time.Duration, p Profile, allow resource.Tupl
 // apply adds sign × p's demands, started at start, to the free amounts, then merges the
 // steps the change made equal to their predecessors. It splits the steps at every stage
 // boundary first, so that one descent over the window (stageUpdate) updates every stage,
-// lazily for the parts of the tree inside one stage.
+// lazily for the parts of the tree inside one stage; on its way the descent sees most
+// boundary steps stay different from their predecessors, and only the others are looked
+// up again for a merge.
 func (tl *Timeline) apply(start time.Duration, p Profile, sign int64) {
 	from := max(start, tl.origin)
 	end := AddSat(start, p.Duration())
 	if from >= end {
 		return
 	}
-	for i := 0; i <= p.Len(); i++ {
-		tl.split(AddSat(start, p.offsets[i]))
-	}
+	tl.splitStages(start, &p)
 	u := stageUpdate{start: start, from: from, end: end, p: &p, neg: sign < 0}
 	u.node(tl.root, Forever)
 	for i := 0; i <= p.Len(); i++ {
-		tl.merge(AddSat(start, p.offsets[i]))
+		if i >= 64 || u.kept&(1<<i) == 0 { // the update saw most boundaries stay
+			tl.merge(AddSat(start, p.offsets[i]))
+		}
 	}
 }
 
