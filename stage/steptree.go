@@ -298,7 +298,7 @@ func (w *shortWalk) shortAny(v *resource.Tuple, up time.Duration) bool {
 	if below(v, &w.floor) {
 		return true
 	}
-	for j := w.j + 1; up > w.jEnd && j < w.p.Len() && w.stageStart(j) < up; j++ {
+	for j := w.j + 1; up > w.jEnd && j < len(w.p.stages) && w.stageStart(j) < up; j++ {
 		if w.short(v, j) {
 			return true
 		}
@@ -343,7 +343,7 @@ func (w *shortWalk) node(nd *node, hi time.Duration, above *resource.Tuple) bool
 			}
 			continue
 		}
-		for j := w.j; j < w.p.Len(); j++ {
+		for j := w.j; j < len(w.p.stages); j++ {
 			from := w.stageStart(j)
 			if from >= up {
 				break
@@ -628,7 +628,7 @@ func (u *stageUpdate) node(nd *node, hi time.Duration) {
 		nd.val[i] = nd.kids[i].summary()
 	}
 	// The step where the window ends, when it is in this leaf after an updated one.
-	if n := u.p.Len(); nd.leaf && n < 64 {
+	if n := len(u.p.stages); nd.leaf && n < 64 {
 		if i := nd.find(u.end); i > 0 && nd.at[i] == u.end && nd.val[i] != nd.val[i-1] {
 			u.kept |= 1 << n
 		}
