@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"slices"
 	"time"
 
 	"github.com/finegrain/finegrain/resource"
@@ -30,14 +31,15 @@ const (
 	minFill = fanout / 4
 )
 
-// node is a node of the step tree; see above.
+// node is a node of the step tree; see above. Its entries are the elements of at, val
+// and, in an inner node, kids: slices of the same length, at most fanout, that grow as
+// the node fills, so that a timeline of a few steps holds small arrays.
 type node struct {
-	n    int
 	leaf bool
-	add  resource.Tuple         // pending addition to every amount below
-	at   [fanout]time.Duration  // when entry i (a step, or a child's first step) begins
-	val  [fanout]resource.Tuple // entry i's free amount (leaf) or subtree minimum (inner)
-	kids [fanout]*node          // children of an inner node
+	add  resource.Tuple   // pending addition to every amount below
+	at   []time.Duration  // when entry i (a step, or a child's first step) begins
+	val  []resource.Tuple // entry i's free amount (leaf) or subtree minimum (inner)
+	kids []*node          // children of an inner node
 }
 
 // find returns the index of the entry in effect at t: the last i whose at[i] ≤ t, or 0
@@ -47,16 +49,16 @@ func (nd *node) find(t time.Duration) int {
 	// (the comparisons of a random time mispredict) and without a chain of dependent
 	// loads: times are not negative, so at[k] − t − 1 does not overflow, and its sign
 	// says at[k] ≤ t.
-	c := 0
-	for k := 1; k < nd.n; k++ {
-		c += int(uint64(nd.at[k&(fanout-1)]-t-1) >> 63)
+	at, c := nd.at, 0
+	for k := 1; k < len(at); k++ {
+		c += int(uint64(at[k]-t-1) >> 63)
 	}
 	return c
 }
 
 // end returns when entry i ends, given that nd's last entry ends at hi.
 func (nd *node) end(i int, hi time.Duration) time.Duration {
-	if i+1 < nd.n {
+	if i+1 < len(nd.at) {
 		return nd.at[i+1]
 	}
 	return hi
@@ -65,7 +67,7 @@ func (nd *node) end(i int, hi time.Duration) time.Duration {
 // summary is what nd's parent holds for it: nd.add plus the minimum of nd's entries.
 func (nd *node) summary() resource.Tuple {
 	m := nd.val[0]
-	lowerRun(&m, nd.val[1:nd.n])
+	lowerRun(&m, nd.val[1:])
 	if !isZero(&nd.add) {
 		sum(&m, &m, &nd.add)
 	}
@@ -81,7 +83,7 @@ func (nd *node) push() {
 	}
 	a := nd.add
 	nd.add = resource.Tuple{}
-	for i := 0; i < nd.n; i++ {
+	for i := range nd.val {
 		nd.val[i] = nd.val[i].Add(a)
 		if !nd.leaf {
 			k := nd.kids[i]
@@ -135,7 +137,7 @@ func sum(dst, a, b *resource.Tuple) {
 	dst[0], dst[1], dst[2], dst[3], dst[4], dst[5], dst[6], dst[7] = s0, s1, s2, s3, s4, s5, s6, s7
 }
 
-// newNode returns an empty node, recycled when one is spare.
+// newNode returns an empty node, recycled (with its arrays) when one is spare.
 func (tl *Timeline) newNode(leaf bool) *node {
 	if n := len(tl.spare); n > 0 {
 		nd := tl.spare[n-1]
@@ -154,10 +156,18 @@ const maxSpare = 8
 // freeNode keeps an emptied node for reuse, or leaves it to the garbage collector.
 func (tl *Timeline) freeNode(nd *node) {
 	if len(tl.spare) < maxSpare {
-		nd.n, nd.add = 0, resource.Tuple{}
-		clear(nd.kids[:])
+		clear(nd.kids)
+		nd.add, nd.at, nd.val, nd.kids = resource.Tuple{}, nd.at[:0], nd.val[:0], nd.kids[:0]
 		tl.spare = append(tl.spare, nd)
 	}
+}
+
+// room returns s emptied, or a new empty slice when s cannot hold a full node.
+func room[T any](s []T) []T {
+	if cap(s) < fanout {
+		return make([]T, 0, fanout)
+	}
+	return s[:0]
 }
 
 // locate returns the step in effect at t (≥ the origin): when it begins and ends and its
@@ -207,7 +217,7 @@ func walkNode(nd *node, hi, from, to time.Duration, above *resource.Tuple, fn fu
 	sum(&acc, above, &nd.add)
 	i := nd.find(from)
 	if !nd.leaf {
-		for ; i < nd.n && nd.at[i] < to; i++ {
+		for ; i < len(nd.at) && nd.at[i] < to; i++ {
 			if !walkNode(nd.kids[i], nd.end(i, hi), from, to, &acc, fn) {
 				return false
 			}
@@ -216,7 +226,7 @@ func walkNode(nd *node, hi, from, to time.Duration, above *resource.Tuple, fn fu
 	}
 	var seg Segment
 	zero := isZero(&acc)
-	for ; i < nd.n && nd.at[i] < to; i++ {
+	for ; i < len(nd.at) && nd.at[i] < to; i++ {
 		seg.Start, seg.End = max(nd.at[i], from), min(nd.end(i, hi), to)
 		if zero {
 			seg.Free = nd.val[i]
@@ -237,7 +247,7 @@ func walkBelow(nd *node, hi, from, to time.Duration, above, floor *resource.Tupl
 	sum(&acc, above, &nd.add)
 	zero := isZero(&acc)
 	var seg Segment
-	for i := nd.find(from); i < nd.n && nd.at[i] < to; i++ {
+	for i := nd.find(from); i < len(nd.at) && nd.at[i] < to; i++ {
 		if zero {
 			if !below(&nd.val[i], floor) {
 				continue
@@ -314,7 +324,7 @@ func (w *shortWalk) node(nd *node, hi time.Duration, above *resource.Tuple) bool
 	var acc resource.Tuple
 	sum(&acc, above, &nd.add)
 	zero := isZero(&acc)
-	for i := nd.find(w.from); i < nd.n && nd.at[i] < w.to; i++ {
+	for i := nd.find(w.from); i < len(nd.at) && nd.at[i] < w.to; i++ {
 		end := nd.end(i, hi)
 		lo, up := max(nd.at[i], w.from), min(end, w.to) // the entry within the window
 		if w.jEnd <= lo {
@@ -363,7 +373,7 @@ func (w *shortWalk) node(nd *node, hi time.Duration, above *resource.Tuple) bool
 func minNode(nd *node, hi, from, to time.Duration, m *resource.Tuple) {
 	i := nd.find(from)
 	j := i + 1 // entries i to j-1 overlap the window
-	for j < nd.n && nd.at[j] < to {
+	for j < len(nd.at) && nd.at[j] < to {
 		j++
 	}
 	if nd.leaf {
@@ -414,7 +424,7 @@ func (tl *Timeline) splitStages(start time.Duration, p *Profile) {
 		j := leaf.find(t)
 		switch {
 		case leaf.at[j] == t:
-		case leaf.n < fanout:
+		case len(leaf.at) < fanout:
 			// A copy of an amount the leaf holds, in its frame: no minimum changes.
 			tl.insertAt(leaf, j+1, t, leaf.val[j], nil)
 			tl.len++
@@ -437,9 +447,9 @@ func (tl *Timeline) split(t time.Duration) {
 	}
 	old := tl.root
 	r := tl.newNode(false)
-	r.n = 2
-	r.at[0], r.val[0], r.kids[0] = old.at[0], old.summary(), old
-	r.at[1], r.val[1], r.kids[1] = sib.at[0], sib.summary(), sib
+	r.at = append(r.at, old.at[0], sib.at[0])
+	r.val = append(r.val, old.summary(), sib.summary())
+	r.kids = append(r.kids, old, sib)
 	tl.root = r
 }
 
@@ -468,22 +478,25 @@ func (tl *Timeline) insert(nd *node, t time.Duration) *node {
 // is full; it returns the new right half, or nil. The half takes nd's add: no pending
 // addition needs pushing first.
 func (tl *Timeline) insertAt(nd *node, i int, at time.Duration, v resource.Tuple, kid *node) *node {
-	if nd.n < fanout {
-		copy(nd.at[i+1:nd.n+1], nd.at[i:nd.n])
-		copy(nd.val[i+1:nd.n+1], nd.val[i:nd.n])
-		copy(nd.kids[i+1:nd.n+1], nd.kids[i:nd.n])
-		nd.at[i], nd.val[i], nd.kids[i] = at, v, kid
-		nd.n++
+	if len(nd.at) < fanout {
+		nd.at = slices.Insert(nd.at, i, at)
+		nd.val = slices.Insert(nd.val, i, v)
+		if !nd.leaf {
+			nd.kids = slices.Insert(nd.kids, i, kid)
+		}
 		return nil
 	}
 	const half = fanout / 2
 	sib := tl.newNode(nd.leaf)
 	sib.add = nd.add
-	sib.n = copy(sib.at[:], nd.at[half:])
-	copy(sib.val[:], nd.val[half:])
-	copy(sib.kids[:], nd.kids[half:])
-	clear(nd.kids[half:])
-	nd.n = half
+	sib.at = append(room(sib.at), nd.at[half:]...)
+	sib.val = append(room(sib.val), nd.val[half:]...)
+	nd.at, nd.val = nd.at[:half], nd.val[:half]
+	if !nd.leaf {
+		sib.kids = append(room(sib.kids), nd.kids[half:]...)
+		clear(nd.kids[half:])
+		nd.kids = nd.kids[:half]
+	}
 	if i <= half {
 		tl.insertAt(nd, i, at, v, kid)
 	} else {
@@ -496,7 +509,7 @@ func (tl *Timeline) insertAt(nd *node, i int, at time.Duration, v resource.Tuple
 func (tl *Timeline) removeStep(t time.Duration) {
 	tl.remove(tl.root, t)
 	tl.len--
-	for !tl.root.leaf && tl.root.n == 1 {
+	for !tl.root.leaf && len(tl.root.at) == 1 {
 		old := tl.root
 		tl.root = old.kids[0] // old's add is zero: remove pushed it
 		tl.freeNode(old)
@@ -516,7 +529,7 @@ func (tl *Timeline) remove(nd *node, t time.Duration) {
 	kid := nd.kids[i]
 	tl.remove(kid, t)
 	nd.at[i] = kid.at[0]
-	if kid.n >= minFill {
+	if len(kid.at) >= minFill {
 		nd.val[i] = kid.summary()
 		return
 	}
@@ -525,32 +538,37 @@ func (tl *Timeline) remove(nd *node, t time.Duration) {
 	left, right := nd.kids[l], nd.kids[l+1]
 	left.push()
 	right.push()
-	if left.n+right.n <= fanout {
-		copy(left.at[left.n:], right.at[:right.n])
-		copy(left.val[left.n:], right.val[:right.n])
-		copy(left.kids[left.n:], right.kids[:right.n])
-		left.n += right.n
+	if len(left.at)+len(right.at) <= fanout {
+		left.at = append(left.at, right.at...)
+		left.val = append(left.val, right.val...)
+		if !left.leaf {
+			left.kids = append(left.kids, right.kids...)
+		}
 		nd.removeAt(l + 1)
 		tl.freeNode(right)
 		nd.val[l] = left.summary()
 		return
 	}
 	// Share the entries evenly.
-	if want := (left.n + right.n) / 2; left.n < want {
-		m := want - left.n
-		copy(left.at[left.n:], right.at[:m])
-		copy(left.val[left.n:], right.val[:m])
-		copy(left.kids[left.n:], right.kids[:m])
-		left.n += m
-		right.shiftLeft(m)
+	if want := (len(left.at) + len(right.at)) / 2; len(left.at) < want {
+		m := want - len(left.at)
+		left.at = append(left.at, right.at[:m]...)
+		left.val = append(left.val, right.val[:m]...)
+		right.at = slices.Delete(right.at, 0, m)
+		right.val = slices.Delete(right.val, 0, m)
+		if !left.leaf {
+			left.kids = append(left.kids, right.kids[:m]...)
+			right.kids = slices.Delete(right.kids, 0, m)
+		}
 	} else {
-		m := left.n - want
-		right.shiftRight(m)
-		copy(right.at[:m], left.at[want:left.n])
-		copy(right.val[:m], left.val[want:left.n])
-		copy(right.kids[:m], left.kids[want:left.n])
-		clear(left.kids[want:left.n])
-		left.n = want
+		right.at = slices.Insert(right.at, 0, left.at[want:]...)
+		right.val = slices.Insert(right.val, 0, left.val[want:]...)
+		left.at = slices.Delete(left.at, want, len(left.at))
+		left.val = slices.Delete(left.val, want, len(left.val))
+		if !left.leaf {
+			right.kids = slices.Insert(right.kids, 0, left.kids[want:]...)
+			left.kids = slices.Delete(left.kids, want, len(left.kids))
+		}
 	}
 	nd.at[l+1] = right.at[0]
 	nd.val[l], nd.val[l+1] = left.summary(), right.summary()
@@ -558,28 +576,11 @@ func (tl *Timeline) remove(nd *node, t time.Duration) {
 
 // removeAt deletes entry i of nd.
 func (nd *node) removeAt(i int) {
-	copy(nd.at[i:nd.n-1], nd.at[i+1:nd.n])
-	copy(nd.val[i:nd.n-1], nd.val[i+1:nd.n])
-	copy(nd.kids[i:nd.n-1], nd.kids[i+1:nd.n])
-	nd.n--
-	nd.kids[nd.n] = nil
-}
-
-// shiftLeft drops nd's first m entries.
-func (nd *node) shiftLeft(m int) {
-	copy(nd.at[:], nd.at[m:nd.n])
-	copy(nd.val[:], nd.val[m:nd.n])
-	copy(nd.kids[:], nd.kids[m:nd.n])
-	clear(nd.kids[nd.n-m : nd.n])
-	nd.n -= m
-}
-
-// shiftRight makes room for m entries at the front of nd.
-func (nd *node) shiftRight(m int) {
-	copy(nd.at[m:], nd.at[:nd.n])
-	copy(nd.val[m:], nd.val[:nd.n])
-	copy(nd.kids[m:], nd.kids[:nd.n])
-	nd.n += m
+	nd.at = slices.Delete(nd.at, i, i+1)
+	nd.val = slices.Delete(nd.val, i, i+1)
+	if !nd.leaf {
+		nd.kids = slices.Delete(nd.kids, i, i+1) // which clears the slot left behind
+	}
 }
 
 // stageUpdate adds a profile's stage demands (negated when reserving) to the steps they
@@ -598,7 +599,7 @@ type stageUpdate struct {
 // stage or outside the window.
 func (u *stageUpdate) node(nd *node, hi time.Duration) {
 	nd.push()
-	for i := nd.find(u.from); i < nd.n && nd.at[i] < u.end; i++ {
+	for i := nd.find(u.from); i < len(nd.at) && nd.at[i] < u.end; i++ {
 		lo, end := max(nd.at[i], u.from), nd.end(i, hi)
 		for AddSat(u.start, u.p.offsets[u.j+1]) <= lo {
 			u.j++

@@ -23,31 +23,31 @@ func (tl *Timeline) checkTree() error {
 	leafDepth, steps := -1, 0
 	var visit func(nd *node, depth int, lo, hi time.Duration) (resource.Tuple, error)
 	visit = func(nd *node, depth int, lo, hi time.Duration) (resource.Tuple, error) {
+		n := len(nd.at)
 		switch {
-		case nd.n > fanout || nd.n < 1:
-			return resource.Tuple{}, fmt.Errorf("node of %d entries", nd.n)
-		case nd != tl.root && nd.n < minFill:
-			return resource.Tuple{}, fmt.Errorf("node of %d entries, fewer than %d", nd.n, minFill)
-		case nd == tl.root && !nd.leaf && nd.n < 2:
+		case n > fanout || n < 1:
+			return resource.Tuple{}, fmt.Errorf("node of %d entries", n)
+		case len(nd.val) != n || (nd.leaf && len(nd.kids) != 0) || (!nd.leaf && len(nd.kids) != n):
+			return resource.Tuple{}, fmt.Errorf("node of %d times, %d amounts, %d children (leaf %v)", n, len(nd.val), len(nd.kids), nd.leaf)
+		case nd != tl.root && n < minFill:
+			return resource.Tuple{}, fmt.Errorf("node of %d entries, fewer than %d", n, minFill)
+		case nd == tl.root && !nd.leaf && n < 2:
 			return resource.Tuple{}, fmt.Errorf("inner root of one entry")
 		case nd.at[0] != lo:
 			return resource.Tuple{}, fmt.Errorf("node begins at %v, its parent says %v", nd.at[0], lo)
 		}
-		for i := nd.n; i < fanout; i++ {
-			if nd.kids[i] != nil {
-				return resource.Tuple{}, fmt.Errorf("unused child slot %d holds a node", i)
+		for _, k := range nd.kids[len(nd.kids):cap(nd.kids)] {
+			if k != nil {
+				return resource.Tuple{}, fmt.Errorf("a child slot past the entries holds a node")
 			}
 		}
 		var m resource.Tuple
-		for i := 0; i < nd.n; i++ {
+		for i := 0; i < n; i++ {
 			if end := nd.end(i, hi); nd.at[i] >= end && nd.at[i] != Forever { // Trim(Forever) leaves [Forever, Forever)
 				return resource.Tuple{}, fmt.Errorf("entry %d: [%v, %v) empty or out of order", i, nd.at[i], end)
 			}
 			v := nd.val[i]
 			if nd.leaf {
-				if nd.kids[i] != nil {
-					return resource.Tuple{}, fmt.Errorf("leaf entry %d has a child", i)
-				}
 				steps++
 			} else {
 				sub, err := visit(nd.kids[i], depth+1, nd.at[i], nd.end(i, hi))

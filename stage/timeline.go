@@ -74,11 +74,10 @@ func NewTimeline(schema *resource.Schema, capacity resource.Tuple) (*Timeline, e
 	tl := &Timeline{
 		schema:   schema,
 		capacity: capacity,
-		root:     &node{n: 1, leaf: true},
+		root:     &node{leaf: true, at: []time.Duration{0}, val: []resource.Tuple{capacity}},
 		len:      1,
 		res:      make(map[Handle]reservation),
 	}
-	tl.root.val[0] = capacity
 	return tl, nil
 }
 
