@@ -27,15 +27,17 @@ type Handle uint64
 //
 // The step function lives in a B+-tree keyed by the time each step begins (steptree.go)
 // whose inner nodes keep each child's per-dimension minimum free amount, with lazy
-// range-add. For n steps on the timeline, k inside a window and s stages in a profile, a
-// reservation, a release, a suspension or a resumption costs O(s log n) whatever its
+// range-add. For n steps on the timeline, k inside a window and s stages in a profile,
+// a reservation, a release, a suspension or a resumption costs O(s log n) whatever its
 // length; MinFree over any window O(log n); Walk O(log n + k); WalkBelow and WalkShort
-// O((1 + r) log n) and O((s + r) log n) for r segments found. Adjacent equal steps are merged, so reserving and then releasing a
-// profile restores the timeline exactly, and Len counts the constant segments.
+// O((1 + r) log n) and O((s + r) log n) for r segments found. Adjacent equal steps are
+// merged, so reserving and then releasing a profile restores the timeline exactly, and
+// Len counts the constant segments.
 //
-// Amounts saturate at the int64 range, as resource.Tuple arithmetic does; a timeline
-// whose amounts reach it (capacities or demands near 2^62) is no longer restored
-// exactly by a release.
+// Amounts saturate at the int64 range, as resource.Tuple arithmetic does. A timeline
+// whose capacity or reserved demands come near it (2^62 and more) is no longer exact:
+// a release may not restore it, and its minima may differ from the amounts Walk
+// reports.
 //
 // Compression: a reservation may take a compressible dimension below zero by at most the
 // allowance it is given (the running tasks then share less than they demand and slow
