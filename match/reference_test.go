@@ -243,3 +243,33 @@ func TestFineGrainedMatchesReference(t *testing.T) {
 	}, gen.Int64()))
 	props.TestingRun(t)
 }
+
+// Matching allocates nothing, fitting as it is, by compression (with a Fixed and with
+// another Allowance) or not at all.
+func TestMatchAllocatesNothing(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	tl, _ := stage.NewTimeline(refSchema, refSchema.MustTuple(4000, 4000, 2000, 2000))
+	for i := 0; i < 200; i++ {
+		_, _ = tl.Reserve(time.Duration(i)*time.Second/2, refProfile(r, 300), refSchema.MustTuple(200, 0, 100, 100))
+	}
+	fixed, _ := UniformAllowance(refSchema, 0.3)
+	v := &varying{base: 0.3}
+	p := stage.MustProfile(refSchema, stage.Stage{Duration: 20 * time.Second, Demand: refSchema.MustTuple(3000, 100, 100, 100)})
+	codes := map[Code]bool{}
+	for _, a := range []Allowance{nil, fixed, v} {
+		for _, start := range []time.Duration{0, 30 * time.Second, 200 * time.Second} {
+			s := Server{ID: "s", Timeline: tl, Allowance: a}
+			codes[FineGrained{}.Match(s, start, p).Code] = true // and the recorder has room
+			if n := testing.AllocsPerRun(50, func() {
+				v.queries = v.queries[:0]
+				_ = FineGrained{}.Match(s, start, p)
+				_ = CoarseGrained{}.Match(s, start, p)
+			}); n != 0 {
+				t.Errorf("allowance %T from %v: %v allocations", a, start, n)
+			}
+		}
+	}
+	if !codes[Fit] || !codes[FitCompressed] || !codes[NoRoom] {
+		t.Errorf("the cases cover %v, not every code", codes)
+	}
+}

@@ -104,3 +104,45 @@ func TestTrimForever(t *testing.T) {
 	require.NoError(t, tl.Release(h))
 	assert.Equal(t, tup(3000, 7000), tl.FreeAt(stage.Forever), "what was before the origin is gone")
 }
+
+// The queries allocate nothing, and neither does a reserve/release pair once the tree
+// has the nodes it needs.
+func TestQueriesAllocateNothing(t *testing.T) {
+	tl := newTimeline(t, tup(1<<40, 1<<40))
+	for i := 0; i < 300; i++ {
+		_, err := tl.Reserve(time.Duration(i)*time.Second, stage.MustProfile(schema, stage.Stage{Duration: 2 * time.Second, Demand: tup(int64(1+i%5), 1)}), resource.Tuple{})
+		require.NoError(t, err)
+	}
+	p := stage.MustProfile(schema,
+		stage.Stage{Duration: 30 * time.Second, Demand: tup(1<<40-3, 0)},
+		stage.Stage{Duration: 30 * time.Second, Demand: tup(1, 1)})
+	small := stage.MustProfile(schema,
+		stage.Stage{Duration: 3 * time.Second, Demand: tup(100, 100)},
+		stage.Stage{Duration: time.Second, Demand: tup(10, 10)})
+	var sink int64
+	failed := false
+	for name, f := range map[string]func(){
+		"Walk": func() { tl.Walk(0, stage.Forever, func(s stage.Segment) bool { sink += s.Free[0]; return true }) },
+		"WalkBelow": func() {
+			tl.WalkBelow(0, stage.Forever, tup(1<<40-3, 0), func(s stage.Segment) bool { sink++; return true })
+		},
+		"WalkShort": func() {
+			tl.WalkShort(time.Second, p, resource.Tuple{}, func(int, stage.Segment) bool { sink++; return true })
+		},
+		"MinFree": func() { sink += tl.MinFree(10*time.Second, 200*time.Second)[0] },
+		"EarliestFit": func() {
+			s, _ := tl.EarliestFit(0, p, resource.Tuple{})
+			sink += int64(s)
+		},
+		"Reserve and Release": func() {
+			h, err := tl.Reserve(100500*time.Millisecond, small, resource.Tuple{})
+			if err != nil || tl.Release(h) != nil {
+				failed = true
+			}
+		},
+	} {
+		f() // the first reservation may grow the tree or the map of reservations
+		assert.Zero(t, testing.AllocsPerRun(100, f), name)
+	}
+	assert.False(t, failed, "the small profile fits")
+}
