@@ -14,8 +14,10 @@ import (
 // whole takes the amount in its add field (and its entry in the parent's minimum) instead
 // of passing it on to every step below, so a reservation costs O(log n) per stage
 // boundary, whatever the number of steps it spans. A query adds up the adds on its way
-// down; an update pushes them one level down on its way (push), so adds never pile up
-// above the nodes it changes.
+// down. Adding amounts and removing steps push the adds one level down on their way
+// (push), so that adds do not pile up above the nodes they change (and the partial sums
+// stay as small as the amounts); inserting a step copies an amount within its leaf's
+// frame and a split half takes its node's add, so inserting needs no push.
 //
 // Frames: nd.val[i] is the minimum of entry i (a step's free amount in a leaf, a child's
 // subtree minimum in an inner node) before the adds of nd and of nd's ancestors; the
