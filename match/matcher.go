@@ -147,7 +147,7 @@ func minFree(tl *stage.Timeline, start, end time.Duration, ndims int) resource.T
 }
 
 // fineWalk is the state of Alg. 2's walk over the pieces of timeline short of a stage's
-// demand: the last such piece was stage i's, demanding d.
+// demand: the last such piece was stage i's, st.
 type fineWalk struct {
 	id                string
 	allow             Allowance
@@ -155,7 +155,7 @@ type fineWalk struct {
 	p                 stage.Profile
 	r                 Result
 	schema            *resource.Schema
-	d                 resource.Tuple
+	st                stage.Stage
 	i                 int
 	ndims             int
 	comp              resource.Mask
@@ -167,7 +167,7 @@ type fineWalk struct {
 // compression makes up for it).
 func (w *fineWalk) visit(i int, piece stage.Segment) bool {
 	if i != w.i {
-		w.i, w.d = i, w.p.Stage(i).Demand
+		w.i, w.st = i, w.p.Stage(i)
 	}
 	return w.squeeze(&piece)
 }
@@ -187,7 +187,7 @@ func short(free, demand *resource.Tuple, n int) bool {
 // fails the match (false) unless the compression allowed there makes up for it, and
 // records the compression.
 func (w *fineWalk) squeeze(piece *stage.Segment) bool {
-	d, seg := &w.d, piece
+	d, seg := &w.st.Demand, piece
 	allow := w.fixed
 	if w.allow != nil {
 		for k := range d {
