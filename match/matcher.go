@@ -71,8 +71,17 @@ func (CoarseGrained) Match(s Server, start time.Duration, p stage.Profile) Resul
 //
 // A successful match reports the compression each stage would run under
 // (Result.StageRatio, Result.Compression; eq. 1 with the placed stage's demand) and
-// the allowance to reserve with (Result.Allowance). The walk costs O(log n + k) for a
-// timeline of n segments of which k overlap the task, and allocates nothing.
+// the allowance to reserve with (Result.Allowance).
+//
+// The result is the algorithm's, segment by segment, but the segments that cover their
+// stage's demand — where the check passes and nothing is recorded — are never looked
+// at: the timeline keeps per-dimension minima over its step tree. The match first takes
+// the window's least free amount (stage.Timeline.MinFree, O(log n) for n segments; the
+// result's MinFree); when it covers the task's peak demand the task fits as it is,
+// without a walk. Otherwise stage.Timeline.WalkShort visits, in time order, only the
+// pieces of segment short of the demand of the stage they overlap, where compression
+// must make up the difference or the match fails: O((s + r) log n) for s stages and r
+// such pieces, however many segments the task spans. It allocates nothing.
 type FineGrained struct{}
 
 // Match implements Matcher.
@@ -83,32 +92,62 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 	tl := s.Timeline
 	schema := tl.Schema()
 	// The walk's state holds values only (no pointers to this frame), so that passing
-	// w.visit to Walk allocates nothing.
+	// w.visit to WalkBelow allocates nothing.
 	w := fineWalk{
-		id: s.ID, allow: s.Allowance, p: p, schema: schema, start: start,
-		sStart: start, sEnd: stage.AddSat(start, p.Offset(1)), d: p.Stage(0).Demand, n: p.Len(),
+		id: s.ID, allow: s.Allowance, schema: schema,
 		comp: schema.Compressible(), capacity: tl.Capacity(), ndims: schema.Len(),
 		r: Result{Stage: -1, Dim: -1, schema: schema, nstages: p.Len()},
-	}
-	for k := 0; k < w.ndims && k < resource.MaxDims; k++ {
-		w.min[k] = math.MaxInt64
 	}
 	w.compCap = w.capacity.Only(w.comp)
 	if f, ok := s.Allowance.(Fixed); ok {
 		// A constant allowance is the same on every segment: compute rc × N once.
 		w.allow, w.fixed = nil, scaleAllowance(w.compCap, resource.Vector(f))
 	}
-	tl.Walk(start, stage.AddSat(start, p.Duration()), w.visit)
-	if w.r.Code == Fit && w.r.Allowance != (resource.Tuple{}) {
+	// The window's least free amount, O(log n), is the result's MinFree; when it covers
+	// the task's peak, no segment is short of any stage's demand: a fit, no walk. (A
+	// peak beyond the capacity is never covered: no need to look.) Otherwise only the
+	// pieces of segments short of the demand of the stage they overlap are visited, in
+	// time order; the timeline's minima skip the others.
+	end := stage.AddSat(start, p.Duration())
+	peak, known := p.Peak(), false
+	if !short(&w.capacity, &peak, w.ndims) {
+		w.r.MinFree, known = minFree(tl, start, end, w.ndims), true
+		if !short(&w.r.MinFree, &peak, w.ndims) {
+			w.r.MinFreeKnown = true
+			return w.r
+		}
+	}
+	w.p, w.i = p, -1
+	tl.WalkShort(start, p, resource.Tuple{}, w.visit)
+	if w.r.Code == NoRoom {
+		return w.r
+	}
+	if w.r.Allowance != (resource.Tuple{}) {
 		w.r.Code = FitCompressed
 	}
-	if w.r.Code.OK() {
-		w.r.MinFree, w.r.MinFreeKnown = w.min, true
+	if !known {
+		w.r.MinFree = minFree(tl, start, end, w.ndims)
 	}
+	w.r.MinFreeKnown = true
 	return w.r
 }
 
-// fineWalk is the state of Alg. 2's walk: stage i of p, [sStart, sEnd), demanding d.
+// minFree is the least free amount over [start, end), which is empty only when start
+// is Forever: the minimum over no segment is then MaxInt64 on the schema's ndims
+// dimensions.
+func minFree(tl *stage.Timeline, start, end time.Duration, ndims int) resource.Tuple {
+	if start < end {
+		return tl.MinFree(start, end)
+	}
+	var m resource.Tuple
+	for k := 0; k < ndims && k < resource.MaxDims; k++ {
+		m[k] = math.MaxInt64
+	}
+	return m
+}
+
+// fineWalk is the state of Alg. 2's walk over the pieces of timeline short of a stage's
+// demand: the last such piece was stage i's, st.
 type fineWalk struct {
 	id                string
 	allow             Allowance
@@ -116,41 +155,21 @@ type fineWalk struct {
 	p                 stage.Profile
 	r                 Result
 	schema            *resource.Schema
-	start             time.Duration
-	sStart, sEnd      time.Duration
-	d                 resource.Tuple
-	i, n              int
+	st                stage.Stage
+	i                 int
 	ndims             int
 	comp              resource.Mask
 	capacity, compCap resource.Tuple
-	min               resource.Tuple // the least free amount of the segments visited
 }
 
-// visit checks one free segment against the stages it overlaps.
-func (w *fineWalk) visit(seg stage.Segment) bool {
-	for k := 0; k < w.ndims && k < resource.MaxDims; k++ {
-		w.min[k] = min(w.min[k], seg.Free[k])
+// visit checks a piece of free segment, clipped to stage i, that does not cover the
+// stage's demand (Alg. 2 line 8: nc + rc × N < sc or nn < sn fails the match, unless
+// compression makes up for it).
+func (w *fineWalk) visit(i int, piece stage.Segment) bool {
+	if i != w.i {
+		w.i, w.st = i, w.p.Stage(i)
 	}
-	for {
-		// Alg. 2 line 8: nc + rc × N < sc or nn < sn fails the match.
-		if short(&seg.Free, &w.d, w.ndims) && !w.squeeze(&seg) {
-			return false
-		}
-		// Alg. 2 lines 11–15: the next segment if this one ends within the stage, else
-		// the next stage against the same segment.
-		if seg.End < w.sEnd {
-			return true
-		}
-		w.i++
-		if w.i == w.n {
-			return false
-		}
-		w.sStart, w.sEnd = w.sEnd, stage.AddSat(w.start, w.p.Offset(w.i+1))
-		w.d = w.p.Stage(w.i).Demand
-		if seg.End == w.sStart {
-			return true
-		}
-	}
+	return w.squeeze(&piece)
 }
 
 // short is free.AnyLess(demand) (eq. 13) over the first n slots (those of the schema;
@@ -167,14 +186,13 @@ func short(free, demand *resource.Tuple, n int) bool {
 // squeeze handles a segment whose free amounts do not cover the stage's demand: it
 // fails the match (false) unless the compression allowed there makes up for it, and
 // records the compression.
-func (w *fineWalk) squeeze(seg *stage.Segment) bool {
-	d := &w.d
-	piece := stage.Segment{Start: max(seg.Start, w.sStart), End: min(seg.End, w.sEnd), Free: seg.Free}
+func (w *fineWalk) squeeze(piece *stage.Segment) bool {
+	d, seg := &w.st.Demand, piece
 	allow := w.fixed
 	if w.allow != nil {
 		for k := range d {
 			if seg.Free[k] < d[k] && w.comp.Has(k) {
-				allow = allowance(w.allow, w.id, w.capacity, w.compCap, piece, *d)
+				allow = allowance(w.allow, w.id, w.capacity, w.compCap, *piece, *d)
 				break
 			}
 		}
@@ -235,12 +253,12 @@ func peakMatch(s *Server, start time.Duration, p stage.Profile) Result {
 			break
 		}
 	}
-	tl.Walk(start, end, func(seg stage.Segment) bool {
-		if seg.Free[k] == ax[k] {
-			r.From, r.Until = seg.Start, seg.End
-			return false
-		}
-		return true
+	// The first segment where dimension k is at its minimum: the first at or below it.
+	floor := resource.Tuple{math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64}
+	floor[k] = ax[k] + 1 // ax[k] < mx[k] ≤ MaxInt64
+	tl.WalkBelow(start, end, floor, func(seg stage.Segment) bool {
+		r.From, r.Until = seg.Start, seg.End
+		return false
 	})
 	return r
 }

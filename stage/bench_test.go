@@ -61,6 +61,9 @@ func BenchmarkReserveRelease(b *testing.B) {
 	}
 }
 
+// BenchmarkMinFree asks for the minimum over windows of 10 s and 100 s (about 10 and
+// 100 segments) at varying starts, and over windows of 256 and all 1,000 segments, on
+// a timeline of 1,000 segments.
 func BenchmarkMinFree(b *testing.B) {
 	tl := busyTimeline(b, 1000)
 	for _, w := range []int{10, 100} {
@@ -70,6 +73,20 @@ func BenchmarkMinFree(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				from := time.Duration(i%900) * time.Second
 				sink = sink.Add(tl.MinFree(from, from+time.Duration(w)*time.Second))
+			}
+			_ = sink
+		})
+	}
+	segs := tl.AppendSegments(nil, 0, stage.Forever)
+	for _, w := range []struct {
+		name     string
+		from, to time.Duration
+	}{{"256of1000segments", segs[100].Start, segs[356].Start}, {"1000of1000segments", 0, stage.Forever}} {
+		b.Run(w.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var sink resource.Tuple
+			for i := 0; i < b.N; i++ {
+				sink = sink.Add(tl.MinFree(w.from, w.to))
 			}
 			_ = sink
 		})

@@ -5,8 +5,6 @@ import (
 	"iter"
 	"time"
 
-	"github.com/google/btree"
-
 	"github.com/finegrain/finegrain/resource"
 )
 
@@ -27,10 +25,19 @@ type Handle uint64
 // their minimum (the coarse-grained matcher's Ax, docs/methods.md §3) and time-weighted
 // average (eq. 14), and find the earliest start at which a profile fits.
 //
-// The step function lives in a B-tree keyed by the time each step begins, so a
-// reservation, a release and a query over a window cost O(log n + k) for n steps on the
-// timeline and k steps inside the window. Adjacent equal steps are merged, so reserving
-// and then releasing a profile restores the timeline exactly.
+// The step function lives in a B+-tree keyed by the time each step begins (steptree.go)
+// whose inner nodes keep each child's per-dimension minimum free amount, with lazy
+// range-add. For n steps on the timeline, k inside a window and s stages in a profile,
+// a reservation, a release, a suspension or a resumption costs O(s log n) whatever its
+// length; MinFree over any window O(log n); Walk O(log n + k); WalkBelow and WalkShort
+// O((1 + r) log n) and O((s + r) log n) for r segments found. Adjacent equal steps are
+// merged, so reserving and then releasing a profile restores the timeline exactly, and
+// Len counts the constant segments.
+//
+// Amounts saturate at the int64 range, as resource.Tuple arithmetic does. A timeline
+// whose capacity or reserved demands come near it (2^62 and more) is no longer exact:
+// a release may not restore it, and its minima may differ from the amounts Walk
+// reports.
 //
 // Compression: a reservation may take a compressible dimension below zero by at most the
 // allowance it is given (the running tasks then share less than they demand and slow
@@ -41,21 +48,14 @@ type Handle uint64
 type Timeline struct {
 	schema   *resource.Schema
 	capacity resource.Tuple
-	steps    *btree.BTreeG[step]
+	root     *node // the step tree (steptree.go); its first step begins at the origin
+	len      int   // steps in the tree
 	res      map[Handle]reservation
 	lifted   map[Handle]bool // reservations taken off by Suspend until Resume
 	last     Handle
 	origin   time.Duration
-	spare    []*resource.Tuple // recycled step payloads
-	version  uint64            // free-amount changes so far (Version)
-}
-
-// step is one B-tree item: from at onwards (until the next step) the free amount is
-// *free. The payload is a pointer so a range update can change it in place, and the item
-// is a small value so a search key costs no allocation.
-type step struct {
-	at   time.Duration
-	free *resource.Tuple
+	spare    []*node // recycled tree nodes
+	version  uint64  // free-amount changes so far (Version)
 }
 
 // reservation is kept by value in Timeline.res: it must stay small enough (≤ 128
@@ -77,11 +77,10 @@ func NewTimeline(schema *resource.Schema, capacity resource.Tuple) (*Timeline, e
 	tl := &Timeline{
 		schema:   schema,
 		capacity: capacity,
-		steps:    btree.NewG(16, func(a, b step) bool { return a.at < b.at }),
+		root:     &node{leaf: true, at: []time.Duration{0}, val: []resource.Tuple{capacity}},
+		len:      1,
 		res:      make(map[Handle]reservation),
 	}
-	c := capacity
-	tl.steps.ReplaceOrInsert(step{at: 0, free: &c})
 	return tl, nil
 }
 
@@ -95,7 +94,7 @@ func (tl *Timeline) Capacity() resource.Tuple { return tl.capacity }
 func (tl *Timeline) Origin() time.Duration { return tl.origin }
 
 // Len is the number of constant segments from the origin to Forever.
-func (tl *Timeline) Len() int { return tl.steps.Len() }
+func (tl *Timeline) Len() int { return tl.len }
 
 // Version counts the changes of the timeline's free amounts: it grows with every
 // Reserve, Release, Suspend and Resume that changes them, and with nothing else (Trim
@@ -115,7 +114,8 @@ func (tl *Timeline) Lookup(h Handle) (start time.Duration, p Profile, ok bool) {
 
 // FreeAt returns the free resources at time t (the origin's for t before the origin).
 func (tl *Timeline) FreeAt(t time.Duration) resource.Tuple {
-	return *tl.floor(max(t, tl.origin)).free
+	_, _, free := tl.locate(max(t, tl.origin))
+	return free
 }
 
 // Walk calls fn for each segment overlapping the window [from, to), in time order, with
@@ -127,21 +127,44 @@ func (tl *Timeline) Walk(from, to time.Duration, fn func(Segment) bool) {
 	if to <= from {
 		return
 	}
-	cur := tl.floor(from)
-	start, free := from, cur.free
-	done := false
-	tl.steps.AscendGreaterOrEqual(step{at: from + 1}, func(s step) bool {
-		end := min(s.at, to)
-		if !fn(Segment{Start: start, End: end, Free: *free}) || s.at >= to {
-			done = true
-			return false
-		}
-		start, free = s.at, s.free
-		return true
-	})
-	if !done {
-		fn(Segment{Start: start, End: to, Free: *free})
+	walkNode(tl.root, Forever, from, to, &resource.Tuple{}, fn)
+}
+
+// WalkBelow calls fn for each segment overlapping the window [from, to) whose free
+// amount is below floor on some dimension, in time order, with the segment clipped to
+// the window, until fn returns false; it skips the others. The window is clipped to
+// start at the origin. It descends only into the parts of the step tree whose minimum
+// is below floor, so a window without such a segment costs O(log n), like MinFree, and
+// each segment found at most one more descent: O((1 + r) log n) for r segments found.
+// It allocates nothing.
+func (tl *Timeline) WalkBelow(from, to time.Duration, floor resource.Tuple, fn func(Segment) bool) {
+	from = max(from, tl.origin)
+	if to <= from {
+		return
 	}
+	walkBelow(tl.root, Forever, from, to, &resource.Tuple{}, &floor, fn)
+}
+
+// WalkShort calls fn for each piece of timeline where a stage of p, started at start,
+// would be short of room — the part of a segment that stage i overlaps, when the
+// segment's free amount is below the stage's demand less slack on some dimension — in
+// time order, with fn's arguments the stage's index and the piece (clipped to the stage
+// and to the origin), until fn returns false. Slack is what may go below zero (a
+// compression allowance, for instance); pass the zero Tuple to find every piece not
+// covering its stage's demand, as fine-grained matching (Alg. 2) does. A profile
+// without stages has no pieces.
+//
+// It descends into the step tree only where a subtree's minimum is short of a stage it
+// overlaps, so it costs O((s + r) log n) for s stages and r pieces found, whatever the
+// profile's length: O(s log n) for a profile that fits everywhere. It allocates
+// nothing.
+func (tl *Timeline) WalkShort(start time.Duration, p Profile, slack resource.Tuple, fn func(stage int, piece Segment) bool) {
+	w := shortWalk{p: &p, start: start, from: max(start, tl.origin), to: AddSat(start, p.Duration()), slack: &slack, fn: fn}
+	if w.from >= w.to {
+		return
+	}
+	w.setStage(0)
+	w.node(tl.root, Forever, &resource.Tuple{})
 }
 
 // Segments returns the segments overlapping [from, to), clipped to it, as Walk visits
@@ -162,16 +185,16 @@ func (tl *Timeline) AppendSegments(dst []Segment, from, to time.Duration) []Segm
 
 // MinFree returns the per-dimension minimum of the free resources over [from, to): the
 // coarse-grained matcher's Ax (docs/methods.md §3). An empty window (to ≤ from) is read
-// as the instant from.
+// as the instant from. It costs O(log n) whatever the window's length: the subtrees of
+// the step tree inside the window count by the minima they keep, and only the two
+// holding the window's ends are descended into. It allocates nothing.
 func (tl *Timeline) MinFree(from, to time.Duration) resource.Tuple {
-	if to <= max(from, tl.origin) {
+	from = max(from, tl.origin)
+	if to <= from {
 		return tl.FreeAt(from)
 	}
-	m := tl.capacity
-	tl.Walk(from, to, func(s Segment) bool {
-		m = m.Min(s.Free)
-		return true
-	})
+	var m resource.Tuple
+	minNode(tl.root, Forever, from, to, &m)
 	return m
 }
 
@@ -303,12 +326,58 @@ func (tl *Timeline) Resume(h Handle) error {
 // from, or a time at which a stage begins exactly where a segment ends. It fails with a
 // *FitError (wrapping ErrNoRoom) when p fits at no start, which happens only when some
 // stage demands more than the timeline's last, unending segment has.
+//
+// Each start it tries costs one WalkShort over the profile's pieces that do not fit,
+// and the next start tried is past all of them at once: a stage meets a short segment
+// for every start that keeps its beginning before the segment's end.
 func (tl *Timeline) EarliestFit(from time.Duration, p Profile, allow resource.Tuple) (time.Duration, error) {
 	from = max(from, tl.origin)
 	if err := tl.validate(from, p, allow); err != nil {
 		return 0, err
 	}
 	start := from
+	for {
+		next, bad, never := tl.jump(start, p, allow)
+		if !bad {
+			return start, nil
+		}
+		if never {
+			// No start fits. The error names the first conflict at the start where
+			// stepping one conflict at a time meets the unending segment first.
+			return tl.earliestFitStepwise(from, p, allow)
+		}
+		start = next
+	}
+}
+
+// jump checks p, started at start, against the timeline as conflict does, but looks at
+// every piece where a stage does not fit (WalkShort with the allowance as slack). Stage
+// j meets the same short segment [a, b) for every later start before b − offset j, so
+// next, the largest such bound, is the earliest start that can fit. never reports a
+// piece in the timeline's last, unending segment: then no later start fits either.
+func (tl *Timeline) jump(start time.Duration, p Profile, allow resource.Tuple) (next time.Duration, bad, never bool) {
+	tl.WalkShort(start, p, allow, func(j int, seg Segment) bool {
+		d := &p.stages[j].Demand
+		for k := range d {
+			if d[k] > 0 && seg.Free[k]-d[k] < -allow[k] {
+				end := seg.End
+				if end == AddSat(start, p.offsets[j+1]) {
+					_, end, _ = tl.locate(seg.Start) // the piece is clipped to the stage
+				}
+				bad, never = true, end == Forever
+				next = max(next, end-p.offsets[j]) // > start: the stage began before end
+				return !never
+			}
+		}
+		return true // short only on dimensions the stage does not demand
+	})
+	return next, bad, never
+}
+
+// earliestFitStepwise is EarliestFit one conflict at a time: from start, the first
+// place the profile does not fit, then the start just past it, until it fits or the
+// conflict is in the last, unending segment.
+func (tl *Timeline) earliestFitStepwise(start time.Duration, p Profile, allow resource.Tuple) (time.Duration, error) {
 	for {
 		c, bad := tl.conflict(start, p, allow)
 		if !bad {
@@ -331,13 +400,14 @@ func (tl *Timeline) Trim(now time.Duration) {
 		return
 	}
 	tl.split(now)
-	for {
-		first, _ := tl.steps.Min()
-		if first.at >= now {
+	for tl.root.at[0] < now {
+		if tl.len == 1 {
+			// Only at now = Forever, where split makes no step: the last step, in
+			// effect there, begins at the new origin.
+			tl.root.at[0] = now
 			break
 		}
-		tl.steps.DeleteMin()
-		tl.spare = append(tl.spare, first.free)
+		tl.removeStep(tl.root.at[0])
 	}
 	tl.origin = now
 }
@@ -378,43 +448,34 @@ func (tl *Timeline) fitError(c conflict, allow resource.Tuple) error {
 // conflict finds the first segment, in time order, where some stage of p, started at
 // start, does not fit: a dimension the stage demands where free − demand < −allow.
 // Dimensions a stage does not demand are not checked, so earlier compression there does
-// not block it. One walk over the whole window serves every stage.
+// not block it. WalkShort visits only the pieces below some stage's demand less the
+// allowance, which the step tree's minima rule out in O(s log n) when there are none.
 func (tl *Timeline) conflict(start time.Duration, p Profile, allow resource.Tuple) (c conflict, bad bool) {
-	end := AddSat(start, p.Duration())
-	i, n := 0, len(p.stages)
-	tl.Walk(start, end, func(seg Segment) bool {
-		// Stages before i ended at or before seg.Start; check those that begin before
-		// seg.End.
-		for j := i; j < n; j++ {
-			from := AddSat(start, p.offsets[j])
-			if from >= seg.End {
-				break
-			}
-			d := &p.stages[j].Demand
-			for k := range d {
-				if d[k] > 0 && seg.Free[k]-d[k] < -allow[k] {
-					c = conflict{stage: j, dim: k, from: max(seg.Start, from), until: seg.End, demand: d[k], free: seg.Free[k]}
-					bad = true
-					return false
-				}
+	tl.WalkShort(start, p, allow, func(j int, seg Segment) bool {
+		d := &p.stages[j].Demand
+		for k := range d {
+			if d[k] > 0 && seg.Free[k]-d[k] < -allow[k] {
+				c = conflict{stage: j, dim: k, from: seg.Start, demand: d[k], free: seg.Free[k]}
+				bad = true
+				return false
 			}
 		}
-		for i < n && AddSat(start, p.offsets[i+1]) <= seg.End {
-			i++
-		}
-		return true
+		return true // short only on dimensions the stage does not demand
 	})
-	if bad && c.until == end {
-		// Walk clips the last segment to the window; EarliestFit needs the real end of
-		// the constant segment.
-		c.until = tl.segmentEnd(c.from)
+	if bad {
+		// The piece is clipped to the stage; EarliestFit needs the real end of the
+		// constant segment.
+		_, c.until, _ = tl.locate(c.from)
 	}
 	return c, bad
 }
 
 // apply adds sign × p's demands, started at start, to the free amounts, then merges the
 // steps the change made equal to their predecessors. It splits the steps at every stage
-// boundary first, so one pass over the window updates every stage.
+// boundary first, so that one descent over the window (stageUpdate) updates every stage,
+// lazily for the parts of the tree inside one stage; on its way the descent sees most
+// boundary steps stay different from their predecessors, and only the others are looked
+// up again for a merge.
 func (tl *Timeline) apply(start time.Duration, p Profile, sign int64) {
 	from := max(start, tl.origin)
 	end := AddSat(start, p.Duration())
@@ -422,57 +483,14 @@ func (tl *Timeline) apply(start time.Duration, p Profile, sign int64) {
 		return
 	}
 	tl.version++
+	tl.splitStages(start, &p)
+	u := stageUpdate{start: start, from: from, end: end, p: &p, neg: sign < 0}
+	u.node(tl.root, Forever)
 	for i := 0; i <= p.Len(); i++ {
-		tl.split(AddSat(start, p.offsets[i]))
-	}
-	i := 0
-	tl.steps.AscendRange(step{at: from}, step{at: end}, func(st step) bool {
-		for AddSat(start, p.offsets[i+1]) <= st.at {
-			i++
+		if i >= 64 || u.kept&(1<<i) == 0 { // the update saw most boundaries stay
+			tl.merge(AddSat(start, p.offsets[i]))
 		}
-		if sign < 0 {
-			*st.free = st.free.Sub(p.stages[i].Demand)
-		} else {
-			*st.free = st.free.Add(p.stages[i].Demand)
-		}
-		return true
-	})
-	for i := 0; i <= p.Len(); i++ {
-		tl.merge(AddSat(start, p.offsets[i]))
 	}
-}
-
-// floor returns the step in effect at t ≥ origin: the last one beginning at or before t.
-func (tl *Timeline) floor(t time.Duration) step {
-	var f step
-	tl.steps.DescendLessOrEqual(step{at: t}, func(s step) bool {
-		f = s
-		return false
-	})
-	return f
-}
-
-// segmentEnd returns the end of the constant segment containing t.
-func (tl *Timeline) segmentEnd(t time.Duration) time.Duration {
-	end := Forever
-	tl.steps.AscendGreaterOrEqual(step{at: t + 1}, func(s step) bool {
-		end = s.at
-		return false
-	})
-	return end
-}
-
-// split makes a step begin exactly at t (origin < t < Forever), copying the amount in
-// effect there.
-func (tl *Timeline) split(t time.Duration) {
-	if t <= tl.origin || t == Forever {
-		return
-	}
-	f := tl.floor(t)
-	if f.at == t {
-		return
-	}
-	tl.steps.ReplaceOrInsert(step{at: t, free: tl.newFree(*f.free)})
 }
 
 // merge removes the step beginning at t if it holds the same amount as the one before.
@@ -480,29 +498,7 @@ func (tl *Timeline) merge(t time.Duration) {
 	if t <= tl.origin || t == Forever {
 		return
 	}
-	var prev, cur step
-	n := 0
-	tl.steps.DescendLessOrEqual(step{at: t}, func(s step) bool {
-		if n == 0 {
-			cur = s
-		} else {
-			prev = s
-		}
-		n++
-		return n < 2
-	})
-	if n == 2 && cur.at == t && *cur.free == *prev.free {
-		tl.steps.Delete(cur)
-		tl.spare = append(tl.spare, cur.free)
+	if tl.redundant(t) {
+		tl.removeStep(t)
 	}
-}
-
-func (tl *Timeline) newFree(v resource.Tuple) *resource.Tuple {
-	if n := len(tl.spare); n > 0 {
-		p := tl.spare[n-1]
-		tl.spare = tl.spare[:n-1]
-		*p = v
-		return p
-	}
-	return &v
 }
