@@ -156,6 +156,14 @@ func lessLocated[T any](a, b located[T]) bool {
 	return taskOrder(a.e, b.e) < 0
 }
 
+// place is the index of one node or rack: its located items in a tree, ordered by job
+// and then task order, and each job's first entry there, which answers Best and First
+// without a search of the tree.
+type place[T any] struct {
+	items *btree.BTreeG[located[T]]
+	first firsts[T]
+}
+
 type pjob[T any] struct {
 	id       string
 	seq      uint64
@@ -164,9 +172,6 @@ type pjob[T any] struct {
 }
 
 func (j *pjob[T]) anyAnywhere() bool { return j.anywhere != nil && j.anywhere.Len() > 0 }
-
-// pivot sorts before every task of j in a node's or rack's index.
-func (j *pjob[T]) pivot() located[T] { return located[T]{job: j.seq} }
 
 // PendingIndex holds the pending tasks of many jobs as entries their owner keeps
 // (PendingEntry), each job's in task order (priority, then submission, then ID), indexed
@@ -179,13 +184,16 @@ func (j *pjob[T]) pivot() located[T] { return located[T]{job: j.seq} }
 // Per task the index holds one item in its job's tree (a pointer), and one in the tree of
 // every distinct node and named rack of its replicas (a pointer and the job's sequence
 // number): nothing is allocated per task but tree nodes, and no map is keyed by task.
+// Each node and rack also keeps, per job with a task there, the job's first entry there
+// (a table of 16-byte slots, a quarter to three quarters full), so that whether a job
+// has a task at a node or rack, and its first, costs a probe, not a tree search.
 //
 // A PendingIndex has a single owner: it is not safe for concurrent use.
 type PendingIndex[T any] struct {
 	n      int
 	jobs   map[string]*pjob[T]
-	byNode map[string]*btree.BTreeG[located[T]]
-	byRack map[string]*btree.BTreeG[located[T]]
+	byNode map[string]*place[T]
+	byRack map[string]*place[T]
 	seq    uint64
 	free   *btree.FreeListG[*PendingEntry[T]]
 	lfree  *btree.FreeListG[located[T]]
@@ -199,8 +207,8 @@ type PendingIndex[T any] struct {
 func NewPendingIndex[T any]() *PendingIndex[T] {
 	p := &PendingIndex[T]{
 		jobs:   make(map[string]*pjob[T]),
-		byNode: make(map[string]*btree.BTreeG[located[T]]),
-		byRack: make(map[string]*btree.BTreeG[located[T]]),
+		byNode: make(map[string]*place[T]),
+		byRack: make(map[string]*place[T]),
 		free:   btree.NewFreeListG[*PendingEntry[T]](btree.DefaultFreeListSize),
 		lfree:  btree.NewFreeListG[located[T]](btree.DefaultFreeListSize),
 	}
@@ -263,21 +271,45 @@ func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 		}
 		j.anywhere.ReplaceOrInsert(e)
 	}
-	x := located[T]{job: j.seq, e: e}
 	e.eachPlace(
-		func(n string) { p.index(p.byNode, n).ReplaceOrInsert(x) },
-		func(r string) { p.index(p.byRack, r).ReplaceOrInsert(x) })
+		func(n string) { p.index(p.byNode, n, e) },
+		func(r string) { p.index(p.byRack, r, e) })
 	p.n++
 	return nil
 }
 
-func (p *PendingIndex[T]) index(m map[string]*btree.BTreeG[located[T]], key string) *btree.BTreeG[located[T]] {
-	t := m[key]
-	if t == nil {
-		t = btree.NewWithFreeListG(locatedDegree, lessLocated[T], p.lfree)
-		m[key] = t
+// index puts entry e in the index of the node or rack key of m.
+func (p *PendingIndex[T]) index(m map[string]*place[T], key string, e *PendingEntry[T]) {
+	pl := m[key]
+	if pl == nil {
+		pl = &place[T]{items: btree.NewWithFreeListG(locatedDegree, lessLocated[T], p.lfree)}
+		m[key] = pl
 	}
-	return t
+	seq := e.job.seq
+	pl.items.ReplaceOrInsert(located[T]{job: seq, e: e})
+	if f := pl.first.get(seq); f == nil || taskOrder(e, f) < 0 {
+		pl.first.set(seq, e)
+	}
+}
+
+// unindex takes entry e out of the index of the node or rack key of m, and drops the
+// index when it is left empty.
+func (p *PendingIndex[T]) unindex(m map[string]*place[T], key string, e *PendingEntry[T]) {
+	pl := m[key]
+	seq := e.job.seq
+	pl.items.Delete(located[T]{job: seq, e: e})
+	if pl.items.Len() == 0 {
+		delete(m, key)
+		return
+	}
+	if pl.first.get(seq) != e {
+		return
+	}
+	if next := p.seekFirst(pl, seq); next != nil {
+		pl.first.set(seq, next)
+	} else {
+		pl.first.del(seq)
+	}
 }
 
 // Delete drops entry e from the index (its task started, or was cancelled). It fails,
@@ -300,17 +332,9 @@ func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 		}
 		return fieldErr("task", e.ID, ErrUnknownTask)
 	}
-	x := located[T]{job: j.seq, e: e}
-	unindex := func(m map[string]*btree.BTreeG[located[T]], key string) {
-		t := m[key]
-		t.Delete(x)
-		if t.Len() == 0 {
-			delete(m, key)
-		}
-	}
 	e.eachPlace(
-		func(n string) { unindex(p.byNode, n) },
-		func(r string) { unindex(p.byRack, r) })
+		func(n string) { p.unindex(p.byNode, n, e) },
+		func(r string) { p.unindex(p.byRack, r, e) })
 	if len(e.Nodes) == 0 {
 		j.anywhere.Delete(e)
 	}
@@ -322,16 +346,23 @@ func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 	return nil
 }
 
-// firstOf returns the job's first entry in a node's or rack's index.
-func (p *PendingIndex[T]) firstOf(t *btree.BTreeG[located[T]], j *pjob[T]) *PendingEntry[T] {
-	if t == nil {
-		return nil
-	}
-	p.seekJob = j.seq
-	t.AscendGreaterOrEqual(j.pivot(), p.seek)
+// seekFirst searches a node's or rack's tree for the first entry of the job numbered
+// seq (nil for none): what its first table holds, found the slow way.
+func (p *PendingIndex[T]) seekFirst(pl *place[T], seq uint64) *PendingEntry[T] {
+	p.seekJob = seq
+	pl.items.AscendGreaterOrEqual(located[T]{job: seq}, p.seek)
 	found := p.found
 	p.found = nil
 	return found
+}
+
+// firstAt is the first entry of job j at a node or rack (pl nil for one without
+// tasks), or nil.
+func firstAt[T any](pl *place[T], j *pjob[T]) *PendingEntry[T] {
+	if pl == nil {
+		return nil
+	}
+	return pl.first.get(j.seq)
 }
 
 // Best returns the best locality any pending task of a job has on a node in a rack
@@ -341,9 +372,9 @@ func (p *PendingIndex[T]) Best(job, node, rack string) (l Level, ok bool) {
 	switch {
 	case j == nil:
 		return 0, false
-	case j.anyAnywhere() || p.firstOf(p.byNode[node], j) != nil:
+	case j.anyAnywhere() || firstAt(p.byNode[node], j) != nil:
 		return NodeLocal, true
-	case rack != "" && p.firstOf(p.byRack[rack], j) != nil:
+	case rack != "" && firstAt(p.byRack[rack], j) != nil:
 		return RackLocal, true
 	}
 	return OffSwitch, true
@@ -360,7 +391,12 @@ func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e 
 	if j == nil {
 		return
 	}
-	more := p.ascendIndex(p.byNode[node], j, func(x *PendingEntry[T]) bool { return fn(x, NodeLocal) })
+	more := true
+	if pl := p.byNode[node]; pl != nil {
+		if f := pl.first.get(j.seq); f != nil {
+			more = ascendPlace(pl, j.seq, f, "", func(x *PendingEntry[T]) bool { return fn(x, NodeLocal) })
+		}
+	}
 	if more && j.anyAnywhere() {
 		j.anywhere.Ascend(func(x *PendingEntry[T]) bool {
 			more = fn(x, NodeLocal)
@@ -370,13 +406,10 @@ func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e 
 	if !more || worst < RackLocal {
 		return
 	}
-	if rack != "" {
-		more = p.ascendIndex(p.byRack[rack], j, func(x *PendingEntry[T]) bool {
-			if x.onNode(node) {
-				return true
-			}
-			return fn(x, RackLocal)
-		})
+	if pl := p.byRack[rack]; rack != "" && pl != nil {
+		if f := pl.first.get(j.seq); f != nil {
+			more = ascendPlace(pl, j.seq, f, node, func(x *PendingEntry[T]) bool { return fn(x, RackLocal) })
+		}
 	}
 	if !more || worst < OffSwitch {
 		return
@@ -389,14 +422,21 @@ func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e 
 	})
 }
 
-func (p *PendingIndex[T]) ascendIndex(t *btree.BTreeG[located[T]], j *pjob[T], fn func(*PendingEntry[T]) bool) bool {
-	if t == nil {
-		return true
+// ascendPlace calls fn with the entries of the job numbered seq at a node or rack, in
+// task order, but those on node skip, until fn returns false; first is the job's first
+// entry there. It reports whether fn asked for more. The tree is searched only when fn
+// asks for more than the first.
+func ascendPlace[T any](pl *place[T], seq uint64, first *PendingEntry[T], skip string, fn func(*PendingEntry[T]) bool) bool {
+	if !first.onNode(skip) && !fn(first) {
+		return false
 	}
 	more := true
-	t.AscendGreaterOrEqual(j.pivot(), func(x located[T]) bool {
-		if x.job != j.seq {
+	pl.items.AscendGreaterOrEqual(located[T]{job: seq}, func(x located[T]) bool {
+		switch {
+		case x.job != seq:
 			return false
+		case x.e == first || x.e.onNode(skip):
+			return true
 		}
 		more = fn(x.e)
 		return more
@@ -405,13 +445,35 @@ func (p *PendingIndex[T]) ascendIndex(t *btree.BTreeG[located[T]], j *pjob[T], f
 }
 
 // First returns a job's first entry by Ascend's order at locality worst or better, and
-// its locality.
+// its locality. It compares no keys: a node's or rack's first entry of each job is kept
+// (a job without an entry at node has none on node, so that its first in rack is
+// rack-local; a job without an entry at node or rack, nor one without nodes, has its
+// first of all off-switch).
 func (p *PendingIndex[T]) First(job, node, rack string, worst Level) (e *PendingEntry[T], l Level, ok bool) {
-	p.Ascend(job, node, rack, worst, func(x *PendingEntry[T], lv Level) bool {
-		e, l, ok = x, lv, true
-		return false
-	})
-	return e, l, ok
+	j := p.jobs[job]
+	if j == nil {
+		return nil, 0, false
+	}
+	if f := firstAt(p.byNode[node], j); f != nil {
+		return f, NodeLocal, true
+	}
+	if j.anyAnywhere() {
+		f, _ := j.anywhere.Min()
+		return f, NodeLocal, true
+	}
+	if worst < RackLocal {
+		return nil, 0, false
+	}
+	if rack != "" {
+		if f := firstAt(p.byRack[rack], j); f != nil {
+			return f, RackLocal, true
+		}
+	}
+	if worst < OffSwitch {
+		return nil, 0, false
+	}
+	f, _ := j.all.Min()
+	return f, OffSwitch, true
 }
 
 // Pending holds the pending tasks of many jobs, each job's in task order (priority, then
