@@ -130,38 +130,59 @@ func taskOrder[T any](a, b *PendingEntry[T]) int {
 
 func lessTask[T any](a, b *PendingEntry[T]) bool { return taskOrder(a, b) < 0 }
 
-// located is one item of a node's or rack's index: the entry, after its job's sequence
-// number, so that the search for a job's first task (a pivot) compares within the
-// index's own memory and reads no entry.
-type located[T any] struct {
-	job uint64 // the job's sequence number: a job's tasks are contiguous
-	e   *PendingEntry[T]
-}
-
-// locatedDegree is the degree of the node and rack trees. A node's items grow by append
-// and a split leaves each half with degree-1 of them; at degree 16 the 16-byte items of
-// a half leaf (240 bytes) grow to 480 bytes and then, for the 31st item, to 1,024: a
-// leaf filled in order (tasks submitted in ID order) keeps 15 items in room for 64.
-// At degree 32 a half leaf's 31 items take 512 bytes and grow once, to room for 64,
-// which the 63 items of a full leaf need.
-const locatedDegree = 32
-
-func lessLocated[T any](a, b located[T]) bool {
-	switch {
-	case a.job != b.job:
-		return a.job < b.job
-	case a.e == nil || b.e == nil:
-		return a.e == nil && b.e != nil
-	}
-	return taskOrder(a.e, b.e) < 0
-}
-
 // place is the index of one node or rack: its located items in a tree, ordered by job
 // and then task order, and each job's first entry there, which answers Best and First
 // without a search of the tree.
 type place[T any] struct {
-	items *btree.BTreeG[located[T]]
+	items ltree[T]
 	first firsts[T]
+}
+
+// places are the indexes of the nodes, or of the racks, by ID. The last looked up is
+// kept: a heartbeat asks about one node, and its rack, for job after job.
+type places[T any] struct {
+	m      map[string]*place[T]
+	key    string    // the last ID looked up, when cached
+	last   *place[T] // its index, or nil for none
+	cached bool
+}
+
+// get returns the index of a node or rack, or nil when it has no entries.
+func (ps *places[T]) get(key string) *place[T] {
+	if ps.cached && key == ps.key {
+		return ps.last
+	}
+	pl := ps.m[key]
+	ps.key, ps.last, ps.cached = key, pl, true
+	return pl
+}
+
+// first returns the index of a node or rack (nil for none) and the first entry of job j
+// there (nil for none).
+func (ps *places[T]) first(key string, j *pjob[T]) (*place[T], *PendingEntry[T]) {
+	pl := ps.get(key)
+	if pl == nil {
+		return nil, nil
+	}
+	return pl, pl.first.get(j.seq)
+}
+
+// firstOf returns the first entry of job j at a node or rack, or nil.
+func (ps *places[T]) firstOf(key string, j *pjob[T]) *PendingEntry[T] {
+	_, f := ps.first(key, j)
+	return f
+}
+
+// add adds the index of a node or rack that had none.
+func (ps *places[T]) add(key string, pl *place[T]) {
+	ps.m[key] = pl
+	ps.key, ps.last, ps.cached = "", nil, false
+}
+
+// drop drops the index of a node or rack left without entries.
+func (ps *places[T]) drop(key string) {
+	delete(ps.m, key)
+	ps.key, ps.last, ps.cached = "", nil, false
 }
 
 type pjob[T any] struct {
@@ -192,31 +213,20 @@ func (j *pjob[T]) anyAnywhere() bool { return j.anywhere != nil && j.anywhere.Le
 type PendingIndex[T any] struct {
 	n      int
 	jobs   map[string]*pjob[T]
-	byNode map[string]*place[T]
-	byRack map[string]*place[T]
+	byNode places[T]
+	byRack places[T]
 	seq    uint64
 	free   *btree.FreeListG[*PendingEntry[T]]
-	lfree  *btree.FreeListG[located[T]]
-	// seek state, kept here so a lookup allocates nothing
-	seekJob uint64
-	found   *PendingEntry[T]
-	seek    func(located[T]) bool
+	lfree  lfree[T]
 }
 
 // NewPendingIndex returns an empty index of entries owned by T.
 func NewPendingIndex[T any]() *PendingIndex[T] {
 	p := &PendingIndex[T]{
 		jobs:   make(map[string]*pjob[T]),
-		byNode: make(map[string]*place[T]),
-		byRack: make(map[string]*place[T]),
+		byNode: places[T]{m: make(map[string]*place[T])},
+		byRack: places[T]{m: make(map[string]*place[T])},
 		free:   btree.NewFreeListG[*PendingEntry[T]](btree.DefaultFreeListSize),
-		lfree:  btree.NewFreeListG[located[T]](btree.DefaultFreeListSize),
-	}
-	p.seek = func(x located[T]) bool {
-		if x.job == p.seekJob {
-			p.found = x.e
-		}
-		return false
 	}
 	return p
 }
@@ -272,42 +282,40 @@ func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 		j.anywhere.ReplaceOrInsert(e)
 	}
 	e.eachPlace(
-		func(n string) { p.index(p.byNode, n, e) },
-		func(r string) { p.index(p.byRack, r, e) })
+		func(n string) { p.index(&p.byNode, n, e) },
+		func(r string) { p.index(&p.byRack, r, e) })
 	p.n++
 	return nil
 }
 
 // index puts entry e in the index of the node or rack key of m.
-func (p *PendingIndex[T]) index(m map[string]*place[T], key string, e *PendingEntry[T]) {
-	pl := m[key]
+func (p *PendingIndex[T]) index(m *places[T], key string, e *PendingEntry[T]) {
+	pl := m.get(key)
 	if pl == nil {
-		pl = &place[T]{items: btree.NewWithFreeListG(locatedDegree, lessLocated[T], p.lfree)}
-		m[key] = pl
+		pl = &place[T]{items: ltree[T]{free: &p.lfree}}
+		m.add(key, pl)
 	}
 	seq := e.job.seq
-	pl.items.ReplaceOrInsert(located[T]{job: seq, e: e})
-	if f := pl.first.get(seq); f == nil || taskOrder(e, f) < 0 {
-		pl.first.set(seq, e)
+	if pred := pl.items.insert(located[T]{job: seq, e: e}); pred.e == nil || pred.job != seq {
+		pl.first.set(seq, e) // the job's first here
 	}
 }
 
 // unindex takes entry e out of the index of the node or rack key of m, and drops the
 // index when it is left empty.
-func (p *PendingIndex[T]) unindex(m map[string]*place[T], key string, e *PendingEntry[T]) {
-	pl := m[key]
+func (p *PendingIndex[T]) unindex(m *places[T], key string, e *PendingEntry[T]) {
+	pl := m.get(key)
 	seq := e.job.seq
-	pl.items.Delete(located[T]{job: seq, e: e})
-	if pl.items.Len() == 0 {
-		delete(m, key)
-		return
-	}
-	if pl.first.get(seq) != e {
-		return
-	}
-	if next := p.seekFirst(pl, seq); next != nil {
-		pl.first.set(seq, next)
-	} else {
+	x := located[T]{job: seq, e: e}
+	pred, succ := pl.items.neighbours(x)
+	pl.items.remove(x)
+	switch {
+	case pl.items.Len() == 0:
+		m.drop(key)
+	case pred.e != nil && pred.job == seq: // not the job's first here
+	case succ.e != nil && succ.job == seq:
+		pl.first.set(seq, succ.e)
+	default:
 		pl.first.del(seq)
 	}
 }
@@ -333,8 +341,8 @@ func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 		return fieldErr("task", e.ID, ErrUnknownTask)
 	}
 	e.eachPlace(
-		func(n string) { p.unindex(p.byNode, n, e) },
-		func(r string) { p.unindex(p.byRack, r, e) })
+		func(n string) { p.unindex(&p.byNode, n, e) },
+		func(r string) { p.unindex(&p.byRack, r, e) })
 	if len(e.Nodes) == 0 {
 		j.anywhere.Delete(e)
 	}
@@ -346,25 +354,6 @@ func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 	return nil
 }
 
-// seekFirst searches a node's or rack's tree for the first entry of the job numbered
-// seq (nil for none): what its first table holds, found the slow way.
-func (p *PendingIndex[T]) seekFirst(pl *place[T], seq uint64) *PendingEntry[T] {
-	p.seekJob = seq
-	pl.items.AscendGreaterOrEqual(located[T]{job: seq}, p.seek)
-	found := p.found
-	p.found = nil
-	return found
-}
-
-// firstAt is the first entry of job j at a node or rack (pl nil for one without
-// tasks), or nil.
-func firstAt[T any](pl *place[T], j *pjob[T]) *PendingEntry[T] {
-	if pl == nil {
-		return nil
-	}
-	return pl.first.get(j.seq)
-}
-
 // Best returns the best locality any pending task of a job has on a node in a rack
 // ("" for none): what Delay.Offer needs. ok is false when the job has no pending task.
 func (p *PendingIndex[T]) Best(job, node, rack string) (l Level, ok bool) {
@@ -372,9 +361,9 @@ func (p *PendingIndex[T]) Best(job, node, rack string) (l Level, ok bool) {
 	switch {
 	case j == nil:
 		return 0, false
-	case j.anyAnywhere() || firstAt(p.byNode[node], j) != nil:
+	case j.anyAnywhere() || p.byNode.firstOf(node, j) != nil:
 		return NodeLocal, true
-	case rack != "" && firstAt(p.byRack[rack], j) != nil:
+	case rack != "" && p.byRack.firstOf(rack, j) != nil:
 		return RackLocal, true
 	}
 	return OffSwitch, true
@@ -392,10 +381,8 @@ func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e 
 		return
 	}
 	more := true
-	if pl := p.byNode[node]; pl != nil {
-		if f := pl.first.get(j.seq); f != nil {
-			more = ascendPlace(pl, j.seq, f, "", func(x *PendingEntry[T]) bool { return fn(x, NodeLocal) })
-		}
+	if pl, f := p.byNode.first(node, j); f != nil {
+		more = ascendPlace(pl, j.seq, f, "", NodeLocal, fn)
 	}
 	if more && j.anyAnywhere() {
 		j.anywhere.Ascend(func(x *PendingEntry[T]) bool {
@@ -406,9 +393,9 @@ func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e 
 	if !more || worst < RackLocal {
 		return
 	}
-	if pl := p.byRack[rack]; rack != "" && pl != nil {
-		if f := pl.first.get(j.seq); f != nil {
-			more = ascendPlace(pl, j.seq, f, node, func(x *PendingEntry[T]) bool { return fn(x, RackLocal) })
+	if rack != "" {
+		if pl, f := p.byRack.first(rack, j); f != nil {
+			more = ascendPlace(pl, j.seq, f, node, RackLocal, fn)
 		}
 	}
 	if !more || worst < OffSwitch {
@@ -426,22 +413,19 @@ func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e 
 // task order, but those on node skip, until fn returns false; first is the job's first
 // entry there. It reports whether fn asked for more. The tree is searched only when fn
 // asks for more than the first.
-func ascendPlace[T any](pl *place[T], seq uint64, first *PendingEntry[T], skip string, fn func(*PendingEntry[T]) bool) bool {
-	if !first.onNode(skip) && !fn(first) {
+func ascendPlace[T any](pl *place[T], seq uint64, first *PendingEntry[T], skip string, l Level, fn func(*PendingEntry[T], Level) bool) bool {
+	if !first.onNode(skip) && !fn(first, l) {
 		return false
 	}
-	more := true
-	pl.items.AscendGreaterOrEqual(located[T]{job: seq}, func(x located[T]) bool {
-		switch {
-		case x.job != seq:
+	var c lcursor[T]
+	c.seek(&pl.items, seq)
+	for x, ok := c.item(); ok && x.job == seq; x, ok = c.item() {
+		c.next()
+		if x.e != first && !x.e.onNode(skip) && !fn(x.e, l) {
 			return false
-		case x.e == first || x.e.onNode(skip):
-			return true
 		}
-		more = fn(x.e)
-		return more
-	})
-	return more
+	}
+	return true
 }
 
 // First returns a job's first entry by Ascend's order at locality worst or better, and
@@ -454,7 +438,7 @@ func (p *PendingIndex[T]) First(job, node, rack string, worst Level) (e *Pending
 	if j == nil {
 		return nil, 0, false
 	}
-	if f := firstAt(p.byNode[node], j); f != nil {
+	if f := p.byNode.firstOf(node, j); f != nil {
 		return f, NodeLocal, true
 	}
 	if j.anyAnywhere() {
@@ -465,7 +449,7 @@ func (p *PendingIndex[T]) First(job, node, rack string, worst Level) (e *Pending
 		return nil, 0, false
 	}
 	if rack != "" {
-		if f := firstAt(p.byRack[rack], j); f != nil {
+		if f := p.byRack.firstOf(rack, j); f != nil {
 			return f, RackLocal, true
 		}
 	}
