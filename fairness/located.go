@@ -170,54 +170,13 @@ func (t *ltree[T]) split(n *lnode[T], i int) (located[T], *lnode[T]) {
 	return mid, next
 }
 
-// neighbours returns the items before and after x in the tree (e nil for none); x
-// need not be in it.
-func (t *ltree[T]) neighbours(x located[T]) (pred, succ located[T]) {
-	for n := t.root; n != nil; {
-		i, found := n.find(x)
-		if found {
-			if i > 0 && len(n.children) == 0 {
-				pred = n.items[i-1]
-			}
-			if i+1 < len(n.items) && len(n.children) == 0 {
-				succ = n.items[i+1]
-			}
-			if len(n.children) > 0 {
-				// x is between its children i and i+1: the last item of the one and
-				// the first of the other.
-				l := n.children[i]
-				for len(l.children) > 0 {
-					l = l.children[len(l.children)-1]
-				}
-				pred = l.items[len(l.items)-1]
-				r := n.children[i+1]
-				for len(r.children) > 0 {
-					r = r.children[0]
-				}
-				succ = r.items[0]
-			}
-			return pred, succ
-		}
-		if i > 0 {
-			pred = n.items[i-1]
-		}
-		if i < len(n.items) {
-			succ = n.items[i]
-		}
-		if len(n.children) == 0 {
-			return pred, succ
-		}
-		n = n.children[i]
-	}
-	return pred, succ
-}
-
-// remove takes x out of the tree and reports whether it held it.
-func (t *ltree[T]) remove(x located[T]) bool {
+// remove takes x out of the tree, reports whether it held it, and returns the items
+// before and after x (e nil for none).
+func (t *ltree[T]) remove(x located[T]) (ok bool, pred, succ located[T]) {
 	if t.root == nil {
-		return false
+		return false, pred, succ
 	}
-	ok := t.removeFrom(t.root, x)
+	ok, pred, succ = t.removeFrom(t.root, x)
 	if len(t.root.items) == 0 {
 		old := t.root
 		t.root = nil
@@ -229,31 +188,53 @@ func (t *ltree[T]) remove(x located[T]) bool {
 	if ok {
 		t.n--
 	}
-	return ok
+	return ok, pred, succ
 }
 
-// removeFrom takes x out of the subtree of n, and reports whether it held it. On the
-// way down every child it enters gets more than minLocated items first (grow), so that
-// a removal from a leaf never leaves it short.
-func (t *ltree[T]) removeFrom(n *lnode[T], x located[T]) bool {
+// removeFrom takes x out of the subtree of n, reports whether it held it, and returns
+// the items of the subtree before and after x (e nil for none). On the way down every
+// child it enters gets more than minLocated items first (grow), so that a removal from
+// a leaf never leaves it short.
+func (t *ltree[T]) removeFrom(n *lnode[T], x located[T]) (ok bool, pred, succ located[T]) {
 	for {
 		i, found := n.find(x)
 		if len(n.children) == 0 {
+			if i > 0 {
+				pred = n.items[i-1]
+			}
 			if !found {
-				return false
+				if i < len(n.items) {
+					succ = n.items[i]
+				}
+				return false, pred, succ
+			}
+			if i+1 < len(n.items) {
+				succ = n.items[i+1]
 			}
 			n.items = removeAt(n.items, i)
-			return true
+			return true, pred, succ
 		}
 		if len(n.children[i].items) <= minLocated {
 			t.grow(n, i)
 			continue // items moved between n and its children: look again
 		}
 		if found {
-			// x is between children i and i+1; child i gives its greatest item to
-			// take x's place.
-			n.items[i] = t.removeMax(n.children[i])
-			return true
+			// x is between children i and i+1: its successor is the first item of
+			// child i+1, and its predecessor, the greatest of child i, takes its place.
+			r := n.children[i+1]
+			for len(r.children) > 0 {
+				r = r.children[0]
+			}
+			succ = r.items[0]
+			pred = t.removeMax(n.children[i])
+			n.items[i] = pred
+			return true, pred, succ
+		}
+		if i > 0 {
+			pred = n.items[i-1]
+		}
+		if i < len(n.items) {
+			succ = n.items[i]
 		}
 		n = n.children[i]
 	}

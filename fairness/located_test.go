@@ -77,7 +77,7 @@ func TestLocatedTreeProperties(t *testing.T) {
 	p.MinSuccessfulTests = 40
 	props := gopter.NewProperties(p)
 	props.Property("a located tree holds what a sorted list holds: insert tells the predecessor, "+
-		"neighbours the items around, a cursor walks a job's items in order; its shape stays a B-tree",
+		"remove the neighbours, a cursor walks a job's items in order; its shape stays a B-tree",
 		prop.ForAll(func(seed uint64) string {
 			rng := rand.New(rand.NewPCG(seed, 1))
 			free := &lfree[struct{}]{}
@@ -132,11 +132,8 @@ func TestLocatedTreeProperties(t *testing.T) {
 							succ = model[j]
 						}
 					}
-					if p, s := tree.neighbours(x); p != pred || s != succ {
-						return fmt.Sprintf("neighbours of %v: %v %v, want %v %v", x, p, s, pred, succ)
-					}
-					if tree.remove(x) != found {
-						return fmt.Sprintf("remove %v: want %v", x, found)
+					if ok, p, s := tree.remove(x); ok != found || p != pred || s != succ {
+						return fmt.Sprintf("remove %v: %v, neighbours %v %v; want %v, %v %v", x, ok, p, s, found, pred, succ)
 					}
 					if found {
 						model = slices.Delete(model, i, i+1)
@@ -209,7 +206,7 @@ func TestLocatedCursorEmpty(t *testing.T) {
 	if _, ok := c.item(); ok {
 		t.Fatal("an item past the last job")
 	}
-	if tree.remove(located[int]{job: 1, e: &PendingEntry[int]{ID: "a"}}) {
+	if ok, _, _ := tree.remove(located[int]{job: 1, e: &PendingEntry[int]{ID: "a"}}); ok {
 		t.Fatal("removed an item the tree does not hold")
 	}
 }

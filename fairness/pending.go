@@ -307,8 +307,7 @@ func (p *PendingIndex[T]) unindex(m *places[T], key string, e *PendingEntry[T]) 
 	pl := m.get(key)
 	seq := e.job.seq
 	x := located[T]{job: seq, e: e}
-	pred, succ := pl.items.neighbours(x)
-	pl.items.remove(x)
+	_, pred, succ := pl.items.remove(x)
 	switch {
 	case pl.items.Len() == 0:
 		m.drop(key)
