@@ -84,18 +84,50 @@ func (f *lfree[T]) put(n *lnode[T]) {
 // Len is the number of items in the tree.
 func (t *ltree[T]) Len() int { return t.n }
 
-// find returns the index of the first item not less than x, and whether it is x.
-func (n *lnode[T]) find(x located[T]) (int, bool) {
-	lo, hi := 0, len(n.items)
-	for lo < hi {
+// find returns the index of the first item not less than x: past the items of earlier
+// jobs, found without reading an entry, then among the items of x's job, where the
+// last is looked at first (tasks tend to come in order: x goes after them, for the
+// reading of one entry).
+func (n *lnode[T]) find(x located[T]) int {
+	lo, hi := n.seek(x.job), len(n.items)
+	if x.job < ^uint64(0) {
+		hi = n.seek(x.job + 1)
+	}
+	if lo == hi || taskOrder(n.items[hi-1].e, x.e) < 0 {
+		return hi
+	}
+	for hi--; lo < hi; {
 		m := int(uint(lo+hi) >> 1)
-		if locatedLess(n.items[m], x) {
+		if taskOrder(n.items[m].e, x.e) < 0 {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	return lo, lo < len(n.items) && n.items[lo].e == x.e && n.items[lo].job == x.job
+	return lo
+}
+
+// locate finds an item to remove: the index of x, and true, or of the first item not
+// less than x. It looks for x among the items of x's job by
+// address before it compares their entries (reads them), so that a removal from a leaf
+// whose items of the job hold x reads no entry.
+func (n *lnode[T]) locate(x located[T]) (int, bool) {
+	lo := n.seek(x.job)
+	hi := lo
+	for ; hi < len(n.items) && n.items[hi].job == x.job; hi++ {
+		if n.items[hi].e == x.e {
+			return hi, true
+		}
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if taskOrder(n.items[m].e, x.e) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, false
 }
 
 // seek returns the index of the first item of job seq or a later job.
@@ -129,7 +161,7 @@ func (t *ltree[T]) insert(x located[T]) (pred located[T]) {
 		t.root.children = append(t.root.children, old, second)
 	}
 	for n := t.root; ; {
-		i, _ := n.find(x)
+		i := n.find(x)
 		if len(n.children) == 0 {
 			n.items = insertAt(n.items, i, x)
 			if i > 0 {
@@ -197,7 +229,7 @@ func (t *ltree[T]) remove(x located[T]) (ok bool, pred, succ located[T]) {
 // a leaf never leaves it short.
 func (t *ltree[T]) removeFrom(n *lnode[T], x located[T]) (ok bool, pred, succ located[T]) {
 	for {
-		i, found := n.find(x)
+		i, found := n.locate(x)
 		if len(n.children) == 0 {
 			if i > 0 {
 				pred = n.items[i-1]

@@ -190,6 +190,7 @@ type pjob[T any] struct {
 	seq      uint64
 	all      *btree.BTreeG[*PendingEntry[T]] // every task of the job
 	anywhere *btree.BTreeG[*PendingEntry[T]] // the tasks without nodes; nil until one comes
+	first    *PendingEntry[T]                 // the first of all, kept for First
 }
 
 func (j *pjob[T]) anyAnywhere() bool { return j.anywhere != nil && j.anywhere.Len() > 0 }
@@ -275,6 +276,9 @@ func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 		return fieldErr("task ID", e.ID, ErrDuplicate)
 	}
 	e.job = j
+	if j.first == nil || taskOrder(e, j.first) < 0 {
+		j.first = e
+	}
 	if len(e.Nodes) == 0 {
 		if j.anywhere == nil {
 			j.anywhere = btree.NewWithFreeListG(16, lessTask[T], p.free)
@@ -345,6 +349,9 @@ func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 	if len(e.Nodes) == 0 {
 		j.anywhere.Delete(e)
 	}
+	if j.first == e {
+		j.first, _ = j.all.Min()
+	}
 	if j.all.Len() == 0 {
 		delete(p.jobs, j.id)
 	}
@@ -379,9 +386,9 @@ func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e 
 	if j == nil {
 		return
 	}
-	more := true
+	more, skip := true, ""
 	if pl, f := p.byNode.first(node, j); f != nil {
-		more = ascendPlace(pl, j.seq, f, "", NodeLocal, fn)
+		more, skip = ascendPlace(pl, j.seq, f, "", NodeLocal, fn), node
 	}
 	if more && j.anyAnywhere() {
 		j.anywhere.Ascend(func(x *PendingEntry[T]) bool {
@@ -394,7 +401,8 @@ func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e 
 	}
 	if rack != "" {
 		if pl, f := p.byRack.first(rack, j); f != nil {
-			more = ascendPlace(pl, j.seq, f, node, RackLocal, fn)
+			// Only a job with entries on node has entries there to skip.
+			more = ascendPlace(pl, j.seq, f, skip, RackLocal, fn)
 		}
 	}
 	if !more || worst < OffSwitch {
@@ -413,14 +421,14 @@ func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e 
 // entry there. It reports whether fn asked for more. The tree is searched only when fn
 // asks for more than the first.
 func ascendPlace[T any](pl *place[T], seq uint64, first *PendingEntry[T], skip string, l Level, fn func(*PendingEntry[T], Level) bool) bool {
-	if !first.onNode(skip) && !fn(first, l) {
+	if (skip == "" || !first.onNode(skip)) && !fn(first, l) {
 		return false
 	}
 	var c lcursor[T]
 	c.seek(&pl.items, seq)
 	for x, ok := c.item(); ok && x.job == seq; x, ok = c.item() {
 		c.next()
-		if x.e != first && !x.e.onNode(skip) && !fn(x.e, l) {
+		if x.e != first && (skip == "" || !x.e.onNode(skip)) && !fn(x.e, l) {
 			return false
 		}
 	}
@@ -455,8 +463,7 @@ func (p *PendingIndex[T]) First(job, node, rack string, worst Level) (e *Pending
 	if worst < OffSwitch {
 		return nil, 0, false
 	}
-	f, _ := j.all.Min()
-	return f, OffSwitch, true
+	return j.first, OffSwitch, true
 }
 
 // Pending holds the pending tasks of many jobs, each job's in task order (priority, then
