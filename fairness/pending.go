@@ -198,17 +198,21 @@ func (j *pjob[T]) anyAnywhere() bool { return j.anywhere != nil && j.anywhere.Le
 // PendingIndex holds the pending tasks of many jobs as entries their owner keeps
 // (PendingEntry), each job's in task order (priority, then submission, then ID), indexed
 // by the nodes and racks holding their data, so that the task-selection step of Alg. 2.1
-// — a node-local task of this job, else a rack-local one, else any — costs O(log n)
-// whatever the number of tasks. Insert an entry when its task is submitted; Delete it
-// when it starts or is cancelled. An owner without records of its own uses Pending,
-// which keeps them by task ID.
+// — a node-local task of this job, else a rack-local one, else any — costs O(1) (Best,
+// First) or O(log n) (Ascend past the first task) whatever the number of tasks. Insert
+// an entry when its task is submitted; Delete it when it starts or is cancelled
+// (O(log n) each). An owner without records of its own uses Pending, which keeps them
+// by task ID.
 //
 // Per task the index holds one item in its job's tree (a pointer), and one in the tree of
 // every distinct node and named rack of its replicas (a pointer and the job's sequence
 // number): nothing is allocated per task but tree nodes, and no map is keyed by task.
 // Each node and rack also keeps, per job with a task there, the job's first entry there
-// (a table of 16-byte slots, a quarter to three quarters full), so that whether a job
-// has a task at a node or rack, and its first, costs a probe, not a tree search.
+// (a table of 16-byte slots, a quarter to three quarters full: about 24 bytes a job and
+// place), and each job its first entry of all, so that whether a job has a task at a
+// node or rack, and which comes first, costs a hash probe, not a tree search; and the
+// node and rack last asked about are remembered, as a heartbeat asks about one node for
+// job after job.
 //
 // A PendingIndex has a single owner: it is not safe for concurrent use.
 type PendingIndex[T any] struct {
@@ -469,9 +473,10 @@ func (p *PendingIndex[T]) First(job, node, rack string, worst Level) (e *Pending
 // Pending holds the pending tasks of many jobs, each job's in task order (priority, then
 // submission, then ID), indexed by the nodes and racks holding their data, so that the
 // task-selection step of Alg. 2.1 — a node-local task of this job, else a rack-local
-// one, else any — costs O(log n) whatever the number of tasks. Add a task when it is
-// submitted; Remove it when it starts or is cancelled. It is a PendingIndex that keeps
-// the entries itself, by task ID.
+// one, else any — costs O(1) (Best, First) or O(log n) (Ascend past the first task)
+// whatever the number of tasks. Add a task when it is submitted; Remove it when it
+// starts or is cancelled. It is a PendingIndex that keeps the entries itself, by task
+// ID.
 //
 // A Pending has a single owner: it is not safe for concurrent use.
 type Pending struct {
