@@ -424,3 +424,59 @@ func BenchmarkProgressiveFilling(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPendingLookup is what a heartbeat asks the pending index of each job it
+// walks, by the locality the job's first task has on the node (n17 in r17): Best, First
+// at the job's best locality, and Ascend through up to four tasks at rack level, as
+// delay scheduling looks for a node with room for a waiting job's tasks. "node" walks
+// the jobs with a task on n17, "rack" those with none there but some in r17, and
+// "off-switch" asks of every job for n17 in a rack without tasks.
+func BenchmarkPendingLookup(b *testing.B) {
+	c := newBenchCluster(b)
+	const node, rack, noRack = "n17", "r17", "r-none"
+	var onNode, inRack, all []string
+	for j := range benchJobs {
+		all = append(all, jobID(j))
+		switch l, _ := c.pending.Best(jobID(j), node, rack); l {
+		case fairness.NodeLocal:
+			onNode = append(onNode, jobID(j))
+		case fairness.RackLocal:
+			inRack = append(inRack, jobID(j))
+		}
+	}
+	cases := []struct {
+		name string
+		jobs []string
+		rack string
+	}{{"node", onNode, rack}, {"rack", inRack, rack}, {"off-switch", all, noRack}}
+	for _, tc := range cases {
+		if len(tc.jobs) == 0 {
+			b.Fatalf("no job for %s", tc.name)
+		}
+		b.Run("Best/"+tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := range b.N {
+				c.pending.Best(tc.jobs[i%len(tc.jobs)], node, tc.rack)
+			}
+		})
+		b.Run("First/"+tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := range b.N {
+				if _, _, ok := c.pending.First(tc.jobs[i%len(tc.jobs)], node, tc.rack, fairness.OffSwitch); !ok {
+					b.Fatal("no task")
+				}
+			}
+		})
+	}
+	b.Run("Ascend4/rack", func(b *testing.B) {
+		seen := 0
+		visit := func(string, fairness.Level) bool {
+			seen++
+			return seen%4 != 0
+		}
+		b.ReportAllocs()
+		for i := range b.N {
+			c.pending.Ascend(inRack[i%len(inRack)], node, rack, fairness.RackLocal, visit)
+		}
+	})
+}

@@ -130,30 +130,59 @@ func taskOrder[T any](a, b *PendingEntry[T]) int {
 
 func lessTask[T any](a, b *PendingEntry[T]) bool { return taskOrder(a, b) < 0 }
 
-// located is one item of a node's or rack's index: the entry, after its job's sequence
-// number, so that the search for a job's first task (a pivot) compares within the
-// index's own memory and reads no entry.
-type located[T any] struct {
-	job uint64 // the job's sequence number: a job's tasks are contiguous
-	e   *PendingEntry[T]
+// place is the index of one node or rack: its located items in a tree, ordered by job
+// and then task order, and each job's first entry there, which answers Best and First
+// without a search of the tree.
+type place[T any] struct {
+	items ltree[T]
+	first firsts[T]
 }
 
-// locatedDegree is the degree of the node and rack trees. A node's items grow by append
-// and a split leaves each half with degree-1 of them; at degree 16 the 16-byte items of
-// a half leaf (240 bytes) grow to 480 bytes and then, for the 31st item, to 1,024: a
-// leaf filled in order (tasks submitted in ID order) keeps 15 items in room for 64.
-// At degree 32 a half leaf's 31 items take 512 bytes and grow once, to room for 64,
-// which the 63 items of a full leaf need.
-const locatedDegree = 32
+// places are the indexes of the nodes, or of the racks, by ID. The last looked up is
+// kept: a heartbeat asks about one node, and its rack, for job after job.
+type places[T any] struct {
+	m      map[string]*place[T]
+	key    string    // the last ID looked up, when cached
+	last   *place[T] // its index, or nil for none
+	cached bool
+}
 
-func lessLocated[T any](a, b located[T]) bool {
-	switch {
-	case a.job != b.job:
-		return a.job < b.job
-	case a.e == nil || b.e == nil:
-		return a.e == nil && b.e != nil
+// get returns the index of a node or rack, or nil when it has no entries.
+func (ps *places[T]) get(key string) *place[T] {
+	if ps.cached && key == ps.key {
+		return ps.last
 	}
-	return taskOrder(a.e, b.e) < 0
+	pl := ps.m[key]
+	ps.key, ps.last, ps.cached = key, pl, true
+	return pl
+}
+
+// first returns the index of a node or rack (nil for none) and the first entry of job j
+// there (nil for none).
+func (ps *places[T]) first(key string, j *pjob[T]) (*place[T], *PendingEntry[T]) {
+	pl := ps.get(key)
+	if pl == nil {
+		return nil, nil
+	}
+	return pl, pl.first.get(j.seq)
+}
+
+// firstOf returns the first entry of job j at a node or rack, or nil.
+func (ps *places[T]) firstOf(key string, j *pjob[T]) *PendingEntry[T] {
+	_, f := ps.first(key, j)
+	return f
+}
+
+// add adds the index of a node or rack that had none.
+func (ps *places[T]) add(key string, pl *place[T]) {
+	ps.m[key] = pl
+	ps.key, ps.last, ps.cached = "", nil, false
+}
+
+// drop drops the index of a node or rack left without entries.
+func (ps *places[T]) drop(key string) {
+	delete(ps.m, key)
+	ps.key, ps.last, ps.cached = "", nil, false
 }
 
 type pjob[T any] struct {
@@ -161,54 +190,48 @@ type pjob[T any] struct {
 	seq      uint64
 	all      *btree.BTreeG[*PendingEntry[T]] // every task of the job
 	anywhere *btree.BTreeG[*PendingEntry[T]] // the tasks without nodes; nil until one comes
+	first    *PendingEntry[T]                // the first of all, kept for First
 }
 
 func (j *pjob[T]) anyAnywhere() bool { return j.anywhere != nil && j.anywhere.Len() > 0 }
 
-// pivot sorts before every task of j in a node's or rack's index.
-func (j *pjob[T]) pivot() located[T] { return located[T]{job: j.seq} }
-
 // PendingIndex holds the pending tasks of many jobs as entries their owner keeps
 // (PendingEntry), each job's in task order (priority, then submission, then ID), indexed
 // by the nodes and racks holding their data, so that the task-selection step of Alg. 2.1
-// — a node-local task of this job, else a rack-local one, else any — costs O(log n)
-// whatever the number of tasks. Insert an entry when its task is submitted; Delete it
-// when it starts or is cancelled. An owner without records of its own uses Pending,
-// which keeps them by task ID.
+// — a node-local task of this job, else a rack-local one, else any — costs O(1) (Best,
+// First) or O(log n) (Ascend past the first task) whatever the number of tasks. Insert
+// an entry when its task is submitted; Delete it when it starts or is cancelled
+// (O(log n) each). An owner without records of its own uses Pending, which keeps them
+// by task ID.
 //
 // Per task the index holds one item in its job's tree (a pointer), and one in the tree of
 // every distinct node and named rack of its replicas (a pointer and the job's sequence
 // number): nothing is allocated per task but tree nodes, and no map is keyed by task.
+// Each node and rack also keeps, per job with a task there, the job's first entry there
+// (a table of 16-byte slots, a quarter to three quarters full: about 24 bytes a job and
+// place), and each job its first entry of all, so that whether a job has a task at a
+// node or rack, and which comes first, costs a hash probe, not a tree search; and the
+// node and rack last asked about are remembered, as a heartbeat asks about one node for
+// job after job.
 //
 // A PendingIndex has a single owner: it is not safe for concurrent use.
 type PendingIndex[T any] struct {
 	n      int
 	jobs   map[string]*pjob[T]
-	byNode map[string]*btree.BTreeG[located[T]]
-	byRack map[string]*btree.BTreeG[located[T]]
+	byNode places[T]
+	byRack places[T]
 	seq    uint64
 	free   *btree.FreeListG[*PendingEntry[T]]
-	lfree  *btree.FreeListG[located[T]]
-	// seek state, kept here so a lookup allocates nothing
-	seekJob uint64
-	found   *PendingEntry[T]
-	seek    func(located[T]) bool
+	lfree  lfree[T]
 }
 
 // NewPendingIndex returns an empty index of entries owned by T.
 func NewPendingIndex[T any]() *PendingIndex[T] {
 	p := &PendingIndex[T]{
 		jobs:   make(map[string]*pjob[T]),
-		byNode: make(map[string]*btree.BTreeG[located[T]]),
-		byRack: make(map[string]*btree.BTreeG[located[T]]),
+		byNode: places[T]{m: make(map[string]*place[T])},
+		byRack: places[T]{m: make(map[string]*place[T])},
 		free:   btree.NewFreeListG[*PendingEntry[T]](btree.DefaultFreeListSize),
-		lfree:  btree.NewFreeListG[located[T]](btree.DefaultFreeListSize),
-	}
-	p.seek = func(x located[T]) bool {
-		if x.job == p.seekJob {
-			p.found = x.e
-		}
-		return false
 	}
 	return p
 }
@@ -257,27 +280,51 @@ func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 		return fieldErr("task ID", e.ID, ErrDuplicate)
 	}
 	e.job = j
+	if j.first == nil || taskOrder(e, j.first) < 0 {
+		j.first = e
+	}
 	if len(e.Nodes) == 0 {
 		if j.anywhere == nil {
 			j.anywhere = btree.NewWithFreeListG(16, lessTask[T], p.free)
 		}
 		j.anywhere.ReplaceOrInsert(e)
 	}
-	x := located[T]{job: j.seq, e: e}
 	e.eachPlace(
-		func(n string) { p.index(p.byNode, n).ReplaceOrInsert(x) },
-		func(r string) { p.index(p.byRack, r).ReplaceOrInsert(x) })
+		func(n string) { p.index(&p.byNode, n, e) },
+		func(r string) { p.index(&p.byRack, r, e) })
 	p.n++
 	return nil
 }
 
-func (p *PendingIndex[T]) index(m map[string]*btree.BTreeG[located[T]], key string) *btree.BTreeG[located[T]] {
-	t := m[key]
-	if t == nil {
-		t = btree.NewWithFreeListG(locatedDegree, lessLocated[T], p.lfree)
-		m[key] = t
+// index puts entry e in the index of the node or rack key of m.
+func (p *PendingIndex[T]) index(m *places[T], key string, e *PendingEntry[T]) {
+	pl := m.get(key)
+	if pl == nil {
+		pl = &place[T]{items: ltree[T]{free: &p.lfree}}
+		m.add(key, pl)
 	}
-	return t
+	seq := e.job.seq
+	if pred := pl.items.insert(located[T]{job: seq, e: e}); pred.e == nil || pred.job != seq {
+		pl.first.set(seq, e) // the job's first here
+	}
+}
+
+// unindex takes entry e out of the index of the node or rack key of m, and drops the
+// index when it is left empty.
+func (p *PendingIndex[T]) unindex(m *places[T], key string, e *PendingEntry[T]) {
+	pl := m.get(key)
+	seq := e.job.seq
+	x := located[T]{job: seq, e: e}
+	_, pred, succ := pl.items.remove(x)
+	switch {
+	case pl.items.Len() == 0:
+		m.drop(key)
+	case pred.e != nil && pred.job == seq: // not the job's first here
+	case succ.e != nil && succ.job == seq:
+		pl.first.set(seq, succ.e)
+	default:
+		pl.first.del(seq)
+	}
 }
 
 // Delete drops entry e from the index (its task started, or was cancelled). It fails,
@@ -300,19 +347,14 @@ func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 		}
 		return fieldErr("task", e.ID, ErrUnknownTask)
 	}
-	x := located[T]{job: j.seq, e: e}
-	unindex := func(m map[string]*btree.BTreeG[located[T]], key string) {
-		t := m[key]
-		t.Delete(x)
-		if t.Len() == 0 {
-			delete(m, key)
-		}
-	}
 	e.eachPlace(
-		func(n string) { unindex(p.byNode, n) },
-		func(r string) { unindex(p.byRack, r) })
+		func(n string) { p.unindex(&p.byNode, n, e) },
+		func(r string) { p.unindex(&p.byRack, r, e) })
 	if len(e.Nodes) == 0 {
 		j.anywhere.Delete(e)
+	}
+	if j.first == e {
+		j.first, _ = j.all.Min()
 	}
 	if j.all.Len() == 0 {
 		delete(p.jobs, j.id)
@@ -322,18 +364,6 @@ func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 	return nil
 }
 
-// firstOf returns the job's first entry in a node's or rack's index.
-func (p *PendingIndex[T]) firstOf(t *btree.BTreeG[located[T]], j *pjob[T]) *PendingEntry[T] {
-	if t == nil {
-		return nil
-	}
-	p.seekJob = j.seq
-	t.AscendGreaterOrEqual(j.pivot(), p.seek)
-	found := p.found
-	p.found = nil
-	return found
-}
-
 // Best returns the best locality any pending task of a job has on a node in a rack
 // ("" for none): what Delay.Offer needs. ok is false when the job has no pending task.
 func (p *PendingIndex[T]) Best(job, node, rack string) (l Level, ok bool) {
@@ -341,9 +371,9 @@ func (p *PendingIndex[T]) Best(job, node, rack string) (l Level, ok bool) {
 	switch {
 	case j == nil:
 		return 0, false
-	case j.anyAnywhere() || p.firstOf(p.byNode[node], j) != nil:
+	case j.anyAnywhere() || p.byNode.firstOf(node, j) != nil:
 		return NodeLocal, true
-	case rack != "" && p.firstOf(p.byRack[rack], j) != nil:
+	case rack != "" && p.byRack.firstOf(rack, j) != nil:
 		return RackLocal, true
 	}
 	return OffSwitch, true
@@ -360,7 +390,10 @@ func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e 
 	if j == nil {
 		return
 	}
-	more := p.ascendIndex(p.byNode[node], j, func(x *PendingEntry[T]) bool { return fn(x, NodeLocal) })
+	more, skip := true, ""
+	if pl, f := p.byNode.first(node, j); f != nil {
+		more, skip = ascendPlace(pl, j.seq, f, "", NodeLocal, fn), node
+	}
 	if more && j.anyAnywhere() {
 		j.anywhere.Ascend(func(x *PendingEntry[T]) bool {
 			more = fn(x, NodeLocal)
@@ -371,12 +404,10 @@ func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e 
 		return
 	}
 	if rack != "" {
-		more = p.ascendIndex(p.byRack[rack], j, func(x *PendingEntry[T]) bool {
-			if x.onNode(node) {
-				return true
-			}
-			return fn(x, RackLocal)
-		})
+		if pl, f := p.byRack.first(rack, j); f != nil {
+			// Only a job with entries on node has entries there to skip.
+			more = ascendPlace(pl, j.seq, f, skip, RackLocal, fn)
+		}
 	}
 	if !more || worst < OffSwitch {
 		return
@@ -389,37 +420,63 @@ func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e 
 	})
 }
 
-func (p *PendingIndex[T]) ascendIndex(t *btree.BTreeG[located[T]], j *pjob[T], fn func(*PendingEntry[T]) bool) bool {
-	if t == nil {
-		return true
+// ascendPlace calls fn with the entries of the job numbered seq at a node or rack, in
+// task order, but those on node skip, until fn returns false; first is the job's first
+// entry there. It reports whether fn asked for more. The tree is searched only when fn
+// asks for more than the first.
+func ascendPlace[T any](pl *place[T], seq uint64, first *PendingEntry[T], skip string, l Level, fn func(*PendingEntry[T], Level) bool) bool {
+	if (skip == "" || !first.onNode(skip)) && !fn(first, l) {
+		return false
 	}
-	more := true
-	t.AscendGreaterOrEqual(j.pivot(), func(x located[T]) bool {
-		if x.job != j.seq {
+	var c lcursor[T]
+	c.seek(&pl.items, seq)
+	for x, ok := c.item(); ok && x.job == seq; x, ok = c.item() {
+		c.next()
+		if x.e != first && (skip == "" || !x.e.onNode(skip)) && !fn(x.e, l) {
 			return false
 		}
-		more = fn(x.e)
-		return more
-	})
-	return more
+	}
+	return true
 }
 
 // First returns a job's first entry by Ascend's order at locality worst or better, and
-// its locality.
+// its locality. It compares no keys: a node's or rack's first entry of each job is kept
+// (a job without an entry at node has none on node, so that its first in rack is
+// rack-local; a job without an entry at node or rack, nor one without nodes, has its
+// first of all off-switch).
 func (p *PendingIndex[T]) First(job, node, rack string, worst Level) (e *PendingEntry[T], l Level, ok bool) {
-	p.Ascend(job, node, rack, worst, func(x *PendingEntry[T], lv Level) bool {
-		e, l, ok = x, lv, true
-		return false
-	})
-	return e, l, ok
+	j := p.jobs[job]
+	if j == nil {
+		return nil, 0, false
+	}
+	if f := p.byNode.firstOf(node, j); f != nil {
+		return f, NodeLocal, true
+	}
+	if j.anyAnywhere() {
+		f, _ := j.anywhere.Min()
+		return f, NodeLocal, true
+	}
+	if worst < RackLocal {
+		return nil, 0, false
+	}
+	if rack != "" {
+		if f := p.byRack.firstOf(rack, j); f != nil {
+			return f, RackLocal, true
+		}
+	}
+	if worst < OffSwitch {
+		return nil, 0, false
+	}
+	return j.first, OffSwitch, true
 }
 
 // Pending holds the pending tasks of many jobs, each job's in task order (priority, then
 // submission, then ID), indexed by the nodes and racks holding their data, so that the
 // task-selection step of Alg. 2.1 — a node-local task of this job, else a rack-local
-// one, else any — costs O(log n) whatever the number of tasks. Add a task when it is
-// submitted; Remove it when it starts or is cancelled. It is a PendingIndex that keeps
-// the entries itself, by task ID.
+// one, else any — costs O(1) (Best, First) or O(log n) (Ascend past the first task)
+// whatever the number of tasks. Add a task when it is submitted; Remove it when it
+// starts or is cancelled. It is a PendingIndex that keeps the entries itself, by task
+// ID.
 //
 // A Pending has a single owner: it is not safe for concurrent use.
 type Pending struct {

@@ -1,0 +1,284 @@
+package fairness
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+)
+
+// check verifies the B-tree's shape: every node but the root holds minLocated to
+// maxLocated items, an internal node one child more than items, every leaf is at the
+// same depth (within maxLocatedDepth), the items are in order and Len counts them. It
+// returns the items in order.
+func (t *ltree[T]) check() ([]located[T], error) {
+	var out []located[T]
+	leafDepth := -1
+	var walk func(n *lnode[T], depth int) error
+	walk = func(n *lnode[T], depth int) error {
+		switch {
+		case depth >= maxLocatedDepth:
+			return fmt.Errorf("depth %d", depth)
+		case len(n.items) > maxLocated:
+			return fmt.Errorf("a node of %d items", len(n.items))
+		case n != t.root && len(n.items) < minLocated:
+			return fmt.Errorf("a node of %d items below the root", len(n.items))
+		case len(n.items) == 0:
+			return fmt.Errorf("an empty node")
+		case len(n.children) > 0 && len(n.children) != len(n.items)+1:
+			return fmt.Errorf("%d children of %d items", len(n.children), len(n.items))
+		}
+		if len(n.children) == 0 {
+			if leafDepth >= 0 && leafDepth != depth {
+				return fmt.Errorf("leaves at depths %d and %d", leafDepth, depth)
+			}
+			leafDepth = depth
+			out = append(out, n.items...)
+			return nil
+		}
+		for i, c := range n.children {
+			if err := walk(c, depth+1); err != nil {
+				return err
+			}
+			if i < len(n.items) {
+				out = append(out, n.items[i])
+			}
+		}
+		return nil
+	}
+	if t.root != nil {
+		if err := walk(t.root, 0); err != nil {
+			return nil, err
+		}
+	}
+	for i := 1; i < len(out); i++ {
+		if !locatedLess(out[i-1], out[i]) {
+			return nil, fmt.Errorf("items %d and %d out of order", i-1, i)
+		}
+	}
+	if len(out) != t.n {
+		return nil, fmt.Errorf("Len %d, %d items", t.n, len(out))
+	}
+	return out, nil
+}
+
+// seeds are the seeds of the random sequences a property runs: gopter's own seed is
+// fresh on every run and printed when a property fails, and each case is reproducible
+// from the seed it shows.
+func seeds() gopter.Gen { return gen.UInt64().WithShrinker(gopter.NoShrinker) }
+
+func TestLocatedTreeProperties(t *testing.T) {
+	p := params()
+	p.MinSuccessfulTests = 40
+	props := gopter.NewProperties(p)
+	props.Property("a located tree holds what a sorted list holds: insert tells the predecessor, "+
+		"remove the neighbours, a cursor walks a job's items in order; its shape stays a B-tree",
+		prop.ForAll(func(seed uint64) string {
+			rng := rand.New(rand.NewPCG(seed, 1))
+			free := &lfree[struct{}]{}
+			tree := ltree[struct{}]{free: free}
+			var model []located[struct{}] // sorted
+			jobs := 1 + rng.IntN(8)
+			// Small trees, and trees of up to 8,000 items, enough for three levels of
+			// 63-item nodes; the size grows to the target, then shrinks to a quarter of
+			// it, so that nodes split, borrow and merge at every level.
+			target := 1 + rng.IntN(200)
+			if rng.IntN(2) == 0 {
+				target = 1 + rng.IntN(8000)
+			}
+			ops := 4*target + rng.IntN(400)
+			for op := range ops {
+				if op == ops/2 {
+					target /= 4 // shrink: nodes borrow and merge
+				}
+				grow := len(model) == 0 || (len(model) < target) == (rng.IntN(10) < 8)
+				if grow {
+					e := &PendingEntry[struct{}]{ID: fmt.Sprintf("t%05d", rng.IntN(100000)), Priority: rng.IntN(3),
+						Submitted: time.Duration(rng.IntN(50))}
+					x := located[struct{}]{job: uint64(1 + rng.IntN(jobs)), e: e}
+					i, found := slices.BinarySearchFunc(model, x, cmpLocated)
+					if found {
+						continue // alike: the job's tree refuses such an entry
+					}
+					var want located[struct{}]
+					if i > 0 {
+						want = model[i-1]
+					}
+					if got := tree.insert(x); got != want {
+						return fmt.Sprintf("insert %v: predecessor %v, want %v", x, got, want)
+					}
+					model = slices.Insert(model, i, x)
+				} else {
+					x := model[rng.IntN(len(model))]
+					if rng.IntN(8) == 0 { // an item the tree does not hold
+						x.e = &PendingEntry[struct{}]{ID: x.e.ID, Priority: x.e.Priority, Submitted: x.e.Submitted + 1}
+					}
+					i, found := slices.BinarySearchFunc(model, x, cmpLocated)
+					found = found && model[i] == x
+					var pred, succ located[struct{}]
+					if i > 0 {
+						pred = model[i-1]
+					}
+					if j := i; j < len(model) {
+						if found {
+							j++
+						}
+						if j < len(model) {
+							succ = model[j]
+						}
+					}
+					if ok, p, s := tree.remove(x); ok != found || p != pred || s != succ {
+						return fmt.Sprintf("remove %v: %v, neighbours %v %v; want %v, %v %v", x, ok, p, s, found, pred, succ)
+					}
+					if found {
+						model = slices.Delete(model, i, i+1)
+					}
+				}
+				if op%97 == 0 || op == ops-1 {
+					items, err := tree.check()
+					if err != nil {
+						return err.Error()
+					}
+					if !slices.Equal(items, model) {
+						return fmt.Sprintf("after %d operations the tree holds %d items, want %d", op, len(items), len(model))
+					}
+					for job := uint64(0); job <= uint64(jobs)+1; job++ {
+						var c lcursor[struct{}]
+						c.seek(&tree, job)
+						i, _ := slices.BinarySearchFunc(model, job, func(x located[struct{}], job uint64) int {
+							return cmpUint(x.job, job)
+						})
+						for x, ok := c.item(); ok; x, ok = c.item() {
+							if i >= len(model) || model[i] != x {
+								return fmt.Sprintf("cursor from job %d: item %v at %d", job, x, i)
+							}
+							c.next()
+							i++
+						}
+						if i != len(model) {
+							return fmt.Sprintf("cursor from job %d stopped at %d of %d", job, i, len(model))
+						}
+					}
+				}
+			}
+			if len(free.nodes) > locatedFreeCap {
+				return fmt.Sprintf("%d free nodes kept", len(free.nodes))
+			}
+			return ""
+		}, seeds()))
+	props.TestingRun(t)
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmpLocated(a, b located[struct{}]) int {
+	if c := cmpUint(a.job, b.job); c != 0 {
+		return c
+	}
+	return taskOrder(a.e, b.e)
+}
+
+// TestLocatedCursorEmpty: a cursor on an empty tree, or past the last job, is at the
+// end.
+func TestLocatedCursorEmpty(t *testing.T) {
+	var tree ltree[int]
+	var c lcursor[int]
+	c.seek(&tree, 1)
+	if _, ok := c.item(); ok {
+		t.Fatal("an empty tree has an item")
+	}
+	tree.free = &lfree[int]{}
+	tree.insert(located[int]{job: 1, e: &PendingEntry[int]{ID: "a"}})
+	c.seek(&tree, 2)
+	if _, ok := c.item(); ok {
+		t.Fatal("an item past the last job")
+	}
+	if ok, _, _ := tree.remove(located[int]{job: 1, e: &PendingEntry[int]{ID: "a"}}); ok {
+		t.Fatal("removed an item the tree does not hold")
+	}
+}
+
+func TestFirstsProperties(t *testing.T) {
+	p := params()
+	p.MinSuccessfulTests = 200
+	props := gopter.NewProperties(p)
+	props.Property("a firsts table answers as a map; it stays between a quarter and three quarters full",
+		prop.ForAll(func(seed uint64) string {
+			rng := rand.New(rand.NewPCG(seed, 2))
+			var f firsts[struct{}]
+			model := map[uint64]*PendingEntry[struct{}]{}
+			keys := uint64(1 + rng.IntN(2000))
+			// Keys far apart too: a sequence number is a uint64.
+			key := func() uint64 {
+				k := uint64(rng.IntN(int(keys)))
+				if rng.IntN(4) == 0 {
+					k = k<<40 | k
+				}
+				return k
+			}
+			for op := range 200 + rng.IntN(6000) {
+				k := key()
+				switch {
+				case rng.IntN(3) == 0:
+					f.del(k)
+					delete(model, k)
+				case rng.IntN(4) == 0 && op > 1000: // drain, so that the table shrinks
+					for k := range model {
+						f.del(k)
+						delete(model, k)
+						if rng.IntN(2) == 0 {
+							break
+						}
+					}
+				default:
+					e := &PendingEntry[struct{}]{}
+					f.set(k, e)
+					model[k] = e
+				}
+				if got := f.get(k); got != model[k] {
+					return fmt.Sprintf("get %d after an operation on it: %p, want %p", k, got, model[k])
+				}
+				if f.n != len(model) {
+					return fmt.Sprintf("%d slots in use, want %d", f.n, len(model))
+				}
+				if len(f.slots) > 0 && (4*f.n > 3*len(f.slots) || len(f.slots) > minFirsts && 4*f.n < len(f.slots)) {
+					return fmt.Sprintf("%d of %d slots in use", f.n, len(f.slots))
+				}
+				if f.n == 0 && f.slots != nil {
+					return "an empty table keeps its slots"
+				}
+			}
+			for k, e := range model {
+				if f.get(k) != e {
+					return fmt.Sprintf("get %d: %p, want %p", k, f.get(k), e)
+				}
+			}
+			used := 0
+			for _, s := range f.slots {
+				if s.e != nil {
+					used++
+					if model[s.job] != s.e {
+						return fmt.Sprintf("a slot of %d not in the map", s.job)
+					}
+				}
+			}
+			if used != len(model) {
+				return fmt.Sprintf("%d slots used, want %d", used, len(model))
+			}
+			return ""
+		}, seeds()))
+	props.TestingRun(t)
+}
