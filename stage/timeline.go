@@ -359,7 +359,7 @@ func (tl *Timeline) jump(start time.Duration, p Profile, allow resource.Tuple) (
 	tl.WalkShort(start, p, allow, func(j int, seg Segment) bool {
 		d := &p.stages[j].Demand
 		for k := range d {
-			if d[k] > 0 && seg.Free[k]-d[k] < -allow[k] {
+			if d[k] > 0 && seg.Free[k] < d[k]-allow[k] { // free − demand < −allow, without overflow
 				end := seg.End
 				if end == AddSat(start, p.offsets[j+1]) {
 					_, end, _ = tl.locate(seg.Start) // the piece is clipped to the stage
@@ -454,7 +454,7 @@ func (tl *Timeline) conflict(start time.Duration, p Profile, allow resource.Tupl
 	tl.WalkShort(start, p, allow, func(j int, seg Segment) bool {
 		d := &p.stages[j].Demand
 		for k := range d {
-			if d[k] > 0 && seg.Free[k]-d[k] < -allow[k] {
+			if d[k] > 0 && seg.Free[k] < d[k]-allow[k] { // free − demand < −allow, without overflow
 				c = conflict{stage: j, dim: k, from: seg.Start, demand: d[k], free: seg.Free[k]}
 				bad = true
 				return false
