@@ -1,0 +1,46 @@
+package plugins
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// review(h-place): test — the hold cache keeps at most maxHolds keys (it starts afresh
+// past that), and a key it dropped is served its estimate's hold, built again. No
+// other test notices an unbounded cache.
+func TestPredictionCacheIsBounded(t *testing.T) {
+	schema := resource.MustSchema(resource.CPU, resource.Memory)
+	est, err := predict.NewSimilarTask(schema, predict.WithBaseWeight(1), predict.WithMaxKeys(2*maxHolds))
+	require.NoError(t, err)
+	st, err := cluster.New(schema)
+	require.NoError(t, err)
+	require.NoError(t, st.AddJob(cluster.JobSpec{ID: "j"}))
+	p, err := NewPrediction(schema, est, true)
+	require.NoError(t, err)
+	prof := stage.MustProfile(schema, stage.Stage{Duration: time.Second, Demand: schema.MustTuple(500, 1<<30)})
+	var first *cluster.TaskInfo
+	for i := range maxHolds + 10 {
+		key := predict.Key{Logic: fmt.Sprint("k", i), InputSize: 1}
+		require.NoError(t, est.Observe(key, predict.Observation{Profile: prof}))
+		id := fmt.Sprint("t", i)
+		require.NoError(t, st.Submit(cluster.TaskSpec{ID: id, Job: "j", Key: key, Request: schema.MustTuple(1, 1)}))
+		task, _ := st.Task(id)
+		if i == 0 {
+			first = task
+		}
+		d := p.Demand(nil, task)
+		require.Equal(t, 2, d.Hold.Len(), "task %s holds its memory after its estimate", id)
+		require.LessOrEqual(t, len(p.holds.m), maxHolds, "after %d keys", i+1)
+	}
+	d := p.Demand(nil, first)
+	assert.Equal(t, schema.MustTuple(0, 1<<30), d.Hold.Stage(1).Demand, "a dropped key's hold is built again")
+}
