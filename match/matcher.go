@@ -198,7 +198,7 @@ func (w *fineWalk) squeeze(piece *stage.Segment) bool {
 		}
 	}
 	for k := range d {
-		if seg.Free[k]+allow[k] < d[k] {
+		if seg.Free[k] < d[k]-allow[k] { // free + allowance < demand, without overflow
 			w.r = Result{
 				Code: NoRoom, Stage: w.i, Dim: k, DimName: w.schema.DimName(k),
 				From: piece.Start, Until: piece.End,

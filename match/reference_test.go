@@ -104,7 +104,7 @@ func (w *refWalk) squeeze(seg *stage.Segment) bool {
 		}
 	}
 	for k := range d {
-		if seg.Free[k]+allow[k] < d[k] {
+		if seg.Free[k] < d[k]-allow[k] {
 			w.r = Result{
 				Code: NoRoom, Stage: w.i, Dim: k, DimName: w.schema.DimName(k),
 				From: piece.Start, Until: piece.End,
