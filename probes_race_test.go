@@ -16,7 +16,7 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// review(h-place): test — run with -race. Probes (Filter, Score) share the demand
+// Run with -race. Probes (Filter, Score) share the demand
 // cache, the filters' mode references and the nodes' timelines; they run concurrently
 // with each other, with placements and node removals and additions (which take the
 // node indexes and mode references over), and with what an embedder may call without

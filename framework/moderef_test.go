@@ -11,7 +11,7 @@ import (
 	"github.com/finegrain/finegrain/policy"
 )
 
-// review(h-place): test — ModeGate and StageMatch keep mode references by node index,
+// ModeGate and StageMatch keep mode references by node index,
 // and a node removed from the state gives its index to the next node added. When the
 // adjuster still tracks the removed node (the state and the adjuster are the
 // embedder's to keep in step; here the server stays), the reference kept for the old

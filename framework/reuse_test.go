@@ -13,7 +13,7 @@ import (
 	"github.com/finegrain/finegrain/framework"
 )
 
-// review(h-place): test — the framework reuses its own Cycle and Decision from cycle to
+// The framework reuses its own Cycle and Decision from cycle to
 // cycle, but what a call returned is the caller's: a Decision's Assignments, Skips and
 // Evicted, and a PlacementError's Evicted, must not change with the calls after it.
 // Every heartbeat here starts a task, records a refusal and evicts a running task for a

@@ -11,7 +11,7 @@ import (
 	"github.com/finegrain/finegrain/resource"
 )
 
-// review(h-timeline): test — a server may declare a compressible dimension unlimited
+// A server may declare a compressible dimension unlimited
 // (capacity MaxInt64). A task short of room on another compressible dimension, which
 // the allowance makes up, fits compressed. FineGrained's squeeze checked free +
 // allowance < demand on every dimension, and free + allowance wraps on the unlimited

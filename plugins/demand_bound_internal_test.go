@@ -14,7 +14,7 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// review(h-place): test — the hold cache keeps at most maxHolds keys (it starts afresh
+// The hold cache keeps at most maxHolds keys (it starts afresh
 // past that), and a key it dropped is served its estimate's hold, built again. No
 // other test notices an unbounded cache.
 func TestPredictionCacheIsBounded(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// review(h-timeline): a demand near the int64 limit on a compressible dimension that
+// A demand near the int64 limit on a compressible dimension that
 // earlier reservations took below zero must be refused, not accepted. The fit check
 // computed free − demand, which wraps for a negative free amount and a demand near
 // MaxInt64 and then reads as room to spare: Check, Reserve and EarliestFit accepted

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// review(h-timeline): test — a timeline built up to hundreds of steps by short
+// A timeline built up to hundreds of steps by short
 // reservations under long ones (whose stages cover whole subtrees, so that siblings
 // carry pending adds) and then torn down by releases in random order: every removal
 // that leaves a node short of minFill borrows from or merges with a sibling, whose add
