@@ -94,26 +94,7 @@ func BenchmarkPlace(b *testing.B) {
 	for _, nodes := range []int{1000, 10000, 100000} {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
 			s, ids := benchCluster(b, nodes, 100, 100+nodes/50, 8)
-			r := rand.New(rand.NewSource(2))
-			r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-			fill := len(ids) / 2
-			for _, id := range ids[:fill] {
-				if _, err := s.Place(id, 0); err != nil {
-					b.Fatal(err)
-				}
-			}
-			rest := ids[fill:]
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				id := rest[i%len(rest)]
-				if _, err := s.Place(id, 0); err != nil {
-					b.Fatal(err)
-				}
-				if err := s.Failed(id, 0); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchPlacements(b, s, ids, len(ids)/2, true)
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "placements/s")
 		})
 	}
@@ -289,5 +270,36 @@ func BenchmarkPreemption(b *testing.B) {
 				b.StartTimer()
 			}
 		})
+	}
+}
+
+// benchPlacements places fill of ids (shuffled) on s, untimed, then times b.N
+// placements of the others in turn, each handed back to pending with Failed — timed
+// with it when timeHandBack, untimed otherwise.
+func benchPlacements(b *testing.B, s *finegrain.Scheduler, ids []string, fill int, timeHandBack bool) {
+	r := rand.New(rand.NewSource(2))
+	r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	for _, id := range ids[:fill] {
+		if _, err := s.Place(id, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rest := ids[fill:]
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := rest[i%len(rest)]
+		if _, err := s.Place(id, 0); err != nil {
+			b.Fatal(err)
+		}
+		if !timeHandBack {
+			b.StopTimer()
+		}
+		if err := s.Failed(id, 0); err != nil {
+			b.Fatal(err)
+		}
+		if !timeHandBack {
+			b.StartTimer()
+		}
 	}
 }

@@ -2,7 +2,6 @@ package finegrain_test
 
 import (
 	"fmt"
-	"math/rand"
 	"testing"
 	"time"
 
@@ -49,28 +48,7 @@ func BenchmarkScaling(b *testing.B) {
 		}
 		b.Run("push/"+name, func(b *testing.B) {
 			s, ids := benchCluster(b, sz.nodes, 1000, sz.perJob, 4)
-			r := rand.New(rand.NewSource(2))
-			r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-			fill := min(sz.nodes, len(ids)/2)
-			for _, id := range ids[:fill] {
-				if _, err := s.Place(id, 0); err != nil {
-					b.Fatal(err)
-				}
-			}
-			rest := ids[fill:]
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				id := rest[i%len(rest)]
-				if _, err := s.Place(id, 0); err != nil {
-					b.Fatal(err)
-				}
-				b.StopTimer()
-				if err := s.Failed(id, 0); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-			}
+			benchPlacements(b, s, ids, min(sz.nodes, len(ids)/2), false)
 		})
 	}
 }

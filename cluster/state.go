@@ -206,14 +206,7 @@ func (s *State) AddNode(spec NodeSpec) error {
 	s.treeApply(treeOp{kind: opCapacity, a: total})
 	n := &NodeInfo{spec: spec, tl: tl, tasks: make(map[string]*TaskInfo), gpus: gpus, idKey: idPrefix(spec.ID)}
 	s.nodes[spec.ID] = n
-	if k := len(s.freeNodes); k > 0 {
-		n.index = s.freeNodes[k-1]
-		s.freeNodes = s.freeNodes[:k-1]
-		s.nodeList[n.index] = n
-	} else {
-		n.index = len(s.nodeList)
-		s.nodeList = append(s.nodeList, n)
-	}
+	n.index = takeSlot(&s.nodeList, &s.freeNodes, n)
 	n.key = tl.FreeAt(s.clock)[s.keyDim]
 	n.want = n.key
 	s.byFree.ReplaceOrInsert(n.item())
@@ -327,14 +320,7 @@ func (s *State) AddJob(spec JobSpec) error {
 		return fmt.Errorf("cluster: job %q: %w", spec.ID, err)
 	}
 	j := &JobInfo{spec: spec, running: map[string]*TaskInfo{}}
-	if k := len(s.freeJobs); k > 0 {
-		j.index = s.freeJobs[k-1]
-		s.freeJobs = s.freeJobs[:k-1]
-		s.jobList[j.index] = j
-	} else {
-		j.index = len(s.jobList)
-		s.jobList = append(s.jobList, j)
-	}
+	j.index = takeSlot(&s.jobList, &s.freeJobs, j)
 	s.jobs[spec.ID] = j
 	return nil
 }
@@ -763,4 +749,17 @@ func (s *State) treeApply(op treeOp) {
 	case opCapacity:
 		_ = s.tree.SetCapacity(op.a)
 	}
+}
+
+// takeSlot puts v in a slot of list, a freed one (from free) if any, else a new one at
+// the end, and returns the slot's index.
+func takeSlot[T any](list *[]T, free *[]int, v T) int {
+	if k := len(*free); k > 0 {
+		i := (*free)[k-1]
+		*free = (*free)[:k-1]
+		(*list)[i] = v
+		return i
+	}
+	*list = append(*list, v)
+	return len(*list) - 1
 }
