@@ -17,12 +17,11 @@ func locatedLess[T any](a, b located[T]) bool {
 }
 
 // locatedDegree is the degree of the node and rack trees: a node holds
-// locatedDegree-1 to 2*locatedDegree-1 items (the root fewer). A node's items grow by
-// append and a split leaves each half with degree-1 of them; at degree 16 the 16-byte
-// items of a half leaf (240 bytes) grow to 480 bytes and then, for the 31st item, to
-// 1,024: a leaf filled in order (tasks submitted in ID order) keeps 15 items in room
-// for 64. At degree 32 a half leaf's 31 items take 512 bytes and grow once, to room for
-// 64, which the 63 items of a full leaf need.
+// locatedDegree-1 to 2*locatedDegree-1 items (the root fewer), in an array sized to
+// them (lfree.room: a quarter more, rounded up to the allocator's size class), so that
+// the degree sets the depth and the work of a search, not the room a node wastes: at 32
+// a node of 16-byte items takes at most a kilobyte, a search reads about six items of
+// each, and three levels hold up to a quarter of a million items.
 const locatedDegree = 32
 
 const (
@@ -31,7 +30,7 @@ const (
 	// maxLocatedDepth bounds the depth of a tree: every internal node but the root has
 	// at least locatedDegree children, so 2·32^14 leaves would be needed for more.
 	maxLocatedDepth = 16
-	// locatedFreeCap is how many emptied nodes a tree set keeps for reuse.
+	// locatedFreeCap is how many emptied nodes an lfree keeps for reuse.
 	locatedFreeCap = 32
 )
 
@@ -56,9 +55,66 @@ type ltree[T any] struct {
 	free *lfree[T]
 }
 
-// lfree keeps emptied nodes for reuse.
+// lfree keeps emptied nodes, and the arrays of items nodes outgrew or emptied, for
+// reuse: a node's array is sized to its items (room), so that it grows by new arrays,
+// which the old ones then make without garbage.
 type lfree[T any] struct {
-	nodes []*lnode[T]
+	nodes  []*lnode[T]
+	arrays [maxPooledCap + 1][][]located[T] // empty, cleared arrays by capacity
+}
+
+const (
+	// maxPooledCap is the largest capacity of array lfree keeps (a node holds at most
+	// maxLocated items, in an array up to a quarter larger, rounded up).
+	maxPooledCap = 2 * maxLocated
+	// pooledPerCap is how many arrays of each capacity lfree keeps.
+	pooledPerCap = 8
+)
+
+// alloc returns an empty array of room for need items at least: a kept one of room for
+// at most a quarter more, or a new one of room for a quarter more, rounded up to the
+// size class the allocator gives it.
+func (f *lfree[T]) alloc(need int) []located[T] {
+	want := need + need/4 + 1
+	for c := need; c <= want && c <= maxPooledCap; c++ {
+		if k := len(f.arrays[c]); k > 0 {
+			a := f.arrays[c][k-1]
+			f.arrays[c][k-1] = nil
+			f.arrays[c] = f.arrays[c][:k-1]
+			return a
+		}
+	}
+	return append([]located[T](nil), make([]located[T], want)...)[:0]
+}
+
+// release keeps array a, which no node uses any longer, for alloc (cleared: it holds no
+// entry).
+func (f *lfree[T]) release(a []located[T]) {
+	c := cap(a)
+	if c == 0 || c > maxPooledCap || len(f.arrays[c]) >= pooledPerCap {
+		return
+	}
+	clear(a[:c])
+	f.arrays[c] = append(f.arrays[c], a[:0])
+}
+
+// room returns items with room for k more: itself, or its items moved to an array from
+// alloc (the old one released).
+func (f *lfree[T]) room(items []located[T], k int) []located[T] {
+	if cap(items)-len(items) >= k {
+		return items
+	}
+	out := append(f.alloc(len(items)+k), items...)
+	f.release(items)
+	return out
+}
+
+// insertAt inserts x at index i of items.
+func (f *lfree[T]) insertAt(items []located[T], i int, x located[T]) []located[T] {
+	items = append(f.room(items, 1), located[T]{})
+	copy(items[i+1:], items[i:])
+	items[i] = x
+	return items
 }
 
 func (f *lfree[T]) get() *lnode[T] {
@@ -72,10 +128,8 @@ func (f *lfree[T]) get() *lnode[T] {
 }
 
 func (f *lfree[T]) put(n *lnode[T]) {
-	clear(n.items)
-	n.items = n.items[:0]
-	clear(n.children)
-	n.children = n.children[:0]
+	f.release(n.items)
+	n.items, n.children = nil, nil
 	if len(f.nodes) < locatedFreeCap {
 		f.nodes = append(f.nodes, n)
 	}
@@ -150,20 +204,20 @@ func (t *ltree[T]) insert(x located[T]) (pred located[T]) {
 	t.n++
 	if t.root == nil {
 		t.root = t.free.get()
-		t.root.items = append(t.root.items, x)
+		t.root.items = append(t.free.room(t.root.items, 1), x)
 		return pred
 	}
 	if len(t.root.items) >= maxLocated {
 		mid, second := t.split(t.root, maxLocated/2)
 		old := t.root
 		t.root = t.free.get()
-		t.root.items = append(t.root.items, mid)
+		t.root.items = append(t.free.room(t.root.items, 1), mid)
 		t.root.children = append(t.root.children, old, second)
 	}
 	for n := t.root; ; {
 		i := n.find(x)
 		if len(n.children) == 0 {
-			n.items = insertAt(n.items, i, x)
+			n.items = t.free.insertAt(n.items, i, x)
 			if i > 0 {
 				pred = n.items[i-1]
 			}
@@ -171,7 +225,7 @@ func (t *ltree[T]) insert(x located[T]) (pred located[T]) {
 		}
 		if len(n.children[i].items) >= maxLocated {
 			mid, second := t.split(n.children[i], maxLocated/2)
-			n.items = insertAt(n.items, i, mid)
+			n.items = t.free.insertAt(n.items, i, mid)
 			n.children = append(n.children, nil)
 			copy(n.children[i+2:], n.children[i+1:])
 			n.children[i+1] = second
@@ -187,13 +241,15 @@ func (t *ltree[T]) insert(x located[T]) (pred located[T]) {
 }
 
 // split moves the items of n after index i, and their children, to a new node, and
-// returns item i, which it takes out of n, and the new node.
+// returns item i, which it takes out of n, and the new node. Both halves get arrays of
+// their size (a full node's would keep half its room empty until it fills again).
 func (t *ltree[T]) split(n *lnode[T], i int) (located[T], *lnode[T]) {
 	mid := n.items[i]
 	next := t.free.get()
-	next.items = append(next.items, n.items[i+1:]...)
-	clear(n.items[i:])
-	n.items = n.items[:i]
+	next.items = append(t.free.alloc(len(n.items)-i-1), n.items[i+1:]...)
+	left := append(t.free.alloc(i), n.items[:i]...)
+	t.free.release(n.items)
+	n.items = left
 	if len(n.children) > 0 {
 		next.children = append(next.children, n.children[i+1:]...)
 		clear(n.children[i+1:])
@@ -298,7 +354,7 @@ func (t *ltree[T]) grow(n *lnode[T], i int) {
 	switch {
 	case i > 0 && len(n.children[i-1].items) > minLocated:
 		left := n.children[i-1]
-		child.items = insertAt(child.items, 0, n.items[i-1])
+		child.items = t.free.insertAt(child.items, 0, n.items[i-1])
 		n.items[i-1] = left.items[len(left.items)-1]
 		left.items = removeAt(left.items, len(left.items)-1)
 		if len(left.children) > 0 {
@@ -311,7 +367,7 @@ func (t *ltree[T]) grow(n *lnode[T], i int) {
 		}
 	case i < len(n.items) && len(n.children[i+1].items) > minLocated:
 		right := n.children[i+1]
-		child.items = append(child.items, n.items[i])
+		child.items = append(t.free.room(child.items, 1), n.items[i])
 		n.items[i] = right.items[0]
 		right.items = removeAt(right.items, 0)
 		if len(right.children) > 0 {
@@ -326,7 +382,7 @@ func (t *ltree[T]) grow(n *lnode[T], i int) {
 			child = n.children[i]
 		}
 		right := n.children[i+1]
-		child.items = append(child.items, n.items[i])
+		child.items = append(t.free.room(child.items, 1+len(right.items)), n.items[i])
 		child.items = append(child.items, right.items...)
 		child.children = append(child.children, right.children...)
 		n.items = removeAt(n.items, i)
@@ -335,14 +391,6 @@ func (t *ltree[T]) grow(n *lnode[T], i int) {
 		n.children = n.children[:len(n.children)-1]
 		t.free.put(right)
 	}
-}
-
-// insertAt inserts x at index i of items.
-func insertAt[T any](items []located[T], i int, x located[T]) []located[T] {
-	items = append(items, located[T]{})
-	copy(items[i+1:], items[i:])
-	items[i] = x
-	return items
 }
 
 // removeAt removes the item at index i of items, clearing the slot it frees.

@@ -67,6 +67,48 @@ func (t *ltree[T]) check() ([]located[T], error) {
 	return out, nil
 }
 
+// checkFree verifies the kept arrays of f: cleared (they hold no entry), of the capacity
+// they are kept under, none kept twice, and none an array a node of t uses.
+func (f *lfree[T]) checkFree(t *ltree[T]) error {
+	base := func(a []located[T]) *located[T] { return &a[:cap(a)][0] }
+	kept := map[*located[T]]bool{}
+	for c, arrays := range f.arrays {
+		if len(arrays) > pooledPerCap {
+			return fmt.Errorf("%d arrays of capacity %d kept", len(arrays), c)
+		}
+		for _, a := range arrays {
+			if cap(a) != c || len(a) != 0 {
+				return fmt.Errorf("an array of %d/%d kept as of capacity %d", len(a), cap(a), c)
+			}
+			for _, x := range a[:c] {
+				if x != (located[T]{}) {
+					return fmt.Errorf("a kept array of capacity %d holds %v", c, x)
+				}
+			}
+			if kept[base(a)] {
+				return fmt.Errorf("an array of capacity %d kept twice", c)
+			}
+			kept[base(a)] = true
+		}
+	}
+	var walk func(n *lnode[T]) error
+	walk = func(n *lnode[T]) error {
+		if cap(n.items) > 0 && kept[base(n.items)] {
+			return fmt.Errorf("a node uses a kept array")
+		}
+		for _, c := range n.children {
+			if err := walk(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if t.root != nil {
+		return walk(t.root)
+	}
+	return nil
+}
+
 // seeds are the seeds of the random sequences a property runs: gopter's own seed is
 // fresh on every run and printed when a property fails, and each case is reproducible
 // from the seed it shows.
@@ -141,6 +183,9 @@ func TestLocatedTreeProperties(t *testing.T) {
 				}
 				if op%97 == 0 || op == ops-1 {
 					items, err := tree.check()
+					if err == nil {
+						err = free.checkFree(&tree)
+					}
 					if err != nil {
 						return err.Error()
 					}
