@@ -55,9 +55,10 @@ type ltree[T any] struct {
 	free *lfree[T]
 }
 
-// lfree keeps emptied nodes, and the arrays of items nodes outgrew or emptied, for
-// reuse: a node's array is sized to its items (room), so that it grows by new arrays,
-// which the old ones then make without garbage.
+// lfree keeps emptied nodes, and the item arrays nodes outgrew or left, for reuse: a
+// node's array is sized to its items (room), so that a node grows into a new array,
+// which is then often one another node left, not new garbage. It keeps at most
+// pooledPerCap arrays of each capacity: at most about a megabyte, cleared.
 type lfree[T any] struct {
 	nodes  []*lnode[T]
 	arrays [maxPooledCap + 1][][]located[T] // empty, cleared arrays by capacity
@@ -162,9 +163,9 @@ func (n *lnode[T]) find(x located[T]) int {
 }
 
 // locate finds an item to remove: the index of x, and true, or of the first item not
-// less than x. It looks for x among the items of x's job by
-// address before it compares their entries (reads them), so that a removal from a leaf
-// whose items of the job hold x reads no entry.
+// less than x. It looks for x among the items of x's job by address before it compares
+// their entries (reads them), so that a removal from a leaf whose items of the job hold
+// x reads no entry.
 func (n *lnode[T]) locate(x located[T]) (int, bool) {
 	lo := n.seek(x.job)
 	hi := lo
