@@ -17,17 +17,8 @@ import (
 func TestStepTreeTearDown(t *testing.T) {
 	for seed := int64(0); seed < 40; seed++ {
 		r := rand.New(rand.NewSource(seed))
-		tl, _ := NewTimeline(treeSchema, treeCapacity)
-		var m treeModel
-		for i := range m {
-			m[i] = treeCapacity
-		}
-		type held struct {
-			h     Handle
-			start int
-			p     Profile
-		}
-		var hs []held
+		tl, m := freshTree()
+		var hs []treeHeld
 		for range 300 {
 			d := time.Duration(1+r.Intn(3)) * time.Second
 			if r.Intn(2) == 0 {
@@ -37,7 +28,7 @@ func TestStepTreeTearDown(t *testing.T) {
 			start := r.Intn(treeHorizon - 250)
 			if h, err := tl.Reserve(time.Duration(start)*time.Second, p, treeSchema.MustTuple(0, 0, 0)); err == nil {
 				m.apply(start, p, -1)
-				hs = append(hs, held{h, start, p})
+				hs = append(hs, treeHeld{h, start, p})
 			}
 		}
 		for len(hs) > 0 {

@@ -95,6 +95,24 @@ var (
 
 type treeModel [treeHorizon]resource.Tuple
 
+// treeHeld is a reservation a step-tree test holds: its handle, start (in seconds)
+// and profile.
+type treeHeld struct {
+	h     Handle
+	start int
+	p     Profile
+}
+
+// freshTree returns an empty timeline of treeCapacity and its brute-force model.
+func freshTree() (*Timeline, *treeModel) {
+	tl, _ := NewTimeline(treeSchema, treeCapacity)
+	m := new(treeModel)
+	for i := range m {
+		m[i] = treeCapacity
+	}
+	return tl, m
+}
+
 func (m *treeModel) apply(start int, p Profile, sign int64) {
 	for t := start; t < start+int(p.Duration()/time.Second) && t < treeHorizon; t++ {
 		d := p.At(time.Duration(t-start) * time.Second)
@@ -245,17 +263,8 @@ func TestStepTreeProperties(t *testing.T) {
 	props := gopter.NewProperties(params)
 	props.Property("the step tree keeps its invariants, and its range queries equal brute-force walks", prop.ForAll(func(seed int64) string {
 		r := rand.New(rand.NewSource(seed))
-		tl, _ := NewTimeline(treeSchema, treeCapacity)
-		var m treeModel
-		for i := range m {
-			m[i] = treeCapacity
-		}
-		type held struct {
-			h     Handle
-			start int
-			p     Profile
-		}
-		var hs []held
+		tl, m := freshTree()
+		var hs []treeHeld
 		lifted := map[Handle]bool{}
 		origin := 0
 		for op := 0; op < treeOps; op++ {
@@ -304,7 +313,7 @@ func TestStepTreeProperties(t *testing.T) {
 				h, err := tl.Reserve(time.Duration(start)*time.Second, p, allow)
 				if err == nil {
 					m.apply(start, p, -1)
-					hs = append(hs, held{h, start, p})
+					hs = append(hs, treeHeld{h, start, p})
 				}
 			}
 			if op < treeOps/2 {
