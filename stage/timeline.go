@@ -3,6 +3,7 @@ package stage
 import (
 	"fmt"
 	"iter"
+	"math"
 	"time"
 
 	"github.com/finegrain/finegrain/resource"
@@ -34,10 +35,9 @@ type Handle uint64
 // merged, so reserving and then releasing a profile restores the timeline exactly, and
 // Len counts the constant segments.
 //
-// Amounts saturate at the int64 range, as resource.Tuple arithmetic does. A timeline
-// whose capacity or reserved demands come near it (2^62 and more) is no longer exact:
-// a release may not restore it, and its minima may differ from the amounts Walk
-// reports.
+// Amounts are exact over the whole int64 range: a compressible dimension is never taken
+// below its capacity − MaxInt64, whatever the allowance (see Check), so an unlimited
+// capacity (MaxInt64) is never compressed below zero.
 //
 // Compression: a reservation may take a compressible dimension below zero by at most the
 // allowance it is given (the running tasks then share less than they demand and slow
@@ -246,11 +246,14 @@ func (e *FitError) Unwrap() error { return ErrNoRoom }
 // Check reports whether p, started at start with the compression allowance allow, fits
 // the timeline: nil when Reserve would accept it, a *FitError when there is no room, or
 // a validation error. allow is an amount per dimension by which free resources may go
-// below zero; it must be zero on non-compressible dimensions.
+// below zero; it must be zero on non-compressible dimensions. No dimension goes below
+// its capacity − MaxInt64 whatever allow says (an unlimited capacity, MaxInt64, is
+// never compressed), so that the timeline's amounts stay exact.
 func (tl *Timeline) Check(start time.Duration, p Profile, allow resource.Tuple) error {
 	if err := tl.validate(start, p, allow); err != nil {
 		return err
 	}
+	allow = tl.bounded(allow)
 	if c, bad := tl.conflict(start, p, allow); bad {
 		return tl.fitError(c, allow)
 	}
@@ -335,6 +338,7 @@ func (tl *Timeline) EarliestFit(from time.Duration, p Profile, allow resource.Tu
 	if err := tl.validate(from, p, allow); err != nil {
 		return 0, err
 	}
+	allow = tl.bounded(allow)
 	start := from
 	for {
 		next, bad, never := tl.jump(start, p, allow)
@@ -427,6 +431,18 @@ func (tl *Timeline) validate(start time.Duration, p Profile, allow resource.Tupl
 		return fmt.Errorf("stage: compression allowance: %w", err)
 	}
 	return nil
+}
+
+// bounded is the allowance allow as the timeline applies it: no dimension may go below
+// its capacity − MaxInt64, so that every free amount it ever holds lies within one int64
+// range of the others. The step tree's lazy adds are differences of such amounts and stay
+// exact: an unlimited capacity (MaxInt64) is never compressed below zero, and an
+// allowance beyond MaxInt64 − capacity is cut to it.
+func (tl *Timeline) bounded(allow resource.Tuple) resource.Tuple {
+	for k := range allow {
+		allow[k] = min(allow[k], math.MaxInt64-tl.capacity[k])
+	}
+	return allow
 }
 
 // conflict describes the first place a profile does not fit, without allocating.
