@@ -86,10 +86,10 @@ func (nd *node) push() {
 	a := nd.add
 	nd.add = resource.Tuple{}
 	for i := range nd.val {
-		nd.val[i] = nd.val[i].Add(a)
+		sum(&nd.val[i], &nd.val[i], &a)
 		if !nd.leaf {
 			k := nd.kids[i]
-			k.add = k.add.Add(a)
+			sum(&k.add, &k.add, &a)
 		}
 	}
 }
@@ -122,6 +122,19 @@ func isZero(t *resource.Tuple) bool {
 func below(v, floor *resource.Tuple) bool {
 	return v[0] < floor[0] || v[1] < floor[1] || v[2] < floor[2] || v[3] < floor[3] ||
 		v[4] < floor[4] || v[5] < floor[5] || v[6] < floor[6] || v[7] < floor[7]
+}
+
+// diff sets *dst to a − b, saturating as resource.Tuple.Sub does, the way sum adds.
+func diff(dst, a, b *resource.Tuple) {
+	s0, s1, s2, s3 := a[0]-b[0], a[1]-b[1], a[2]-b[2], a[3]-b[3]
+	s4, s5, s6, s7 := a[4]-b[4], a[5]-b[5], a[6]-b[6], a[7]-b[7]
+	over := (a[0]^b[0])&(a[0]^s0) | (a[1]^b[1])&(a[1]^s1) | (a[2]^b[2])&(a[2]^s2) | (a[3]^b[3])&(a[3]^s3) |
+		(a[4]^b[4])&(a[4]^s4) | (a[5]^b[5])&(a[5]^s5) | (a[6]^b[6])&(a[6]^s6) | (a[7]^b[7])&(a[7]^s7)
+	if over < 0 {
+		*dst = a.Sub(*b)
+		return
+	}
+	dst[0], dst[1], dst[2], dst[3], dst[4], dst[5], dst[6], dst[7] = s0, s1, s2, s3, s4, s5, s6, s7
 }
 
 // sum sets *dst to a + b, saturating as resource.Tuple.Add does. It adds without
@@ -609,16 +622,16 @@ func (u *stageUpdate) node(nd *node, hi time.Duration) {
 		if nd.leaf || (nd.at[i] >= u.from && end <= AddSat(u.start, u.p.offsets[u.j+1])) {
 			d := &u.p.stages[u.j].Demand
 			if u.neg {
-				nd.val[i] = nd.val[i].Sub(*d)
+				diff(&nd.val[i], &nd.val[i], d)
 			} else {
-				nd.val[i] = nd.val[i].Add(*d)
+				sum(&nd.val[i], &nd.val[i], d)
 			}
 			if !nd.leaf {
 				k := nd.kids[i]
 				if u.neg {
-					k.add = k.add.Sub(*d)
+					diff(&k.add, &k.add, d)
 				} else {
-					k.add = k.add.Add(*d)
+					sum(&k.add, &k.add, d)
 				}
 			} else if i > 0 && u.j < 64 && nd.at[i] == AddSat(u.start, u.p.offsets[u.j]) && nd.val[i] != nd.val[i-1] {
 				// A boundary step that now differs from the one before (which is final:
