@@ -161,7 +161,12 @@ func (t *Tetris) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		if !ok {
 			return nil
 		}
-		task, level, _ := c.State().FirstPending(j, n, best)
+		task, level, ok := c.State().FirstPending(j, n, best)
+		if !ok { // its chosen task is gone: the job has nothing at that level now
+			t.picks[j.Index()].gen = 0
+			c.PassOver(j, framework.Skip{})
+			continue
+		}
 		s, _ := t.try.try(c, j, n, task, level, false)
 		t.picks[j.Index()].gen = 0 // its pending tasks changed
 		if s.Code == framework.Wait || s.OK() {
