@@ -43,12 +43,13 @@ func (m Mode) String() string {
 // Cycle is one scheduling cycle — a heartbeat, a placement or a probe — and holds
 // its scratch: plugins read what they need of it and never keep it.
 type Cycle struct {
-	fw   *Framework
-	mode Mode
-	now  time.Duration
-	gen  uint64
-	node *cluster.NodeInfo // pull: the heartbeat's node
-	d    *Decision         // pull: what the heartbeat decided so far
+	fw    *Framework
+	mode  Mode
+	now   time.Duration
+	gen   uint64
+	node  *cluster.NodeInfo // pull: the heartbeat's node
+	d     *Decision         // pull: what the heartbeat decided so far
+	moves uint64            // assignments added to or withdrawn from d so far (Moves)
 
 	free   resource.Tuple // pull: the node's free amount at now, while freeOK
 	freeOK bool
@@ -72,6 +73,13 @@ func (c *Cycle) Now() time.Duration { return c.now }
 // Gen numbers the cycle: plugins keep per-cycle scratch stamped with it (it grows from
 // cycle to cycle; probes share the number of the cycle before them).
 func (c *Cycle) Gen() uint64 { return c.gen }
+
+// Moves counts the changes to the Decision's assignments so far in the cycle: each
+// assignment added, and each withdrawn (a task started in this heartbeat and evicted).
+// A plugin that remembers an answer depending on what the heartbeat started (a gate
+// counting starts) asks afresh once it changed: the number of assignments alone may
+// come back to the same value after a withdrawal and an addition.
+func (c *Cycle) Moves() uint64 { return c.moves }
 
 // Decision is what a pull cycle decided so far; nil in other modes.
 func (c *Cycle) Decision() *Decision { return c.d }
@@ -277,6 +285,7 @@ func (c *Cycle) Evict(t *cluster.TaskInfo, victims []Victim) error {
 		if i := c.startedAt(v.Task); i >= 0 {
 			c.evicted = append(c.evicted, c.d.Assignments[i].Evicted...)
 			c.d.Assignments = slices.Delete(c.d.Assignments, i, i+1)
+			c.moves++
 			_ = st.Withdraw(v.Task) // checked above
 			continue
 		}
@@ -511,6 +520,7 @@ func (c *Cycle) TryAt(a *Attempt) Status {
 	as, st := c.bind(a)
 	if st.OK() {
 		c.d.Assignments = append(c.d.Assignments, as)
+		c.moves++
 	}
 	return st
 }
@@ -542,6 +552,7 @@ func (c *Cycle) run(a *Attempt) Status {
 	as, st := c.bind(a)
 	if st.OK() {
 		c.d.Assignments = append(c.d.Assignments, as)
+		c.moves++
 	}
 	return st
 }
@@ -603,6 +614,7 @@ func (c *Cycle) AllowAll(ids ...string) error {
 		as := c.commit(&w.a)
 		if c.d != nil {
 			c.d.Assignments = append(c.d.Assignments, as)
+			c.moves++
 		} else {
 			c.fw.permitted = append(c.fw.permitted, as)
 		}

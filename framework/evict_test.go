@@ -1,6 +1,7 @@
 package framework_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -54,4 +55,41 @@ func TestEvictRefusesBadInputAndChangesNothing(t *testing.T) {
 	before.Clock = after.Clock // the placement's time; nothing else changed
 	assert.Equal(t, before, after)
 	assert.Equal(t, cluster.Running, run.State())
+}
+
+// Cycle.Moves counts every change to the heartbeat's assignments: a task started and
+// then withdrawn (evicted in the same heartbeat), and another started, leave as many
+// assignments as before, not the same moves.
+func TestMovesCountStartsAndWithdrawals(t *testing.T) {
+	f := threeNodes(t)
+	first := f.submit(t, "low", "first", 1000, 1)
+	second := f.submit(t, "low", "second", 1000, 1)
+	pre := f.submit(t, "high", "pre", 1000, 1)
+	var counts, moves []int
+	note := func(c *framework.Cycle) {
+		counts = append(counts, len(c.Decision().Assignments))
+		moves = append(moves, int(c.Moves()))
+	}
+	pass := &passFunc{named{"StartsAndWithdraws"}, func(c *framework.Cycle, n *cluster.NodeInfo) error {
+		note(c)
+		j, _ := c.State().Job("low")
+		if s := c.Try(j, first, 0); !s.OK() {
+			return fmt.Errorf("first: %v", s)
+		}
+		note(c)
+		if err := c.Evict(pre, []framework.Victim{{Task: first, Reason: framework.Preempted}}); err != nil {
+			return err
+		}
+		note(c)
+		if s := c.Try(j, second, 0); !s.OK() {
+			return fmt.Errorf("second: %v", s)
+		}
+		note(c)
+		return nil
+	}}
+	fw := f.framework(t, with(f.base(t), pass))
+	_, err := fw.Heartbeat(f.node(t, "n1"), 0)
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 1, 0, 1}, counts)
+	assert.Equal(t, []int{0, 1, 2, 3}, moves)
 }

@@ -407,19 +407,20 @@ func (p *DelayScheduling) roomVisit(t *cluster.TaskInfo, _ fairness.Level) bool 
 
 // openMemo is one answer of Cycle.Open for a node other than the heartbeat's, and
 // what it depends on: the cycle, the node's timeline (its version) and the tasks the
-// cycle started so far.
+// cycle started so far (Cycle.Moves).
 type openMemo struct {
-	open     bool
-	gen      uint64
-	version  uint64
-	assigned int
+	open    bool
+	gen     uint64
+	version uint64
+	moves   uint64
 }
 
 // open is c.Open(m) for a node m other than the heartbeat's, remembered for the
 // heartbeat: a job's input nodes are asked about again and again as the walk visits
 // the jobs waiting for them, while none of them changes. The answer is asked afresh
-// once m's timeline changed (a gang's waiting members rolled back there) or a task
-// started (a gate may count the heartbeat's starts). The gates' other input, the
+// once m's timeline changed (a gang's waiting members rolled back there) or the
+// heartbeat's assignments changed (a gate may count its starts; Cycle.Moves counts
+// additions and withdrawals alike). The gates' other input, the
 // node's policy mode, changes only between calls of the Scheduler. Answers of
 // earlier cycles are not used; they are dropped at once when the memo holds twice as
 // many nodes as the cluster has (removed nodes), so that it stays O(nodes).
@@ -430,12 +431,12 @@ func (p *DelayScheduling) open(c *framework.Cycle, m *cluster.NodeInfo) bool {
 	if p.opened == nil || len(p.opened) > 2*c.State().NumNodes() {
 		p.opened = make(map[*cluster.NodeInfo]openMemo)
 	}
-	g, v, k := c.Gen(), m.Timeline().Version(), len(c.Decision().Assignments)
-	if o, ok := p.opened[m]; ok && o.gen == g && o.version == v && o.assigned == k {
+	g, v, k := c.Gen(), m.Timeline().Version(), c.Moves()
+	if o, ok := p.opened[m]; ok && o.gen == g && o.version == v && o.moves == k {
 		p.memoHits++
 		return o.open
 	}
-	o := openMemo{open: c.Open(m), gen: g, version: v, assigned: k}
+	o := openMemo{open: c.Open(m), gen: g, version: v, moves: k}
 	p.opened[m] = o
 	return o.open
 }
