@@ -40,18 +40,27 @@ func BenchmarkThesisMixed(b *testing.B) {
 	b.ReportMetric(float64(tasks)/b.Elapsed().Seconds(), "tasks/s")
 }
 
-// BenchmarkPlaceReplicas places the 3,200 blocks of 400 GiB on the thesis' 90 nodes.
+// BenchmarkPlaceReplicas places the 3,200 blocks of 400 GiB on the thesis' 90 nodes, and
+// 32,000 blocks on 1,000 nodes (20 racks of 50).
 func BenchmarkPlaceReplicas(b *testing.B) {
-	cl, _ := workload.ThesisCluster()
-	blocks := make([]int64, 3200)
-	for i := range blocks {
-		blocks[i] = workload.DefaultBlockSize
-	}
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		if _, err := workload.PlaceReplicas(&cl, blocks, 3); err != nil {
-			b.Fatal(err)
-		}
+	thesis, _ := workload.ThesisCluster()
+	big, _ := workload.FGMCluster(workload.WithRacks(20), workload.WithNodesPerRack(50))
+	for _, tc := range []struct {
+		cl     workload.Cluster
+		blocks int
+	}{{thesis, 3200}, {big, 32000}} {
+		b.Run(fmt.Sprintf("nodes=%d", len(tc.cl.Nodes)), func(b *testing.B) {
+			blocks := make([]int64, tc.blocks)
+			for i := range blocks {
+				blocks[i] = workload.DefaultBlockSize
+			}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := workload.PlaceReplicas(&tc.cl, blocks, 3); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

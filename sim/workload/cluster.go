@@ -1,8 +1,10 @@
 package workload
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/finegrain/finegrain/gpu"
@@ -405,49 +407,145 @@ func PlaceReplicas(c *Cluster, blocks []int64, replicas int) ([][]int, error) {
 		}
 		rackOf[i] = k
 	}
-	load := make([]int64, n)
-	chosen := make([]bool, n)
+	t := newLoadTree(rackOf, len(rackIdx))
 	all := make([]int, len(blocks)*replicas)
 	out := make([][]int, len(blocks))
-	// least returns the least-loaded node not chosen that ok accepts, or -1.
-	least := func(ok func(i int) bool) int {
-		best := -1
-		for i := 0; i < n; i++ {
-			if !chosen[i] && ok(i) && (best < 0 || load[i] < load[best]) {
-				best = i
-			}
-		}
-		return best
-	}
-	anyNode := func(int) bool { return true }
 	for b, size := range blocks {
 		rs := all[b*replicas : (b+1)*replicas : (b+1)*replicas]
 		for k := range rs {
-			var i int
+			i := -1
 			switch k {
-			case 0:
-				i = least(anyNode)
 			case 1:
-				r0 := rackOf[rs[0]]
-				if i = least(func(i int) bool { return rackOf[i] == r0 }); i < 0 {
-					i = least(anyNode)
-				}
+				i = t.leastIn(rackOf[rs[0]])
 			case 2:
-				r0 := rackOf[rs[0]]
-				if i = least(func(i int) bool { return rackOf[i] != r0 }); i < 0 {
-					i = least(anyNode)
-				}
-			default:
-				i = least(anyNode)
+				i = t.leastOutside(rackOf[rs[0]])
+			}
+			if i < 0 {
+				i = t.least()
 			}
 			rs[k] = i
-			chosen[i] = true
+			t.set(i, true)
 		}
 		for _, i := range rs {
-			chosen[i] = false
-			load[i] += size
+			t.add(i, size)
+			t.set(i, false)
 		}
 		out[b] = rs
 	}
 	return out, nil
+}
+
+// loadTree answers PlaceReplicas' questions — the least-loaded node, of a rack or
+// outside it, among those not chosen for the block at hand, ties to the lower index —
+// in O(log n): a segment tree over the nodes ordered by rack, then index, so that
+// each rack is a range, holding the least (load, index) below each of its entries.
+type loadTree struct {
+	size  int       // leaves: a power of two ≥ the number of nodes
+	pos   []int     // node index → leaf
+	racks [][2]int  // rack → its range of leaves [from, to)
+	key   []loadKey // the tree, 1-based; leaves from size
+}
+
+// loadKey is a node's load and index; off: chosen for the block (or no node), never
+// the least.
+type loadKey struct {
+	load int64
+	idx  int
+	off  bool
+}
+
+func (a loadKey) less(b loadKey) bool {
+	if a.off != b.off {
+		return b.off
+	}
+	if a.load != b.load {
+		return a.load < b.load
+	}
+	return a.idx < b.idx
+}
+
+func newLoadTree(rackOf []int, racks int) *loadTree {
+	n := len(rackOf)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rackOf[a], rackOf[b]) })
+	t := &loadTree{size: 1, pos: make([]int, n), racks: make([][2]int, racks)}
+	for t.size < n {
+		t.size *= 2
+	}
+	t.key = make([]loadKey, 2*t.size)
+	for i := range t.key {
+		t.key[i] = loadKey{off: true}
+	}
+	for leaf, i := range order {
+		t.pos[i] = leaf
+		t.key[t.size+leaf] = loadKey{idx: i}
+		r := rackOf[i]
+		if leaf == 0 || rackOf[order[leaf-1]] != r {
+			t.racks[r][0] = leaf
+		}
+		t.racks[r][1] = leaf + 1
+	}
+	for q := t.size - 1; q > 0; q-- {
+		t.key[q] = t.pick(t.key[2*q], t.key[2*q+1])
+	}
+	return t
+}
+
+func (t *loadTree) pick(a, b loadKey) loadKey {
+	if b.less(a) {
+		return b
+	}
+	return a
+}
+
+// update sets node i's leaf with f and recomputes the entries above it.
+func (t *loadTree) update(i int, f func(*loadKey)) {
+	q := t.size + t.pos[i]
+	f(&t.key[q])
+	for q /= 2; q > 0; q /= 2 {
+		t.key[q] = t.pick(t.key[2*q], t.key[2*q+1])
+	}
+}
+
+// add adds size to node i's load.
+func (t *loadTree) add(i int, size int64) { t.update(i, func(k *loadKey) { k.load += size }) }
+
+// set marks node i chosen for the block at hand, or not.
+func (t *loadTree) set(i int, chosen bool) { t.update(i, func(k *loadKey) { k.off = chosen }) }
+
+// rangeMin is the least key over leaves [from, to).
+func (t *loadTree) rangeMin(from, to int) loadKey {
+	m := loadKey{off: true}
+	for lo, hi := from+t.size, to+t.size; lo < hi; lo, hi = lo/2, hi/2 {
+		if lo&1 == 1 {
+			m = t.pick(m, t.key[lo])
+			lo++
+		}
+		if hi&1 == 1 {
+			hi--
+			m = t.pick(m, t.key[hi])
+		}
+	}
+	return m
+}
+
+func found(k loadKey) int {
+	if k.off {
+		return -1
+	}
+	return k.idx
+}
+
+// least is the least-loaded node not chosen, or −1.
+func (t *loadTree) least() int { return found(t.key[1]) }
+
+// leastIn is the least-loaded node of rack r not chosen, or −1.
+func (t *loadTree) leastIn(r int) int { return found(t.rangeMin(t.racks[r][0], t.racks[r][1])) }
+
+// leastOutside is the least-loaded node of another rack than r not chosen, or −1.
+func (t *loadTree) leastOutside(r int) int {
+	return found(t.pick(t.rangeMin(0, t.racks[r][0]), t.rangeMin(t.racks[r][1], t.size)))
 }
