@@ -313,7 +313,11 @@ func (s *State) AddJob(spec JobSpec) error {
 	if w == 0 {
 		w = 1
 	}
-	if err := s.tree.AddJob(spec.Queue, spec.ID, fairness.Weight(w), fairness.Priority(spec.Priority), fairness.SubmittedAt(spec.Submitted)); err != nil {
+	slot := len(s.jobList) // the index takeSlot hands out below
+	if k := len(s.freeJobs); k > 0 {
+		slot = s.freeJobs[k-1]
+	}
+	if err := s.tree.AddJob(spec.Queue, spec.ID, fairness.Weight(w), fairness.Priority(spec.Priority), fairness.SubmittedAt(spec.Submitted), fairness.Slot(slot)); err != nil {
 		if errors.Is(err, fairness.ErrUnknownQueue) {
 			return fmt.Errorf("cluster: job %q: %w: %w", spec.ID, ErrUnknownQueue, err)
 		}
@@ -673,7 +677,7 @@ func (s *State) Admit(j *JobInfo, usage resource.Tuple) error {
 // sorts once per pass.
 func (s *State) Walk(fn func(j *JobInfo) bool) {
 	s.walking++
-	s.tree.Walk(func(id string) bool { return fn(s.jobs[id]) })
+	s.tree.WalkSlots(func(i int) bool { return fn(s.jobList[i]) })
 	if s.walking--; s.walking > 0 {
 		return
 	}

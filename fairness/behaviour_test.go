@@ -374,3 +374,31 @@ func TestTasksOrderFIFOUnderEveryPolicy(t *testing.T) {
 		assert.Equal(t, []string{"t2", "t1", "t3"}, ids(es), "%T", p)
 	}
 }
+
+// WalkSlots walks the jobs in Walk's order, handing back the slots given them (Slot),
+// kept through updates; a job given none has −1.
+func TestWalkSlotsFollowsWalk(t *testing.T) {
+	schema := resource.MustSchema(resource.CPU, resource.Memory)
+	tree, err := fairness.NewTree(schema, schema.MustTuple(100, 100))
+	require.NoError(t, err)
+	require.NoError(t, tree.AddQueue("", "q"))
+	slots := map[string]int{"a": 7, "b": 0, "c": -1, "d": 3}
+	for _, id := range []string{"a", "b", "c", "d"} {
+		var opts []fairness.Option
+		if slots[id] >= 0 {
+			opts = append(opts, fairness.Slot(slots[id]))
+		}
+		require.NoError(t, tree.AddJob("q", id, opts...))
+		require.NoError(t, tree.AddPending(id, 2, schema.MustTuple(2, 2)))
+	}
+	require.NoError(t, tree.Start("a", schema.MustTuple(1, 1), schema.MustTuple(10, 10)))
+	require.NoError(t, tree.UpdateJob("d", fairness.Weight(3)))
+	var want, got []int
+	tree.Walk(func(id string) bool { want = append(want, slots[id]); return true })
+	tree.WalkSlots(func(s int) bool { got = append(got, s); return true })
+	assert.Equal(t, want, got)
+	assert.Len(t, got, 4)
+	got = got[:0]
+	tree.WalkSlots(func(s int) bool { got = append(got, s); return len(got) < 2 })
+	assert.Equal(t, want[:2], got, "stops when fn says so")
+}

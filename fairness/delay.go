@@ -63,6 +63,8 @@ type Delay struct {
 	skips   bool
 	w1, w2  int64 // nanoseconds, or offers
 	jobs    map[string]*jobWait
+	lastJob string     // the job last looked up (lookup), when lastW is set
+	lastW   *jobWait   // its state
 	skipped []*jobWait // jobs that passed up an offer since the last heartbeat
 	last    time.Duration
 	beat    bool
@@ -208,10 +210,11 @@ func (d *Delay) Offer(job string, best Level) (Level, bool, error) {
 	if best > OffSwitch {
 		return 0, false, fieldErr(fmt.Sprintf("job %q best locality", job), best, ErrInvalidLevel)
 	}
-	w := d.jobs[job]
+	w := d.lookup(job)
 	if w == nil {
 		w = &jobWait{}
 		d.jobs[job] = w
+		d.lastJob, d.lastW = job, w
 	}
 	switch {
 	case best == NodeLocal:
@@ -243,7 +246,7 @@ func (d *Delay) launch(w *jobWait, l Level) {
 // rack-local) or OffSwitch. A job never offered anything may launch node-local only,
 // unless the waits are zero.
 func (d *Delay) Allowed(job string) Level {
-	w := d.jobs[job]
+	w := d.lookup(job)
 	if w == nil {
 		w = &jobWait{}
 	}
@@ -274,10 +277,24 @@ func (d *Delay) State(job string) JobWait {
 
 // Forget drops a job's state (the job finished or was cancelled).
 func (d *Delay) Forget(job string) {
-	if w := d.jobs[job]; w != nil {
+	if w := d.lookup(job); w != nil {
 		w.skipped = false
 		delete(d.jobs, job)
+		d.lastJob, d.lastW = "", nil
 	}
+}
+
+// lookup returns a job's state, nil for none. The job last looked up is remembered: a
+// pass asks what a job may launch at (Allowed) and then offers it the node (Offer).
+func (d *Delay) lookup(job string) *jobWait {
+	if d.lastW != nil && job == d.lastJob {
+		return d.lastW
+	}
+	w := d.jobs[job]
+	if w != nil {
+		d.lastJob, d.lastW = job, w
+	}
+	return w
 }
 
 // Len is the number of jobs with state.

@@ -139,7 +139,9 @@ type place[T any] struct {
 }
 
 // places are the indexes of the nodes, or of the racks, by ID. The last looked up is
-// kept: a heartbeat asks about one node, and its rack, for job after job.
+// kept: a heartbeat asks about one node, and its rack, for job after job, while the
+// tasks it starts leave the indexes of other nodes (which do not go through the
+// cache). Adding or dropping an index keeps the cache right.
 type places[T any] struct {
 	m      map[string]*place[T]
 	key    string    // the last ID looked up, when cached
@@ -176,13 +178,17 @@ func (ps *places[T]) firstOf(key string, j *pjob[T]) *PendingEntry[T] {
 // add adds the index of a node or rack that had none.
 func (ps *places[T]) add(key string, pl *place[T]) {
 	ps.m[key] = pl
-	ps.key, ps.last, ps.cached = "", nil, false
+	if ps.cached && ps.key == key {
+		ps.last = pl
+	}
 }
 
 // drop drops the index of a node or rack left without entries.
 func (ps *places[T]) drop(key string) {
 	delete(ps.m, key)
-	ps.key, ps.last, ps.cached = "", nil, false
+	if ps.cached && ps.key == key {
+		ps.last = nil
+	}
 }
 
 type pjob[T any] struct {
@@ -298,7 +304,7 @@ func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 
 // index puts entry e in the index of the node or rack key of m.
 func (p *PendingIndex[T]) index(m *places[T], key string, e *PendingEntry[T]) {
-	pl := m.get(key)
+	pl := m.m[key] // not through the cache, which serves the heartbeat's lookups
 	if pl == nil {
 		pl = &place[T]{items: ltree[T]{free: &p.lfree}}
 		m.add(key, pl)
@@ -312,7 +318,7 @@ func (p *PendingIndex[T]) index(m *places[T], key string, e *PendingEntry[T]) {
 // unindex takes entry e out of the index of the node or rack key of m, and drops the
 // index when it is left empty.
 func (p *PendingIndex[T]) unindex(m *places[T], key string, e *PendingEntry[T]) {
-	pl := m.get(key)
+	pl := m.m[key]
 	seq := e.job.seq
 	x := located[T]{job: seq, e: e}
 	_, pred, succ := pl.items.remove(x)

@@ -44,6 +44,7 @@ type tnode struct {
 	seq      uint64   // creation order: the final tie-break
 	inParent bool     // held in parent.active
 	idx      int      // index in parent.kids
+	slot     int      // a job's slot (Slot), −1 for none
 	// queues only
 	policy Policy
 	kids   []*tnode
@@ -122,6 +123,8 @@ type config struct {
 	submitted time.Duration
 	policy    Policy
 	setPolicy bool
+	slot      int
+	setSlot   bool
 }
 
 // Weight sets the entity's weight among its siblings (default 1; must be positive and
@@ -147,13 +150,27 @@ func SubmittedAt(at time.Duration) Option { return func(c *config) { c.submitted
 // its parent's. It applies to queues only.
 func OrderedBy(p Policy) Option { return func(c *config) { c.policy, c.setPolicy = p, true } }
 
+// Slot gives a job a slot: a non-negative integer of its owner's choosing (its index in
+// the owner's own table of jobs, say) that WalkSlots hands back, so that an owner of
+// many jobs walks them in fairness order without looking each up by ID. Jobs only; a
+// job given none has slot −1.
+func Slot(i int) Option { return func(c *config) { c.slot, c.setSlot = i, true } }
+
 func (t *Tree) configure(n *tnode, opts []Option) (config, error) {
-	c := config{share: n.Share, priority: n.Priority, submitted: n.Submitted, policy: n.policy}
+	c := config{share: n.Share, priority: n.Priority, submitted: n.Submitted, policy: n.policy, slot: n.slot}
 	for _, o := range opts {
 		o(&c)
 	}
 	if err := c.share.validate(); err != nil {
 		return c, err
+	}
+	if c.setSlot {
+		if n.Kind != KindJob {
+			return c, fieldErr("slot", c.slot, ErrInvalidKind)
+		}
+		if c.slot < 0 {
+			return c, fieldErr("slot", c.slot, ErrInvalidCount)
+		}
 	}
 	if c.setPolicy {
 		if n.Kind != KindQueue {
@@ -213,12 +230,13 @@ func (t *Tree) add(parent, id string, kind Kind, opts []Option) error {
 	if err != nil {
 		return err
 	}
-	probe := tnode{Entry: Entry{Kind: kind, Share: DefaultShare()}}
+	probe := tnode{Entry: Entry{Kind: kind, Share: DefaultShare()}, slot: -1}
 	c, err := t.configure(&probe, opts)
 	if err != nil {
 		return within(who(kind, id), err)
 	}
 	n := t.newNode(Entry{ID: id, Kind: kind, Priority: c.priority, Submitted: c.submitted, Share: c.share}, p)
+	n.slot = c.slot
 	if kind == KindQueue {
 		n.policy = p.policy
 		if c.setPolicy {
@@ -258,7 +276,7 @@ func (t *Tree) update(n *tnode, opts []Option) error {
 		return within(who(n.Kind, n.ID), err)
 	}
 	t.detach(n)
-	n.Share, n.Priority, n.Submitted = c.share, c.priority, c.submitted
+	n.Share, n.Priority, n.Submitted, n.slot = c.share, c.priority, c.submitted, c.slot
 	if c.setPolicy {
 		n.policy = c.policy
 		t.rebuild(n, false)
@@ -579,14 +597,20 @@ func (t *Tree) Next() (job string, ok bool) {
 // "for each queue … for each job", for a scheduler that passes over jobs (no task fits,
 // delay scheduling). fn must not change the tree; stop the walk, change, walk again.
 func (t *Tree) Walk(fn func(job string) bool) {
-	t.walk(t.root, fn)
+	t.walk(t.root, func(j *tnode) bool { return fn(j.ID) })
 }
 
-func (t *Tree) walk(q *tnode, fn func(string) bool) bool {
+// WalkSlots is Walk handing fn each job's slot (Slot; −1 for a job given none)
+// instead of its ID.
+func (t *Tree) WalkSlots(fn func(slot int) bool) {
+	t.walk(t.root, func(j *tnode) bool { return fn(j.slot) })
+}
+
+func (t *Tree) walk(q *tnode, fn func(*tnode) bool) bool {
 	more := true
 	q.active.Ascend(func(c *tnode) bool {
 		if c.Kind == KindJob {
-			more = fn(c.ID)
+			more = fn(c)
 		} else {
 			more = t.walk(c, fn)
 		}
