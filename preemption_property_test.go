@@ -79,6 +79,16 @@ var preemptionRegressions = []int64{
 	// fit beside the first: the gang started partly (fixed: they move together or not
 	// at all, cluster.State.MoveStarts).
 	1702723061775653048,
+	// A task raised after failures beyond the 2 GiB nodes set its queue's packing-bound
+	// floor there, and the richer queue started nothing on them while gangs held the 4 GiB
+	// one (fixed: a refused task a node cannot hold empty sets no floor on it).
+	8307781363059893963,
+	// A task raised beyond the 3 GiB node held the richer queue off it while the 5 GiB
+	// node was busy with gangs (fixed: likewise).
+	-3406861129286266405,
+	// A task raised beyond the 2 GiB node held the richer queue off it while the 4 GiB
+	// node was busy with gangs (fixed: likewise).
+	3283275610147837475,
 }
 
 func TestPreemptionGangBookingRegressions(t *testing.T) {

@@ -104,8 +104,10 @@ func NewDelayScheduling(d *fairness.Delay, opts ...DelayOption) *DelayScheduling
 
 // SetPackingBound sets the fair packing bound b, a weighted dominant share (a fraction
 // of the cluster): once a job was passed over in a heartbeat for want of room on the
-// node — none of its task classes fits what is free (NoClassFits), or its task did not
-// fit (NoRoom) though the node could hold it empty — a job of another queue may take
+// node — none of its task classes fits what is free though one could start on the
+// node empty (NoClassFits), or its task did not fit (NoRoom) though the node, empty,
+// could hold that task's demand as tried (a failed task's raised one, Prediction) — a
+// job of another queue may take
 // the node only while its queue's weighted dominant share is at most b above that of
 // the passed-over job's queue; a job beyond it is passed over (AheadOfOrder) for the
 // rest of the heartbeat. It keeps packing from running ahead of the fairness order: a
@@ -212,7 +214,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 					sk = framework.Skip{Job: j.ID(), Reason: framework.LocalityWait}
 				}
 				c.PassOver(j, sk)
-				if s.Reason == framework.NoRoom && !unplaceable(c, s) && fitsEmpty(st, j, n) {
+				if s.Reason == framework.NoRoom && !unplaceable(c, s) && fitsEmpty(st, j, n) && holdsTried(c, n) {
 					p.noRoom(c, j)
 				}
 				goOn = s.Code != framework.Closed
@@ -255,8 +257,8 @@ func (p *DelayScheduling) noRoom(c *framework.Cycle, j *cluster.JobInfo) {
 
 // fitsEmpty reports whether some task class of job j could start on node n empty
 // (holdsEmpty): a job that the node could never hold does not hold other queues back
-// there. Both of the bound's refusals test it, so that passing a job over by its
-// classes (DemandClasses) or trying its task sets the same floor.
+// there. Both of the bound's refusals test it; a refused task must moreover fit the
+// node empty itself (holdsTried).
 func fitsEmpty(st *cluster.State, j *cluster.JobInfo, n *cluster.NodeInfo) bool {
 	capacity := n.Capacity()
 	for _, cl := range j.Classes() {
@@ -265,6 +267,17 @@ func fitsEmpty(st *cluster.State, j *cluster.JobInfo, n *cluster.NodeInfo) bool 
 		}
 	}
 	return false
+}
+
+// holdsTried reports whether node n, empty, could hold the task of the latest Try as
+// it was tried: n's capacity covers its demand's peak (a failed task's raised demand,
+// Prediction). A job is passed over once its task is refused, so when n could never
+// hold that task the job does not wait for room on n, and it sets no floor there
+// although other classes of it would fit: otherwise a task that only a busy larger
+// node holds would keep the richer queues off n, empty, for as long as that node is
+// busy.
+func holdsTried(c *framework.Cycle, n *cluster.NodeInfo) bool {
+	return n.Capacity().Covers(c.Tried().Demand.Hold.Peak())
 }
 
 // holdsEmpty reports whether a task of class id could start on an empty node of
