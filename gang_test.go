@@ -204,24 +204,3 @@ func TestExpirePermits(t *testing.T) {
 	assert.Equal(t, 5, s.Count(finegrain.Pending))
 	assert.ErrorIs(t, s.ExpirePermits(time.Second), finegrain.ErrInvalid, "time going backwards")
 }
-
-// Gangs that can never gather take turns holding the node, one wait after another;
-// the room a rollback frees goes to other work first, so a plain task behind them in
-// the fairness order starts in the heartbeat that rolled a gang back.
-func TestRollbackRoomGoesToOtherWorkFirst(t *testing.T) {
-	s := gangCluster(t, 1, map[string]int{"g1": 5, "g2": 5}) // 5 GiB on a 4 GiB node: never
-	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "plain", Submitted: time.Second}))
-	require.NoError(t, s.Submit(finegrain.Task{ID: "p", Job: "plain", Request: schema.MustTuple(500, 1*gib), Duration: time.Minute}))
-	var at time.Duration = -1
-	for beat := 0; beat < 60 && at < 0; beat++ {
-		now := time.Duration(beat) * time.Second
-		d, err := s.Heartbeat("n0", now)
-		require.NoError(t, err)
-		for _, a := range d.Assignments {
-			if a.Task == "p" {
-				at = now
-			}
-		}
-	}
-	assert.Equal(t, 10*time.Second, at, "the plain task starts when the first gang's wait ends")
-}

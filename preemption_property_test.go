@@ -89,11 +89,6 @@ var preemptionRegressions = []int64{
 	// A task raised beyond the 2 GiB node held the richer queue off it while the 4 GiB
 	// node was busy with gangs (fixed: likewise).
 	3283275610147837475,
-	// Gangs that could never gather took turns on both nodes: each rollback's room went
-	// at once to the next gang whose wait had ended, ahead of a plain task in the
-	// fairness order, which never started (fixed: no gang begins to gather in the cycle
-	// that rolled another back).
-	5007380582045388592,
 }
 
 func TestPreemptionGangBookingRegressions(t *testing.T) {

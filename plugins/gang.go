@@ -38,11 +38,6 @@ const DefaultGangTimeout = 60 * time.Second
 //     members of another gang that is not running are refused (GangWaiting). Two
 //     gangs that each fit the cluster alone but not together therefore never each
 //     hold part of what they need: the one gathering completes or times out.
-//   - PreFilter: no gang begins to gather in the cycle that rolled another back
-//     (GangWaiting): the room the rollback freed goes to other work first. Otherwise,
-//     with many gangs that cannot gather, one whose wait had just ended would take
-//     the room at every rollback, ahead of plain tasks in the fairness order (gangs
-//     gathering hold nothing, so they come first), and those tasks never start.
 //
 // The gathering gang is found from the framework's waiting list, so a member
 // cancelled or lost while waiting leaves nothing behind.
@@ -51,7 +46,6 @@ type Gang struct {
 	holder  string                 // the job gathering (members waiting), if any
 	until   time.Duration          // the holder's deadline
 	backoff map[string]gangBackoff // job → when it may gather again after rollbacks
-	rolled  uint64                 // the cycle (Gen) of the latest rollback, 0 for none
 }
 
 // gangBackoff is a gang's wait after rollbacks: one timeout after the first, doubling
@@ -106,7 +100,7 @@ func (g *Gang) PreFilter(c *framework.Cycle, a *framework.Attempt) framework.Sta
 	if j.Live()+j.Finished() < j.Spec().MinMember {
 		return framework.Refuse(framework.GangShort)
 	}
-	if h := g.current(c); h != "" && h != j.ID() || h == "" && g.rolled == c.Gen() {
+	if h := g.current(c); h != "" && h != j.ID() {
 		return framework.Refuse(framework.GangWaiting)
 	}
 	if b, ok := g.backoff[j.ID()]; ok && c.Now() < b.until {
@@ -131,7 +125,7 @@ func (g *Gang) Unreserve(c *framework.Cycle, a *framework.Attempt) {
 	if id != g.holder {
 		return
 	}
-	g.holder, g.rolled = "", c.Gen()
+	g.holder = ""
 	b := g.backoff[id]
 	b.rollbacks = min(b.rollbacks+1, maxDoublings+1)
 	wait := g.timeout
