@@ -11,14 +11,14 @@ import (
 // IdleGate (NodeGate) closes a heartbeat's node when its free resources are below the
 // idle threshold (NodeBusy) or its mode is StopAllocation (PolicyStop): Alg. 1 line 1,
 // and line 17's "resources used up", asked again after every start.
-type IdleGate struct{ adjuster *policy.Adjuster }
+type IdleGate struct{ modes modes }
 
 // NewIdleGate returns the idle gate reading adj.
 func NewIdleGate(adj *policy.Adjuster) (*IdleGate, error) {
 	if adj == nil {
 		return nil, fmt.Errorf("plugins: idle gate: nil adjuster: %w", cluster.ErrInvalid)
 	}
-	return &IdleGate{adjuster: adj}, nil
+	return &IdleGate{modes: modes{adjuster: adj}}, nil
 }
 
 // Name implements framework.Plugin.
@@ -26,10 +26,23 @@ func (*IdleGate) Name() string { return "IdleGate" }
 
 // Gate implements framework.NodeGatePlugin.
 func (g *IdleGate) Gate(c *framework.Cycle, n *cluster.NodeInfo) framework.Status {
-	if ok, _ := g.adjuster.Schedulable(n.ID(), c.FreeOn(n)); ok {
+	free := c.FreeOn(n)
+	if r := g.modes.ref(c, n); r != nil {
+		if ok, live := r.Schedulable(free); live {
+			if ok {
+				return framework.Status{}
+			}
+			if m, _ := r.Mode(); !m.Schedulable() {
+				return framework.Close(framework.PolicyStop)
+			}
+			return framework.Close(framework.NodeBusy)
+		}
+	}
+	adj := g.modes.adjuster
+	if ok, _ := adj.Schedulable(n.ID(), free); ok {
 		return framework.Status{}
 	}
-	if !g.adjuster.Mode(n.ID()).Schedulable() {
+	if !adj.Mode(n.ID()).Schedulable() {
 		return framework.Close(framework.PolicyStop)
 	}
 	return framework.Close(framework.NodeBusy)
@@ -78,23 +91,34 @@ type modeRef struct {
 
 // mode is node n's mode: adjuster.Mode(n.ID()).
 func (m *modes) mode(c *framework.Cycle, n *cluster.NodeInfo) policy.Mode {
-	i := n.Index()
-	if i < len(m.refs) && m.refs[i].node == n {
-		if mode, ok := m.refs[i].ref.Mode(); ok {
+	if r := m.ref(c, n); r != nil {
+		if mode, ok := r.Mode(); ok {
 			return mode
 		}
 	}
+	return m.adjuster.Mode(n.ID())
+}
+
+// ref is the reference to node n's mode; nil when the adjuster does not track n, or
+// in a probe when no pull or push cycle took the reference yet. It may be void (the
+// node was removed from the adjuster): then ask the adjuster.
+func (m *modes) ref(c *framework.Cycle, n *cluster.NodeInfo) *policy.ModeRef {
+	i := n.Index()
+	if i < len(m.refs) && m.refs[i].node == n {
+		if _, ok := m.refs[i].ref.Mode(); ok {
+			return m.refs[i].ref
+		}
+	}
 	if c == nil || c.Mode() == framework.Probe {
-		return m.adjuster.Mode(n.ID())
+		return nil
 	}
 	ref, ok := m.adjuster.Ref(n.ID())
 	if !ok {
-		return policy.StopAllocation // untracked: as Adjuster.Mode says
+		return nil
 	}
 	if i >= len(m.refs) {
 		m.refs = append(m.refs, make([]modeRef, max(i+1, c.State().NodeSlots())-len(m.refs))...)
 	}
 	m.refs[i] = modeRef{node: n, ref: ref}
-	mode, _ := ref.Mode()
-	return mode
+	return ref
 }

@@ -243,6 +243,7 @@ func (a *Adjuster) AddServer(id string, capacity resource.Tuple) error {
 	}
 	s := &server{capacity: capacity, mode: a.initial}
 	s.ref.mode.Store(uint32(a.initial))
+	s.ref.floor = capacity.ScaleEach(a.idle)
 	a.servers[id] = s
 	return nil
 }
@@ -313,6 +314,7 @@ func (a *Adjuster) Ref(id string) (*ModeRef, bool) {
 type ModeRef struct {
 	mode    atomic.Uint32
 	removed atomic.Bool
+	floor   resource.Tuple // the idle threshold's share of the capacity (BelowIdle), set once
 }
 
 // Mode returns the server's current mode, and false once the server was removed
@@ -322,6 +324,17 @@ func (r *ModeRef) Mode() (Mode, bool) {
 		return StopAllocation, false
 	}
 	return Mode(r.mode.Load()), true
+}
+
+// Schedulable reports what Adjuster.Schedulable would for the server with idle
+// resources idle, which must lie within the adjuster's schema: whether its mode lets
+// tasks be allocated and idle is not below the idle threshold. live is false once the
+// server was removed (then ask the Adjuster).
+func (r *ModeRef) Schedulable(idle resource.Tuple) (ok, live bool) {
+	if r.removed.Load() {
+		return false, false
+	}
+	return Mode(r.mode.Load()).Schedulable() && !idle.AnyLess(r.floor), true
 }
 
 // setMode sets the server's mode; a.mu is held for writing.

@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -145,5 +146,51 @@ func TestAdjusterProperties(t *testing.T) {
 		return true
 	}, gen.SliceOf(gen.UInt8Range(0, 40)), gen.IntRange(1, 6), gen.IntRange(1, 6)))
 
+	props.TestingRun(t)
+}
+
+// A mode reference answers Schedulable as the adjuster does, for random idle
+// thresholds, capacities, modes and idle amounts (on and off the threshold), and is
+// void once its server is removed.
+func TestModeRefSchedulableAsAdjuster(t *testing.T) {
+	props := gopter.NewProperties(gopter.DefaultTestParameters())
+	modes := []policy.Mode{policy.FineGrained, policy.FineGrainedNoCompression, policy.CoarseGrained, policy.StopAllocation}
+	props.Property("ModeRef.Schedulable = Adjuster.Schedulable", prop.ForAll(func(seed int64) string {
+		r := rand.New(rand.NewSource(seed))
+		ih := resource.Vector{float64(r.Intn(5)) / 10, float64(r.Intn(5)) / 10, float64(r.Intn(5)) / 10}
+		a, err := policy.NewAdjuster(schema, newConformity(), policy.WithIdleThreshold(ih))
+		if err != nil {
+			return err.Error()
+		}
+		capacity := tup(int64(1+r.Intn(8000)), int64(1+r.Intn(8000)), int64(r.Intn(200)))
+		if err := a.AddServer("s", capacity); err != nil {
+			return err.Error()
+		}
+		ref, _ := a.Ref("s")
+		for range 50 {
+			if err := a.SetMode("s", modes[r.Intn(len(modes))]); err != nil {
+				return err.Error()
+			}
+			var idle resource.Tuple
+			floor := capacity.ScaleEach(ih)
+			for k := range 3 {
+				idle[k] = floor[k] + int64(r.Intn(5)) - 2 // about the threshold
+			}
+			want, err := a.Schedulable("s", idle)
+			if err != nil {
+				return err.Error()
+			}
+			if got, live := ref.Schedulable(idle); got != want || !live {
+				return fmt.Sprintf("capacity %v, ih %v, mode %v, idle %v: ref says %v (live %v), adjuster %v", capacity, ih, a.Mode("s"), idle, got, live, want)
+			}
+		}
+		if err := a.RemoveServer("s"); err != nil {
+			return err.Error()
+		}
+		if ok, live := ref.Schedulable(capacity); ok || live {
+			return "a removed server's reference still answers"
+		}
+		return ""
+	}, gen.Int64()))
 	props.TestingRun(t)
 }
