@@ -167,52 +167,22 @@ func TestPackingBoundProperty(t *testing.T) {
 	props.TestingRun(t)
 }
 
-// A task that failed and was raised beyond what a node holds does not hold other
-// queues back there: its refusal sets no floor (review finding: it did, and an empty
-// node started nothing).
-func TestPackingBoundIgnoresRaisedTasks(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling())
-	require.NoError(t, s.AddNode(finegrain.Node{ID: "big", Capacity: schema.MustTuple(16000, 32*gib)}))
-	require.NoError(t, s.AddQueue("", "poor"))
-	require.NoError(t, s.AddQueue("", "rich"))
-	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "p", Queue: "poor"}))
-	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "r", Queue: "rich"}))
-	require.NoError(t, s.Submit(
-		finegrain.Task{ID: "t", Job: "p", Request: schema.MustTuple(1000, 6*gib)},
-		finegrain.Task{ID: "r0", Job: "r", Request: schema.MustTuple(8000, 8*gib)},
-		finegrain.Task{ID: "r1", Job: "r", Request: schema.MustTuple(1000, gib)},
-		finegrain.Task{ID: "r2", Job: "r", Request: schema.MustTuple(1000, gib)},
-	))
-	_, err := s.Place("r0", 0)
-	require.NoError(t, err)
-	for i := 0; i < 2; i++ { // two failures: t now asks 9 GiB, which big offers
-		_, err := s.Place("t", time.Duration(i)*time.Second)
-		require.NoError(t, err)
-		require.NoError(t, s.Failed("t", time.Duration(i)*time.Second+time.Millisecond))
-	}
-	require.NoError(t, s.AddNode(finegrain.Node{ID: "small", Capacity: schema.MustTuple(4000, 8*gib)}))
-	d, err := s.Heartbeat("small", 3*time.Second)
-	require.NoError(t, err)
-	var got []string
-	for _, a := range d.Assignments {
-		got = append(got, a.Task)
-	}
-	assert.ElementsMatch(t, []string{"r1", "r2"}, got, "t cannot start on small; the rich queue's tasks can")
-}
-
-// A job whose refused task no longer fits a node even empty does not hold other
-// queues back there, though another task of it would fit: the job takes a node only
-// with the task it offers the node first, so it does not wait for room there. The
-// task fits only the larger node; before, each heartbeat of the smaller one started
-// nothing until the task found room on the larger one.
+// A job whose refused task no longer fits a node even empty (raised after failures, or
+// larger than the node) does not hold other queues back there, even when another task
+// of it would fit: the job takes a node only with the task it offers the node first,
+// so it does not wait for room there. The task fits only the larger node; a refusal
+// that set the packing bound's floor would keep the smaller node empty until the task
+// found room on the larger one.
 func TestPackingBoundIgnoresTasksTheNodeCannotHold(t *testing.T) {
 	cases := []struct {
 		name     string
 		request  int64 // memory the poor job's first task asks
 		failures int   // its failed runs: each after the first raises its memory by half
+		alone    bool  // no other task in the poor job
 	}{
-		{"raised after failures", 6 * gib, 2}, // 6 GiB raised to 9 GiB: more than small's 8
-		{"larger than the node", 9 * gib, 0},
+		{"raised after failures, alone", 6 * gib, 2, true}, // 6 GiB raised to 9 GiB: more than small's 8
+		{"raised after failures", 6 * gib, 2, false},
+		{"larger than the node", 9 * gib, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -222,13 +192,16 @@ func TestPackingBoundIgnoresTasksTheNodeCannotHold(t *testing.T) {
 			require.NoError(t, s.AddQueue("", "rich"))
 			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "p", Queue: "poor"}))
 			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "r", Queue: "rich"}))
-			require.NoError(t, s.Submit(
-				finegrain.Task{ID: "p0", Job: "p", Request: schema.MustTuple(1000, c.request)},
-				finegrain.Task{ID: "p1", Job: "p", Request: schema.MustTuple(1000, gib)}, // small holds its class
-				finegrain.Task{ID: "r0", Job: "r", Request: schema.MustTuple(8000, 8*gib)},
-				finegrain.Task{ID: "r1", Job: "r", Request: schema.MustTuple(1000, gib)},
-				finegrain.Task{ID: "r2", Job: "r", Request: schema.MustTuple(1000, gib)},
-			))
+			tasks := []finegrain.Task{
+				{ID: "p0", Job: "p", Request: schema.MustTuple(1000, c.request)},
+				{ID: "r0", Job: "r", Request: schema.MustTuple(8000, 8*gib)},
+				{ID: "r1", Job: "r", Request: schema.MustTuple(1000, gib)},
+				{ID: "r2", Job: "r", Request: schema.MustTuple(1000, gib)},
+			}
+			if !c.alone {
+				tasks = append(tasks, finegrain.Task{ID: "p1", Job: "p", Request: schema.MustTuple(1000, gib)}) // small holds its class
+			}
+			require.NoError(t, s.Submit(tasks...))
 			_, err := s.Place("r0", 0)
 			require.NoError(t, err)
 			for i := 0; i < c.failures; i++ {

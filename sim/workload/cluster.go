@@ -396,18 +396,8 @@ func PlaceReplicas(c *Cluster, blocks []int64, replicas int) ([][]int, error) {
 			return nil, fieldErr(fmt.Sprintf("blocks[%d]", i), b, ErrInvalidValue)
 		}
 	}
-	n := len(c.Nodes)
-	rackOf := make([]int, n)
-	rackIdx := map[string]int{}
-	for i := range c.Nodes {
-		k, ok := rackIdx[c.Nodes[i].Rack]
-		if !ok {
-			k = len(rackIdx)
-			rackIdx[c.Nodes[i].Rack] = k
-		}
-		rackOf[i] = k
-	}
-	t := newLoadTree(rackOf, len(rackIdx))
+	rackOf, racks := rackIndexes(c)
+	t := newLoadTree(rackOf, racks)
 	all := make([]int, len(blocks)*replicas)
 	out := make([][]int, len(blocks))
 	for b, size := range blocks {
@@ -433,6 +423,22 @@ func PlaceReplicas(c *Cluster, blocks []int64, replicas int) ([][]int, error) {
 		out[b] = rs
 	}
 	return out, nil
+}
+
+// rackIndexes numbers the cluster's racks in the order their first nodes come, and
+// returns each node's rack number and the number of racks.
+func rackIndexes(c *Cluster) (rackOf []int, racks int) {
+	rackOf = make([]int, len(c.Nodes))
+	index := map[string]int{}
+	for i := range c.Nodes {
+		k, ok := index[c.Nodes[i].Rack]
+		if !ok {
+			k = len(index)
+			index[c.Nodes[i].Rack] = k
+		}
+		rackOf[i] = k
+	}
+	return rackOf, len(index)
 }
 
 // loadTree answers PlaceReplicas' questions — the least-loaded node, of a rack or

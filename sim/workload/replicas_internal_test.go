@@ -15,16 +15,7 @@ import (
 // every replica where it does.
 func placeReplicasLinear(c *Cluster, blocks []int64, replicas int) [][]int {
 	n := len(c.Nodes)
-	rackOf := make([]int, n)
-	rackIdx := map[string]int{}
-	for i := range c.Nodes {
-		k, ok := rackIdx[c.Nodes[i].Rack]
-		if !ok {
-			k = len(rackIdx)
-			rackIdx[c.Nodes[i].Rack] = k
-		}
-		rackOf[i] = k
-	}
+	rackOf, _ := rackIndexes(c)
 	load := make([]int64, n)
 	chosen := make([]bool, n)
 	out := make([][]int, len(blocks))
