@@ -28,9 +28,9 @@ const DefaultGangTimeout = 60 * time.Second
 //     its first waiting member) is rolled back: every waiting member is pending
 //     again, nothing of the gang runs, and the gang waits before it gathers again —
 //     one timeout after its first rollback, twice as long after each further one, up
-//     to 64 timeouts — so that other gangs and tasks get their turn, and a gang that
-//     cannot gather (it does not fit beside what runs, or at all) holds less and
-//     less of the cluster up.
+//     to 64 timeouts — so that other gangs get their turn, and a gang that cannot
+//     gather (it does not fit beside what runs, or at all) holds less and less of the
+//     cluster up.
 //   - PreFilter: a gang with fewer live and finished tasks than MinMember (some were
 //     cancelled) cannot gather, and is refused (GangShort) without holding anything
 //     up.
@@ -39,17 +39,16 @@ const DefaultGangTimeout = 60 * time.Second
 //     gangs that each fit the cluster alone but not together therefore never each
 //     hold part of what they need: the one gathering completes or times out.
 //   - PreFilter (pull mode): the room a rollback frees goes to other work first. After
-//     a rollback, on each node, the first pull cycle in which a gang would begin to
-//     gather leaves the node to other work instead (GangWaiting); gangs begin there
-//     again from its next cycle. Gangs that gather hold nothing, so they come early in
-//     the fairness order: without this turn, gangs that cannot gather, each back from
-//     its backoff in its turn, could begin one after another at every rollback, on
-//     every node, and keep a plain task off the cluster for ever, however long the
-//     backoff. The turn is counted per node, not per cycle or per span of time, so
-//     that heartbeats at the same instant, or nodes whose heartbeats fall in step with
-//     the rollbacks, still give every node a turn; and a gang that needs several nodes
-//     still begins on any of them after it. In push mode the embedder chooses which
-//     task to place, and nothing is held back.
+//     a rollback, each node's first pull cycle in which a gang would begin to gather
+//     leaves the node to other work (GangWaiting); gangs begin there again from its
+//     next cycle. Gangs that have not gathered hold nothing, so under DRF they come
+//     early in the fairness order: without this turn, gangs that cannot gather, each
+//     back from its backoff in turn, could begin one after another at every rollback
+//     and keep a plain task off the cluster for ever, however many they are. The turn
+//     is counted per node, not per cycle or per span of time: when heartbeats come at
+//     the same instant, the rollbacks all happen in the first node's cycle, and every
+//     node still gives its turn, then lets a gang that needs all of them begin. In
+//     push mode the embedder chooses which task to place, and no turn is kept.
 //
 // The gathering gang is found from the framework's waiting list, so a member
 // cancelled or lost while waiting leaves nothing behind.
