@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/fairness"
 )
 
 // gangCluster has nodes of 4 CPU and 4 GiB, and gang jobs of members tasks of 1 GiB
@@ -203,4 +204,79 @@ func TestExpirePermits(t *testing.T) {
 	assert.Zero(t, s.Count(finegrain.Reserved))
 	assert.Equal(t, 5, s.Count(finegrain.Pending))
 	assert.ErrorIs(t, s.ExpirePermits(time.Second), finegrain.ErrInvalid, "time going backwards")
+}
+
+// submitGang submits gang job id, submitted at the given time, with members tasks of
+// 500 milli-CPU and 1 GiB, MinMember = members.
+func submitGang(t *testing.T, s *finegrain.Scheduler, id string, members int, submitted time.Duration) {
+	t.Helper()
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: id, MinMember: members, Submitted: submitted}))
+	var tasks []finegrain.Task
+	for i := 0; i < members; i++ {
+		tasks = append(tasks, finegrain.Task{ID: fmt.Sprintf("%s-%d", id, i), Job: id, Submitted: submitted, Request: schema.MustTuple(500, 1*gib), Duration: time.Minute})
+	}
+	require.NoError(t, s.Submit(tasks...))
+}
+
+// beatInStep sends both nodes' heartbeats at the same instant, every 30 s (three
+// timeouts), from 0 until stop reports true or rounds run out, and returns the
+// assignments by the round's time.
+func beatInStep(t *testing.T, s *finegrain.Scheduler, rounds int, stop func([]finegrain.Assignment) bool) map[time.Duration][]finegrain.Assignment {
+	t.Helper()
+	out := map[time.Duration][]finegrain.Assignment{}
+	for round := 0; round < rounds; round++ {
+		now := time.Duration(round) * 30 * time.Second
+		var started []finegrain.Assignment
+		for _, n := range []string{"n0", "n1"} {
+			d, err := s.Heartbeat(n, now)
+			require.NoError(t, err)
+			started = append(started, d.Assignments...)
+		}
+		out[now] = started
+		if stop(started) {
+			break
+		}
+	}
+	return out
+}
+
+// Gangs that can never gather come first in the fairness order (FIFO here; under DRF
+// because they hold nothing) and, one after another, would hold both nodes at every
+// heartbeat; after a rollback each node's next cycle goes to other work, so a plain
+// task behind them starts in the very round that rolled the first gang back, on the
+// node that rolled it back, although the other gang's backoff has not begun and the
+// heartbeats come at the same instant.
+func TestRollbackGivesEachNodeATurnToOtherWork(t *testing.T) {
+	s := gangCluster(t, 2, nil, finegrain.WithOrdering(fairness.FIFO{})) // 2 nodes, 8 GiB in all
+	submitGang(t, s, "g1", 9, 0)                                         // 9 GiB: never
+	submitGang(t, s, "g2", 9, 0)
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "plain", Submitted: time.Second}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "p", Job: "plain", Submitted: time.Second, Request: schema.MustTuple(500, 1*gib), Duration: time.Minute}))
+	started := beatInStep(t, s, 20, func(as []finegrain.Assignment) bool { return len(as) > 0 })
+	require.Len(t, started[30*time.Second], 1, "the plain task starts in the round of the first rollback: %v", started)
+	assert.Equal(t, "p", started[30*time.Second][0].Task)
+	assert.Equal(t, "n0", started[30*time.Second][0].Node)
+	assert.Zero(t, s.Count(finegrain.Reserved), "no gang began in that round")
+}
+
+// The turn is per node, not per cycle: with the heartbeats at the same instant, the
+// rollbacks all happen in the first node's cycle, and a gang that needs both nodes
+// still gathers, beginning on the first node once its backoff and the other gang's
+// attempts leave it the turn.
+func TestGangNeedingEveryNodeGathersAfterRollbacks(t *testing.T) {
+	s := gangCluster(t, 2, nil, finegrain.WithOrdering(fairness.FIFO{}))
+	submitGang(t, s, "a", 9, 0)           // never: takes turns with its backoff
+	submitGang(t, s, "b", 6, time.Second) // 4 GiB on one node and 2 on the other
+	started := beatInStep(t, s, 40, func(as []finegrain.Assignment) bool { return len(as) > 0 })
+	var b []finegrain.Assignment
+	for _, as := range started {
+		b = append(b, as...)
+	}
+	require.Len(t, b, 6, "gang b gathers: %v", started)
+	nodes := map[string]int{}
+	for _, a := range b {
+		assert.Equal(t, "b", a.Job)
+		nodes[a.Node]++
+	}
+	assert.Equal(t, map[string]int{"n0": 4, "n1": 2}, nodes)
 }

@@ -89,6 +89,15 @@ var preemptionRegressions = []int64{
 	// A task raised beyond the 2 GiB node held the richer queue off it while the 4 GiB
 	// node was busy with gangs (fixed: likewise).
 	3283275610147837475,
+	// Gangs too large in CPU for the two nodes together began one after another at
+	// every rollback and kept a plain task off the cluster (fixed: after a rollback,
+	// each node's next cycle that would begin a gang goes to other work).
+	5007380582045388592,
+	// Likewise, with gangs too large in memory for the two nodes (fixed: likewise).
+	2408046150997852644,
+	// Likewise, with gangs that fit the two nodes' total but no packing on them
+	// (fixed: likewise).
+	-5672954232215969176,
 }
 
 func TestPreemptionGangBookingRegressions(t *testing.T) {

@@ -112,9 +112,10 @@ const (
 	// Reclaimed: the task was evicted so that a queue below its guaranteed minimum
 	// gets it back from a queue above its own (Eviction.Reason).
 	Reclaimed
-	// GangWaiting: the task's job is a gang, and another gang holds tentative
-	// reservations: one gang gathers at a time, so that two gangs never each hold
-	// half of what they need.
+	// GangWaiting: the task's job is a gang that may not begin to gather now: another
+	// gang holds tentative reservations (one gang gathers at a time, so that two gangs
+	// never each hold half of what they need), the gang backs off after a rollback, or
+	// the node gives other work its turn after a rollback (plugins.Gang).
 	GangWaiting
 	// GangShort: the task's job is a gang with fewer live and finished tasks than its
 	// MinMember (some were cancelled): it cannot gather until more are submitted.

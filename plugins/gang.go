@@ -28,9 +28,9 @@ const DefaultGangTimeout = 60 * time.Second
 //     its first waiting member) is rolled back: every waiting member is pending
 //     again, nothing of the gang runs, and the gang waits before it gathers again —
 //     one timeout after its first rollback, twice as long after each further one, up
-//     to 64 timeouts — so that other gangs and tasks get their turn, and a gang that
-//     cannot gather (it does not fit beside what runs, or at all) holds less and
-//     less of the cluster up.
+//     to 64 timeouts — so that other gangs get their turn, and a gang that cannot
+//     gather (it does not fit beside what runs, or at all) holds less and less of the
+//     cluster up.
 //   - PreFilter: a gang with fewer live and finished tasks than MinMember (some were
 //     cancelled) cannot gather, and is refused (GangShort) without holding anything
 //     up.
@@ -38,6 +38,17 @@ const DefaultGangTimeout = 60 * time.Second
 //     members of another gang that is not running are refused (GangWaiting). Two
 //     gangs that each fit the cluster alone but not together therefore never each
 //     hold part of what they need: the one gathering completes or times out.
+//   - PreFilter (pull mode): the room a rollback frees goes to other work first. After
+//     a rollback, each node's first pull cycle in which a gang would begin to gather
+//     leaves the node to other work (GangWaiting); gangs begin there again from its
+//     next cycle. Gangs that have not gathered hold nothing, so under DRF they come
+//     early in the fairness order: without this turn, gangs that cannot gather, each
+//     back from its backoff in turn, could begin one after another at every rollback
+//     and keep a plain task off the cluster for ever, however many they are. The turn
+//     is counted per node, not per cycle or per span of time: when heartbeats come at
+//     the same instant, the rollbacks all happen in the first node's cycle, and every
+//     node still gives its turn, then lets a gang that needs all of them begin. In
+//     push mode the embedder chooses which task to place, and no turn is kept.
 //
 // The gathering gang is found from the framework's waiting list, so a member
 // cancelled or lost while waiting leaves nothing behind.
@@ -46,7 +57,15 @@ type Gang struct {
 	holder  string                 // the job gathering (members waiting), if any
 	until   time.Duration          // the holder's deadline
 	backoff map[string]gangBackoff // job → when it may gather again after rollbacks
+
+	rollbacks uint64     // gangs rolled back so far
+	turns     []nodeTurn // by node index: the latest rollback each node gave a turn for
 }
+
+// nodeTurn is the turn a node gave other work after a rollback: the number of
+// rollbacks then (Gang.rollbacks), and the pull cycle (framework.Cycle.Gen) that was
+// the turn.
+type nodeTurn struct{ rollbacks, gen uint64 }
 
 // gangBackoff is a gang's wait after rollbacks: one timeout after the first, doubling
 // with each further rollback up to maxBackoff timeouts.
@@ -100,13 +119,35 @@ func (g *Gang) PreFilter(c *framework.Cycle, a *framework.Attempt) framework.Sta
 	if j.Live()+j.Finished() < j.Spec().MinMember {
 		return framework.Refuse(framework.GangShort)
 	}
-	if h := g.current(c); h != "" && h != j.ID() {
+	h := g.current(c)
+	if h != "" && h != j.ID() {
 		return framework.Refuse(framework.GangWaiting)
 	}
 	if b, ok := g.backoff[j.ID()]; ok && c.Now() < b.until {
 		return framework.Refuse(framework.GangWaiting)
 	}
+	if h == "" && g.othersTurn(c, a.Node) {
+		return framework.Refuse(framework.GangWaiting)
+	}
 	return framework.Status{}
+}
+
+// othersTurn reports whether a gang about to begin to gather on node n in cycle c
+// must leave n to other work: c is a pull cycle, and the first one on n, since the
+// latest rollback, in which a gang would begin.
+func (g *Gang) othersTurn(c *framework.Cycle, n *cluster.NodeInfo) bool {
+	if c.Mode() != framework.Pull || n == nil || g.rollbacks == 0 {
+		return false
+	}
+	i := n.Index()
+	if i >= len(g.turns) {
+		g.turns = append(g.turns, make([]nodeTurn, i+1-len(g.turns))...)
+	}
+	t := &g.turns[i]
+	if t.rollbacks != g.rollbacks {
+		*t = nodeTurn{rollbacks: g.rollbacks, gen: c.Gen()}
+	}
+	return t.gen == c.Gen()
 }
 
 // Forget implements framework.ForgetPlugin: a forgotten job's backoff goes (a later
@@ -126,6 +167,7 @@ func (g *Gang) Unreserve(c *framework.Cycle, a *framework.Attempt) {
 		return
 	}
 	g.holder = ""
+	g.rollbacks++
 	b := g.backoff[id]
 	b.rollbacks = min(b.rollbacks+1, maxDoublings+1)
 	wait := g.timeout
