@@ -101,6 +101,7 @@ type Sim struct {
 	failures                             []NodeFailure
 	touched                              []int32 // gang jobs placed in the decision being applied
 	mixedPriorities                      bool    // the jobs do not all have the same priority
+	gangs                                bool    // some job is a gang (MinMember > 1)
 
 	m metrics
 }
@@ -197,6 +198,7 @@ func New(w *workload.Workload, cl *workload.Cluster, p Policy, opts ...Option) (
 	for j := range w.Jobs {
 		wj := &w.Jobs[j]
 		s.mixedPriorities = s.mixedPriorities || wj.Priority != w.Jobs[0].Priority
+		s.gangs = s.gangs || wj.MinMember > 1
 		s.jobs[j] = simJob{wj: wj, queue: s.qIdx[wj.Queue], maps: wj.NumTasks(workload.Map), left: len(wj.Tasks), firstTask: int32(len(s.tasks))}
 		for k := range wj.Tasks {
 			s.byID[wj.Tasks[k].ID] = int32(len(s.tasks))
@@ -566,6 +568,9 @@ func (s *Sim) evict(e *finegrain.Eviction) error {
 // starts: the scheduler placed them together, so a run the execution model kills
 // while the others start does not leave the gang with none placed.
 func (s *Sim) countGangs(as []finegrain.Assignment) {
+	if !s.gangs {
+		return
+	}
 	for i := range as {
 		ti, ok := s.byID[as[i].Task]
 		if !ok || as[i].BackupOf != "" {
