@@ -92,7 +92,9 @@ func allowance(a Allowance, id string, capacity, compCap resource.Tuple, seg sta
 // compCap is zero outside the compressible dimensions. Amounts are integers, so Alg. 2's
 // free + rc × N ≥ demand holds exactly when demand − free ≤ ⌊rc × N⌋: the product is
 // rounded down, after a relative nudge of 1e-12 that keeps a product like 0.29 × 100
-// (28.999999999999996 in floating point) at 29.
+// (28.999999999999996 in floating point) at 29. As the timeline applies it
+// (stage.Timeline.Check), it is at most MaxInt64 − N: no dimension goes below its
+// capacity − MaxInt64, and an unlimited one (MaxInt64) is never compressed.
 func scaleAllowance(compCap resource.Tuple, rc resource.Vector) resource.Tuple {
 	var t resource.Tuple
 	for k, x := range rc {
@@ -105,6 +107,7 @@ func scaleAllowance(compCap resource.Tuple, rc resource.Vector) resource.Tuple {
 		} else {
 			t[k] = int64(v)
 		}
+		t[k] = min(t[k], math.MaxInt64-compCap[k])
 	}
 	return t
 }

@@ -37,7 +37,9 @@ type Handle uint64
 //
 // Amounts are exact over the whole int64 range: a compressible dimension is never taken
 // below its capacity − MaxInt64, whatever the allowance (see Check), so an unlimited
-// capacity (MaxInt64) is never compressed below zero.
+// capacity (MaxInt64) is never compressed below zero. Resume puts a reservation back
+// without that check: one resumed into what was reserved while it was suspended may
+// take amounts further down, where they saturate and are no longer exact.
 //
 // Compression: a reservation may take a compressible dimension below zero by at most the
 // allowance it is given (the running tasks then share less than they demand and slow
