@@ -203,6 +203,9 @@ func (g *Gang) Permit(c *framework.Cycle, a *framework.Attempt) (framework.Statu
 		allowed := c.AllowAll(members...) == nil
 		if !allowed && need < len(members) {
 			if allowed = c.AllowAll(members[:max(need, 0)]...) == nil; allowed {
+				if g.holder == j.ID() {
+					g.holder = "" // it started: sending its surplus back is no rollback
+				}
 				for _, id := range members[max(need, 0):] {
 					_ = c.Reject(id)
 				}
