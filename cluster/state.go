@@ -313,10 +313,7 @@ func (s *State) AddJob(spec JobSpec) error {
 	if w == 0 {
 		w = 1
 	}
-	slot := len(s.jobList) // the index takeSlot hands out below
-	if k := len(s.freeJobs); k > 0 {
-		slot = s.freeJobs[k-1]
-	}
+	slot := nextSlot(s.jobList, s.freeJobs) // the index takeSlot hands out below
 	if err := s.tree.AddJob(spec.Queue, spec.ID, fairness.Weight(w), fairness.Priority(spec.Priority), fairness.SubmittedAt(spec.Submitted), fairness.Slot(slot)); err != nil {
 		if errors.Is(err, fairness.ErrUnknownQueue) {
 			return fmt.Errorf("cluster: job %q: %w: %w", spec.ID, ErrUnknownQueue, err)
@@ -758,12 +755,20 @@ func (s *State) treeApply(op treeOp) {
 // takeSlot puts v in a slot of list, a freed one (from free) if any, else a new one at
 // the end, and returns the slot's index.
 func takeSlot[T any](list *[]T, free *[]int, v T) int {
+	i := nextSlot(*list, *free)
 	if k := len(*free); k > 0 {
-		i := (*free)[k-1]
 		*free = (*free)[:k-1]
 		(*list)[i] = v
-		return i
+	} else {
+		*list = append(*list, v)
 	}
-	*list = append(*list, v)
-	return len(*list) - 1
+	return i
+}
+
+// nextSlot is the index takeSlot hands out next: the last freed, else a new one.
+func nextSlot[T any](list []T, free []int) int {
+	if k := len(free); k > 0 {
+		return free[k-1]
+	}
+	return len(list)
 }

@@ -27,22 +27,17 @@ func (*IdleGate) Name() string { return "IdleGate" }
 // Gate implements framework.NodeGatePlugin.
 func (g *IdleGate) Gate(c *framework.Cycle, n *cluster.NodeInfo) framework.Status {
 	free := c.FreeOn(n)
+	ok, live := false, false
 	if r := g.modes.ref(c, n); r != nil {
-		if ok, live := r.Schedulable(free); live {
-			if ok {
-				return framework.Status{}
-			}
-			if m, _ := r.Mode(); !m.Schedulable() {
-				return framework.Close(framework.PolicyStop)
-			}
-			return framework.Close(framework.NodeBusy)
-		}
+		ok, live = r.Schedulable(free)
 	}
-	adj := g.modes.adjuster
-	if ok, _ := adj.Schedulable(n.ID(), free); ok {
+	if !live {
+		ok, _ = g.modes.adjuster.Schedulable(n.ID(), free)
+	}
+	switch {
+	case ok:
 		return framework.Status{}
-	}
-	if !adj.Mode(n.ID()).Schedulable() {
+	case !g.modes.mode(c, n).Schedulable():
 		return framework.Close(framework.PolicyStop)
 	}
 	return framework.Close(framework.NodeBusy)

@@ -414,11 +414,10 @@ func PlaceReplicas(c *Cluster, blocks []int64, replicas int) ([][]int, error) {
 				i = t.least()
 			}
 			rs[k] = i
-			t.set(i, true)
+			t.set(i, 0, true) // chosen: not again for this block
 		}
 		for _, i := range rs {
-			t.add(i, size)
-			t.set(i, false)
+			t.set(i, size, false)
 		}
 		out[b] = rs
 	}
@@ -495,44 +494,41 @@ func newLoadTree(rackOf []int, racks int) *loadTree {
 		t.racks[r][1] = leaf + 1
 	}
 	for q := t.size - 1; q > 0; q-- {
-		t.key[q] = t.pick(t.key[2*q], t.key[2*q+1])
+		t.key[q] = lesser(t.key[2*q], t.key[2*q+1])
 	}
 	return t
 }
 
-func (t *loadTree) pick(a, b loadKey) loadKey {
+// lesser is the lesser of two keys.
+func lesser(a, b loadKey) loadKey {
 	if b.less(a) {
 		return b
 	}
 	return a
 }
 
-// update sets node i's leaf with f and recomputes the entries above it.
-func (t *loadTree) update(i int, f func(*loadKey)) {
+// set adds size to node i's load, marks it chosen for the block at hand or not, and
+// recomputes the entries above it.
+func (t *loadTree) set(i int, size int64, chosen bool) {
 	q := t.size + t.pos[i]
-	f(&t.key[q])
+	t.key[q].load += size
+	t.key[q].off = chosen
 	for q /= 2; q > 0; q /= 2 {
-		t.key[q] = t.pick(t.key[2*q], t.key[2*q+1])
+		t.key[q] = lesser(t.key[2*q], t.key[2*q+1])
 	}
 }
-
-// add adds size to node i's load.
-func (t *loadTree) add(i int, size int64) { t.update(i, func(k *loadKey) { k.load += size }) }
-
-// set marks node i chosen for the block at hand, or not.
-func (t *loadTree) set(i int, chosen bool) { t.update(i, func(k *loadKey) { k.off = chosen }) }
 
 // rangeMin is the least key over leaves [from, to).
 func (t *loadTree) rangeMin(from, to int) loadKey {
 	m := loadKey{off: true}
 	for lo, hi := from+t.size, to+t.size; lo < hi; lo, hi = lo/2, hi/2 {
 		if lo&1 == 1 {
-			m = t.pick(m, t.key[lo])
+			m = lesser(m, t.key[lo])
 			lo++
 		}
 		if hi&1 == 1 {
 			hi--
-			m = t.pick(m, t.key[hi])
+			m = lesser(m, t.key[hi])
 		}
 	}
 	return m
@@ -553,5 +549,5 @@ func (t *loadTree) leastIn(r int) int { return found(t.rangeMin(t.racks[r][0], t
 
 // leastOutside is the least-loaded node of another rack than r not chosen, or −1.
 func (t *loadTree) leastOutside(r int) int {
-	return found(t.pick(t.rangeMin(0, t.racks[r][0]), t.rangeMin(t.racks[r][1], t.size)))
+	return found(lesser(t.rangeMin(0, t.racks[r][0]), t.rangeMin(t.racks[r][1], t.size)))
 }
