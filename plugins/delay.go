@@ -104,10 +104,10 @@ func NewDelayScheduling(d *fairness.Delay, opts ...DelayOption) *DelayScheduling
 
 // SetPackingBound sets the fair packing bound b, a weighted dominant share (a fraction
 // of the cluster): once a job was passed over in a heartbeat for want of room on the
-// node — none of its task classes fits what is free though one could start on the
-// node empty (NoClassFits), or its task did not fit (NoRoom) though the node, empty,
-// could hold that task's demand as tried (a failed task's raised one, Prediction) — a
-// job of another queue may take
+// node — its task did not fit (NoRoom) though the node, empty, could hold that task's
+// demand as tried (a failed task's raised one, Prediction), or none of its task
+// classes fits what is free (NoClassFits) though the node, empty, could hold the task
+// it would have tried — a job of another queue may take
 // the node only while its queue's weighted dominant share is at most b above that of
 // the passed-over job's queue; a job beyond it is passed over (AheadOfOrder) for the
 // rest of the heartbeat. It keeps packing from running ahead of the fairness order: a
@@ -175,7 +175,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 			return true
 		}
 		if s := c.CheckJob(j); !s.OK() {
-			if s.Reason == framework.NoClassFits && fitsEmpty(st, j, n) {
+			if s.Reason == framework.NoClassFits && p.lowers(c, j) && fitsEmpty(st, j, n) && firstHeld(c, j, n) {
 				p.noRoom(c, j)
 			}
 			return true
@@ -249,16 +249,21 @@ func (p *DelayScheduling) ahead(c *framework.Cycle, j *cluster.JobInfo) bool {
 
 // noRoom records that job j was passed over for want of room on the node.
 func (p *DelayScheduling) noRoom(c *framework.Cycle, j *cluster.JobInfo) {
-	if math.IsInf(p.bound, 1) || p.keepTurn {
-		return
+	if p.lowers(c, j) {
+		p.floor = queueShare(c.State(), j)
 	}
-	p.floor = min(p.floor, queueShare(c.State(), j))
+}
+
+// lowers reports whether job j, passed over for want of room, would lower the floor:
+// there is a bound, and j's queue is poorer than the floor so far.
+func (p *DelayScheduling) lowers(c *framework.Cycle, j *cluster.JobInfo) bool {
+	return !math.IsInf(p.bound, 1) && !p.keepTurn && queueShare(c.State(), j) < p.floor
 }
 
 // fitsEmpty reports whether some task class of job j could start on node n empty
 // (holdsEmpty): a job that the node could never hold does not hold other queues back
-// there. Both of the bound's refusals test it; a refused task must moreover fit the
-// node empty itself (holdsTried).
+// there. Both of the bound's refusals test it; the task refused, or the one the job
+// would have tried, must moreover fit the node empty itself (holdsTried, firstHeld).
 func fitsEmpty(st *cluster.State, j *cluster.JobInfo, n *cluster.NodeInfo) bool {
 	capacity := n.Capacity()
 	for _, cl := range j.Classes() {
@@ -278,6 +283,21 @@ func fitsEmpty(st *cluster.State, j *cluster.JobInfo, n *cluster.NodeInfo) bool 
 // busy.
 func holdsTried(c *framework.Cycle, n *cluster.NodeInfo) bool {
 	return n.Capacity().Covers(c.Tried().Demand.Hold.Peak())
+}
+
+// firstHeld is holdsTried for a job passed over by its classes (NoClassFits): whether
+// node n, empty, could hold the task the job offers n first (its first pending task
+// at its best locality there), as the Demand plugins ask it, and some node could hold
+// it at all. Trying the task would have found no room (no class fits what is free), so
+// the quick check sets the floor exactly where trying would.
+func firstHeld(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo) bool {
+	t, _, ok := c.State().FirstPending(j, n, fairness.OffSwitch)
+	if !ok {
+		return false
+	}
+	a, s := c.Prepare(t, nil, c.Now())
+	peak := a.Demand.Hold.Peak()
+	return s.OK() && n.Capacity().Covers(peak) && c.State().HoldsTask(peak, t.GPU())
 }
 
 // holdsEmpty reports whether a task of class id could start on an empty node of
