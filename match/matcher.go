@@ -78,10 +78,18 @@ func (CoarseGrained) Match(s Server, start time.Duration, p stage.Profile) Resul
 // at: the timeline keeps per-dimension minima over its step tree. The match first takes
 // the window's least free amount (stage.Timeline.MinFree, O(log n) for n segments; the
 // result's MinFree); when it covers the task's peak demand the task fits as it is,
-// without a walk. Otherwise stage.Timeline.WalkShort visits, in time order, only the
-// pieces of segment short of the demand of the stage they overlap, where compression
-// must make up the difference or the match fails: O((s + r) log n) for s stages and r
-// such pieces, however many segments the task spans. It allocates nothing.
+// without a walk. Otherwise, when the allowance is a Fixed or nil — the same on every
+// segment — each stage is settled by its own least free amount
+// (stage.Timeline.MinFreeStages, one descent for all stages): the stage fails where
+// that amount is short of its demand less the allowance (the first such segment, found
+// by stage.Timeline.WalkBelow, is the one reported), and otherwise the compression the
+// walk would record is the one at that amount, the largest squeeze: O(s log n) for s
+// stages, however many segments the task spans. Another Allowance may answer
+// differently for each segment: stage.Timeline.WalkShort then visits, in time order,
+// only the pieces of segment short of the demand of the stage they overlap, where
+// compression must make up the difference or the match fails: O((s + r) log n) for r
+// such pieces. (So does a capacity or demand beyond 2^51, where eq. 1's ratio computed
+// in floating point may not grow with the squeeze.) It allocates nothing.
 type FineGrained struct{}
 
 // Match implements Matcher.
@@ -118,7 +126,11 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 		}
 	}
 	w.p, w.i = p, -1
-	tl.WalkShort(start, p, resource.Tuple{}, w.visit)
+	if w.allow == nil && exactRatios(&w.capacity, &peak, w.ndims) {
+		w.byStage(tl, start)
+	} else {
+		tl.WalkShort(start, p, resource.Tuple{}, w.visit)
+	}
 	if w.r.Code == NoRoom {
 		return w.r
 	}
@@ -158,8 +170,68 @@ type fineWalk struct {
 	st                stage.Stage
 	i                 int
 	ndims             int
+	tl                *stage.Timeline // byStage's timeline and the task's start
+	start             time.Duration
 	comp              resource.Mask
 	capacity, compCap resource.Tuple
+}
+
+// ratioExact bounds the capacities and demands for which byStage's answer is exact: up
+// to it, the amounts in eq. 1 and their sums are integers a float64 holds exactly.
+const ratioExact = 1 << 51
+
+// exactRatios reports whether every capacity and peak demand is within ratioExact, so
+// that eq. 1's ratio computed in floating point grows with the squeeze (see byStage).
+func exactRatios(capacity, peak *resource.Tuple, n int) bool {
+	for k := 0; k < n && k < resource.MaxDims; k++ {
+		if capacity[k] > ratioExact || peak[k] > ratioExact {
+			return false
+		}
+	}
+	return true
+}
+
+// byStage is the walk's answer when the allowance is the same on every segment (a Fixed,
+// or none), computed from each stage's least free amount (Timeline.MinFreeStages)
+// instead of a visit per short piece: with a constant allowance a, a stage demanding d
+// fails at a piece whose free amount f has f < d − a on some dimension, which happens
+// within the stage exactly when its least free amount m does, and then the first such
+// piece in time order is the walk's (WalkBelow finds it). Otherwise the walk records,
+// per dimension, the largest squeeze d − f and the largest ratio (d − f)/(N − f + d)
+// over the stage's short pieces: both grow as f falls, so they are the values at m.
+// (The ratio grows with the squeeze in floating point too while the amounts are exact
+// there: exactRatios.)
+func (w *fineWalk) byStage(tl *stage.Timeline, start time.Duration) {
+	w.tl, w.start = tl, start
+	tl.MinFreeStages(start, w.p, w.stageMin)
+}
+
+// stageMin checks stage i, whose least free amount is m, as byStage says.
+func (w *fineWalk) stageMin(i int, m resource.Tuple) bool {
+	w.i, w.st = i, w.p.Stage(i)
+	d := &w.st.Demand
+	if !short(&m, d, w.ndims) {
+		return true
+	}
+	from := stage.AddSat(w.start, w.p.Offset(i))
+	var floor resource.Tuple
+	fails := false
+	for k := range d {
+		floor[k] = d[k] - w.fixed[k] // not negative: no overflow
+		fails = fails || m[k] < floor[k]
+	}
+	if fails {
+		w.tl.WalkBelow(from, stage.AddSat(w.start, w.p.Offset(i+1)), floor, w.visitStage)
+		return false
+	}
+	piece := stage.Segment{Start: from, Free: m}
+	return w.squeeze(&piece)
+}
+
+// visitStage fails the match at the first piece of stage w.i that the allowance does not
+// make up for.
+func (w *fineWalk) visitStage(piece stage.Segment) bool {
+	return w.squeeze(&piece)
 }
 
 // visit checks a piece of free segment, clipped to stage i, that does not cover the

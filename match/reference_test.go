@@ -273,3 +273,36 @@ func TestMatchAllocatesNothing(t *testing.T) {
 		t.Errorf("the cases cover %v, not every code", codes)
 	}
 }
+
+// Past 2^53 an amount is not exact in a float64, and eq. 1's ratio, computed in floating
+// point, can fall as the squeeze grows: here the squeezes 2^54 + 1 and 2^54 + 2 are one
+// float64, while the denominators N + squeeze round to two (the second is a tie that
+// rounds up). The piece with the smaller squeeze then has the larger ratio, which the
+// walk records and a per-stage minimum would miss; FineGrained walks at such amounts.
+func TestFineGrainedHugeAmountsMatchReference(t *testing.T) {
+	const sq1, sq2 = 1<<54 + 1, 1<<54 + 2
+	k := int64(1<<52) | 1          // odd, so that a tie rounds up to (k+1)·1024
+	capacity := k*1024 + 512 - sq2 // capacity + sq2 is the tie
+	demand := capacity - (1 << 56) // squeezes below the capacity
+	schema := resource.MustSchema(resource.CPU)
+	tl, err := stage.NewTimeline(schema, schema.MustTuple(capacity))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sq := range []int64{sq1, sq2} { // free = demand − squeeze over [i s, i+1 s)
+		p := stage.MustProfile(schema, stage.Stage{Duration: time.Second, Demand: schema.MustTuple(capacity - demand + sq)})
+		if _, err := tl.Reserve(time.Duration(i)*time.Second, p, resource.Tuple{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, b := float64(sq1)/float64(capacity+sq1), float64(sq2)/float64(capacity+sq2); !(a > b) {
+		t.Fatalf("the case does not show the rounding: %v, %v", a, b)
+	}
+	fixed, _ := UniformAllowance(schema, 0.05)
+	task := stage.MustProfile(schema, stage.Stage{Duration: 2 * time.Second, Demand: schema.MustTuple(demand)})
+	s := Server{ID: "s", Timeline: tl, Allowance: fixed}
+	got, want := FineGrained{}.Match(s, 0, task), refFineGrained(s, 0, task)
+	if got.Code != FitCompressed || got != want {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}

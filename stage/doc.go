@@ -11,7 +11,9 @@
 // A Timeline holds a server's capacity minus everything reserved on it as a step
 // function over time. It answers what the matchers of package match need: the free
 // segments over a window (Walk, Segments — the input of Alg. 2), the minimum free over a
-// window (MinFree — the coarse-grained Ax of docs/methods.md §3), the segments below a
+// window (MinFree — the coarse-grained Ax of docs/methods.md §3) or over each stage of a
+// profile at once (MinFreeStages — what fine-grained matching with a constant
+// compression allowance needs), the segments below a
 // floor (WalkBelow) or short of the stages of a profile (WalkShort — the segments Alg. 2
 // must look at), the time-weighted average over a window (Average, eq. 14), whether a
 // profile fits from a start time (Check) and the earliest start at which it does
@@ -24,6 +26,8 @@
 //
 //   - MinFree is O(log n), whatever the window's length: the subtrees inside the window
 //     count by their minima, only the two at its ends are descended into.
+//     MinFreeStages is O(s log n) in one descent: it descends only into the subtrees
+//     across a stage boundary.
 //   - Walk is O(log n + k). WalkBelow and WalkShort descend only into subtrees whose
 //     minimum is below the floor or short of a stage they overlap: O((1 + r) log n) and
 //     O((s + r) log n) for r segments found, whatever the window's length.
@@ -32,7 +36,7 @@
 //     O(k) — a task reserved for hours over thousands of steps costs what a short one
 //     does. Check and EarliestFit's fit test are WalkShort with the allowance as slack.
 //
-// Walk, WalkBelow, WalkShort and the queries allocate nothing. The tree's nodes are
+// Walk, WalkBelow, WalkShort, MinFreeStages and the queries allocate nothing. The tree's nodes are
 // reused once emptied, so reserving and releasing allocate nothing in a steady state.
 //
 // Compressible dimensions (docs/methods.md §1): Reserve, Check and EarliestFit take an

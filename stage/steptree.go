@@ -416,6 +416,91 @@ func minNode(nd *node, hi, from, to time.Duration, m *resource.Tuple) {
 	}
 }
 
+// stageMins is the state of Timeline.MinFreeStages: profile p started at start, over
+// the window [from, to) (from the origin on); m is the least free amount seen so far of
+// stage j, which ends at jEnd (seen: m holds one).
+type stageMins struct {
+	p               *Profile
+	start, from, to time.Duration
+	fn              func(int, resource.Tuple) bool
+	j               int
+	jEnd            time.Duration
+	m               resource.Tuple
+	seen            bool
+}
+
+// fold counts amount v, free over a part of the window that begins at lo, towards the
+// minimum of the stage in effect at lo; when that is a later stage than the current
+// one, the current one's minimum is final and reported first. It returns false when fn
+// stopped the walk.
+func (w *stageMins) fold(lo time.Duration, v *resource.Tuple) bool {
+	if w.j < 0 || w.jEnd <= lo {
+		if w.seen && !w.fn(w.j, w.m) {
+			return false
+		}
+		w.j++
+		for w.jEnd = AddSat(w.start, w.p.offsets[w.j+1]); w.jEnd <= lo; w.jEnd = AddSat(w.start, w.p.offsets[w.j+1]) {
+			w.j++
+		}
+		w.m, w.seen = *v, true
+		return true
+	}
+	lower(&w.m, v)
+	return true
+}
+
+// node folds nd's entries overlapping the window (nd's last entry ending at hi; *above
+// the sum of the adds above nd): an entry within one stage by its amount (a child's by
+// its subtree minimum), a child across a stage boundary or an end of the window by a
+// descent, and a step across stage boundaries into every stage it overlaps. It returns false when fn stopped the
+// walk.
+func (w *stageMins) node(nd *node, hi time.Duration, above *resource.Tuple) bool {
+	var acc resource.Tuple
+	sum(&acc, above, &nd.add)
+	zero := isZero(&acc)
+	n := len(nd.at)
+	for i := nd.find(w.from); i < n && nd.at[i] < w.to; {
+		end := nd.end(i, hi)
+		lo, up := max(nd.at[i], w.from), min(end, w.to) // the entry within the window
+		stageEnd := w.jEnd
+		if w.j < 0 || stageEnd <= lo {
+			j := max(w.j, 0)
+			for stageEnd = AddSat(w.start, w.p.offsets[j+1]); stageEnd <= lo; stageEnd = AddSat(w.start, w.p.offsets[j+1]) {
+				j++
+			}
+		}
+		if !nd.leaf && (up > stageEnd || lo > nd.at[i] || up < end) { // not all within one stage
+			if !w.node(nd.kids[i], end, &acc) {
+				return false
+			}
+			i++
+			continue
+		}
+		// Entries i to k-1 lie within the stage in effect at lo (or, a step, begin there).
+		k := i + 1
+		if up <= stageEnd {
+			for k < n && nd.end(k, hi) <= stageEnd {
+				k++
+			}
+		}
+		m := nd.val[i]
+		lowerRun(&m, nd.val[i+1:k])
+		if !zero {
+			sum(&m, &m, &acc)
+		}
+		if !w.fold(lo, &m) {
+			return false
+		}
+		for up > w.jEnd { // a step across stage boundaries: the next stage begins within it
+			if !w.fold(w.jEnd, &m) {
+				return false
+			}
+		}
+		i = k
+	}
+	return true
+}
+
 // splitStages makes a step begin at every stage boundary of p started at start, as
 // split does, one boundary after the other: a boundary in the leaf of the one before,
 // the usual case, needs no descent from the root, and one that leaf has room for no

@@ -200,6 +200,23 @@ func (tl *Timeline) MinFree(from, to time.Duration) resource.Tuple {
 	return m
 }
 
+// MinFreeStages calls fn, in stage order, with each stage of p started at start and the
+// least free amount over its window — [start + p.Offset(i), start + p.Offset(i+1)),
+// clipped to start at the origin — until fn returns false: MinFree for every stage at
+// once. A stage whose window is empty (it ends at or before the origin, or begins at
+// Forever) is not reported. One descent of the step tree serves every stage: it visits
+// the subtrees that straddle a stage boundary and counts the others by the minima they
+// keep, O(s log n) for s stages. It allocates nothing.
+func (tl *Timeline) MinFreeStages(start time.Duration, p Profile, fn func(stage int, least resource.Tuple) bool) {
+	w := stageMins{p: &p, start: start, from: max(start, tl.origin), to: AddSat(start, p.Duration()), fn: fn, j: -1}
+	if w.from >= w.to {
+		return
+	}
+	if w.node(tl.root, Forever, &resource.Tuple{}) && w.seen {
+		w.fn(w.j, w.m)
+	}
+}
+
 // Average returns the time-weighted average of the free resources over [from, to),
 // eq. 14. An empty window (to ≤ from) is read as the instant from.
 func (tl *Timeline) Average(from, to time.Duration) resource.Vector {
