@@ -93,6 +93,42 @@ func BenchmarkMinFree(b *testing.B) {
 	}
 }
 
+// BenchmarkMinFreeStages is the least free amount of each stage of an 8-stage profile
+// at once, against 8 MinFree calls over the same windows, on 1,000 segments: stages of
+// 2 s (about 2 segments each) and of 32 s (about 32).
+func BenchmarkMinFreeStages(b *testing.B) {
+	tl := busyTimeline(b, 1000)
+	for _, d := range []time.Duration{2 * time.Second, 32 * time.Second} {
+		st := make([]stage.Stage, 8)
+		for i := range st {
+			st[i] = stage.Stage{Duration: d, Demand: tup(100, 100)}
+		}
+		p := stage.MustProfile(schema, st...)
+		b.Run(d.String()+"stages/one-descent", func(b *testing.B) {
+			b.ReportAllocs()
+			var sink int64
+			for i := 0; i < b.N; i++ {
+				tl.MinFreeStages(time.Duration(i%700)*time.Second, p, func(_ int, m resource.Tuple) bool {
+					sink += m[0]
+					return true
+				})
+			}
+			_ = sink
+		})
+		b.Run(d.String()+"stages/per-stage-MinFree", func(b *testing.B) {
+			b.ReportAllocs()
+			var sink int64
+			for i := 0; i < b.N; i++ {
+				start := time.Duration(i%700) * time.Second
+				for k := 0; k < p.Len(); k++ {
+					sink += tl.MinFree(start+p.Offset(k), start+p.Offset(k+1))[0]
+				}
+			}
+			_ = sink
+		})
+	}
+}
+
 func BenchmarkWalk256(b *testing.B) {
 	tl := busyTimeline(b, 1000)
 	// Find a window holding 256 segments.
