@@ -353,15 +353,26 @@ func (c *Cycle) Resume(t *cluster.TaskInfo) error {
 
 // Prepare builds an attempt of pending task t on node n from start — its demand, and
 // the PreFilter plugins' verdict — for Pass plugins that look for a node or make room
-// before they Try (preemption).
+// before they Try (preemption). The attempt returned is the caller's copy; building it
+// allocates nothing beyond what the demand step does. Prepare may be called from
+// concurrent Filter plugins and from within a PreFilter plugin.
 func (c *Cycle) Prepare(t *cluster.TaskInfo, n *cluster.NodeInfo, start time.Duration) (Attempt, Status) {
-	var a Attempt
 	level := fairness.NodeLocal
 	if n != nil {
 		level = c.fw.state.Locality(t, n)
 	}
-	c.prepare(&a, t, n, start, level, false)
-	return a, c.preFilter(&a)
+	// The attempt passes through the plugins' interfaces, so a local one would move to
+	// the heap: it is built in the framework's, unless another Prepare holds that (one
+	// inside a PreFilter plugin's, or Filter plugins preparing concurrently).
+	a := &c.fw.prepared
+	if c.fw.preparing.CompareAndSwap(false, true) {
+		defer c.fw.preparing.Store(false)
+	} else {
+		a = new(Attempt)
+	}
+	c.prepare(a, t, n, start, level, false)
+	st := c.preFilter(a)
+	return *a, st
 }
 
 // takeEvicted removes and returns the evictions made for task id.

@@ -3,6 +3,7 @@ package framework
 import (
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/finegrain/finegrain/cluster"
 )
@@ -31,15 +32,17 @@ type Framework struct {
 	logger     *slog.Logger
 
 	// Scratch reused from cycle to cycle (a single owner drives cycles).
-	owned    Cycle    // the pull or push cycle under way (cycle)
-	decision Decision // the heartbeat's Decision under way, returned by value
-	gen      uint64   // the current cycle's generation
-	passed   []uint64 // by job index: the generation of the pull cycle that passed it over
-	scratch  Attempt  // the attempt of a pull Try
-	cands    []Attempt
-	locator  cluster.Locator // the locality of a push placement's task
-	totals   []float64
-	scores1  []float64
+	owned     Cycle    // the pull or push cycle under way (cycle)
+	decision  Decision // the heartbeat's Decision under way, returned by value
+	gen       uint64   // the current cycle's generation
+	passed    []uint64 // by job index: the generation of the pull cycle that passed it over
+	scratch   Attempt  // the attempt of a pull Try
+	prepared  Attempt  // the attempt a Prepare builds, while preparing holds it
+	preparing atomic.Bool
+	cands     []Attempt
+	locator   cluster.Locator // the locality of a push placement's task
+	totals    []float64
+	scores1   []float64
 
 	waiting   map[string]*waiter  // tasks a Permit plugin keeps waiting, by ID
 	permitted []Assignment        // waiting tasks allowed in push cycles, not yet taken
