@@ -530,10 +530,20 @@ func (c *Cycle) TryAt(a *Attempt) Status {
 	}
 	as, st := c.bind(a)
 	if st.OK() {
-		c.d.Assignments = append(c.d.Assignments, as)
+		c.assign(as)
 		c.moves++
 	}
 	return st
+}
+
+// assign adds as to the heartbeat's Decision. The slice is the caller's once returned,
+// so every heartbeat starts a new one: with room for as many assignments as the
+// previous heartbeat made, so that it seldom grows.
+func (c *Cycle) assign(as Assignment) {
+	if c.d.Assignments == nil {
+		c.d.Assignments = make([]Assignment, 0, max(c.fw.started, 1))
+	}
+	c.d.Assignments = append(c.d.Assignments, as)
 }
 
 // Tried is the attempt of the latest Try or TryBackup — its demand, node and match
@@ -562,7 +572,7 @@ func (c *Cycle) run(a *Attempt) Status {
 	}
 	as, st := c.bind(a)
 	if st.OK() {
-		c.d.Assignments = append(c.d.Assignments, as)
+		c.assign(as)
 		c.moves++
 	}
 	return st
@@ -624,7 +634,7 @@ func (c *Cycle) AllowAll(ids ...string) error {
 		w.a.Start = max(w.a.Start, c.now)
 		as := c.commit(&w.a)
 		if c.d != nil {
-			c.d.Assignments = append(c.d.Assignments, as)
+			c.assign(as)
 			c.moves++
 		} else {
 			c.fw.permitted = append(c.fw.permitted, as)

@@ -34,6 +34,7 @@ type Framework struct {
 	// Scratch reused from cycle to cycle (a single owner drives cycles).
 	owned     Cycle    // the pull or push cycle under way (cycle)
 	decision  Decision // the heartbeat's Decision under way, returned by value
+	started   int      // the assignments of the last heartbeat that ended without error
 	gen       uint64   // the current cycle's generation
 	passed    []uint64 // by job index: the generation of the pull cycle that passed it over
 	scratch   Attempt  // the attempt of a pull Try

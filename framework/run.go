@@ -44,6 +44,7 @@ func (f *Framework) Heartbeat(n *cluster.NodeInfo, now time.Duration) (Decision,
 		}
 	}
 	d.Evicted = c.evicted
+	f.started = len(d.Assignments)
 	if f.logger != nil {
 		f.debug("heartbeat", "node", n.ID(), "at", now, "started", len(d.Assignments), "stop", d.Stop, "skipped", d.Skipped)
 	}
