@@ -53,28 +53,26 @@ func BenchmarkRunFGMCluster(b *testing.B) {
 // half and about 4 GiB.
 func BenchmarkScale(b *testing.B) {
 	for _, tasks := range []int{10_000, 100_000} {
-		total := int64(tasks) * 100 * workload.MiB // ~0.8 map tasks per 128 MiB plus reduces
-		w, err := workload.FGM(rand.New(rand.NewPCG(1, 2)), workload.WithTotalInput(total))
-		require.NoError(b, err)
-		cl, err := workload.FGMCluster(workload.WithRacks(20), workload.WithNodesPerRack(50))
-		require.NoError(b, err)
-		for _, p := range []Policy{DRF(), FGM()} {
-			b.Run(fmt.Sprintf("%s/%dtasks/%dnodes", p.Name, w.NumTasks(), len(cl.Nodes)), func(b *testing.B) {
-				benchRun(b, &w, &cl, p)
-			})
-		}
+		benchScale(b, "", tasks)
 	}
 	for _, tasks := range []int{100_000, 1_000_000} {
-		total := int64(tasks) * 100 * workload.MiB
-		w, err := workload.FGM(rand.New(rand.NewPCG(1, 2)), workload.WithTotalInput(total), workload.WithOnline(50*time.Millisecond))
-		require.NoError(b, err)
-		cl, err := workload.FGMCluster(workload.WithRacks(20), workload.WithNodesPerRack(50))
-		require.NoError(b, err)
-		for _, p := range []Policy{DRF(), FGM()} {
-			b.Run(fmt.Sprintf("online/%s/%dtasks/%dnodes", p.Name, w.NumTasks(), len(cl.Nodes)), func(b *testing.B) {
-				benchRun(b, &w, &cl, p)
-			})
-		}
+		benchScale(b, "online/", tasks, workload.WithOnline(50*time.Millisecond))
+	}
+}
+
+// benchScale runs DRF and FGM, as sub-benchmarks named prefix + policy + size, on the
+// FGM generator's workload of about tasks tasks (100 MiB of input a task: ~0.8 map
+// tasks per 128 MiB plus reduces) with opts, on 1,000 FGM nodes (20 racks of 50).
+func benchScale(b *testing.B, prefix string, tasks int, opts ...workload.Option) {
+	total := int64(tasks) * 100 * workload.MiB
+	w, err := workload.FGM(rand.New(rand.NewPCG(1, 2)), append([]workload.Option{workload.WithTotalInput(total)}, opts...)...)
+	require.NoError(b, err)
+	cl, err := workload.FGMCluster(workload.WithRacks(20), workload.WithNodesPerRack(50))
+	require.NoError(b, err)
+	for _, p := range []Policy{DRF(), FGM()} {
+		b.Run(fmt.Sprintf("%s%s/%dtasks/%dnodes", prefix, p.Name, w.NumTasks(), len(cl.Nodes)), func(b *testing.B) {
+			benchRun(b, &w, &cl, p)
+		})
 	}
 }
 
@@ -87,13 +85,5 @@ func BenchmarkScale(b *testing.B) {
 //
 //	go test -run XXX -bench OfflineMillion -benchtime 1x -timeout 0 ./sim
 func BenchmarkOfflineMillion(b *testing.B) {
-	w, err := workload.FGM(rand.New(rand.NewPCG(1, 2)), workload.WithTotalInput(1_000_000*100*workload.MiB))
-	require.NoError(b, err)
-	cl, err := workload.FGMCluster(workload.WithRacks(20), workload.WithNodesPerRack(50))
-	require.NoError(b, err)
-	for _, p := range []Policy{DRF(), FGM()} {
-		b.Run(fmt.Sprintf("%s/%dtasks/%dnodes", p.Name, w.NumTasks(), len(cl.Nodes)), func(b *testing.B) {
-			benchRun(b, &w, &cl, p)
-		})
-	}
+	benchScale(b, "", 1_000_000)
 }
