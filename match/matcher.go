@@ -127,7 +127,15 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 	}
 	w.p, w.i = p, -1
 	if w.allow == nil && exactRatios(&w.capacity, &peak, w.ndims) {
+		r0 := w.r
 		w.byStage(tl, start)
+		if w.unsure {
+			// A stage's minimum was short of its floor but no step was (the tree's minima
+			// and steps disagree once amounts have saturated, see stage.Timeline): the
+			// walk's answer, from scratch.
+			w.r, w.i = r0, -1
+			tl.WalkShort(start, p, resource.Tuple{}, w.visit)
+		}
 	} else {
 		tl.WalkShort(start, p, resource.Tuple{}, w.visit)
 	}
@@ -170,6 +178,7 @@ type fineWalk struct {
 	st                stage.Stage
 	i                 int
 	ndims             int
+	unsure            bool            // byStage found a short minimum but no short step
 	tl                *stage.Timeline // byStage's timeline and the task's start
 	start             time.Duration
 	comp              resource.Mask
@@ -222,6 +231,7 @@ func (w *fineWalk) stageMin(i int, m resource.Tuple) bool {
 	}
 	if fails {
 		w.tl.WalkBelow(from, stage.AddSat(w.start, w.p.Offset(i+1)), floor, w.visitStage)
+		w.unsure = w.r.Code != NoRoom
 		return false
 	}
 	piece := stage.Segment{Start: from, Free: m}
