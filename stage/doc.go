@@ -27,7 +27,7 @@
 //   - MinFree is O(log n), whatever the window's length: the subtrees inside the window
 //     count by their minima, only the two at its ends are descended into.
 //     MinFreeStages is O(s log n) in one descent: it descends only into the subtrees
-//     across a stage boundary.
+//     across a stage boundary or an end of the window.
 //   - Walk is O(log n + k). WalkBelow and WalkShort descend only into subtrees whose
 //     minimum is below the floor or short of a stage they overlap: O((1 + r) log n) and
 //     O((s + r) log n) for r segments found, whatever the window's length.
@@ -36,8 +36,9 @@
 //     O(k) — a task reserved for hours over thousands of steps costs what a short one
 //     does. Check and EarliestFit's fit test are WalkShort with the allowance as slack.
 //
-// Walk, WalkBelow, WalkShort, MinFreeStages and the queries allocate nothing. The tree's nodes are
-// reused once emptied, so reserving and releasing allocate nothing in a steady state.
+// Walk, WalkBelow, WalkShort, MinFreeStages and the queries allocate nothing. The
+// tree's nodes are reused once emptied, so reserving and releasing allocate nothing in
+// a steady state.
 //
 // Compressible dimensions (docs/methods.md §1): Reserve, Check and EarliestFit take an
 // allowance, the amount by which each compressible dimension may go below zero — tasks
