@@ -228,7 +228,7 @@ func (w *fineWalk) stageMin(i int, m resource.Tuple) bool {
 	var floor resource.Tuple
 	fails := false
 	for k := range d {
-		floor[k] = d[k] - w.fixed[k] // not negative: no overflow
+		floor[k] = d[k] - w.fixed[k] // both are not negative: no overflow
 		fails = fails || m[k] < floor[k]
 	}
 	if fails {
