@@ -16,23 +16,48 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// walkMins is the per-stage least free amount found by Walk, step by step (the
-// values WalkShort and WalkBelow report, summed from the root down).
-func walkMins(tl *stage.Timeline, start time.Duration, p stage.Profile) []string {
+// perStage is f over the window of each stage of p started at start, clipped to the
+// origin, for the stages whose window is not empty: what MinFreeStages should report,
+// as "stage amount" lines.
+func perStage(tl *stage.Timeline, start time.Duration, p stage.Profile, f func(from, to time.Duration) resource.Tuple) []string {
 	var out []string
 	for i := 0; i < p.Len(); i++ {
 		from, to := max(stage.AddSat(start, p.Offset(i)), tl.Origin()), stage.AddSat(start, p.Offset(i+1))
-		if from >= to {
-			continue
+		if from < to {
+			out = append(out, fmt.Sprint(i, f(from, to)))
 		}
+	}
+	return out
+}
+
+// walkMin is the least free amount over [from, to) found by Walk, step by step (the
+// values WalkShort and WalkBelow report, summed from the root down).
+func walkMin(tl *stage.Timeline) func(from, to time.Duration) resource.Tuple {
+	return func(from, to time.Duration) resource.Tuple {
 		m := resource.Tuple{math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64}
 		tl.Walk(from, to, func(s stage.Segment) bool { m = m.Min(s.Free); return true })
 		for k := schema.Len(); k < resource.MaxDims; k++ {
 			m[k] = 0
 		}
-		out = append(out, fmt.Sprint(i, m))
+		return m
 	}
-	return out
+}
+
+// minFreeStages is what MinFreeStages reports, as perStage's lines, when fn stops it
+// after the report of index stop (never, when stop < 0); a report after that is
+// recorded as "called after stop".
+func minFreeStages(tl *stage.Timeline, start time.Duration, p stage.Profile, stop int) []string {
+	var got []string
+	calls := 0
+	tl.MinFreeStages(start, p, func(i int, m resource.Tuple) bool {
+		calls++
+		if calls > stop+1 && stop >= 0 {
+			got = append(got, "called after stop")
+		}
+		got = append(got, fmt.Sprint(i, m))
+		return len(got)-1 != stop
+	})
+	return got
 }
 
 // MinFreeStages on a deep tree (up to ~2,000 steps), on a grid of a nanosecond, a
@@ -109,28 +134,13 @@ func TestMinFreeStagesDeepAndHuge(t *testing.T) {
 			case 2:
 				start = max(tl.Origin()-time.Duration(r.Intn(5)), 0)
 			}
-			var want []string
-			for i := 0; i < p.Len(); i++ {
-				from, to := max(stage.AddSat(start, p.Offset(i)), tl.Origin()), stage.AddSat(start, p.Offset(i+1))
-				if from < to {
-					want = append(want, fmt.Sprint(i, tl.MinFree(from, to)))
-				}
-			}
-			var got []string
+			want := perStage(tl, start, p, tl.MinFree)
 			stop := -1
 			if r.Intn(4) == 0 && len(want) > 0 {
 				stop = r.Intn(len(want))
 			}
-			calls := 0
-			tl.MinFreeStages(start, p, func(i int, m resource.Tuple) bool {
-				calls++
-				if calls > stop+1 && stop >= 0 {
-					got = append(got, "called after stop")
-				}
-				got = append(got, fmt.Sprint(i, m))
-				return len(got)-1 != stop
-			})
-			walked := walkMins(tl, start, p)
+			got := minFreeStages(tl, start, p, stop)
+			walked := perStage(tl, start, p, walkMin(tl))
 			if stop >= 0 {
 				want = want[:stop+1]
 				walked = walked[:stop+1]
@@ -140,6 +150,54 @@ func TestMinFreeStagesDeepAndHuge(t *testing.T) {
 			}
 			if !slices.Equal(got, walked) {
 				return fmt.Sprintf("vs Walk: %v from %v (origin %v, %d steps):\n got  %v\n walk %v", p, start, tl.Origin(), tl.Len(), got, walked)
+			}
+		}
+		return ""
+	}, gen.Int64()))
+	props.TestingRun(t)
+}
+
+// MinFreeStages reports, stage by stage, what MinFree says of each stage's window, on
+// timelines deep enough for inner nodes (hundreds of steps), from starts before and after
+// the origin, with stages short and long against the steps.
+func TestMinFreeStagesIsMinFreePerStage(t *testing.T) {
+	props := gopter.NewProperties(params())
+	props.Property("MinFreeStages equals MinFree over each stage's window", prop.ForAll(func(seed int64) string {
+		r := rand.New(rand.NewSource(seed))
+		big := tup(1<<40, 1<<40)
+		tl, _ := stage.NewTimeline(schema, big)
+		for i, n := 0, r.Intn(400); i < n; i++ {
+			st := make([]stage.Stage, 1+r.Intn(4))
+			for k := range st {
+				st[k] = stage.Stage{Duration: time.Duration(1+r.Intn(8)) * time.Second / 4, Demand: tup(int64(r.Intn(1000)), int64(r.Intn(1000)))}
+			}
+			_, _ = tl.Reserve(time.Duration(r.Intn(400))*time.Second/4, stage.MustProfile(schema, st...), resource.Tuple{})
+		}
+		if r.Intn(4) == 0 {
+			tl.Trim(time.Duration(r.Intn(100)) * time.Second / 4)
+		}
+		for q := 0; q < 20; q++ {
+			st := make([]stage.Stage, 1+r.Intn(10))
+			unit := []time.Duration{time.Second / 8, time.Second, 10 * time.Second}[r.Intn(3)]
+			for k := range st {
+				st[k] = stage.Stage{Duration: time.Duration(1+r.Intn(8)) * unit, Demand: tup(1, 1)}
+			}
+			if r.Intn(10) == 0 {
+				st[len(st)-1].Duration = stage.Forever
+			}
+			p := stage.MustProfile(schema, st...)
+			start := time.Duration(r.Intn(500)) * time.Second / 4
+			want := perStage(tl, start, p, tl.MinFree)
+			stop := -1
+			if r.Intn(4) == 0 && len(want) > 0 {
+				stop = r.Intn(len(want))
+			}
+			got := minFreeStages(tl, start, p, stop)
+			if stop >= 0 {
+				want = want[:stop+1]
+			}
+			if !slices.Equal(got, want) {
+				return fmt.Sprintf("%v from %v (origin %v):\n got  %v\n want %v", p, start, tl.Origin(), got, want)
 			}
 		}
 		return ""

@@ -1,16 +1,9 @@
 package stage_test
 
 import (
-	"fmt"
 	"math"
-	"math/rand"
-	"slices"
 	"testing"
 	"time"
-
-	"github.com/leanovate/gopter"
-	"github.com/leanovate/gopter/gen"
-	"github.com/leanovate/gopter/prop"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -155,62 +148,4 @@ func TestQueriesAllocateNothing(t *testing.T) {
 		assert.Zero(t, testing.AllocsPerRun(100, f), name)
 	}
 	assert.False(t, failed, "the small profile fits")
-}
-
-// MinFreeStages reports, stage by stage, what MinFree says of each stage's window, on
-// timelines deep enough for inner nodes (hundreds of steps), from starts before and after
-// the origin, with stages short and long against the steps.
-func TestMinFreeStagesIsMinFreePerStage(t *testing.T) {
-	props := gopter.NewProperties(params())
-	props.Property("MinFreeStages equals MinFree over each stage's window", prop.ForAll(func(seed int64) string {
-		r := rand.New(rand.NewSource(seed))
-		big := tup(1<<40, 1<<40)
-		tl, _ := stage.NewTimeline(schema, big)
-		for i, n := 0, r.Intn(400); i < n; i++ {
-			st := make([]stage.Stage, 1+r.Intn(4))
-			for k := range st {
-				st[k] = stage.Stage{Duration: time.Duration(1+r.Intn(8)) * time.Second / 4, Demand: tup(int64(r.Intn(1000)), int64(r.Intn(1000)))}
-			}
-			_, _ = tl.Reserve(time.Duration(r.Intn(400))*time.Second/4, stage.MustProfile(schema, st...), resource.Tuple{})
-		}
-		if r.Intn(4) == 0 {
-			tl.Trim(time.Duration(r.Intn(100)) * time.Second / 4)
-		}
-		for q := 0; q < 20; q++ {
-			st := make([]stage.Stage, 1+r.Intn(10))
-			unit := []time.Duration{time.Second / 8, time.Second, 10 * time.Second}[r.Intn(3)]
-			for k := range st {
-				st[k] = stage.Stage{Duration: time.Duration(1+r.Intn(8)) * unit, Demand: tup(1, 1)}
-			}
-			if r.Intn(10) == 0 {
-				st[len(st)-1].Duration = stage.Forever
-			}
-			p := stage.MustProfile(schema, st...)
-			start := time.Duration(r.Intn(500)) * time.Second / 4
-			var want []string
-			for i := 0; i < p.Len(); i++ {
-				from, to := max(stage.AddSat(start, p.Offset(i)), tl.Origin()), stage.AddSat(start, p.Offset(i+1))
-				if from < to {
-					want = append(want, fmt.Sprint(i, tl.MinFree(from, to)))
-				}
-			}
-			var got []string
-			stop := -1
-			if r.Intn(4) == 0 && len(want) > 0 {
-				stop = r.Intn(len(want))
-			}
-			tl.MinFreeStages(start, p, func(i int, m resource.Tuple) bool {
-				got = append(got, fmt.Sprint(i, m))
-				return len(got)-1 != stop
-			})
-			if stop >= 0 {
-				want = want[:stop+1]
-			}
-			if !slices.Equal(got, want) {
-				return fmt.Sprintf("%v from %v (origin %v):\n got  %v\n want %v", p, start, tl.Origin(), got, want)
-			}
-		}
-		return ""
-	}, gen.Int64()))
-	props.TestingRun(t)
 }

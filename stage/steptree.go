@@ -438,10 +438,7 @@ func (w *stageMins) fold(lo time.Duration, v *resource.Tuple) bool {
 		if w.seen && !w.fn(w.j, w.m) {
 			return false
 		}
-		w.j++
-		for w.jEnd = AddSat(w.start, w.p.offsets[w.j+1]); w.jEnd <= lo; w.jEnd = AddSat(w.start, w.p.offsets[w.j+1]) {
-			w.j++
-		}
+		w.j, w.jEnd = w.stageAt(lo)
 		w.m, w.seen = *v, true
 		return true
 	}
@@ -449,11 +446,25 @@ func (w *stageMins) fold(lo time.Duration, v *resource.Tuple) bool {
 	return true
 }
 
+// stageAt returns the stage in effect at lo, the current one or a later one, and when
+// it ends.
+func (w *stageMins) stageAt(lo time.Duration) (int, time.Duration) {
+	j, end := w.j, w.jEnd
+	if j < 0 {
+		j, end = 0, AddSat(w.start, w.p.offsets[1])
+	}
+	for end <= lo {
+		j++
+		end = AddSat(w.start, w.p.offsets[j+1])
+	}
+	return j, end
+}
+
 // node folds nd's entries overlapping the window (nd's last entry ending at hi; *above
 // the sum of the adds above nd): an entry within one stage by its amount (a child's by
 // its subtree minimum), a child across a stage boundary or an end of the window by a
-// descent, and a step across stage boundaries into every stage it overlaps. It returns false when fn stopped the
-// walk.
+// descent, and a step across stage boundaries into every stage it overlaps. It returns
+// false when fn stopped the walk.
 func (w *stageMins) node(nd *node, hi time.Duration, above *resource.Tuple) bool {
 	var acc resource.Tuple
 	sum(&acc, above, &nd.add)
@@ -462,13 +473,7 @@ func (w *stageMins) node(nd *node, hi time.Duration, above *resource.Tuple) bool
 	for i := nd.find(w.from); i < n && nd.at[i] < w.to; {
 		end := nd.end(i, hi)
 		lo, up := max(nd.at[i], w.from), min(end, w.to) // the entry within the window
-		stageEnd := w.jEnd
-		if w.j < 0 || stageEnd <= lo {
-			j := max(w.j, 0)
-			for stageEnd = AddSat(w.start, w.p.offsets[j+1]); stageEnd <= lo; stageEnd = AddSat(w.start, w.p.offsets[j+1]) {
-				j++
-			}
-		}
+		_, stageEnd := w.stageAt(lo)
 		if !nd.leaf && (up > stageEnd || lo > nd.at[i] || up < end) { // not all within one stage
 			if !w.node(nd.kids[i], end, &acc) {
 				return false
