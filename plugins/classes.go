@@ -5,7 +5,9 @@ import (
 
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/framework"
+	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // DemandClasses (JobFilter) passes over, in a pull cycle, a job none of whose pending
@@ -36,11 +38,16 @@ type DemandClasses struct {
 }
 
 // classNeed is what a class needs free on a node to start now, worked out once per
-// cycle (the estimate does not change within one).
+// cycle (the estimate does not change within one), and the class's reference to its
+// key's estimate, kept from cycle to cycle while the slot holds the class.
 type classNeed struct {
 	gen, serial uint64
 	need        resource.Tuple
 	dims        resource.Mask
+
+	refSerial uint64      // the serial of the class ref was made for
+	ref       predict.Ref // its key's estimate, when hasRef
+	hasRef    bool
 }
 
 const (
@@ -133,8 +140,23 @@ func (d *DemandClasses) need(c *framework.Cycle, cl *cluster.Class) *classNeed {
 	n.need, n.dims = cl.ID.Request, schema.All()
 	if cl.ID.Declared {
 		n.need, n.dims = cl.ID.First, schema.NonCompressible()
-	} else if p, ok := d.demand.Estimate(c.State(), cl.ID.Key); ok {
+	} else if p, ok := d.estimate(c.State(), n, cl); ok {
 		n.need, n.dims = p.Stage(0).Demand, schema.NonCompressible()
 	}
 	return n
+}
+
+// estimate is the prediction for undeclared class cl, whose scratch is n: read
+// through the class's reference to its key's estimate when the estimator hands them
+// out, so that the class's need costs no lookup of its key from cycle to cycle; the
+// answer, and the estimator's record of use, are Prediction.Estimate's.
+func (d *DemandClasses) estimate(st *cluster.State, n *classNeed, cl *cluster.Class) (stage.Profile, bool) {
+	if n.refSerial != cl.Serial {
+		n.ref, n.hasRef = d.demand.refer(cl.ID.Key)
+		n.refSerial = cl.Serial
+	}
+	if !n.hasRef {
+		return d.demand.Estimate(st, cl.ID.Key)
+	}
+	return d.demand.estimateRef(st, &n.ref)
 }

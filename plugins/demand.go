@@ -197,10 +197,34 @@ func (p *Prediction) Estimate(st *cluster.State, key predict.Key) (stage.Profile
 		return stage.Profile{}, false
 	}
 	prof, ok := p.estimator.Estimate(key)
+	return p.usable(st, prof, ok)
+}
+
+// usable is the estimator's answer prof, ok as Estimate passes it on: false when the
+// estimator has none, or one of another schema or that no node of st (nil: any) could
+// hold.
+func (p *Prediction) usable(st *cluster.State, prof stage.Profile, ok bool) (stage.Profile, bool) {
 	if !ok || !p.schema.Equal(prof.Schema()) || (st != nil && !st.Holds(prof.Peak())) {
 		return stage.Profile{}, false
 	}
 	return prof, true
+}
+
+// refer returns a reference to key's estimate (predict.Ref) and true when the
+// estimator hands them out (a predict.SimilarTask): EstimateRef with it answers as
+// Estimate does for key.
+func (p *Prediction) refer(key predict.Key) (predict.Ref, bool) {
+	s, ok := p.estimator.(*predict.SimilarTask)
+	if !ok || key.Logic == "" {
+		return predict.Ref{}, false
+	}
+	return s.Ref(key), true
+}
+
+// estimateRef is Estimate for the key ref refers to (refer).
+func (p *Prediction) estimateRef(st *cluster.State, ref *predict.Ref) (stage.Profile, bool) {
+	prof, ok := ref.Estimate()
+	return p.usable(st, prof, ok)
 }
 
 // estimated is the demand of a task of key whose estimate is prof: predicted, with the

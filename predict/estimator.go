@@ -203,13 +203,16 @@ func WithResample(r Resample) EstimatorOption {
 // and each key's current profile in an atomic pointer, so Estimate on a key it knows
 // allocates nothing and returns a shared immutable Profile. Writers (Observe, Forget,
 // eviction) serialise on a mutex. An Estimate racing with an Observe of the same key
-// sees the profile before or after it, never a mix.
+// sees the profile before or after it, never a mix. A caller that asks for the same
+// keys again and again keeps a Ref to each (SimilarTask.Ref), which reads the key's
+// entry without hashing the key.
 type SimilarTask struct {
 	schema *resource.Schema
 	cfg    estConfig
 
 	entries sync.Map // Key (canonical) → *entry; written only under mu
 	clock   atomic.Uint64
+	inserts atomic.Uint64 // entries inserted so far: a Ref's cue to look a key up again
 
 	mu    sync.RWMutex       // serialises writers; read-held by the nearest-size path
 	count int                // number of entries
@@ -226,6 +229,7 @@ type snapshot struct {
 type entry struct {
 	snap atomic.Pointer[snapshot]
 	used atomic.Uint64 // last use, a tick of SimilarTask.clock
+	gone atomic.Bool   // evicted or forgotten: a Ref to it looks its key up again
 
 	// Guarded by SimilarTask.mu.
 	key   Key               // canonical
@@ -295,7 +299,13 @@ func (s *SimilarTask) Estimate(k Key) (stage.Profile, bool) {
 		return stage.Profile{}, false
 	}
 	ck := s.canon(k)
-	if e := s.load(ck); e != nil {
+	return s.estimate(ck, s.load(ck))
+}
+
+// estimate is Estimate for the canonical key ck, whose entry is e (nil when it has
+// none): e's profile once predictable, else the nearest size's when configured.
+func (s *SimilarTask) estimate(ck Key, e *entry) (stage.Profile, bool) {
+	if e != nil {
 		if sn := e.snap.Load(); sn.n >= s.cfg.minObs {
 			s.touch(e)
 			return sn.profile, true
@@ -511,6 +521,7 @@ func (s *SimilarTask) insertLocked(e *entry) {
 	e.stamp = s.clock.Add(1)
 	e.used.Store(e.stamp)
 	s.entries.Store(e.key, e)
+	s.inserts.Add(1) // after the store: a Ref that reads the count first then finds e
 	s.count++
 	e.index = len(s.lru)
 	s.lru = append(s.lru, e)
@@ -551,6 +562,7 @@ func (s *SimilarTask) removeLocked(e *entry) {
 		s.up(i)
 	}
 	s.entries.Delete(e.key)
+	e.gone.Store(true)
 	s.count--
 	if s.sizes != nil {
 		sz := s.sizes[e.key.Logic]
