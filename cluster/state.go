@@ -694,7 +694,7 @@ func (s *State) BestLocality(j *JobInfo, n *NodeInfo) (fairness.Level, bool) {
 // FirstPending is job j's first pending task, in task order, at locality worst or
 // better for node n.
 func (s *State) FirstPending(j *JobInfo, n *NodeInfo, worst fairness.Level) (*TaskInfo, fairness.Level, bool) {
-	e, l, ok := s.pending.First(j.spec.ID, n.spec.ID, n.spec.Rack, worst)
+	e, l, ok := s.pending.FirstByRef(&j.pending, j.spec.ID, n.spec.ID, n.spec.Rack, worst)
 	if !ok {
 		return nil, 0, false
 	}
@@ -705,7 +705,7 @@ func (s *State) FirstPending(j *JobInfo, n *NodeInfo, worst fairness.Level) (*Ta
 // node n, best locality first and in task order within a level, until fn returns
 // false.
 func (s *State) AscendPending(j *JobInfo, n *NodeInfo, worst fairness.Level, fn func(t *TaskInfo, l fairness.Level) bool) {
-	s.pending.Ascend(j.spec.ID, n.spec.ID, n.spec.Rack, worst, func(e *fairness.PendingEntry[*TaskInfo], l fairness.Level) bool {
+	s.pending.AscendByRef(&j.pending, j.spec.ID, n.spec.ID, n.spec.Rack, worst, func(e *fairness.PendingEntry[*TaskInfo], l fairness.Level) bool {
 		return fn(e.Owner, l)
 	})
 }

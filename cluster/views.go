@@ -93,10 +93,11 @@ func sorted(m map[string]*TaskInfo) []*TaskInfo {
 type JobInfo struct {
 	spec     JobSpec
 	index    int
-	classes  []Class                  // what its pending tasks ask for (classes.go)
-	classIdx map[ClassID]int          // index of each class in classes
-	running  map[string]*TaskInfo     // its running tasks (not their backups)
-	progress *predict.ProgressTracker // its tasks' progress (WithJobProgress)
+	classes  []Class                    // what its pending tasks ask for (classes.go)
+	classIdx map[ClassID]int            // index of each class in classes
+	pending  fairness.JobRef[*TaskInfo] // where the pending index keeps its tasks
+	running  map[string]*TaskInfo       // its running tasks (not their backups)
+	progress *predict.ProgressTracker   // its tasks' progress (WithJobProgress)
 	// demands are the latest distinct demands of its tasks, for the next to share
 	// (demandOf); nextDemand is the one to replace next.
 	demands    [recentDemands]*demand

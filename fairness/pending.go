@@ -193,6 +193,8 @@ func (ps *places[T]) drop(key string) {
 
 type pjob[T any] struct {
 	id       string
+	owner    *PendingIndex[T] // the index holding the record
+	gone     bool             // dropped: its last entry was deleted
 	seq      uint64
 	all      *btree.BTreeG[*PendingEntry[T]] // every task of the job
 	anywhere *btree.BTreeG[*PendingEntry[T]] // the tasks without nodes; nil until one comes
@@ -278,7 +280,7 @@ func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 	j := p.jobs[e.Job]
 	if j == nil {
 		p.seq++
-		j = &pjob[T]{id: e.Job, seq: p.seq, all: btree.NewWithFreeListG(16, lessTask[T], p.free)}
+		j = &pjob[T]{id: e.Job, owner: p, seq: p.seq, all: btree.NewWithFreeListG(16, lessTask[T], p.free)}
 		p.jobs[e.Job] = j
 	}
 	if old, dup := j.all.ReplaceOrInsert(e); dup {
@@ -364,6 +366,7 @@ func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 	}
 	if j.all.Len() == 0 {
 		delete(p.jobs, j.id)
+		j.gone = true
 	}
 	e.job = nil
 	p.n--
@@ -392,7 +395,16 @@ func (p *PendingIndex[T]) Best(job, node, rack string) (l Level, ok bool) {
 // Each entry is visited once, with its locality. fn must not change the index. An
 // unknown job has no entries.
 func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e *PendingEntry[T], l Level) bool) {
-	j := p.jobs[job]
+	p.ascend(p.jobs[job], node, rack, worst, fn)
+}
+
+// AscendByRef is Ascend for job, looked up through ref (JobRef).
+func (p *PendingIndex[T]) AscendByRef(ref *JobRef[T], job, node, rack string, worst Level, fn func(e *PendingEntry[T], l Level) bool) {
+	p.ascend(p.job(ref, job), node, rack, worst, fn)
+}
+
+// ascend is Ascend for the job whose record is j (nil: no entries).
+func (p *PendingIndex[T]) ascend(j *pjob[T], node, rack string, worst Level, fn func(e *PendingEntry[T], l Level) bool) {
 	if j == nil {
 		return
 	}
@@ -451,7 +463,16 @@ func ascendPlace[T any](pl *place[T], seq uint64, first *PendingEntry[T], skip s
 // rack-local; a job without an entry at node or rack, nor one without nodes, has its
 // first of all off-switch).
 func (p *PendingIndex[T]) First(job, node, rack string, worst Level) (e *PendingEntry[T], l Level, ok bool) {
-	j := p.jobs[job]
+	return p.first(p.jobs[job], node, rack, worst)
+}
+
+// FirstByRef is First for job, looked up through ref (JobRef).
+func (p *PendingIndex[T]) FirstByRef(ref *JobRef[T], job, node, rack string, worst Level) (e *PendingEntry[T], l Level, ok bool) {
+	return p.first(p.job(ref, job), node, rack, worst)
+}
+
+// first is First for the job whose record is j (nil: no entries).
+func (p *PendingIndex[T]) first(j *pjob[T], node, rack string, worst Level) (e *PendingEntry[T], l Level, ok bool) {
 	if j == nil {
 		return nil, 0, false
 	}
@@ -474,6 +495,27 @@ func (p *PendingIndex[T]) First(job, node, rack string, worst Level) (e *Pending
 		return nil, 0, false
 	}
 	return j.first, OffSwitch, true
+}
+
+// JobRef remembers where a PendingIndex keeps one job's entries, for an owner that
+// keeps a record per job anyway: the queries that take one (FirstByRef, AscendByRef)
+// answer as First and Ascend do, but look the job up by ID only when the reference
+// holds nothing current — it is new (the zero JobRef), was filled by another index or
+// for another job, or the job's entries all left the index since (the index then drops
+// its record). A heartbeat asks about job after job in fairness order, each a lookup
+// by ID otherwise. A JobRef is not safe for concurrent use, nor is the index.
+type JobRef[T any] struct {
+	j *pjob[T] // nil: nothing looked up, or the job had no entries
+}
+
+// job returns job's record (nil: it has no entries), through ref when ref holds it.
+func (p *PendingIndex[T]) job(ref *JobRef[T], job string) *pjob[T] {
+	if j := ref.j; j != nil && j.owner == p && !j.gone && j.id == job {
+		return j
+	}
+	j := p.jobs[job]
+	ref.j = j
+	return j
 }
 
 // Pending holds the pending tasks of many jobs, each job's in task order (priority, then

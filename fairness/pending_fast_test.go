@@ -124,8 +124,10 @@ type visit struct {
 	l  Level
 }
 
-// TestPendingIndexFastPath: Best, First and Ascend (stopped early or not) answer as the
-// plain search of the trees does, on random sequences of inserts and deletes (of entries
+// TestPendingIndexFastPath: Best, First and Ascend (stopped early or not), and
+// FirstByRef and AscendByRef through references kept across the whole sequence (one per
+// job, one shared by all, one filled by another index), answer as the plain search of
+// the trees does, on random sequences of inserts and deletes (of entries
 // with up to three replicas over a few nodes in a few racks, enough for a node's tree
 // to split), and every node's and rack's table of first entries holds each job's first.
 func TestPendingIndexFastPath(t *testing.T) {
@@ -147,6 +149,12 @@ func TestPendingIndexFastPath(t *testing.T) {
 			ops := 3*target + rng.IntN(100)
 			// Racks as an owner may share them: one list per single-replica rack.
 			oneRack := map[string][]string{}
+			// References kept for the whole sequence, as an owner keeps them beside
+			// its jobs: one per job, one shared by every job, one another index filled.
+			refs := map[string]*JobRef[int]{}
+			var roaming JobRef[int]
+			other := NewPendingIndex[int]()
+			var foreign JobRef[int]
 			for op := range ops {
 				if op == ops*2/3 {
 					target /= 3
@@ -186,8 +194,13 @@ func TestPendingIndexFastPath(t *testing.T) {
 				for range 3 {
 					job := fmt.Sprint("j", rng.IntN(jobs+1)) // one more: an unknown job
 					// The same node and rack asked twice in a row too: remembered.
+					if refs[job] == nil {
+						refs[job] = &JobRef[int]{}
+						_ = other.Insert(&PendingEntry[int]{ID: "x", Job: job})
+						other.FirstByRef(&foreign, job, "", "", OffSwitch)
+					}
 					for _, at := range append(asked, asked[rng.IntN(len(asked))]) {
-						if bad := agree(idx, job, at, rng.IntN(5)); bad != "" {
+						if bad := agree(idx, job, at, rng.IntN(5), refs[job], &roaming, &foreign); bad != "" {
 							return fmt.Sprintf("after %d operations: %s", op, bad)
 						}
 					}
@@ -200,8 +213,8 @@ func TestPendingIndexFastPath(t *testing.T) {
 
 // agree compares the fast and the plain answers for job at a node and rack: Best;
 // First and Ascend, whole and stopped after stop visits (none: not stopped), at each
-// worst level.
-func agree(idx *PendingIndex[int], job string, at Location, stop int) string {
+// worst level; and FirstByRef and AscendByRef through each of refs.
+func agree(idx *PendingIndex[int], job string, at Location, stop int, refs ...*JobRef[int]) string {
 	l, ok := idx.Best(job, at.Node, at.Rack)
 	if wl, wok := idx.slowBest(job, at.Node, at.Rack); l != wl || ok != wok {
 		return fmt.Sprintf("%s on %v: best %v %v, plainly %v %v", job, at, l, ok, wl, wok)
@@ -215,13 +228,25 @@ func agree(idx *PendingIndex[int], job string, at Location, stop int) string {
 			})
 			return out
 		}
-		got, want := collect(idx.Ascend), collect(idx.slowAscend)
-		if !slices.Equal(got, want) {
+		want := collect(idx.slowAscend)
+		if got := collect(idx.Ascend); !slices.Equal(got, want) {
 			return fmt.Sprintf("%s on %v up to %v, stopped after %d: %v, plainly %v", job, at, worst, stop, got, want)
 		}
 		e, l, ok := idx.First(job, at.Node, at.Rack, worst)
 		if ok != (len(want) > 0) || ok && (e.ID != want[0].id || l != want[0].l) {
 			return fmt.Sprintf("%s on %v up to %v: first %v %v %v, plainly %v", job, at, worst, e, l, ok, want)
+		}
+		for i, ref := range refs {
+			byRef := func(job, node, rack string, worst Level, fn func(*PendingEntry[int], Level) bool) {
+				idx.AscendByRef(ref, job, node, rack, worst, fn)
+			}
+			if got := collect(byRef); !slices.Equal(got, want) {
+				return fmt.Sprintf("%s on %v up to %v, stopped after %d, through ref %d: %v, plainly %v", job, at, worst, stop, i, got, want)
+			}
+			e, l, ok := idx.FirstByRef(ref, job, at.Node, at.Rack, worst)
+			if ok != (len(want) > 0) || ok && (e.ID != want[0].id || l != want[0].l) {
+				return fmt.Sprintf("%s on %v up to %v through ref %d: first %v %v %v, plainly %v", job, at, worst, i, e, l, ok, want)
+			}
 		}
 	}
 	return ""
