@@ -74,6 +74,19 @@ type jobWait struct {
 	level   Level
 	wait    int64
 	skipped bool
+	id      string // the job's ID
+	owner   *Delay // the Delay holding the state
+	gone    bool   // forgotten: a WaitRef to it looks the job up again
+}
+
+// WaitRef remembers where a Delay keeps one job's state, for an owner that keeps a
+// record per job anyway: AllowedByRef and OfferByRef answer as Allowed and Offer do,
+// but look the job up by ID only when the reference holds nothing current — it is new
+// (the zero WaitRef), was filled by another Delay or for another job, or the job was
+// forgotten since. A heartbeat asks about job after job, each a lookup by ID
+// otherwise. A WaitRef is not safe for concurrent use, nor is the Delay.
+type WaitRef struct {
+	w *jobWait
 }
 
 // JobWait is a snapshot of one job's delay-scheduling state.
@@ -207,14 +220,22 @@ func satAdd(a, b int64) int64 {
 // returns false. A job is known from its first offer. It fails on an invalid level,
 // changing nothing.
 func (d *Delay) Offer(job string, best Level) (Level, bool, error) {
+	return d.OfferByRef(nil, job, best)
+}
+
+// OfferByRef is Offer for job, looked up through ref (WaitRef); a nil ref is none.
+func (d *Delay) OfferByRef(ref *WaitRef, job string, best Level) (Level, bool, error) {
 	if best > OffSwitch {
 		return 0, false, fieldErr(fmt.Sprintf("job %q best locality", job), best, ErrInvalidLevel)
 	}
-	w := d.lookup(job)
+	w := d.lookupRef(ref, job)
 	if w == nil {
-		w = &jobWait{}
+		w = &jobWait{id: job, owner: d}
 		d.jobs[job] = w
 		d.lastJob, d.lastW = job, w
+		if ref != nil {
+			ref.w = w
+		}
 	}
 	switch {
 	case best == NodeLocal:
@@ -246,7 +267,12 @@ func (d *Delay) launch(w *jobWait, l Level) {
 // rack-local) or OffSwitch. A job never offered anything may launch node-local only,
 // unless the waits are zero.
 func (d *Delay) Allowed(job string) Level {
-	w := d.lookup(job)
+	return d.AllowedByRef(nil, job)
+}
+
+// AllowedByRef is Allowed for job, looked up through ref (WaitRef); a nil ref is none.
+func (d *Delay) AllowedByRef(ref *WaitRef, job string) Level {
+	w := d.lookupRef(ref, job)
 	if w == nil {
 		w = &jobWait{}
 	}
@@ -278,7 +304,7 @@ func (d *Delay) State(job string) JobWait {
 // Forget drops a job's state (the job finished or was cancelled).
 func (d *Delay) Forget(job string) {
 	if w := d.lookup(job); w != nil {
-		w.skipped = false
+		w.skipped, w.gone = false, true
 		delete(d.jobs, job)
 		d.lastJob, d.lastW = "", nil
 	}
@@ -294,6 +320,19 @@ func (d *Delay) lookup(job string) *jobWait {
 	if w != nil {
 		d.lastJob, d.lastW = job, w
 	}
+	return w
+}
+
+// lookupRef is lookup through ref (nil: none), which it fills.
+func (d *Delay) lookupRef(ref *WaitRef, job string) *jobWait {
+	if ref == nil {
+		return d.lookup(job)
+	}
+	if w := ref.w; w != nil && w.owner == d && !w.gone && w.id == job {
+		return w
+	}
+	w := d.lookup(job)
+	ref.w = w
 	return w
 }
 

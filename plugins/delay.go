@@ -63,7 +63,8 @@ type DelayScheduling struct {
 
 	probed, keepTurn bool // whether the ordering keeps a job's turn, decided once
 
-	refused []cluster.ClassID // scratch of try: the job's classes refused so far
+	refused []cluster.ClassID  // scratch of try: the job's classes refused so far
+	waits   []fairness.WaitRef // by job slot: where delay keeps the job's wait (wait)
 
 	scan     roomScan                       // localRoom's state
 	opened   map[*cluster.NodeInfo]openMemo // localRoom's Cycle.Open answers (open)
@@ -189,11 +190,11 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 			}
 			allowed, waived := fairness.OffSwitch, false
 			if p.delay != nil {
-				allowed = p.delay.Allowed(j.ID())
+				allowed = p.delay.AllowedByRef(p.wait(c, j), j.ID())
 			}
 			if best > allowed {
 				if !p.room || allowed != fairness.NodeLocal || best > fairness.RackLocal || p.localRoom(c, j, n) {
-					_, _, _ = p.delay.Offer(j.ID(), best)
+					_, _, _ = p.delay.OfferByRef(p.wait(c, j), j.ID(), best)
 					c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
 					return true
 				}
@@ -221,7 +222,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 				return goOn
 			}
 			if p.delay != nil && !waived {
-				_, _, _ = p.delay.Offer(j.ID(), level)
+				_, _, _ = p.delay.OfferByRef(p.wait(c, j), j.ID(), level)
 			}
 			if goOn = c.Room(); !goOn {
 				return false
@@ -235,6 +236,15 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 		}
 	})
 	return goOn
+}
+
+// wait is the reference to job j's state in the delay-scheduling state, kept by j's
+// slot (a slot's next job finds the reference stale: fairness.WaitRef).
+func (p *DelayScheduling) wait(c *framework.Cycle, j *cluster.JobInfo) *fairness.WaitRef {
+	if n := c.State().JobSlots(); len(p.waits) < n {
+		p.waits = append(p.waits, make([]fairness.WaitRef, n-len(p.waits))...)
+	}
+	return &p.waits[j.Index()]
 }
 
 // ahead reports whether job j's queue holds more than the packing bound above the
@@ -367,8 +377,8 @@ func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster
 		if t == nil {
 			break
 		}
-		if p.delay != nil && level > p.delay.Allowed(j.ID()) && !(waived && level <= best) {
-			if _, ok, _ := p.delay.Offer(j.ID(), level); !ok {
+		if p.delay != nil && level > p.delay.AllowedByRef(p.wait(c, j), j.ID()) && !(waived && level <= best) {
+			if _, ok, _ := p.delay.OfferByRef(p.wait(c, j), j.ID(), level); !ok {
 				s = framework.Refuse(framework.LocalityWait)
 				break
 			}
