@@ -38,12 +38,14 @@ type DemandClasses struct {
 }
 
 // classNeed is what a class needs free on a node to start now, worked out once per
-// cycle (the estimate does not change within one), and the class's reference to its
-// key's estimate, kept from cycle to cycle while the slot holds the class.
+// cycle (the estimate does not change within one) — or once for the class, when no
+// estimate can ever change it (fixed) — and the class's reference to its key's
+// estimate, kept from cycle to cycle while the slot holds the class.
 type classNeed struct {
 	gen, serial uint64
 	need        resource.Tuple
 	dims        resource.Mask
+	fixed       bool // the class's need does not depend on an estimate
 
 	refSerial uint64      // the serial of the class ref was made for
 	ref       predict.Ref // its key's estimate, when hasRef
@@ -132,12 +134,13 @@ func (d *DemandClasses) need(c *framework.Cycle, cl *cluster.Class) *classNeed {
 		d.needs = append(d.needs, classNeed{})
 	}
 	n := &d.needs[cl.Slot]
-	if n.gen == c.Gen() && n.serial == cl.Serial {
+	if n.serial == cl.Serial && (n.fixed || n.gen == c.Gen()) {
 		return n
 	}
 	schema := c.State().Schema()
 	n.gen, n.serial = c.Gen(), cl.Serial
 	n.need, n.dims = cl.ID.Request, schema.All()
+	n.fixed = cl.ID.Declared || !d.demand.predicts(cl.ID.Key)
 	if cl.ID.Declared {
 		n.need, n.dims = cl.ID.First, schema.NonCompressible()
 	} else if p, ok := d.estimate(c.State(), n, cl); ok {

@@ -193,11 +193,18 @@ func (p *Prediction) raise(st *cluster.State, t *cluster.TaskInfo, d framework.D
 // (learned from implausible observations, say) must not keep a task pending forever,
 // so the task falls back to its request. A nil st skips that check.
 func (p *Prediction) Estimate(st *cluster.State, key predict.Key) (stage.Profile, bool) {
-	if p.estimator == nil || key.Logic == "" {
+	if !p.predicts(key) {
 		return stage.Profile{}, false
 	}
 	prof, ok := p.estimator.Estimate(key)
 	return p.usable(st, prof, ok)
+}
+
+// predicts reports whether Estimate may ever answer for key: there is an estimator,
+// and the key names a logic. When not, a task of key is placed by its request (or its
+// declared profile), whatever the estimator learns.
+func (p *Prediction) predicts(key predict.Key) bool {
+	return p.estimator != nil && key.Logic != ""
 }
 
 // usable is the estimator's answer prof, ok as Estimate passes it on: false when the
