@@ -218,8 +218,8 @@ func (p *Prediction) usable(st *cluster.State, prof stage.Profile, ok bool) (sta
 }
 
 // refer returns a reference to key's estimate (predict.Ref) and true when the
-// estimator hands them out (a predict.SimilarTask): EstimateRef with it answers as
-// Estimate does for key.
+// estimator hands them out (a predict.SimilarTask; false too for a key without logic):
+// estimateRef with it answers as Estimate does for key.
 func (p *Prediction) refer(key predict.Key) (predict.Ref, bool) {
 	s, ok := p.estimator.(*predict.SimilarTask)
 	if !ok || key.Logic == "" {
