@@ -57,11 +57,14 @@ func (s *State) ClassOf(t *TaskInfo) ClassID {
 	return ClassID{Key: t.key, Request: t.demand.request, Duration: t.demand.duration, Failures: t.failures}
 }
 
-// Classes yields the cluster's demand classes, in no particular order.
+// Classes yields the cluster's demand classes in the order of their slots, the same
+// for the same history of calls: a plugin that asks about classes until one answers
+// (and the estimator it asks counts each question as a use of the class's key) makes
+// the same decisions run after run.
 func (s *State) Classes() iter.Seq[*Class] {
 	return func(yield func(*Class) bool) {
-		for _, c := range s.classes {
-			if !yield(c) {
+		for _, c := range s.byslot {
+			if c != nil && !yield(c) {
 				return
 			}
 		}
@@ -98,6 +101,10 @@ func (s *State) addPending(j *JobInfo, t *TaskInfo) {
 		s.serial++
 		c = &Class{ID: id, Slot: slot, Serial: s.serial, N: 1}
 		s.classes[id] = c
+		if slot == len(s.byslot) {
+			s.byslot = append(s.byslot, nil)
+		}
+		s.byslot[slot] = c
 	}
 	if i, ok := j.classIdx[id]; ok {
 		j.classes[i].N++
@@ -117,6 +124,7 @@ func (s *State) removePending(j *JobInfo, t *TaskInfo) {
 	if c := s.classes[id]; c != nil {
 		if c.N--; c.N == 0 {
 			delete(s.classes, id)
+			s.byslot[c.Slot] = nil
 			s.slots = append(s.slots, c.Slot)
 		}
 	}

@@ -37,6 +37,7 @@ type State struct {
 	busyJobs map[string]*JobInfo // the jobs with running tasks
 	classes  map[ClassID]*Class  // every pending task's demand class (classes.go)
 	slots    []int               // class slots free for reuse
+	byslot   []*Class            // the classes by slot; nil: a free slot
 	nslots   int                 // class slots handed out
 	serial   uint64              // classes created
 	tasks    map[string]*TaskInfo
