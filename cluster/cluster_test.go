@@ -1218,3 +1218,21 @@ func TestPendingSince(t *testing.T) {
 	require.NoError(t, s.Evict(tk))
 	assert.Equal(t, 9*time.Second, tk.PendingSince(), "pending again from the eviction")
 }
+
+// A batch that leaves several gangs short is refused naming the first of them in the
+// batch, the same on every call (not whichever a map yields first).
+func TestShortGangsNamedInBatchOrder(t *testing.T) {
+	s, err := cluster.New(schema)
+	require.NoError(t, err)
+	var batch []cluster.TaskSpec
+	for _, id := range []string{"g5", "g1", "g9", "g3"} {
+		require.NoError(t, s.AddJob(cluster.JobSpec{ID: id, MinMember: 3}))
+		batch = append(batch, cluster.TaskSpec{ID: id + "-t", Job: id, Request: tup(1, 1)})
+	}
+	for range 20 {
+		err := s.Submit(batch...)
+		require.ErrorIs(t, err, cluster.ErrInvalid)
+		assert.Contains(t, err.Error(), `gang job "g5"`)
+	}
+	assert.Zero(t, s.Count(cluster.Pending), "a refused batch changes nothing")
+}

@@ -375,19 +375,23 @@ func (s *State) newTask(spec *TaskSpec) *TaskInfo {
 }
 
 // checkGangs refuses a batch that leaves a gang job short of its MinMember live tasks:
-// such a gang could never run.
+// such a gang could never run. Of several, it names the first in the batch.
 func (s *State) checkGangs(specs []TaskSpec) error {
 	var adds map[string]int
+	var order []string
 	for i := range specs {
 		if j := s.jobs[specs[i].Job]; j.spec.MinMember > 1 {
 			if adds == nil {
 				adds = map[string]int{}
 			}
+			if adds[j.spec.ID] == 0 {
+				order = append(order, j.spec.ID)
+			}
 			adds[j.spec.ID]++
 		}
 	}
-	for id, k := range adds {
-		j := s.jobs[id]
+	for _, id := range order {
+		j, k := s.jobs[id], adds[id]
 		if have := j.live + j.finished + k; !j.gathered && have < j.spec.MinMember {
 			return fmt.Errorf("cluster: gang job %q: %d live or finished tasks after this submission, MinMember %d (submit a gang's members together): %w",
 				id, have, j.spec.MinMember, ErrInvalid)
