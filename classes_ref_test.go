@@ -64,7 +64,6 @@ func TestClassesSameOrderEveryRun(t *testing.T) {
 // when wholeCluster (off otherwise, see TestClassesSameOrderEveryRun).
 func replayRefs(seed int64, steps int, wrap, wholeCluster bool) string {
 	schema := resource.Standard()
-	gib := int64(1) << 30
 	r := rand.New(rand.NewSource(seed))
 	estOpts := []predict.EstimatorOption{predict.WithMaxKeys(1 + r.Intn(3)), predict.WithMinObservations(1 + r.Intn(2))}
 	if r.Intn(2) == 0 {
@@ -104,13 +103,6 @@ func replayRefs(seed int64, steps int, wrap, wholeCluster bool) string {
 		}
 		ss[i] = s
 	}
-	both := func(f func(s *finegrain.Scheduler) error) string {
-		e0, e1 := f(ss[0]), f(ss[1])
-		if (e0 == nil) != (e1 == nil) {
-			return fmt.Sprintf("errors differ: %v / %v", e0, e1)
-		}
-		return ""
-	}
 	sizes := []int64{0, 1, 3, 5, 17, 60, 300}
 	var keys []predict.Key
 	for l := 0; l < 3; l++ {
@@ -129,63 +121,27 @@ func replayRefs(seed int64, steps int, wrap, wholeCluster bool) string {
 		}
 		return ""
 	}
-	var nodes []string
-	for i := 0; i < 3; i++ {
-		n := finegrain.Node{ID: fmt.Sprintf("n%d", i), Rack: fmt.Sprintf("r%d", i%2),
-			Capacity: schema.MustTuple(int64(2000+r.Intn(4)*1000), int64(2+r.Intn(6))*gib, 100, 100, 100*gib, 0)}
-		if msg := both(func(s *finegrain.Scheduler) error { return s.AddNode(n) }); msg != "" {
-			return msg
-		}
-		nodes = append(nodes, n.ID)
+	w, msg := newTwins(r, schema, ss)
+	if msg != "" {
+		return msg
 	}
-	for j := 0; j < 4; j++ {
-		job := finegrain.Job{ID: fmt.Sprintf("j%d", j), Submitted: time.Duration(j)}
-		if msg := both(func(s *finegrain.Scheduler) error { return s.SubmitJob(job) }); msg != "" {
-			return msg
-		}
-	}
-	var running []string
-	now := time.Duration(0)
 	for step := 0; step < steps; step++ {
-		now += time.Duration(r.Intn(3000)) * time.Millisecond
+		w.tick()
 		switch op := r.Intn(12); {
 		case op < 4:
-			task := finegrain.Task{ID: fmt.Sprintf("t%d", step), Job: fmt.Sprintf("j%d", r.Intn(4)), Submitted: now,
-				Key:     keys[r.Intn(len(keys))],
-				Request: schema.MustTuple(int64(500+r.Intn(3)*500), int64(1+r.Intn(3))*gib/2, 0, 0, 0, 0)}
-			if r.Intn(3) == 0 {
-				task.Duration = time.Duration(1+r.Intn(20)) * time.Second
-			}
-			if r.Intn(2) == 0 {
-				task.Inputs = []string{nodes[r.Intn(len(nodes))]}
-			}
-			if msg := both(func(s *finegrain.Scheduler) error { return s.Submit(task) }); msg != "" {
+			task := w.task(step)
+			task.Key = keys[r.Intn(len(keys))]
+			if msg := w.submit(task); msg != "" {
 				return msg
 			}
 		case op < 7:
-			node := nodes[r.Intn(len(nodes))]
-			d0, err0 := ss[0].Heartbeat(node, now)
-			d1, err1 := ss[1].Heartbeat(node, now)
-			if err0 != nil || err1 != nil {
-				return fmt.Sprintf("heartbeat: %v / %v", err0, err1)
+			if msg := w.heartbeat(step, [2]string{"in the first", "in the second"}); msg != "" {
+				return msg
 			}
-			if len(d0.Assignments) != len(d1.Assignments) || d0.Stop != d1.Stop {
-				return fmt.Sprintf("step %d: %d tasks (%v) in the first, %d (%v) in the second", step, len(d0.Assignments), d0.Stop, len(d1.Assignments), d1.Stop)
-			}
-			for i, a := range d0.Assignments {
-				b := d1.Assignments[i]
-				if a.Task != b.Task || a.Node != b.Node || a.Start != b.Start || a.Locality != b.Locality {
-					return fmt.Sprintf("step %d: assignment %d differs: %+v / %+v", step, i, a, b)
-				}
-				running = append(running, a.Task)
-			}
-		case op < 9 && len(running) > 0:
-			i := r.Intn(len(running))
-			id := running[i]
-			running = append(running[:i], running[i+1:]...)
-			obs := &predict.Observation{Profile: stage.MustProfile(schema,
-				stage.Stage{Duration: time.Duration(1+r.Intn(10)) * time.Second, Demand: schema.MustTuple(int64(r.Intn(2000)), int64(r.Intn(3))*gib/2, 0, 0, 0, 0)})}
-			if msg := both(func(s *finegrain.Scheduler) error { return s.Finished(id, now, obs) }); msg != "" {
+		case op < 9 && len(w.running) > 0:
+			id := w.pick()
+			obs := w.observation()
+			if msg := w.finish(id, &obs); msg != "" {
 				return msg
 			}
 		case op < 10:
@@ -197,20 +153,12 @@ func replayRefs(seed int64, steps int, wrap, wholeCluster bool) string {
 				}
 				break
 			}
-			obs := predict.Observation{Profile: stage.MustProfile(schema,
-				stage.Stage{Duration: time.Duration(1+r.Intn(10)) * time.Second, Demand: schema.MustTuple(int64(r.Intn(2000)), int64(r.Intn(3))*gib/2, 0, 0, 0, 0)})}
+			obs := w.observation()
 			if (ests[0].Observe(k, obs) == nil) != (ests[1].Observe(k, obs) == nil) {
 				return fmt.Sprintf("step %d: observe %v differs", step, k)
 			}
 		default:
-			id := fmt.Sprintf("t%d", r.Intn(step+1))
-			_ = both(func(s *finegrain.Scheduler) error { return s.Cancel(id, now) })
-			for i, x := range running {
-				if x == id {
-					running = append(running[:i], running[i+1:]...)
-					break
-				}
-			}
+			w.cancel(step)
 		}
 		if msg := same(step); msg != "" {
 			return msg

@@ -56,36 +56,15 @@ func replayBoth(seed int64, steps int) string {
 		}
 		ss[i] = s
 	}
-	both := func(f func(s *finegrain.Scheduler) error) string {
-		e0, e1 := f(ss[0]), f(ss[1])
-		if (e0 == nil) != (e1 == nil) {
-			return fmt.Sprintf("errors differ: %v / %v", e0, e1)
-		}
-		return ""
+	w, msg := newTwins(r, schema, ss)
+	if msg != "" {
+		return msg
 	}
-	var nodes []string
-	for i := 0; i < 3; i++ {
-		n := finegrain.Node{ID: fmt.Sprintf("n%d", i), Rack: fmt.Sprintf("r%d", i%2),
-			Capacity: schema.MustTuple(int64(2000+r.Intn(4)*1000), int64(2+r.Intn(6))*gib, 100, 100, 100*gib, 0)}
-		if msg := both(func(s *finegrain.Scheduler) error { return s.AddNode(n) }); msg != "" {
-			return msg
-		}
-		nodes = append(nodes, n.ID)
-	}
-	for j := 0; j < 4; j++ {
-		job := finegrain.Job{ID: fmt.Sprintf("j%d", j), Submitted: time.Duration(j)}
-		if msg := both(func(s *finegrain.Scheduler) error { return s.SubmitJob(job) }); msg != "" {
-			return msg
-		}
-	}
-	var running []string
-	now := time.Duration(0)
 	for step := 0; step < steps; step++ {
-		now += time.Duration(r.Intn(3000)) * time.Millisecond
+		w.tick()
 		switch op := r.Intn(10); {
 		case op < 4:
-			task := finegrain.Task{ID: fmt.Sprintf("t%d", step), Job: fmt.Sprintf("j%d", r.Intn(4)), Submitted: now,
-				Request: schema.MustTuple(int64(500+r.Intn(3)*500), int64(1+r.Intn(3))*gib/2, 0, 0, 0, 0)}
+			task := w.task(step)
 			switch r.Intn(3) {
 			case 0:
 				task.Key = predict.Key{Logic: fmt.Sprintf("app%d", r.Intn(2)), InputSize: 1}
@@ -94,59 +73,31 @@ func replayBoth(seed int64, steps int) string {
 					stage.Stage{Duration: time.Duration(1+r.Intn(9)) * time.Second, Demand: schema.MustTuple(int64(r.Intn(2000)), int64(1+r.Intn(4))*gib/2, 0, 0, 0, 0)},
 					stage.Stage{Duration: time.Duration(1+r.Intn(9)) * time.Second, Demand: schema.MustTuple(int64(r.Intn(2000)), int64(1+r.Intn(4))*gib/2, 0, 0, 0, 0)})
 			}
-			if r.Intn(3) == 0 {
-				task.Duration = time.Duration(1+r.Intn(20)) * time.Second
-			}
-			if r.Intn(2) == 0 {
-				task.Inputs = []string{nodes[r.Intn(len(nodes))]}
-			}
-			if msg := both(func(s *finegrain.Scheduler) error { return s.Submit(task) }); msg != "" {
+			if msg := w.submit(task); msg != "" {
 				return msg
 			}
 		case op < 7:
-			node := nodes[r.Intn(len(nodes))]
-			d0, err0 := ss[0].Heartbeat(node, now)
-			d1, err1 := ss[1].Heartbeat(node, now)
-			if err0 != nil || err1 != nil {
-				return fmt.Sprintf("heartbeat: %v / %v", err0, err1)
+			if msg := w.heartbeat(step, [2]string{"with the check", "without"}); msg != "" {
+				return msg
 			}
-			if len(d0.Assignments) != len(d1.Assignments) || d0.Stop != d1.Stop {
-				return fmt.Sprintf("step %d: %d tasks (%v) with the check, %d (%v) without", step, len(d0.Assignments), d0.Stop, len(d1.Assignments), d1.Stop)
-			}
-			for i, a := range d0.Assignments {
-				b := d1.Assignments[i]
-				if a.Task != b.Task || a.Node != b.Node || a.Start != b.Start || a.Locality != b.Locality {
-					return fmt.Sprintf("step %d: assignment %d differs: %+v / %+v", step, i, a, b)
-				}
-				running = append(running, a.Task)
-			}
-		case op < 9 && len(running) > 0:
-			i := r.Intn(len(running))
-			id := running[i]
-			running = append(running[:i], running[i+1:]...)
+		case op < 9 && len(w.running) > 0:
+			id := w.pick()
 			var obs *predict.Observation
 			if r.Intn(2) == 0 {
-				obs = &predict.Observation{Profile: stage.MustProfile(schema,
-					stage.Stage{Duration: time.Duration(1+r.Intn(10)) * time.Second, Demand: schema.MustTuple(int64(r.Intn(2000)), int64(r.Intn(3))*gib/2, 0, 0, 0, 0)})}
+				o := w.observation()
+				obs = &o
 			}
 			if r.Intn(4) == 0 {
-				if msg := both(func(s *finegrain.Scheduler) error { return s.Failed(id, now) }); msg != "" {
+				if msg := w.fail(id); msg != "" {
 					return msg
 				}
 				continue
 			}
-			if msg := both(func(s *finegrain.Scheduler) error { return s.Finished(id, now, obs) }); msg != "" {
+			if msg := w.finish(id, obs); msg != "" {
 				return msg
 			}
 		default:
-			id := fmt.Sprintf("t%d", r.Intn(step+1))
-			_ = both(func(s *finegrain.Scheduler) error { return s.Cancel(id, now) })
-			for i, x := range running {
-				if x == id {
-					running = append(running[:i], running[i+1:]...)
-					break
-				}
-			}
+			w.cancel(step)
 		}
 	}
 	return ""
