@@ -400,6 +400,21 @@ func TestPendingIndexErrors(t *testing.T) {
 			assert.Equal(t, fairness.RackLocal, l)
 		})
 	}
+	// A nil reference is none: the job is looked up by ID.
+	e, l, ok := p.FirstByRef(nil, "j", "n", "r", fairness.OffSwitch)
+	assert.True(t, ok)
+	assert.Equal(t, held, e)
+	assert.Equal(t, fairness.NodeLocal, l)
+	visited := 0
+	p.AscendByRef(nil, "j", "n", "r", fairness.OffSwitch, func(*entry, fairness.Level) bool { visited++; return true })
+	assert.Equal(t, 1, visited)
+	d, err := fairness.NewDelay()
+	require.NoError(t, err)
+	assert.Equal(t, fairness.NodeLocal, d.AllowedByRef(nil, "j"))
+	_, _, err = d.OfferByRef(nil, "j", fairness.Level(9))
+	require.ErrorIs(t, err, fairness.ErrInvalidLevel)
+	assert.Zero(t, d.Len(), "a refused offer changes nothing")
+
 	require.ErrorIs(t, p.Delete(nil), fairness.ErrUnknownTask)
 	require.ErrorIs(t, p.Delete(&entry{ID: "t", Job: "j"}), fairness.ErrUnknownTask)
 	require.ErrorIs(t, p.Delete(elsewhere), fairness.ErrUnknownTask)

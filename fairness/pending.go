@@ -398,7 +398,7 @@ func (p *PendingIndex[T]) Ascend(job, node, rack string, worst Level, fn func(e 
 	p.ascend(p.jobs[job], node, rack, worst, fn)
 }
 
-// AscendByRef is Ascend for job, looked up through ref (JobRef).
+// AscendByRef is Ascend for job, looked up through ref (JobRef); a nil ref is none.
 func (p *PendingIndex[T]) AscendByRef(ref *JobRef[T], job, node, rack string, worst Level, fn func(e *PendingEntry[T], l Level) bool) {
 	p.ascend(p.job(ref, job), node, rack, worst, fn)
 }
@@ -466,7 +466,7 @@ func (p *PendingIndex[T]) First(job, node, rack string, worst Level) (e *Pending
 	return p.first(p.jobs[job], node, rack, worst)
 }
 
-// FirstByRef is First for job, looked up through ref (JobRef).
+// FirstByRef is First for job, looked up through ref (JobRef); a nil ref is none.
 func (p *PendingIndex[T]) FirstByRef(ref *JobRef[T], job, node, rack string, worst Level) (e *PendingEntry[T], l Level, ok bool) {
 	return p.first(p.job(ref, job), node, rack, worst)
 }
@@ -508,8 +508,12 @@ type JobRef[T any] struct {
 	j *pjob[T] // nil: nothing looked up, or the job had no entries
 }
 
-// job returns job's record (nil: it has no entries), through ref when ref holds it.
+// job returns job's record (nil: it has no entries), through ref (nil: none) when ref
+// holds it.
 func (p *PendingIndex[T]) job(ref *JobRef[T], job string) *pjob[T] {
+	if ref == nil {
+		return p.jobs[job]
+	}
 	if j := ref.j; j != nil && j.owner == p && !j.gone && j.id == job {
 		return j
 	}

@@ -32,9 +32,10 @@ func (s *SimilarTask) Ref(k Key) Ref {
 	return Ref{s: s, key: s.canon(k)}
 }
 
-// Estimate is SimilarTask.Estimate for the key r refers to; false for the zero Ref.
+// Estimate is SimilarTask.Estimate for the key r refers to; false for the zero Ref
+// (and a nil one).
 func (r *Ref) Estimate() (stage.Profile, bool) {
-	if r.s == nil {
+	if r == nil || r.s == nil {
 		return stage.Profile{}, false
 	}
 	if r.e != nil && r.e.gone.Load() {
@@ -51,5 +52,11 @@ func (r *Ref) Estimate() (stage.Profile, bool) {
 }
 
 // Key is the canonical key r refers to: the key it was made for, with its input size
-// mapped to its bucket's (WithSizeBuckets). The zero Ref's is the zero Key.
-func (r *Ref) Key() Key { return r.key }
+// mapped to its bucket's (WithSizeBuckets). The zero Ref's (and a nil one's) is the zero
+// Key.
+func (r *Ref) Key() Key {
+	if r == nil {
+		return Key{}
+	}
+	return r.key
+}

@@ -147,6 +147,10 @@ func TestRefEdges(t *testing.T) {
 	_, ok := zero.Estimate()
 	assert.False(t, ok, "the zero Ref refers to nothing")
 	assert.Equal(t, predict.Key{}, zero.Key())
+	var none *predict.Ref
+	_, ok = none.Estimate()
+	assert.False(t, ok, "nor does a nil one")
+	assert.Equal(t, predict.Key{}, none.Key())
 
 	halves, err := predict.LogBuckets(2)
 	require.NoError(t, err)
