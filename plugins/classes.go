@@ -45,11 +45,9 @@ type classNeed struct {
 	gen, serial uint64
 	need        resource.Tuple
 	dims        resource.Mask
-	fixed       bool // the class's need does not depend on an estimate
-
-	refSerial uint64      // the serial of the class ref was made for
-	ref       predict.Ref // its key's estimate, when hasRef
-	hasRef    bool
+	fixed       bool        // the class's need does not depend on an estimate
+	ref         predict.Ref // the class's key's estimate, when hasRef
+	hasRef      bool
 }
 
 const (
@@ -137,6 +135,9 @@ func (d *DemandClasses) need(c *framework.Cycle, cl *cluster.Class) *classNeed {
 	if n.serial == cl.Serial && (n.fixed || n.gen == c.Gen()) {
 		return n
 	}
+	if n.serial != cl.Serial { // a new class in the slot
+		n.ref, n.hasRef = d.demand.refer(cl.ID.Key)
+	}
 	schema := c.State().Schema()
 	n.gen, n.serial = c.Gen(), cl.Serial
 	n.need, n.dims = cl.ID.Request, schema.All()
@@ -154,10 +155,6 @@ func (d *DemandClasses) need(c *framework.Cycle, cl *cluster.Class) *classNeed {
 // out, so that the class's need costs no lookup of its key from cycle to cycle; the
 // answer, and the estimator's record of use, are Prediction.Estimate's.
 func (d *DemandClasses) estimate(st *cluster.State, n *classNeed, cl *cluster.Class) (stage.Profile, bool) {
-	if n.refSerial != cl.Serial {
-		n.ref, n.hasRef = d.demand.refer(cl.ID.Key)
-		n.refSerial = cl.Serial
-	}
 	if !n.hasRef {
 		return d.demand.Estimate(st, cl.ID.Key)
 	}

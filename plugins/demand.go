@@ -222,7 +222,7 @@ func (p *Prediction) usable(st *cluster.State, prof stage.Profile, ok bool) (sta
 // estimateRef with it answers as Estimate does for key.
 func (p *Prediction) refer(key predict.Key) (predict.Ref, bool) {
 	s, ok := p.estimator.(*predict.SimilarTask)
-	if !ok || key.Logic == "" {
+	if !ok || !p.predicts(key) {
 		return predict.Ref{}, false
 	}
 	return s.Ref(key), true
