@@ -109,7 +109,7 @@ type ProgressTracker struct {
 	mu       sync.RWMutex
 	running  map[string]*taskState
 	byID     *btree.BTreeG[*taskState] // the running tasks in ID order, for Running, but those in added
-	added    []*taskState              // tasks started since byID was last brought up to date
+	added    []*taskState              // tasks started since Running last brought byID up to date
 	nodes    map[string]*rateAcc
 	finished rateAcc
 	spare    []*taskState // states of tasks forgotten, for reuse by Start (at most maxSpare)
@@ -118,9 +118,6 @@ type ProgressTracker struct {
 const (
 	// maxSpare bounds the task states a ProgressTracker keeps for reuse.
 	maxSpare = 1024
-	// maxAdded bounds the tasks started that wait to join the ordered index: a task
-	// that starts and ends meanwhile (placed and handed back) never joins it.
-	maxAdded = 256
 )
 
 type taskState struct {
@@ -171,11 +168,12 @@ func (t *ProgressTracker) Start(id, node string, at time.Duration) error {
 	}
 	*ts = taskState{id: id, node: node, start: at, updated: at}
 	t.running[id] = ts
+	// The task joins the ordered index only when Running next asks for it: a tracker
+	// whose Running is not called (the cluster's; a job's until it has no pending
+	// task left to speculate on) never orders its tasks, and a task that starts and
+	// ends in between costs no search of the index.
 	t.added = append(t.added, ts)
 	ts.added = len(t.added)
-	if len(t.added) >= maxAdded {
-		t.index()
-	}
 	return nil
 }
 
