@@ -129,13 +129,12 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 	}
 	w.p, w.i = p, -1
 	if w.allow == nil && exactRatios(&w.capacity, &peak, w.ndims) {
-		r0 := w.r
 		w.byStage(tl, start)
 		if w.unsure {
 			// A stage's minimum was short of its floor but no step was (the tree's minima
 			// and steps disagree once amounts have saturated, see stage.Timeline): the
 			// walk's answer, from scratch.
-			w.r, w.i = r0, -1
+			w.r, w.i = Result{Stage: -1, Dim: -1, schema: schema, nstages: p.Len(), MinFree: w.r.MinFree}, -1
 			tl.WalkShort(start, p, resource.Tuple{}, w.visit)
 		}
 	} else {
@@ -221,23 +220,27 @@ func (w *fineWalk) byStage(tl *stage.Timeline, start time.Duration) {
 func (w *fineWalk) stageMin(i int, m resource.Tuple) bool {
 	w.i, w.st = i, w.p.Stage(i)
 	d := &w.st.Demand
-	if !short(&m, d, w.ndims) {
+	isShort, fails := false, false
+	for k := 0; k < w.ndims && k < resource.MaxDims; k++ {
+		if m[k] < d[k] {
+			isShort = true
+			fails = fails || m[k] < d[k]-w.fixed[k] // both are not negative: no overflow
+		}
+	}
+	switch {
+	case !isShort:
 		return true
-	}
-	from := stage.AddSat(w.start, w.p.Offset(i))
-	var floor resource.Tuple
-	fails := false
-	for k := range d {
-		floor[k] = d[k] - w.fixed[k] // both are not negative: no overflow
-		fails = fails || m[k] < floor[k]
-	}
-	if fails {
-		w.tl.WalkBelow(from, stage.AddSat(w.start, w.p.Offset(i+1)), floor, w.visitStage)
+	case fails:
+		var floor resource.Tuple
+		for k := range d {
+			floor[k] = d[k] - w.fixed[k]
+		}
+		w.tl.WalkBelow(stage.AddSat(w.start, w.p.Offset(i)), stage.AddSat(w.start, w.p.Offset(i+1)), floor, w.visitStage)
 		w.unsure = w.r.Code != NoRoom
 		return false
 	}
-	piece := stage.Segment{Start: from, Free: m}
-	return w.squeeze(&piece)
+	w.compress(&m, d)
+	return true
 }
 
 // visitStage fails the match at the first piece of stage w.i that the allowance does not
@@ -291,18 +294,23 @@ func (w *fineWalk) squeeze(piece *stage.Segment) bool {
 			return false
 		}
 	}
-	// It fits by compression: every task sharing dimension k gets C/D of its demand,
-	// rc = (D − C)/D with D = C − free + demand (eq. 1).
-	for k := range d {
-		if d[k] > 0 && seg.Free[k] < d[k] {
-			squeeze := d[k] - seg.Free[k]
-			rc := float64(squeeze) / float64(w.capacity[k]-seg.Free[k]+d[k])
+	w.compress(&seg.Free, d)
+	return true
+}
+
+// compress records the compression of a piece of stage w.i with free amounts free,
+// which the allowance makes up for: every task sharing dimension k gets C/D of its
+// demand d, rc = (D − C)/D with D = C − free + demand (eq. 1).
+func (w *fineWalk) compress(free, d *resource.Tuple) {
+	for k := 0; k < w.ndims && k < resource.MaxDims; k++ {
+		if d[k] > 0 && free[k] < d[k] {
+			squeeze := d[k] - free[k]
+			rc := float64(squeeze) / float64(w.capacity[k]-free[k]+d[k])
 			w.r.Compression[k] = max(w.r.Compression[k], rc)
 			w.r.Allowance[k] = max(w.r.Allowance[k], squeeze)
 			w.r.noteStage(w.i, rc)
 		}
 	}
-	return true
 }
 
 // Refuse is the matcher of a server whose policy accepts no task (StopAllocation): it

@@ -37,11 +37,12 @@ const (
 // and, in an inner node, kids: slices of the same length, at most fanout, that grow as
 // the node fills, so that a timeline of a few steps holds small arrays.
 type node struct {
-	leaf bool
-	add  resource.Tuple   // pending addition to every amount below
-	at   []time.Duration  // when entry i (a step, or a child's first step) begins
-	val  []resource.Tuple // entry i's free amount (leaf) or subtree minimum (inner)
-	kids []*node          // children of an inner node
+	leaf  bool
+	width uint8            // how many slots of an amount may be non-zero (width)
+	add   resource.Tuple   // pending addition to every amount below
+	at    []time.Duration  // when entry i (a step, or a child's first step) begins
+	val   []resource.Tuple // entry i's free amount (leaf) or subtree minimum (inner)
+	kids  []*node          // children of an inner node
 }
 
 // find returns the index of the entry in effect at t: the last i whose at[i] ≤ t, or 0
@@ -69,7 +70,7 @@ func (nd *node) end(i int, hi time.Duration) time.Duration {
 // summary is what nd's parent holds for it: nd.add plus the minimum of nd's entries.
 func (nd *node) summary() resource.Tuple {
 	m := nd.val[0]
-	lowerRun(&m, nd.val[1:])
+	lowerRun(&m, nd.val[1:], nd.width)
 	if !isZero(&nd.add) {
 		sum(&m, &m, &nd.add)
 	}
@@ -101,9 +102,54 @@ func lower(m, v *resource.Tuple) {
 	m[4], m[5], m[6], m[7] = min(m[4], v[4]), min(m[5], v[5]), min(m[6], v[6]), min(m[7], v[7])
 }
 
-// lowerRun sets m to the per-dimension minimum of m and vals, keeping the minimum in
+// width returns how many leading slots of a Tuple may be non-zero in a timeline of
+// schema's amounts — 2, 4, 6 or 8 — so that the range queries, which spend most of their
+// time taking minima (lowerRun), leave the slots that are zero in every amount: a
+// schema's capacity, demands and allowances are zero beyond its dimensions, and so are
+// the free amounts and the adds made of them.
+func width(schema *resource.Schema) uint8 {
+	switch n := schema.Len(); {
+	case n <= 2:
+		return 2
+	case n <= 4:
+		return 4
+	case n <= 6:
+		return 6 // resource.Standard
+	}
+	return resource.MaxDims
+}
+
+// lowerRun sets m to the per-dimension minimum of m and vals over the first w slots
+// (width; the others are zero in every amount, m's included), keeping the minimum in
 // registers while it scans.
-func lowerRun(m *resource.Tuple, vals []resource.Tuple) {
+func lowerRun(m *resource.Tuple, vals []resource.Tuple, w uint8) {
+	switch w {
+	case 2:
+		m0, m1 := m[0], m[1]
+		for i := range vals {
+			v := &vals[i]
+			m0, m1 = min(m0, v[0]), min(m1, v[1])
+		}
+		m[0], m[1] = m0, m1
+		return
+	case 4:
+		m0, m1, m2, m3 := m[0], m[1], m[2], m[3]
+		for i := range vals {
+			v := &vals[i]
+			m0, m1, m2, m3 = min(m0, v[0]), min(m1, v[1]), min(m2, v[2]), min(m3, v[3])
+		}
+		m[0], m[1], m[2], m[3] = m0, m1, m2, m3
+		return
+	case 6:
+		m0, m1, m2, m3, m4, m5 := m[0], m[1], m[2], m[3], m[4], m[5]
+		for i := range vals {
+			v := &vals[i]
+			m0, m1, m2, m3 = min(m0, v[0]), min(m1, v[1]), min(m2, v[2]), min(m3, v[3])
+			m4, m5 = min(m4, v[4]), min(m5, v[5])
+		}
+		m[0], m[1], m[2], m[3], m[4], m[5] = m0, m1, m2, m3, m4, m5
+		return
+	}
 	m0, m1, m2, m3, m4, m5, m6, m7 := m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]
 	for i := range vals {
 		v := &vals[i]
@@ -160,7 +206,7 @@ func (tl *Timeline) newNode(leaf bool) *node {
 		nd.leaf = leaf
 		return nd
 	}
-	return &node{leaf: leaf}
+	return &node{leaf: leaf, width: width(tl.schema)}
 }
 
 // maxSpare is the most emptied nodes a timeline keeps for reuse: enough that reserving
@@ -393,7 +439,7 @@ func minNode(nd *node, hi, from, to time.Duration, m *resource.Tuple) {
 	}
 	if nd.leaf {
 		*m = nd.val[i]
-		lowerRun(m, nd.val[i+1:j])
+		lowerRun(m, nd.val[i+1:j], nd.width)
 	} else {
 		if end := nd.end(i, hi); nd.at[i] < from || end > to {
 			minNode(nd.kids[i], end, from, to, m)
@@ -401,7 +447,7 @@ func minNode(nd *node, hi, from, to time.Duration, m *resource.Tuple) {
 			*m = nd.val[i]
 		}
 		if j-1 > i {
-			lowerRun(m, nd.val[i+1:j-1])
+			lowerRun(m, nd.val[i+1:j-1], nd.width)
 			if end := nd.end(j-1, hi); end > to {
 				var sub resource.Tuple
 				minNode(nd.kids[j-1], end, from, to, &sub)
@@ -489,7 +535,7 @@ func (w *stageMins) node(nd *node, hi time.Duration, above *resource.Tuple) bool
 			}
 		}
 		m := nd.val[i]
-		lowerRun(&m, nd.val[i+1:k])
+		lowerRun(&m, nd.val[i+1:k], nd.width)
 		if !zero {
 			sum(&m, &m, &acc)
 		}

@@ -79,7 +79,7 @@ func NewTimeline(schema *resource.Schema, capacity resource.Tuple) (*Timeline, e
 	tl := &Timeline{
 		schema:   schema,
 		capacity: capacity,
-		root:     &node{leaf: true, at: []time.Duration{0}, val: []resource.Tuple{capacity}},
+		root:     &node{leaf: true, width: width(schema), at: []time.Duration{0}, val: []resource.Tuple{capacity}},
 		len:      1,
 		res:      make(map[Handle]reservation),
 	}
