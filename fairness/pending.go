@@ -339,7 +339,7 @@ func (p *PendingIndex[T]) unindex(m *places[T], key string, e *PendingEntry[T]) 
 // changing nothing, on an entry this index does not hold (a copy of one it holds
 // included: the index links entries by address).
 func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
-	if e == nil || e.job == nil || p.jobs[e.job.id] != e.job {
+	if e == nil || e.job == nil || e.job.owner != p || e.job.gone { // the job's record is not this index's current one
 		id := "nil"
 		if e != nil {
 			id = e.ID
