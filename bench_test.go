@@ -100,6 +100,15 @@ func BenchmarkPlace(b *testing.B) {
 	}
 }
 
+// BenchmarkPlaceFirstFit is BenchmarkPlace at 10,000 nodes with WithCandidates(1):
+// the first node that passes the filters, roomiest first, is taken without scoring
+// others — what placement costs apart from choosing among nodes.
+func BenchmarkPlaceFirstFit(b *testing.B) {
+	s, ids := benchCluster(b, 10000, 100, 100+10000/50, 8, finegrain.WithCandidates(1))
+	benchPlacements(b, s, ids, len(ids)/2, true)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "placements/s")
+}
+
 // BenchmarkPlaceRequest is push placement of tasks without a learned profile, placed by
 // their request (1 core and 2 GiB until they finish), with 10,000 pending on clusters
 // of 1,000 and 5,000 nodes already holding 10,000 such tasks. Each op places one task

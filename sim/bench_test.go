@@ -79,9 +79,8 @@ func benchScale(b *testing.B, prefix string, tasks int, opts ...workload.Option)
 // BenchmarkOfflineMillion is the offline case of the project's performance budget:
 // about 1,000,000 tasks (86,000 jobs) all submitted at 0 s on BenchmarkScale's 1,000
 // nodes. It is kept out of BenchmarkScale because it runs far longer than the others
-// (README, "Performance": a DRF run had finished 6% of its tasks after five minutes, as
-// every heartbeat walks the tens of thousands of jobs waiting for locality). Run it
-// alone, without the test timeout:
+// (README, "Performance": a DRF run took 15 minutes, as every heartbeat walks the tens
+// of thousands of jobs waiting for locality). Run it alone, without the test timeout:
 //
 //	go test -run XXX -bench OfflineMillion -benchtime 1x -timeout 0 ./sim
 func BenchmarkOfflineMillion(b *testing.B) {
