@@ -95,8 +95,8 @@ func (nd *node) push() {
 	}
 }
 
-// lower sets m to the per-dimension minimum of m and v. It is written out for the
-// eight slots of a Tuple: the range queries spend most of their time here.
+// lower sets m to the per-dimension minimum of m and v, written out for the eight
+// slots of a Tuple (one tuple: runs of them go through lowerRun).
 func lower(m, v *resource.Tuple) {
 	m[0], m[1], m[2], m[3] = min(m[0], v[0]), min(m[1], v[1]), min(m[2], v[2]), min(m[3], v[3])
 	m[4], m[5], m[6], m[7] = min(m[4], v[4]), min(m[5], v[5]), min(m[6], v[6]), min(m[7], v[7])
