@@ -418,6 +418,9 @@ func TestPendingIndexErrors(t *testing.T) {
 	require.ErrorIs(t, p.Delete(nil), fairness.ErrUnknownTask)
 	require.ErrorIs(t, p.Delete(&entry{ID: "t", Job: "j"}), fairness.ErrUnknownTask)
 	require.ErrorIs(t, p.Delete(elsewhere), fairness.ErrUnknownTask)
+	copied := *p // a copy of the index does not hold the original's entries
+	require.ErrorIs(t, copied.Delete(held), fairness.ErrUnknownTask)
+	assert.True(t, held.Indexed())
 	assert.Equal(t, 1, p.Len())
 	require.NoError(t, p.Delete(held))
 	assert.Equal(t, 0, p.Len())

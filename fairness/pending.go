@@ -222,7 +222,9 @@ func (j *pjob[T]) anyAnywhere() bool { return j.anywhere != nil && j.anywhere.Le
 // node and rack last asked about are remembered, as a heartbeat asks about one node for
 // job after job.
 //
-// A PendingIndex has a single owner: it is not safe for concurrent use.
+// A PendingIndex has a single owner: it is not safe for concurrent use. Use it by
+// pointer: a copy of it does not hold the entries inserted into the original
+// (Delete refuses them).
 type PendingIndex[T any] struct {
 	n      int
 	jobs   map[string]*pjob[T]

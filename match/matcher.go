@@ -106,7 +106,7 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 	w := fineWalk{
 		id: s.ID, allow: s.Allowance, schema: schema,
 		comp: schema.Compressible(), capacity: tl.Capacity(), ndims: schema.Len(),
-		r: Result{Stage: -1, Dim: -1, schema: schema, nstages: p.Len()},
+		r: fresh(schema, p.Len()),
 	}
 	w.compCap = w.capacity.Only(w.comp)
 	if f, ok := s.Allowance.(Fixed); ok {
@@ -134,7 +134,9 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 			// A stage's minimum was short of its floor but no step was (the tree's minima
 			// and steps disagree once amounts have saturated, see stage.Timeline): the
 			// walk's answer, from scratch.
-			w.r, w.i = Result{Stage: -1, Dim: -1, schema: schema, nstages: p.Len(), MinFree: w.r.MinFree}, -1
+			minFree := w.r.MinFree
+			w.r, w.i = fresh(schema, p.Len()), -1
+			w.r.MinFree = minFree
 			tl.WalkShort(start, p, resource.Tuple{}, w.visit)
 		}
 	} else {
@@ -151,6 +153,11 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 	}
 	w.r.MinFreeKnown = true
 	return w.r
+}
+
+// fresh is the result a fine-grained match starts from: nothing found yet.
+func fresh(schema *resource.Schema, stages int) Result {
+	return Result{Stage: -1, Dim: -1, schema: schema, nstages: stages}
 }
 
 // minFree is the least free amount over [start, end), which is empty only when start

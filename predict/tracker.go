@@ -171,7 +171,8 @@ func (t *ProgressTracker) Start(id, node string, at time.Duration) error {
 	// The task joins the ordered index only when Running next asks for it: a tracker
 	// whose Running is not called (the cluster's; a job's until it has no pending
 	// task left to speculate on) never orders its tasks, and a task that starts and
-	// ends in between costs no search of the index.
+	// ends in between costs no search of the index. The first Running after many
+	// starts orders them all, under the write lock.
 	t.added = append(t.added, ts)
 	ts.added = len(t.added)
 	return nil

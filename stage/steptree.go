@@ -105,8 +105,8 @@ func lower(m, v *resource.Tuple) {
 // width returns how many leading slots of a Tuple may be non-zero in a timeline of
 // schema's amounts — 2, 4, 6 or 8 — so that the range queries, which spend most of their
 // time taking minima (lowerRun), leave the slots that are zero in every amount: a
-// schema's capacity, demands and allowances are zero beyond its dimensions, and so are
-// the free amounts and the adds made of them.
+// schema's capacity and demands are zero beyond its dimensions, and so are the free
+// amounts and the adds the tree makes of them (0 ± 0 is 0, saturating or not).
 func width(schema *resource.Schema) uint8 {
 	switch n := schema.Len(); {
 	case n <= 2:
