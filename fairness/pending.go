@@ -203,6 +203,10 @@ type pjob[T any] struct {
 
 func (j *pjob[T]) anyAnywhere() bool { return j.anywhere != nil && j.anywhere.Len() > 0 }
 
+// heldBy reports whether j is index p's current record of its job: not another
+// index's, and not dropped since.
+func (j *pjob[T]) heldBy(p *PendingIndex[T]) bool { return j.owner == p && !j.gone }
+
 // PendingIndex holds the pending tasks of many jobs as entries their owner keeps
 // (PendingEntry), each job's in task order (priority, then submission, then ID), indexed
 // by the nodes and racks holding their data, so that the task-selection step of Alg. 2.1
@@ -341,7 +345,7 @@ func (p *PendingIndex[T]) unindex(m *places[T], key string, e *PendingEntry[T]) 
 // changing nothing, on an entry this index does not hold (a copy of one it holds
 // included: the index links entries by address).
 func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
-	if e == nil || e.job == nil || e.job.owner != p || e.job.gone { // the job's record is not this index's current one
+	if e == nil || e.job == nil || !e.job.heldBy(p) {
 		id := "nil"
 		if e != nil {
 			id = e.ID
@@ -516,7 +520,7 @@ func (p *PendingIndex[T]) job(ref *JobRef[T], job string) *pjob[T] {
 	if ref == nil {
 		return p.jobs[job]
 	}
-	if j := ref.j; j != nil && j.owner == p && !j.gone && j.id == job {
+	if j := ref.j; j != nil && j.heldBy(p) && j.id == job {
 		return j
 	}
 	j := p.jobs[job]

@@ -189,12 +189,14 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 				return true
 			}
 			allowed, waived := fairness.OffSwitch, false
+			var wait *fairness.WaitRef
 			if p.delay != nil {
-				allowed = p.delay.AllowedByRef(p.wait(c, j), j.ID())
+				wait = p.wait(c, j)
+				allowed = p.delay.AllowedByRef(wait, j.ID())
 			}
 			if best > allowed {
 				if !p.room || allowed != fairness.NodeLocal || best > fairness.RackLocal || p.localRoom(c, j, n) {
-					_, _, _ = p.delay.OfferByRef(p.wait(c, j), j.ID(), best)
+					_, _, _ = p.delay.OfferByRef(wait, j.ID(), best)
 					c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
 					return true
 				}
@@ -222,7 +224,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 				return goOn
 			}
 			if p.delay != nil && !waived {
-				_, _, _ = p.delay.OfferByRef(p.wait(c, j), j.ID(), level)
+				_, _, _ = p.delay.OfferByRef(wait, j.ID(), level)
 			}
 			if goOn = c.Room(); !goOn {
 				return false
@@ -377,10 +379,13 @@ func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster
 		if t == nil {
 			break
 		}
-		if p.delay != nil && level > p.delay.AllowedByRef(p.wait(c, j), j.ID()) && !(waived && level <= best) {
-			if _, ok, _ := p.delay.OfferByRef(p.wait(c, j), j.ID(), level); !ok {
-				s = framework.Refuse(framework.LocalityWait)
-				break
+		if p.delay != nil && !(waived && level <= best) {
+			wait := p.wait(c, j)
+			if level > p.delay.AllowedByRef(wait, j.ID()) {
+				if _, ok, _ := p.delay.OfferByRef(wait, j.ID(), level); !ok {
+					s = framework.Refuse(framework.LocalityWait)
+					break
+				}
 			}
 		}
 		s = c.Try(j, t, level)

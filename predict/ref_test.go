@@ -16,6 +16,22 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
+// twinEstimators returns two estimators configured alike: a cap of maxKeys keys,
+// minObs observations before a key is predictable, with input sizes bucketed by powers
+// of base and, when nearest is set, with the nearest known size within factor.
+func twinEstimators(t *testing.T, maxKeys, minObs int, buckets bool, base float64, nearest bool, factor float64) (*predict.SimilarTask, *predict.SimilarTask) {
+	opts := []predict.EstimatorOption{predict.WithMaxKeys(maxKeys), predict.WithMinObservations(minObs)}
+	if buckets {
+		b, err := predict.LogBuckets(base)
+		require.NoError(t, err)
+		opts = append(opts, predict.WithSizeBuckets(b))
+	}
+	if nearest {
+		opts = append(opts, predict.WithNearestSize(factor))
+	}
+	return newEst(t, opts...), newEst(t, opts...)
+}
+
 // TestRefAnswersAsEstimate runs one random sequence of observations, forgets and
 // queries on two estimators alike, asking one through Key lookups (Estimate) and the
 // other through Refs kept from step to step. Every answer must be the same, and so
@@ -25,16 +41,7 @@ func TestRefAnswersAsEstimate(t *testing.T) {
 	props := gopter.NewProperties(params())
 	props.Property("Ref.Estimate is Estimate", prop.ForAll(func(seed int64, maxKeys, minObs int, buckets, nearest bool) bool {
 		r := rng(seed)
-		opts := []predict.EstimatorOption{predict.WithMaxKeys(maxKeys), predict.WithMinObservations(minObs)}
-		if buckets {
-			b, err := predict.LogBuckets(4)
-			require.NoError(t, err)
-			opts = append(opts, predict.WithSizeBuckets(b))
-		}
-		if nearest {
-			opts = append(opts, predict.WithNearestSize(8))
-		}
-		byKey, byRef := newEst(t, opts...), newEst(t, opts...)
+		byKey, byRef := twinEstimators(t, maxKeys, minObs, buckets, 4, nearest, 8)
 		keys := make([]predict.Key, 6)
 		for i := range keys {
 			keys[i] = predict.Key{Logic: fmt.Sprintf("l%d", r.IntN(2)), InputSize: r.Int64N(1 << 12)}
@@ -83,16 +90,7 @@ func TestRefsManyAnswerAsEstimate(t *testing.T) {
 	props := gopter.NewProperties(params())
 	props.Property("every Ref answers as Estimate, step by step", prop.ForAll(func(seed int64, maxKeys, minObs int, buckets, nearest bool) string {
 		r := rng(seed)
-		opts := []predict.EstimatorOption{predict.WithMaxKeys(maxKeys), predict.WithMinObservations(minObs)}
-		if buckets {
-			b, err := predict.LogBuckets(2)
-			require.NoError(t, err)
-			opts = append(opts, predict.WithSizeBuckets(b))
-		}
-		if nearest {
-			opts = append(opts, predict.WithNearestSize(4))
-		}
-		byKey, byRef := newEst(t, opts...), newEst(t, opts...)
+		byKey, byRef := twinEstimators(t, maxKeys, minObs, buckets, 2, nearest, 4)
 		keys := make([]predict.Key, 8)
 		for i := range keys {
 			keys[i] = predict.Key{Logic: fmt.Sprintf("l%d", r.IntN(2)), InputSize: r.Int64N(40)}
