@@ -354,8 +354,16 @@ func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 	}
 	j := e.job
 	// The trees find items by their keys, which a copy of an indexed entry shares:
-	// take e out of its job's tree first, and only if that is e itself.
-	if held, _ := j.all.Delete(e); held != e {
+	// take e out of its job's tree first, and only if that is e itself. The job's
+	// first entry, the one a heartbeat most often starts, is its tree's least: it
+	// leaves without a comparison.
+	var held *PendingEntry[T]
+	if j.first == e {
+		held, _ = j.all.DeleteMin()
+	} else {
+		held, _ = j.all.Delete(e)
+	}
+	if held != e {
 		if held != nil {
 			j.all.ReplaceOrInsert(held)
 		}
