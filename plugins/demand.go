@@ -34,56 +34,66 @@ import (
 // too small is killed, placed on the same prediction and killed again for ever, and
 // the tasks placed beside it with it.
 //
-// The hold built from a key's estimate is cached per key (holdCache) while the
-// estimator returns the same estimate for it (stage.Profile.Same), so that a placement
-// by a learned profile builds no profile: the estimator is still asked every time (its
-// answer, and its record of use, are as without the cache), and a new estimate — the
-// estimator learned something under the key — is a new profile, whose hold is built
-// afresh.
+// What the demand step derives from a key's estimate is kept per key (demandCache):
+// the estimator's reference to the key (predict.Ref, when the estimator hands them
+// out), so that asking for the estimate looks nothing up by key, and the hold built
+// from the latest estimate while the estimator returns that same estimate
+// (stage.Profile.Same), so that a placement by a learned profile builds no profile. The
+// estimator is still asked every time (its answer, and its record of use, are as
+// without the cache), and a new estimate — the estimator learned something under the
+// key — is a new profile, whose hold is built afresh.
 type Prediction struct {
 	schema    *resource.Schema
 	estimator predict.Estimator // nil: no prediction
 	holdTail  bool
 	escalate  bool // SetEscalation
 
-	holds holdCache
+	keys demandCache
 }
 
-// holdCache maps similarity keys to the hold profile built from the key's latest
-// estimate, with that estimate: an entry serves while the estimator returns the Same
-// estimate, and is replaced when it returns another. It holds at most maxHolds keys
-// (past that it starts afresh), and is safe for concurrent use: probes (Filter,
-// Score) ask for demands concurrently.
-type holdCache struct {
+// demandCache maps similarity keys to what the demand step keeps of each (keyDemand).
+// It holds at most maxKeyDemands keys (past that it starts afresh), and is safe for
+// concurrent use: probes (Filter, Score) ask for demands concurrently.
+type demandCache struct {
 	mu sync.RWMutex
-	m  map[predict.Key]heldEstimate
+	m  map[predict.Key]*keyDemand
 }
 
-// heldEstimate is a holdCache entry: the hold built from estimate est.
-type heldEstimate struct{ est, hold stage.Profile }
-
-// maxHolds bounds the keys a holdCache keeps: about 64 bytes and one profile each.
-const maxHolds = 1 << 14
-
-// get returns the hold cached for key when it was built from est.
-func (h *holdCache) get(key predict.Key, est stage.Profile) (stage.Profile, bool) {
-	h.mu.RLock()
-	e, ok := h.m[key]
-	h.mu.RUnlock()
-	if !ok || !e.est.Same(est) {
-		return stage.Profile{}, false
-	}
-	return e.hold, true
+// keyDemand is what the demand step keeps of one key: the estimator's reference to
+// it (when hasRef) and the hold built from its estimate est (when est has stages). mu
+// guards it: a predict.Ref is not safe for concurrent use.
+type keyDemand struct {
+	mu        sync.Mutex
+	ref       predict.Ref
+	hasRef    bool
+	est, hold stage.Profile
 }
 
-// put caches hold, built from estimate est, for key.
-func (h *holdCache) put(key predict.Key, est, hold stage.Profile) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.m == nil || len(h.m) >= maxHolds {
-		h.m = make(map[predict.Key]heldEstimate)
+// maxKeyDemands bounds the keys a demandCache keeps: about 400 bytes and one profile
+// each.
+const maxKeyDemands = 1 << 14
+
+// get returns what the cache keeps of key, nil for nothing.
+func (c *demandCache) get(key predict.Key) *keyDemand {
+	c.mu.RLock()
+	kd := c.m[key]
+	c.mu.RUnlock()
+	return kd
+}
+
+// add keeps kd for key, unless the cache keeps something of key already (added
+// concurrently): it returns what the cache keeps.
+func (c *demandCache) add(key predict.Key, kd *keyDemand) *keyDemand {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if had := c.m[key]; had != nil {
+		return had
 	}
-	h.m[key] = heldEstimate{est: est, hold: hold}
+	if c.m == nil || len(c.m) >= maxKeyDemands {
+		c.m = make(map[predict.Key]*keyDemand)
+	}
+	c.m[key] = kd
+	return kd
 }
 
 // NewPrediction returns the demand step for schema predicting with est; a nil est
@@ -124,11 +134,28 @@ func (p *Prediction) plan(st *cluster.State, t *cluster.TaskInfo) framework.Dema
 	if d := t.Declared(); d.Len() > 0 {
 		return p.predicted(d)
 	}
-	if prof, ok := p.Estimate(st, t.Key()); ok {
-		return p.estimated(t.Key(), prof)
+	if key := t.Key(); p.predicts(key) {
+		kd := p.keyDemand(key)
+		kd.mu.Lock()
+		d, ok := p.estimated(st, kd, key)
+		kd.mu.Unlock()
+		if ok {
+			return d
+		}
 	}
 	r := t.RequestProfile(p.schema)
 	return framework.Demand{Plan: r, Hold: r}
+}
+
+// keyDemand returns what the demand step keeps of key, a key some estimate may be
+// for (predicts), kept afresh when it keeps nothing yet.
+func (p *Prediction) keyDemand(key predict.Key) *keyDemand {
+	if kd := p.keys.get(key); kd != nil {
+		return kd
+	}
+	kd := &keyDemand{}
+	kd.ref, kd.hasRef = p.refer(key)
+	return p.keys.add(key, kd)
 }
 
 // escalateFactor raises a failed task's non-compressible demands for each failure
@@ -234,18 +261,29 @@ func (p *Prediction) estimateRef(st *cluster.State, ref *predict.Ref) (stage.Pro
 	return p.usable(st, prof, ok)
 }
 
-// estimated is the demand of a task of key whose estimate is prof: predicted, with the
-// hold taken from the cache when it was built from this very estimate.
-func (p *Prediction) estimated(key predict.Key, prof stage.Profile) framework.Demand {
-	if !p.holdTail || prof.Duration() == stage.Forever {
-		return framework.Demand{Plan: prof, Hold: prof, Predicted: true}
+// estimated is the demand of a task of key, which kd keeps (locked by the caller),
+// when Estimate has a prediction for key: predicted, with the hold kd keeps when it was
+// built from this very estimate. The estimate is read through kd's reference to key
+// when the estimator hands them out, which answers, and records the use, as Estimate.
+func (p *Prediction) estimated(st *cluster.State, kd *keyDemand, key predict.Key) (framework.Demand, bool) {
+	var prof stage.Profile
+	var ok bool
+	if kd.hasRef {
+		prof, ok = p.estimateRef(st, &kd.ref)
+	} else {
+		prof, ok = p.Estimate(st, key)
 	}
-	if hold, ok := p.holds.get(key, prof); ok {
-		return framework.Demand{Plan: prof, Hold: hold, Predicted: true}
+	switch {
+	case !ok:
+		return framework.Demand{}, false
+	case !p.holdTail || prof.Duration() == stage.Forever:
+		return framework.Demand{Plan: prof, Hold: prof, Predicted: true}, true
+	case kd.est.Same(prof):
+		return framework.Demand{Plan: prof, Hold: kd.hold, Predicted: true}, true
 	}
 	d := p.predicted(prof)
-	p.holds.put(key, prof, d.Hold)
-	return d
+	kd.est, kd.hold = prof, d.Hold
+	return d, true
 }
 
 // predicted is the demand of a task whose plan is prof (declared or estimated): prof,

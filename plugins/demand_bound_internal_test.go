@@ -14,12 +14,12 @@ import (
 	"github.com/finegrain/finegrain/stage"
 )
 
-// The hold cache keeps at most maxHolds keys (it starts afresh
+// The demand cache keeps at most maxKeyDemands keys (it starts afresh
 // past that), and a key it dropped is served its estimate's hold, built again. No
 // other test notices an unbounded cache.
 func TestPredictionCacheIsBounded(t *testing.T) {
 	schema := resource.MustSchema(resource.CPU, resource.Memory)
-	est, err := predict.NewSimilarTask(schema, predict.WithBaseWeight(1), predict.WithMaxKeys(2*maxHolds))
+	est, err := predict.NewSimilarTask(schema, predict.WithBaseWeight(1), predict.WithMaxKeys(2*maxKeyDemands))
 	require.NoError(t, err)
 	st, err := cluster.New(schema)
 	require.NoError(t, err)
@@ -28,7 +28,7 @@ func TestPredictionCacheIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	prof := stage.MustProfile(schema, stage.Stage{Duration: time.Second, Demand: schema.MustTuple(500, 1<<30)})
 	var first *cluster.TaskInfo
-	for i := range maxHolds + 10 {
+	for i := range maxKeyDemands + 10 {
 		key := predict.Key{Logic: fmt.Sprint("k", i), InputSize: 1}
 		require.NoError(t, est.Observe(key, predict.Observation{Profile: prof}))
 		id := fmt.Sprint("t", i)
@@ -39,7 +39,7 @@ func TestPredictionCacheIsBounded(t *testing.T) {
 		}
 		d := p.Demand(nil, task)
 		require.Equal(t, 2, d.Hold.Len(), "task %s holds its memory after its estimate", id)
-		require.LessOrEqual(t, len(p.holds.m), maxHolds, "after %d keys", i+1)
+		require.LessOrEqual(t, len(p.keys.m), maxKeyDemands, "after %d keys", i+1)
 	}
 	d := p.Demand(nil, first)
 	assert.Equal(t, schema.MustTuple(0, 1<<30), d.Hold.Stage(1).Demand, "a dropped key's hold is built again")

@@ -70,8 +70,11 @@ func TestPredictionCacheFollowsTheEstimate(t *testing.T) {
 	assert.Equal(t, first.Stage(0), d.Hold.Stage(0))
 }
 
-// Cached and uncached demands agree on any sequence of observations and submissions:
-// the demand of every task equals the demand built afresh from the estimate.
+// Cached and uncached demands agree on any sequence of observations, forgets and
+// submissions: the demand of every task equals the demand built afresh from the
+// estimate of a twin estimator asked by key, which is told and asked the same. With a
+// cap of a few keys, a cached demand that skipped a use of its key, or read an evicted
+// entry, would make the twins evict different keys, and their answers part.
 func TestPredictionCacheProperty(t *testing.T) {
 	schema := resource.MustSchema(resource.CPU, resource.Memory)
 	params := gopter.DefaultTestParameters()
@@ -79,7 +82,15 @@ func TestPredictionCacheProperty(t *testing.T) {
 	props := gopter.NewProperties(params)
 	props.Property("the cached demand is the demand built afresh", prop.ForAll(func(seed int64, holdTail bool, maxKeys int) string {
 		r := rand.New(rand.NewSource(seed))
-		est, err := predict.NewSimilarTask(schema, predict.WithMaxKeys(maxKeys), predict.WithMinObservations(1+r.Intn(2)))
+		opts := []predict.EstimatorOption{predict.WithMaxKeys(maxKeys), predict.WithMinObservations(1 + r.Intn(2))}
+		if r.Intn(2) == 0 {
+			opts = append(opts, predict.WithNearestSize(4))
+		}
+		est, err := predict.NewSimilarTask(schema, opts...)
+		if err != nil {
+			return err.Error()
+		}
+		twin, err := predict.NewSimilarTask(schema, opts...)
 		if err != nil {
 			return err.Error()
 		}
@@ -97,16 +108,33 @@ func TestPredictionCacheProperty(t *testing.T) {
 		if err != nil {
 			return err.Error()
 		}
-		key := func() predict.Key { return predict.Key{Logic: fmt.Sprint("k", r.Intn(5)), InputSize: int64(r.Intn(2))} }
+		afresh, err := NewPrediction(schema, twin, holdTail)
+		if err != nil {
+			return err.Error()
+		}
+		key := func() predict.Key {
+			logic := fmt.Sprint("k", r.Intn(5))
+			if r.Intn(10) == 0 {
+				logic = "" // predicts nothing: the request
+			}
+			return predict.Key{Logic: logic, InputSize: int64(r.Intn(3))}
+		}
 		var tasks []*cluster.TaskInfo
 		for step := range 80 {
-			switch r.Intn(3) {
+			switch r.Intn(4) {
 			case 0:
-				obs := predict.Observation{Profile: randomProfile(r, schema)}
-				if est.Observe(key(), obs) != nil {
+				k, obs := key(), predict.Observation{Profile: randomProfile(r, schema)}
+				if k.Logic == "" {
+					continue
+				}
+				if est.Observe(k, obs) != nil || twin.Observe(k, obs) != nil {
 					return "observation rejected"
 				}
 			case 1:
+				if k := key(); est.Forget(k) != twin.Forget(k) {
+					return fmt.Sprintf("step %d: the twins remembered %v differently", step, k)
+				}
+			case 2:
 				id := fmt.Sprint("t", step)
 				if err := st.Submit(cluster.TaskSpec{ID: id, Job: "j", Key: key(), Request: schema.MustTuple(1000, 1<<30)}); err != nil {
 					return err.Error()
@@ -121,8 +149,8 @@ func TestPredictionCacheProperty(t *testing.T) {
 				var c *framework.Cycle // no cycle: the node check is skipped both ways
 				got := p.Demand(c, t)
 				want := framework.Demand{Plan: t.RequestProfile(schema), Hold: t.RequestProfile(schema)}
-				if prof, ok := p.Estimate(nil, t.Key()); ok {
-					want = p.predicted(prof)
+				if prof, ok := afresh.Estimate(nil, t.Key()); ok {
+					want = afresh.predicted(prof)
 				}
 				if !reflect.DeepEqual(got, want) {
 					return fmt.Sprintf("step %d: task %s (key %v) demands %v / %v, built afresh %v / %v", step, t.ID(), t.Key(), got.Plan, got.Hold, want.Plan, want.Hold)
@@ -132,4 +160,48 @@ func TestPredictionCacheProperty(t *testing.T) {
 		return ""
 	}, gen.Int64().WithShrinker(gopter.NoShrinker), gen.Bool(), gen.IntRange(1, 6)))
 	props.TestingRun(t)
+}
+
+// Demands are asked concurrently (probes) while the estimator learns: what the cache
+// keeps of a key, its reference into the estimator included, is guarded (run with
+// -race), and every demand is the task's estimate held as the hold rule says.
+func TestPredictionConcurrentDemands(t *testing.T) {
+	schema := resource.MustSchema(resource.CPU, resource.Memory)
+	est, err := predict.NewSimilarTask(schema, predict.WithMaxKeys(3))
+	require.NoError(t, err)
+	st, err := cluster.New(schema)
+	require.NoError(t, err)
+	require.NoError(t, st.AddJob(cluster.JobSpec{ID: "j"}))
+	p, err := NewPrediction(schema, est, true)
+	require.NoError(t, err)
+	var tasks []*cluster.TaskInfo
+	for i := range 8 {
+		id := fmt.Sprint("t", i)
+		require.NoError(t, st.Submit(cluster.TaskSpec{ID: id, Job: "j", Key: predict.Key{Logic: fmt.Sprint("k", i%4), InputSize: 1}, Request: schema.MustTuple(1000, 1<<30)}))
+		task, _ := st.Task(id)
+		tasks = append(tasks, task)
+	}
+	done := make(chan string)
+	for g := range 4 {
+		go func() {
+			r := rand.New(rand.NewSource(int64(g)))
+			for range 300 {
+				task := tasks[r.Intn(len(tasks))]
+				if g == 0 {
+					_ = est.Observe(task.Key(), predict.Observation{Profile: randomProfile(r, schema)})
+					continue
+				}
+				d := p.Demand(nil, task)
+				tail := d.Plan.Stage(d.Plan.Len() - 1).Demand
+				if d.Predicted && tail[1] > 0 && d.Hold.Stage(d.Hold.Len()-1).Duration != stage.Forever {
+					done <- fmt.Sprintf("task %s: a predicted hold %v does not hold its memory until the task ends", task.ID(), d.Hold)
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for range 4 {
+		assert.Empty(t, <-done)
+	}
 }
