@@ -24,7 +24,12 @@ const DefaultClockSkew = 500 * time.Millisecond
 //     skew earlier (node agents' clocks and messages are never perfectly in order) is
 //     taken to happen at that latest time; one further back is refused, changing
 //     nothing;
-//   - a call that succeeds moves the latest time forward to its own.
+//   - a call that succeeds moves the latest time forward to its own. So do Heartbeat,
+//     Place, Reserve and PostFilter when they start or place nothing: they act at that
+//     time whatever they find (tasks booked to start by then start first, and a
+//     PostFilter may have evicted tasks before it found no placement). A call refused
+//     for its arguments (an unknown ID, a task in another state, a Commit or Unreserve
+//     of a task not held for the host) leaves it where it was.
 //
 // Queries about a time (Filter, Score, NodeFree, FreeSegments) change nothing and
 // accept any time in [0, MaxTime].

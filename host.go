@@ -18,8 +18,8 @@ import (
 // Reserve holds pending task id on node nodeID from now, the host scheduler's choice:
 // the task must still pass the filters there against the cluster as it is now. It is
 // Reserved until Commit or Unreserve; the Assignment says what is held (profile,
-// match verdict). It fails with a *PlacementError saying why, and then nothing
-// changes.
+// match verdict). It fails with a *PlacementError saying why, and the task stays
+// pending; as for Place, the clock has then moved to now (clock.go).
 func (s *Scheduler) Reserve(id, nodeID string, now time.Duration) (Assignment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -79,6 +79,9 @@ func (s *Scheduler) Commit(id string, now time.Duration) (Assignment, error) {
 	if err != nil {
 		return Assignment{}, err
 	}
+	if _, held := s.fw.Held(t); !held {
+		return Assignment{}, fmt.Errorf("finegrain: commit of task %q: not held for the host (Reserve, PostFilter): %w", id, ErrState)
+	}
 	s.state.Advance(at)
 	as, err := s.fw.Commit(t, at)
 	if err != nil {
@@ -95,6 +98,9 @@ func (s *Scheduler) Unreserve(id string, now time.Duration) error {
 	t, at, err := s.inState(id, "unreserve of task", now, Reserved)
 	if err != nil {
 		return err
+	}
+	if _, held := s.fw.Held(t); !held {
+		return fmt.Errorf("finegrain: unreserve of task %q: not held for the host (Reserve, PostFilter): %w", id, ErrState)
 	}
 	s.state.Advance(at)
 	if err := s.fw.Unreserve(t, at); err != nil {

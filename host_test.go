@@ -129,6 +129,61 @@ func TestHostReserveRefusals(t *testing.T) {
 	assert.ErrorIs(t, err, finegrain.ErrState)
 }
 
+// A host call refused for its arguments leaves the clock where it was (clock.go): a
+// Commit or Unreserve of a Reserved task the host does not hold (a gang member a
+// Permit plugin keeps waiting) starts no task booked to start by its time, and an
+// event before that time is still on time. A Reserve the filters refuse acts at its
+// time, as Place does: the booked task starts.
+func TestHostRefusalsLeaveTheClock(t *testing.T) {
+	// b is booked on n to start at 10 s, when a ends; g1 waits on m for its gang.
+	s := newScheduler(t, finegrain.WithoutDelayScheduling(), finegrain.WithFutureStart(true))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 2*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "a", Job: "j", Request: schema.MustTuple(1000, 2*gib), Duration: 10 * time.Second},
+		finegrain.Task{ID: "b", Job: "j", Request: schema.MustTuple(1000, 2*gib), Duration: 10 * time.Second},
+		finegrain.Task{ID: "big", Job: "j", Request: schema.MustTuple(1000, 3*gib)},
+	))
+	_, err := s.Place("a", 0)
+	require.NoError(t, err)
+	as, err := s.Place("b", 0)
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Second, as.Start)
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "m", Capacity: schema.MustTuple(4000, 8*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "g", MinMember: 2}))
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "g1", Job: "g", Request: schema.MustTuple(1000, gib)},
+		finegrain.Task{ID: "g2", Job: "g", Request: schema.MustTuple(1000, gib)},
+	))
+	_, err = s.Place("g1", 0)
+	require.Error(t, err)
+	st, _ := s.State("g1")
+	require.Equal(t, finegrain.Reserved, st, "g1 waits for its gang, not held for the host")
+
+	for _, tc := range []struct {
+		name string
+		call func() error
+		want error
+	}{
+		{"a Commit of a task not held", func() error { _, err := s.Commit("g1", time.Hour); return err }, finegrain.ErrState},
+		{"an Unreserve of a task not held", func() error { return s.Unreserve("g1", time.Hour) }, finegrain.ErrState},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.ErrorIs(t, tc.call(), tc.want)
+			st, _ := s.State("b")
+			assert.Equal(t, finegrain.Booked, st, "b is still booked: the clock did not reach 10 s")
+			st, _ = s.State("g1")
+			assert.Equal(t, finegrain.Reserved, st)
+		})
+	}
+	_, err = s.Heartbeat("n", time.Second)
+	assert.NoError(t, err, "an event at 1 s is still on time")
+	_, err = s.Reserve("big", "n", time.Hour)
+	assert.ErrorIs(t, err, finegrain.ErrNotPlaced)
+	st, _ = s.State("b")
+	assert.Equal(t, finegrain.Running, st, "a Reserve the filters refuse acts at its time")
+}
+
 // PostFilter with priority preemption: the host found no node; the scheduler evicts a
 // lower-priority task and holds the preemptor where it made room.
 func TestHostPostFilterPreempts(t *testing.T) {

@@ -36,7 +36,19 @@ type Reservation struct {
 	Devices gpu.Allocation
 }
 
-// own checks that t and n are this state's.
+// ownOn checks that t and n, the node it is to be held on (required), are this
+// state's.
+func (s *State) ownOn(t *TaskInfo, n *NodeInfo) error {
+	if err := s.own(t, n); err != nil {
+		return err
+	}
+	if n == nil {
+		return fmt.Errorf("cluster: task %q: no node: %w", t.pe.ID, ErrUnknownNode)
+	}
+	return nil
+}
+
+// own checks that t and n (nil: none to check) are this state's.
 func (s *State) own(t *TaskInfo, n *NodeInfo) error {
 	if t == nil || s.tasks[t.pe.ID] != t {
 		return fmt.Errorf("cluster: task: %w", ErrUnknownTask)
@@ -52,7 +64,7 @@ func (s *State) own(t *TaskInfo, n *NodeInfo) error {
 // Unreserve. A refused reservation (the timeline has no room, a malformed profile)
 // changes nothing.
 func (s *State) Reserve(t *TaskInfo, n *NodeInfo, r Reservation) error {
-	if err := s.own(t, n); err != nil {
+	if err := s.ownOn(t, n); err != nil {
 		return err
 	}
 	if t.state != Pending || t.backs() != nil {
@@ -164,7 +176,7 @@ func (s *State) unplace(t *TaskInfo) {
 // Unreserve). It fails, changing nothing, when t is not running, already has a
 // backup, is itself a backup or is named like one, or when n is t's own node.
 func (s *State) ReserveBackup(t *TaskInfo, n *NodeInfo, r Reservation) (*TaskInfo, error) {
-	if err := s.own(t, n); err != nil {
+	if err := s.ownOn(t, n); err != nil {
 		return nil, err
 	}
 	id := BackupID(t.pe.ID)
