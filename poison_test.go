@@ -14,6 +14,7 @@ import (
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
 )
 
@@ -92,5 +93,35 @@ func TestImplausibleObservationRefused(t *testing.T) {
 	assert.ErrorContains(t, err, `node "n"`)
 	_, learned := s.Estimator().Estimate(key)
 	assert.False(t, learned, "nothing learned")
+	require.NoError(t, s.Finished("t", time.Second, nil))
+}
+
+// Observations and usage reports in amounts of another schema are refused as such
+// (resource.ErrSchemaMismatch, ErrOutsideSchema), not as beyond the node's capacity,
+// and change nothing.
+func TestForeignSchemaObservationsRefused(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 16*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	key := predict.Key{Logic: "wc", InputSize: 1}
+	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Key: key, Request: schema.MustTuple(1000, gib)}))
+	d, err := s.Heartbeat("n", 0)
+	require.NoError(t, err)
+	require.Len(t, d.Assignments, 1)
+	other := resource.MustSchema(resource.CPU, resource.Memory, resource.DiskIO)
+	foreign := stage.MustProfile(other, stage.Stage{Duration: time.Second, Demand: other.MustTuple(1000, gib, 1)})
+	err = s.Finished("t", time.Second, &predict.Observation{Profile: foreign})
+	assert.ErrorIs(t, err, resource.ErrSchemaMismatch)
+	assert.NotErrorIs(t, err, finegrain.ErrImplausible)
+	st, _ := s.State("t")
+	assert.Equal(t, finegrain.Running, st, "the refused finish changed nothing")
+	_, learned := s.Estimator().Estimate(key)
+	assert.False(t, learned, "nothing learned")
+
+	_, err = s.ReportUsage("n", time.Second, []predict.Interval{{Duration: time.Second, Actual: resource.Tuple{1000, gib, 7}}})
+	assert.ErrorIs(t, err, resource.ErrOutsideSchema)
+	assert.ErrorContains(t, err, "window[0]")
+	_, err = s.ReportUsage("n", time.Second, []predict.Interval{{Duration: time.Second, Actual: resource.Tuple{-1, gib}}})
+	assert.ErrorIs(t, err, resource.ErrNegative)
 	require.NoError(t, s.Finished("t", time.Second, nil))
 }

@@ -569,6 +569,10 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 	if key := t.Key(); obs != nil && key.Logic != "" {
 		// A task cannot use more than the whole node it ran on: such an observation
 		// would teach the estimator a demand no node holds.
+		if obs.Profile.Len() > 0 && !s.schema.Equal(obs.Profile.Schema()) {
+			return fmt.Errorf("finegrain: finish of task %q: observation of schema %v, not the scheduler's %v: %w",
+				id, obs.Profile.Schema(), s.schema, resource.ErrSchemaMismatch)
+		}
 		if c := t.Node().Capacity(); obs.Profile.Len() > 0 && !c.Covers(obs.Profile.Peak()) {
 			return fmt.Errorf("finegrain: finish of task %q: observed peak %s exceeds node %q's capacity %s: %w",
 				id, s.schema.Format(obs.Profile.Peak()), t.Node().ID(), s.schema.Format(c), ErrImplausible)
@@ -764,6 +768,9 @@ func (s *Scheduler) ReportUsage(id string, now time.Duration, window []predict.I
 	}
 	capacity := n.Capacity()
 	for i, in := range window {
+		if err := s.schema.Validate(in.Actual); err != nil {
+			return policy.Change{}, fmt.Errorf("finegrain: usage of node %q: window[%d] actual usage: %w", id, i, err)
+		}
 		if !capacity.Covers(in.Actual) {
 			return policy.Change{}, fmt.Errorf("finegrain: usage of node %q: window[%d] actual usage %s exceeds the capacity %s: %w",
 				id, i, s.schema.Format(in.Actual), s.schema.Format(capacity), ErrInvalid)
