@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"reflect"
 	"time"
 
 	"github.com/finegrain/finegrain/cluster"
@@ -67,7 +68,7 @@ type config struct {
 // WithEstimator replaces the similar-task estimator (predict.SimilarTask) by est.
 func WithEstimator(est predict.Estimator) Option {
 	return func(c *config) error {
-		if est == nil {
+		if isNil(est) {
 			return fmt.Errorf("finegrain: estimator is nil: %w", ErrInvalid)
 		}
 		c.estimator = est
@@ -91,7 +92,7 @@ func WithoutPrediction() Option {
 // own.
 func WithOrdering(p fairness.Policy) Option {
 	return func(c *config) error {
-		if p == nil {
+		if isNil(p) {
 			return fmt.Errorf("finegrain: ordering is nil: %w", ErrInvalid)
 		}
 		c.ordering = p
@@ -128,6 +129,11 @@ func WithContentionPenalty(p float64) Option {
 // idle threshold, degradation, initial mode; see package policy.
 func WithAdjuster(opts ...policy.Option) Option {
 	return func(c *config) error {
+		for i, o := range opts {
+			if o == nil {
+				return fmt.Errorf("finegrain: adjuster option %d is nil: %w", i, ErrInvalid)
+			}
+		}
 		c.adjust = append(c.adjust, opts...)
 		return nil
 	}
@@ -165,6 +171,11 @@ func WithConformityIdleThreshold(th resource.Vector) Option {
 // nearly every heartbeat to wait at all, and jobs waiting for locality would starve.)
 func WithDelayScheduling(opts ...fairness.DelayOption) Option {
 	return func(c *config) error {
+		for i, o := range opts {
+			if o == nil {
+				return fmt.Errorf("finegrain: delay scheduling option %d is nil: %w", i, ErrInvalid)
+			}
+		}
 		c.useDelay, c.delay = true, opts
 		return nil
 	}
@@ -235,7 +246,7 @@ func WithLocalityWaitForRoom(on bool) Option {
 // StopAllocation takes nothing.
 func WithMatcherFor(mode policy.Mode, m match.Matcher) Option {
 	return func(c *config) error {
-		if m == nil || !mode.Schedulable() {
+		if isNil(m) || !mode.Schedulable() {
 			return fmt.Errorf("finegrain: matcher for mode %v: %w", mode, ErrInvalid)
 		}
 		if c.matchers == nil {
@@ -278,7 +289,7 @@ func WithFailureEscalation(on bool) Option {
 // match.LeastAllocated{}.
 func WithScorer(s match.Scorer) Option {
 	return func(c *config) error {
-		if s == nil {
+		if isNil(s) {
 			return fmt.Errorf("finegrain: scorer is nil: %w", ErrInvalid)
 		}
 		c.scorer = s
@@ -295,7 +306,7 @@ func WithScorer(s match.Scorer) Option {
 // which refuses nodes whose devices cannot hold a task's demand, is always on.
 func WithGPUScorer(s gpu.Scorer) Option {
 	return func(c *config) error {
-		if s == nil {
+		if isNil(s) {
 			return fmt.Errorf("finegrain: GPU scorer is nil: %w", ErrInvalid)
 		}
 		c.gpuScorer = s
@@ -513,7 +524,7 @@ func WithTetris(cfg TetrisConfig) Option {
 // a backup ID reports Running while it runs).
 func WithSpeculation(sp speculate.Speculator) Option {
 	return func(c *config) error {
-		if sp == nil {
+		if isNil(sp) {
 			return fmt.Errorf("finegrain: speculator is nil: %w", ErrInvalid)
 		}
 		c.speculator = sp
@@ -534,7 +545,7 @@ type pluginEdit struct {
 // demand step). Options apply in order.
 func WithPlugin(p framework.Plugin) Option {
 	return func(c *config) error {
-		if p == nil {
+		if isNil(p) {
 			return fmt.Errorf("finegrain: plugin is nil: %w", ErrInvalid)
 		}
 		c.edits = append(c.edits, pluginEdit{plugin: p})
@@ -547,7 +558,7 @@ func WithPlugin(p framework.Plugin) Option {
 // filters before matching. New fails when no plugin is named before.
 func WithPluginBefore(before string, p framework.Plugin) Option {
 	return func(c *config) error {
-		if p == nil || before == "" {
+		if isNil(p) || before == "" {
 			return fmt.Errorf("finegrain: plugin %v before %q: %w", p, before, ErrInvalid)
 		}
 		c.edits = append(c.edits, pluginEdit{plugin: p, before: before})
@@ -592,4 +603,18 @@ func WithRetention(r Retention) Option {
 		c.retention = r
 		return nil
 	}
+}
+
+// isNil reports whether v, an implementation of one of the interfaces the options
+// take, is nil or a nil pointer (or map, slice, function, channel) in an interface:
+// such a value would pass a plain nil check and fail at its first use.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return r.IsNil()
+	}
+	return false
 }

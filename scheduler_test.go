@@ -11,10 +11,13 @@ import (
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/plugins"
 	"github.com/finegrain/finegrain/policy"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/speculate"
 	"github.com/finegrain/finegrain/stage"
 )
 
@@ -236,6 +239,12 @@ func TestLifecycleErrors(t *testing.T) {
 		finegrain.WithCompressionLimit(1), finegrain.WithCompressionLimit(-0.1), finegrain.WithContentionPenalty(-1),
 		finegrain.WithConformityWindow(0), finegrain.WithCandidates(-1), finegrain.WithMaxPerHeartbeat(-1),
 		finegrain.WithEstimator(nil), finegrain.WithOrdering(nil), finegrain.WithScorer(nil),
+		// Nil pointers in an interface fail at their first use, not at a nil check.
+		finegrain.WithEstimator((*predict.SimilarTask)(nil)), finegrain.WithOrdering((*fairness.DRF)(nil)),
+		finegrain.WithScorer((*match.LeastAllocated)(nil)), finegrain.WithGPUScorer((*gpu.FGD)(nil)),
+		finegrain.WithSpeculation((*speculate.LATE)(nil)), finegrain.WithMatcherFor(policy.FineGrained, (*match.FineGrained)(nil)),
+		finegrain.WithPlugin((*plugins.StageMatch)(nil)),
+		finegrain.WithAdjuster(policy.WithInitialMode(policy.FineGrained), nil), finegrain.WithDelayScheduling(nil),
 		finegrain.WithConformityIdleThreshold(resource.Vector{2}),
 		finegrain.WithRetention(finegrain.Retention{Tasks: -1}), finegrain.WithRetention(finegrain.Retention{Jobs: -1}),
 		finegrain.WithRetention(finegrain.Retention{Age: -1}),

@@ -219,7 +219,10 @@ func NewAdjuster(schema *resource.Schema, conf Conformity, opts ...Option) (*Adj
 		deg:     DefaultDegradation,
 		servers: make(map[string]*server),
 	}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, settingErr(fmt.Sprintf("option %d", i), "nil", ErrInvalidValue)
+		}
 		if err := o(a); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/finegrain/finegrain/match"
@@ -101,7 +102,10 @@ func NewCompression(schema *resource.Schema, modes ModeSource, opts ...Compressi
 		limit:   resource.Uniform(schema.Compressible(), resource.DefaultCompressionLimit),
 		penalty: DefaultPenalty,
 	}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, settingErr(fmt.Sprintf("option %d", i), "nil", ErrInvalidValue)
+		}
 		if err := o(c); err != nil {
 			return nil, err
 		}

@@ -163,6 +163,7 @@ func TestNewAdjusterErrors(t *testing.T) {
 		{"degradation min > window", schema, conf, []policy.Option{policy.WithDegradation(policy.Degradation{Factor: 2, Window: 2, MinReports: 3})}, policy.ErrInvalidValue},
 		{"degradation min 0", schema, conf, []policy.Option{policy.WithDegradation(policy.Degradation{Factor: 2, Window: 2, MinReports: 0})}, policy.ErrInvalidValue},
 		{"initial mode", schema, conf, []policy.Option{policy.WithInitialMode(policy.Mode(4))}, policy.ErrUnknownMode},
+		{"nil option", schema, conf, []policy.Option{policy.WithInitialMode(policy.FineGrained), nil}, policy.ErrInvalidValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := policy.NewAdjuster(tc.schema, tc.conf, tc.opts...)
@@ -442,4 +443,6 @@ func TestSettingError(t *testing.T) {
 	_, e := policy.NewCompression(schema, nil, err)
 	assert.EqualError(t, e, "policy: contention penalty = -1: invalid value")
 	assert.True(t, errors.Is(e, policy.ErrInvalidValue))
+	_, e = policy.NewCompression(schema, nil, policy.WithPenalty(1), nil)
+	assert.EqualError(t, e, "policy: option 1 = nil: invalid value")
 }

@@ -265,9 +265,9 @@ func NewSimilarTask(schema *resource.Schema, opts ...EstimatorOption) (*SimilarT
 		maxKeys: DefaultMaxKeys,
 		scaler:  ScaleDurations,
 	}
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			continue
+			return nil, fieldErr(fmt.Sprintf("option %d", i), "nil", ErrInvalidOption)
 		}
 		if err := o(&cfg); err != nil {
 			return nil, err

@@ -277,6 +277,14 @@ func TestEstimatorOptionErrors(t *testing.T) {
 	}
 	_, err = predict.LinearBuckets(0)
 	require.ErrorIs(t, err, predict.ErrInvalidOption)
+	// A nil option is refused, naming its place among the options.
+	_, err = predict.NewSimilarTask(std, predict.WithMaxKeys(4), nil)
+	require.ErrorIs(t, err, predict.ErrInvalidOption)
+	assert.ErrorContains(t, err, "option 1")
+	_, err = predict.NewSegmenter(nil)
+	require.ErrorIs(t, err, predict.ErrInvalidOption)
+	_, err = predict.NewProgressTracker(nil)
+	require.ErrorIs(t, err, predict.ErrInvalidOption)
 }
 
 func TestSimilarTaskInvalidKeyIsUnpredictable(t *testing.T) {

@@ -169,9 +169,9 @@ type Segmenter struct {
 // NewSegmenter returns a Segmenter with the given options. It fails on an invalid option.
 func NewSegmenter(opts ...SegmentOption) (*Segmenter, error) {
 	cfg := segConfig{threshold: DefaultChangeThreshold, maxStages: DefaultMaxStages, quantile: 1}
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			continue
+			return nil, fieldErr(fmt.Sprintf("option %d", i), "nil", ErrInvalidOption)
 		}
 		if err := o(&cfg); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package predict
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -130,9 +131,9 @@ type taskState struct {
 // NewProgressTracker returns an empty tracker. It fails on an invalid option.
 func NewProgressTracker(opts ...TrackerOption) (*ProgressTracker, error) {
 	cfg := trackerConfig{slowThreshold: DefaultSlowTaskThreshold}
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			continue
+			return nil, fieldErr(fmt.Sprintf("option %d", i), "nil", ErrInvalidOption)
 		}
 		if err := o(&cfg); err != nil {
 			return nil, err

@@ -35,7 +35,7 @@ func TestOptionErrors(t *testing.T) {
 		{"slow node 0", speculate.WithSlowNodeThreshold(0), true},
 		{"min runtime negative", speculate.WithMinRuntime(-time.Nanosecond), false},
 		{"min runtime 0", speculate.WithMinRuntime(0), true},
-		{"nil option", nil, true},
+		{"nil option", nil, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -70,12 +70,13 @@ func TestPlacerOptionErrors(t *testing.T) {
 		require.ErrorIs(t, err, speculate.ErrInvalidOption)
 		assert.Nil(t, p)
 	}
-	p, err := speculate.NewFairPlacer(nil, speculate.WithBlockSize(1))
-	require.NoError(t, err)
-	assert.NotNil(t, p)
+	p, err := speculate.NewFairPlacer(speculate.WithBlockSize(1), nil)
+	require.ErrorIs(t, err, speculate.ErrInvalidOption, "a nil option is refused")
+	assert.ErrorContains(t, err, "option 1")
+	assert.Nil(t, p)
 	pl, err := speculate.NewPlanner(std, nil, speculate.WithMoves(true))
-	require.NoError(t, err)
-	assert.NotNil(t, pl)
+	require.ErrorIs(t, err, speculate.ErrInvalidOption, "a nil option is refused")
+	assert.Nil(t, pl)
 }
 
 // goodEstimator has one slow task worth backing up from node "req".

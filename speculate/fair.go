@@ -322,9 +322,9 @@ type FairPlacer struct {
 // a rack, 5 MiB/s across racks) changed by opts. It fails on an invalid option.
 func NewFairPlacer(opts ...PlacerOption) (*FairPlacer, error) {
 	cfg := placerConfig{block: DefaultBlockSize, rack: DefaultRackBandwidth, across: DefaultCrossRackBandwidth}
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			continue
+			return nil, fieldErr(fmt.Sprintf("option %d", i), "nil", ErrInvalidOption)
 		}
 		if err := o(&cfg); err != nil {
 			return nil, err

@@ -257,9 +257,9 @@ func NewPlanner(schema *resource.Schema, opts ...PlannerOption) (*Planner, error
 		return nil, fieldErr("schema", "nil", resource.ErrSchemaMismatch)
 	}
 	cfg := plannerConfig{moves: true, recovery: true, topUp: true}
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			continue
+			return nil, fieldErr(fmt.Sprintf("option %d", i), "nil", ErrInvalidOption)
 		}
 		if err := o(&cfg); err != nil {
 			return nil, err

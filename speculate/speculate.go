@@ -100,9 +100,9 @@ func WithMinRuntime(d time.Duration) Option {
 
 func buildConfig(opts []Option) (config, error) {
 	cfg := defaultConfig()
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			continue
+			return config{}, fieldErr(fmt.Sprintf("option %d", i), "nil", ErrInvalidOption)
 		}
 		if err := o(&cfg); err != nil {
 			return config{}, err
