@@ -2,19 +2,23 @@ package plugin
 
 import (
 	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"slices"
 	"strings"
 	"time"
 
+	yamlv2 "go.yaml.in/yaml/v2"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/finegrain/finegrain/match"
@@ -202,6 +206,14 @@ func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys
 
 // decodeArgs reads the plugin's arguments from a scheduler profile's pluginConfig
 // (nil: none given), refusing unknown fields, and checks them.
+//
+// JSON (and YAML, once converted) is decoded strictly, as kube-scheduler decodes its
+// own configuration and the arguments of its in-tree plugins: sigs.k8s.io/json's
+// UnmarshalStrict, which apimachinery's strict serializer uses, refuses anything after
+// the one top-level value (a second object, a stray bracket), a key given twice and
+// a key that names no field. Field names are matched case-sensitively, as there: a
+// key that differs from a field's name only in case is an unknown field, not that
+// field. YAML is held to one document, and sigs.k8s.io/yaml refuses a key given twice.
 func decodeArgs(obj runtime.Object) (Args, error) {
 	var a Args
 	if obj != nil {
@@ -209,17 +221,25 @@ func decodeArgs(obj runtime.Object) (Args, error) {
 		if !ok {
 			return Args{}, fmt.Errorf("%s args: want the arguments as raw JSON or YAML, got %T", Name, obj)
 		}
+		if u == nil {
+			return Args{}, fmt.Errorf("%s args: want the arguments as raw JSON or YAML, got a nil %T", Name, obj)
+		}
 		raw := u.Raw
 		if u.ContentType == runtime.ContentTypeYAML {
+			if err := oneYAMLDocument(raw); err != nil {
+				return Args{}, fmt.Errorf("%s args: %w", Name, err)
+			}
 			var err error
 			if raw, err = yaml.YAMLToJSONStrict(raw); err != nil {
 				return Args{}, fmt.Errorf("%s args: %w", Name, err)
 			}
 		}
 		if len(bytes.TrimSpace(raw)) > 0 {
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&a); err != nil {
+			strict, err := kjson.UnmarshalStrict(raw, &a, kjson.DisallowDuplicateFields, kjson.DisallowUnknownFields)
+			if err == nil {
+				err = utilerrors.NewAggregate(strict) // nil if none; each names its field
+			}
+			if err != nil {
 				return Args{}, fmt.Errorf("%s args: %w", Name, err)
 			}
 		}
@@ -228,4 +248,24 @@ func decodeArgs(obj runtime.Object) (Args, error) {
 		return Args{}, err
 	}
 	return a.withDefaults(), nil
+}
+
+// oneYAMLDocument refuses YAML holding a second document after the first ("---" and
+// more), which sigs.k8s.io/yaml would silently drop. It reads the text with the YAML
+// parser sigs.k8s.io/yaml itself uses; empty documents (a trailing "---") are allowed.
+func oneYAMLDocument(raw []byte) error {
+	dec := yamlv2.NewDecoder(bytes.NewReader(raw))
+	for n := 0; ; n++ {
+		var doc any
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if doc != nil && n > 0 {
+			return fmt.Errorf("want one YAML document, got a document after the first (document %d)", n+1)
+		}
+	}
 }

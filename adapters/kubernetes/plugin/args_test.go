@@ -62,6 +62,14 @@ func TestArgsValidation(t *testing.T) {
 		{"unknown field", `{"compresionLimit":0.2}`, []string{"unknown field", "compresionLimit"}},
 		{"wrong type", `{"preemption":"yes"}`, []string{"preemption"}},
 		{"several at once", `{"compressionLimit":2,"matcher":"x"}`, []string{"compressionLimit", "matcher"}},
+		{"white space after the object", "{\"compressionLimit\":0.2}\n\t ", nil},
+		{"a second object after the first", `{} {"compressionLimit": 5}`, []string{"after top-level value"}},
+		{"text after the object", `{"matcher":"FineGrained"} garbage`, []string{"after top-level value"}},
+		{"a stray bracket after the object", `{"compressionLimit":0.1}]`, []string{"after top-level value"}},
+		{"a key twice", `{"compressionLimit":0.9,"compressionLimit":0.1}`, []string{"duplicate field", `"compressionLimit"`}},
+		{"a nested key twice", `{"scorers":[{"name":"BestFit","name":"Alignment","weight":1}]}`, []string{"duplicate field", `"scorers[0].name"`}},
+		{"a field named in another case", `{"CompressionLimit":0.2}`, []string{"unknown field", `"CompressionLimit"`}},
+		{"a field twice, in two cases", `{"compressionLimit":0.2,"CompressionLimit":5}`, []string{"unknown field", `"CompressionLimit"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := plugin.New(context.Background(), &runtime.Unknown{Raw: []byte(tc.json), ContentType: runtime.ContentTypeJSON}, nil)
@@ -75,12 +83,34 @@ func TestArgsValidation(t *testing.T) {
 			}
 		})
 	}
-	t.Run("YAML", func(t *testing.T) {
-		_, err := plugin.New(context.Background(), &runtime.Unknown{Raw: []byte("compressionLimit: 0.2\nmatcher: CoarseGrained\n"), ContentType: runtime.ContentTypeYAML}, nil)
-		require.NoError(t, err)
-		_, err = plugin.New(context.Background(), &runtime.Unknown{Raw: []byte("matcher: [\n"), ContentType: runtime.ContentTypeYAML}, nil)
-		require.Error(t, err)
-	})
+	for _, tc := range []struct {
+		name string
+		yaml string
+		want []string // what the error must mention; none: valid
+	}{
+		{"valid", "compressionLimit: 0.2\nmatcher: CoarseGrained\n", nil},
+		{"a document marker before", "---\ncompressionLimit: 0.2\n", nil},
+		{"an empty document after", "compressionLimit: 0.2\n---\n", nil},
+		{"malformed", "matcher: [\n", []string{"yaml"}},
+		{"a second document", "compressionLimit: 0.2\n---\ncompressionLimit: 5\n", []string{"one YAML document", "document 2"}},
+		{"malformed text after the document's end", "compressionLimit: 0.2\n...\ngarbage: [\n", []string{"yaml"}},
+		{"a key twice", "compressionLimit: 0.9\ncompressionLimit: 0.1\n", []string{"already set", `"compressionLimit"`}},
+		{"unknown field", "compresionLimit: 0.2\n", []string{"unknown field", `"compresionLimit"`}},
+		{"a field named in another case", "CompressionLimit: 0.2\n", []string{"unknown field", `"CompressionLimit"`}},
+		{"a field twice, in two cases", "compressionLimit: 0.2\nCompressionLimit: 5\n", []string{"unknown field", `"CompressionLimit"`}},
+	} {
+		t.Run("YAML "+tc.name, func(t *testing.T) {
+			_, err := plugin.New(context.Background(), &runtime.Unknown{Raw: []byte(tc.yaml), ContentType: runtime.ContentTypeYAML}, nil)
+			if len(tc.want) == 0 {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
 	t.Run("no args", func(t *testing.T) {
 		_, err := plugin.New(context.Background(), nil, nil)
 		require.NoError(t, err)
@@ -88,6 +118,13 @@ func TestArgsValidation(t *testing.T) {
 	t.Run("args of a foreign type", func(t *testing.T) {
 		_, err := plugin.New(context.Background(), &v1.Pod{}, nil)
 		require.ErrorContains(t, err, "want the arguments as raw JSON or YAML")
+	})
+	t.Run("a nil *runtime.Unknown", func(t *testing.T) {
+		var u *runtime.Unknown
+		require.NotPanics(t, func() {
+			_, err := plugin.New(context.Background(), u, nil)
+			require.ErrorContains(t, err, "got a nil *runtime.Unknown")
+		})
 	})
 	t.Run("nil options", func(t *testing.T) {
 		_, err := plugin.NewFactory(nil)(context.Background(), nil, nil)
