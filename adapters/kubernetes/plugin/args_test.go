@@ -145,6 +145,11 @@ func TestParseStages(t *testing.T) {
 	assert.Zero(t, got[2].Duration, "the last stage may be open-ended")
 	assert.True(t, got[0].Resources[v1.ResourceMemory].Equal(apiresource.MustParse("6Gi")))
 	assert.True(t, got[1].Resources[v1.ResourceCPU].Equal(apiresource.MustParse("500m")))
+	got, err = plugin.ParseStages(`[{"duration":"9223372036","cpu":"1"},{"duration":9223372036.854,"cpu":"1"},null]`)
+	require.NoError(t, err, "durations near the longest a Duration holds")
+	assert.Equal(t, 9223372036*time.Second, got[0].Duration)
+	assert.InDelta(t, float64(9223372036854*time.Millisecond), float64(got[1].Duration), float64(time.Microsecond))
+	assert.Zero(t, got[2].Duration, "a null last stage is open-ended")
 
 	for _, tc := range []struct{ name, text, want string }{
 		{"not JSON", `stages`, "not a JSON list"},
@@ -154,6 +159,12 @@ func TestParseStages(t *testing.T) {
 		{"bad duration", `[{"duration":"soon"}]`, `stage 0: "duration"`},
 		{"negative duration", `[{"duration":"-5s"}]`, "negative duration"},
 		{"huge duration", `[{"duration":"1e300"}]`, "too long"},
+		{"duration just past the longest", `[{"duration":"9223372036.854775807"}]`, `stage 0: "duration": duration 9223372036.854775807 is too long`},
+		{"duration just past the longest, a number", `[{"duration":9223372036.854775807}]`, "too long"},
+		{"negative duration, in seconds", `[{"duration":"-0.5"}]`, "negative duration -0.5"},
+		{"a quantity twice", `[{"duration":"1s","cpu":"-1","cpu":"1"}]`, `stage 0: duplicate field "cpu"`},
+		{"duration twice", `[{"duration":"1s"},{"duration":"0","duration":"1s"}]`, `stage 1: duplicate field "duration"`},
+		{"a stage not an object", `[{"duration":"1s"},1]`, "stage 1: not a JSON object"},
 		{"bad quantity", `[{"duration":"1s","memory":"lots"}]`, `"memory"`},
 		{"negative quantity", `[{"duration":"1s","memory":"-1Gi"}]`, "negative"},
 		{"a list as a value", `[{"duration":"1s","memory":[1]}]`, "string or a number"},

@@ -11,6 +11,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
@@ -46,11 +48,12 @@ type Stage struct {
 }
 
 // ParseStages reads a stage list in the StagesAnnotation format. It fails, naming the
-// stage and the field, on malformed JSON, an empty list, a missing, negative or
-// unreadable duration, an open-ended stage before the last, and a quantity that is
-// unreadable or negative.
+// stage and the field, on malformed JSON, an empty list, a stage that is not an
+// object or names a field twice, a missing, negative, unreadable or too long
+// duration, an open-ended stage before the last, and a quantity that is unreadable or
+// negative.
 func ParseStages(text string) ([]Stage, error) {
-	var raw []map[string]json.RawMessage
+	var raw []json.RawMessage
 	if err := json.Unmarshal([]byte(text), &raw); err != nil {
 		return nil, fmt.Errorf("not a JSON list of stages: %w", err)
 	}
@@ -58,7 +61,11 @@ func ParseStages(text string) ([]Stage, error) {
 		return nil, errors.New("no stages")
 	}
 	out := make([]Stage, len(raw))
-	for i, m := range raw {
+	for i, r := range raw {
+		m, err := stageFields(r)
+		if err != nil {
+			return nil, fmt.Errorf("stage %d: %w", i, err)
+		}
 		st, err := parseStage(m, i == len(raw)-1)
 		if err != nil {
 			return nil, fmt.Errorf("stage %d: %w", i, err)
@@ -66,6 +73,21 @@ func ParseStages(text string) ([]Stage, error) {
 		out[i] = st
 	}
 	return out, nil
+}
+
+// stageFields reads one stage's object (null: no fields), refusing a field given
+// twice, which encoding/json would resolve silently by keeping the last. The strict
+// decoder is sigs.k8s.io/json's, as for the plugin's arguments (decodeArgs).
+func stageFields(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	strict, err := kjson.UnmarshalStrict(raw, &m, kjson.DisallowDuplicateFields)
+	if err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if len(strict) > 0 {
+		return nil, utilerrors.NewAggregate(strict)
+	}
+	return m, nil
 }
 
 func parseStage(m map[string]json.RawMessage, last bool) (Stage, error) {
@@ -122,11 +144,16 @@ func parseDuration(s string) (time.Duration, error) {
 		if qerr != nil {
 			return 0, fmt.Errorf("want a duration such as 90s: %w", err)
 		}
-		secs := q.AsApproximateFloat64()
-		if secs > float64(stage.Forever)/float64(time.Second) {
+		if q.Sign() < 0 {
+			return 0, fmt.Errorf("negative duration %s", s)
+		}
+		// float64(stage.Forever) is 2^63, one past the largest Duration: a number of
+		// nanoseconds that reaches it does not convert (it came out negative).
+		ns := q.AsApproximateFloat64() * float64(time.Second)
+		if ns >= float64(stage.Forever) {
 			return 0, fmt.Errorf("duration %s is too long", s)
 		}
-		d = time.Duration(secs * float64(time.Second))
+		d = time.Duration(ns)
 	}
 	if d < 0 {
 		return 0, fmt.Errorf("negative duration %s", s)
