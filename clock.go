@@ -38,15 +38,16 @@ const DefaultClockSkew = 500 * time.Millisecond
 // for it: now, or the latest time seen when now is behind it within the skew. It
 // changes nothing; the call moves the state's clock (cluster.State.Advance) once it
 // succeeds.
-// The event reads "event id", as in `heartbeat of node "n1"`.
+// The event reads "event id", as in `heartbeat of node "n1"`, or "event" alone for an
+// event of no one thing (id "").
 func (s *Scheduler) eventTime(event, id string, now time.Duration) (time.Duration, error) {
 	if err := checkTime(event, id, now); err != nil {
 		return 0, err
 	}
 	latest := s.state.Clock()
 	if now < latest-s.cfg.skew {
-		return 0, fmt.Errorf("finegrain: %s %q at %v: time going backwards, the latest time seen is %v (skew tolerated: %v): %w",
-			event, id, now, latest, s.cfg.skew, ErrInvalid)
+		return 0, fmt.Errorf("finegrain: %s at %v: time going backwards, the latest time seen is %v (skew tolerated: %v): %w",
+			eventName(event, id), now, latest, s.cfg.skew, ErrInvalid)
 	}
 	return max(now, latest), nil
 }
@@ -54,7 +55,15 @@ func (s *Scheduler) eventTime(event, id string, now time.Duration) (time.Duratio
 // checkTime refuses a time outside [0, MaxTime].
 func checkTime(event, id string, t time.Duration) error {
 	if t < 0 || t > MaxTime {
-		return fmt.Errorf("finegrain: %s %q at %v: time outside [0, %v]: %w", event, id, t, MaxTime, ErrInvalid)
+		return fmt.Errorf("finegrain: %s at %v: time outside [0, %v]: %w", eventName(event, id), t, MaxTime, ErrInvalid)
 	}
 	return nil
+}
+
+// eventName is `event "id"`, or event alone when id is "".
+func eventName(event, id string) string {
+	if id == "" {
+		return event
+	}
+	return fmt.Sprintf("%s %q", event, id)
 }

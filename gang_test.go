@@ -203,7 +203,9 @@ func TestExpirePermits(t *testing.T) {
 	require.NoError(t, s.ExpirePermits(10*time.Second))
 	assert.Zero(t, s.Count(finegrain.Reserved))
 	assert.Equal(t, 5, s.Count(finegrain.Pending))
-	assert.ErrorIs(t, s.ExpirePermits(time.Second), finegrain.ErrInvalid, "time going backwards")
+	err := s.ExpirePermits(time.Second)
+	assert.ErrorIs(t, err, finegrain.ErrInvalid, "time going backwards")
+	assert.ErrorContains(t, err, "finegrain: expiry of permit waits at 1s: time going backwards")
 }
 
 // submitGang submits gang job id, submitted at the given time, with members tasks of
