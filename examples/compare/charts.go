@@ -29,6 +29,7 @@ func cdfChart(path, title string, policies []string, byPolicy map[string][]*sim.
 			return err
 		}
 	}
+	chart.LogRange(&c.Plot.X) // no job finished, or all in the same time
 	c.Plot.Y.Min, c.Plot.Y.Max = 0, 1
 	return c.Save(path)
 }

@@ -102,3 +102,53 @@ func TestRatioTicks(t *testing.T) {
 	assert.Equal(t, []string{"0.01", "0.1", "1", "10", "100", "1000"}, labelsOf(0.005, 1500))
 	assert.Empty(t, labelsOf(0, 1))
 }
+
+// The CDF charts are drawn when no job finished, or when every finished job took the
+// same time, under a second or not (a log axis gonum/plot cannot range by itself).
+func TestChartsDegenerateCDF(t *testing.T) {
+	jobs := func(finished bool, d ...time.Duration) *sim.Result {
+		res := &sim.Result{Policy: "FIFO"}
+		for k, x := range d {
+			res.Jobs = append(res.Jobs, sim.JobResult{ID: fmt.Sprint(k), Done: x, Finished: finished})
+		}
+		return res
+	}
+	for _, tc := range []struct {
+		name string
+		res  *sim.Result
+	}{
+		{"no job finished", jobs(false, 0)},
+		{"no job at all", jobs(true)},
+		{"one job of 0.19 s", jobs(true, 190*time.Millisecond)},
+		{"jobs all of 0 s", jobs(true, 0, 0)},
+		{"jobs all of 5 s", jobs(true, 5*time.Second, 5*time.Second)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			byPolicy := map[string][]*sim.Result{"FIFO": {tc.res}, "FGM": {tc.res}}
+			rows := []row{{policy: "FIFO"}, {policy: "FGM"}}
+			cdf, side := filepath.Join(dir, "cdf.svg"), filepath.Join(dir, "compare.svg")
+			require.NotPanics(t, func() {
+				require.NoError(t, cdfChart(cdf, "t", []string{"FIFO", "FGM"}, byPolicy))
+				require.NoError(t, compareChart(side, "t", []string{"FIFO", "FGM"}, byPolicy, rows, "FGM"))
+			})
+			for _, p := range []string{cdf, side} {
+				b, err := os.ReadFile(p)
+				require.NoError(t, err)
+				assert.Contains(t, string(b), "<svg", p)
+			}
+		})
+	}
+}
+
+// The linear charts are drawn with no data too: no samples, no series point.
+func TestChartsNoData(t *testing.T) {
+	dir := t.TempDir()
+	require.NotPanics(t, func() {
+		require.NoError(t, utilChart(filepath.Join(dir, "util.svg"), "t", 0, []*sim.Result{{Policy: "FIFO"}}))
+		require.NoError(t, gainChart(filepath.Join(dir, "gain.svg"), "t", []string{"FIFO"}, nil))
+	})
+	for _, f := range []string{"util.svg", "gain.svg"} {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"image/color"
 	"math"
 	"slices"
@@ -98,6 +99,7 @@ func compareChart(path, title string, policies []string, byPolicy map[string][]*
 		}
 		legend.Add(name, l)
 	}
+	chart.LogRange(&cdf.Plot.X) // no job finished, or all in the same time
 
 	bars, err := relBars(policies, rows, ref)
 	if err != nil {
@@ -105,18 +107,23 @@ func compareChart(path, title string, policies []string, byPolicy map[string][]*
 	}
 
 	svg := vgsvg.New(compareWidth, compareHeight)
-	dc := draw.New(svg)
-	head := text.Style{Font: font.From(plot.DefaultFont, 13), Color: color.Black, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter, YAlign: draw.YTop}
-	headH := head.Rectangle(title).Size().Y + 5*vg.Millimeter
-	dc.FillText(head, vg.Point{X: compareWidth / 2, Y: compareHeight - 2*vg.Millimeter}, title)
-	body := draw.Crop(dc, 0, 0, 0, -headH)
-	lr := legend.Rectangle(body)
-	legendW := (lr.Max.X-lr.Min.X)*1.3 + 5*vg.Millimeter
-	panelW := (compareWidth - legendW) / 2
-	cdf.Plot.Draw(draw.Crop(body, 0, -(compareWidth - panelW), 0, 0))
-	bars.Draw(draw.Crop(body, panelW+3*vg.Millimeter, -legendW-4*vg.Millimeter, 0, 0))
-	titleH := cdf.Plot.Title.TextStyle.Rectangle(cdf.Plot.Title.Text).Size().Y + cdf.Plot.Title.Padding
-	legend.Draw(draw.Crop(body, compareWidth-legendW+2*vg.Millimeter, 0, 0, -titleH-vg.Millimeter))
+	err = chart.Guard(func() {
+		dc := draw.New(svg)
+		head := text.Style{Font: font.From(plot.DefaultFont, 13), Color: color.Black, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter, YAlign: draw.YTop}
+		headH := head.Rectangle(title).Size().Y + 5*vg.Millimeter
+		dc.FillText(head, vg.Point{X: compareWidth / 2, Y: compareHeight - 2*vg.Millimeter}, title)
+		body := draw.Crop(dc, 0, 0, 0, -headH)
+		lr := legend.Rectangle(body)
+		legendW := (lr.Max.X-lr.Min.X)*1.3 + 5*vg.Millimeter
+		panelW := (compareWidth - legendW) / 2
+		cdf.Plot.Draw(draw.Crop(body, 0, -(compareWidth - panelW), 0, 0))
+		bars.Draw(draw.Crop(body, panelW+3*vg.Millimeter, -legendW-4*vg.Millimeter, 0, 0))
+		titleH := cdf.Plot.Title.TextStyle.Rectangle(cdf.Plot.Title.Text).Size().Y + cdf.Plot.Title.Padding
+		legend.Draw(draw.Crop(body, compareWidth-legendW+2*vg.Millimeter, 0, 0, -titleH-vg.Millimeter))
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	return chart.WriteSVG(path, svg)
 }
 

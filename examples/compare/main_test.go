@@ -343,3 +343,42 @@ func TestCompareWithoutFGM(t *testing.T) {
 		assert.True(t, strings.HasSuffix(r, ",,,"), r)
 	}
 }
+
+// A trace whose jobs never finish (a task wider than any node) or all finish in the
+// same time under a second (one short pod) runs to the end: tables, files and charts.
+func TestCompareDegenerateTraces(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		trace string // -trace, the files' names relative to the test's folder
+		want  string
+	}{
+		{"no job finishes", map[string]string{"wide.csv": "0,10,1,1,1,Terminated,2000,0.01\n"},
+			"alibaba2017:wide.csv", "(1 unfinished)"},
+		{"one pod of 0.1 s", map[string]string{
+			"n.csv": "sn,cpu_milli,memory_mib,gpu,model\nn1,32000,65536,1,V100\n",
+			"p.csv": "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time\np1,1000,1024,1,500,0,100\n"},
+			"openb:n.csv,p.csv", "GPU fragmentation"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, body := range tc.files {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+			}
+			tr := strings.NewReplacer("wide.csv", filepath.Join(dir, "wide.csv"), "n.csv", filepath.Join(dir, "n.csv"),
+				"p.csv", filepath.Join(dir, "p.csv")).Replace(tc.trace)
+			out := filepath.Join(dir, "out")
+			c, err := parseFlags([]string{"-trace", tr, "-policies", "FIFO", "-runs", "1", "-quiet", "-out", out})
+			require.NoError(t, err)
+			var stdout, stderr bytes.Buffer
+			require.NotPanics(t, func() { require.NoError(t, compare(c, &stdout, &stderr)) })
+			assert.Contains(t, stdout.String(), tc.want)
+			svgs, err := filepath.Glob(filepath.Join(out, "*.svg"))
+			require.NoError(t, err)
+			for _, name := range []string{"jct-cdf-", "compare-"} {
+				assert.True(t, slices.ContainsFunc(svgs, func(p string) bool { return strings.HasPrefix(filepath.Base(p), name) }),
+					"%s*.svg in %v", name, svgs)
+			}
+		})
+	}
+}

@@ -38,6 +38,7 @@ func cdfChart(path, title string, lines []cdfLine) error {
 			return err
 		}
 	}
+	chart.LogRange(&c.Plot.X) // no high-priority job finished, or all within 1 s
 	c.Plot.Y.Min, c.Plot.Y.Max = 0, 1
 	return c.Save(path)
 }

@@ -4,6 +4,7 @@
 package chart
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"strconv"
@@ -65,17 +66,52 @@ func (c *Chart) AddLine(name string, i int, pts plotter.XYs) error {
 
 // Save writes the chart to path as SVG: the plot on the left, the legend in a column
 // on the right, aligned with the top of the data area.
+// A chart the plotting library cannot draw (it panics) is an error naming path, and
+// no file is written.
 func (c *Chart) Save(path string) error {
 	svg := vgsvg.New(width, height)
-	dc := draw.New(svg)
-	// The legend's width as measured with the chart's font, with room to spare for a
-	// viewer that substitutes a wider one.
-	lr := c.Legend.Rectangle(dc)
-	legendW := (lr.Max.X-lr.Min.X)*1.3 + 5*vg.Millimeter
-	c.Plot.Draw(draw.Crop(dc, 0, -legendW-rightMargin, 0, 0))
-	title := c.Plot.Title.TextStyle.Rectangle(c.Plot.Title.Text).Size().Y + c.Plot.Title.Padding
-	c.Legend.Draw(draw.Crop(dc, width-legendW+2*vg.Millimeter, 0, 0, -title-vg.Millimeter))
+	err := Guard(func() {
+		dc := draw.New(svg)
+		// The legend's width as measured with the chart's font, with room to spare
+		// for a viewer that substitutes a wider one.
+		lr := c.Legend.Rectangle(dc)
+		legendW := (lr.Max.X-lr.Min.X)*1.3 + 5*vg.Millimeter
+		c.Plot.Draw(draw.Crop(dc, 0, -legendW-rightMargin, 0, 0))
+		title := c.Plot.Title.TextStyle.Rectangle(c.Plot.Title.Text).Size().Y + c.Plot.Title.Padding
+		c.Legend.Draw(draw.Crop(dc, width-legendW+2*vg.Millimeter, 0, 0, -title-vg.Millimeter))
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	return WriteSVG(path, svg)
+}
+
+// Guard calls fn and returns a panic of the plotting library in it as an error
+// (gonum/plot panics on data it cannot draw, such as a log axis reaching 0), so that
+// a chart the program did not foresee ends the program with a message, not a stack
+// trace.
+func Guard(fn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cannot draw the chart: %v", r)
+		}
+	}()
+	fn()
+	return nil
+}
+
+// LogRange makes axis a's range one that a log scale can draw, once the data is
+// added: a single value v (every point at the same x or y) becomes [v/10, 10v], and no
+// data at all [1, 10]. (gonum/plot widens a single value to [v-1, v+1], which reaches 0
+// or below for v <= 1, and panics on a log scale.) A range of positive values wider
+// than one point is left as it is.
+func LogRange(a *plot.Axis) {
+	switch {
+	case a.Min > a.Max: // no data: the axis's initial +Inf, -Inf
+		a.Min, a.Max = 1, 10
+	case a.Min == a.Max && a.Min > 0 && !math.IsInf(a.Min, 0):
+		a.Min, a.Max = a.Min/10, a.Max*10
+	}
 }
 
 // WriteSVG writes the drawn canvas svg to the file at path.

@@ -84,3 +84,69 @@ func TestSave(t *testing.T) {
 	assert.NotContains(t, svg, ">bad<", "a refused line is not drawn nor named")
 	assert.Error(t, c.Save(filepath.Join(t.TempDir(), "no", "such", "dir.svg")))
 }
+
+// LogRange widens a range a log axis cannot draw (no data, one value) and leaves a
+// drawable one alone.
+func TestLogRange(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		min, max         float64
+		wantMin, wantMax float64
+	}{
+		{"no data", math.Inf(1), math.Inf(-1), 1, 10},
+		{"one value under 1", 0.19, 0.19, 0.019, 1.9},
+		{"one value of 1", 1, 1, 0.1, 10},
+		{"one large value", 500, 500, 50, 5000},
+		{"a range", 0.1, 3600, 0.1, 3600},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := plot.New().X
+			a.Min, a.Max = tc.min, tc.max
+			LogRange(&a)
+			assert.InDelta(t, tc.wantMin, a.Min, 1e-12)
+			assert.InDelta(t, tc.wantMax, a.Max, 1e-12)
+		})
+	}
+}
+
+// A log-scale chart of one point, or of none, is drawn once LogRange has set its
+// range; one gonum/plot cannot draw (a point at 0 on a log axis) is an error naming the
+// file, not a panic, and leaves no file.
+func TestSaveLogScale(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		pts      plotter.XYs // nil: no line
+		logRange bool
+		wantErr  bool
+	}{
+		{"no data", nil, true, false},
+		{"one point under 1 s", plotter.XYs{{X: 0.19, Y: 1}}, true, false},
+		{"points at one x", plotter.XYs{{X: 1, Y: 0.5}, {X: 1, Y: 1}}, true, false},
+		{"no data, range left to gonum", nil, false, true},
+		{"one point, range left to gonum", plotter.XYs{{X: 0.19, Y: 1}}, false, true},
+		{"a point at 0", plotter.XYs{{X: 0, Y: 0.5}, {X: 10, Y: 1}}, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := New("t", "x", "y")
+			c.Plot.X.Scale = plot.LogScale{}
+			c.Plot.X.Tick.Marker = LogTicks{}
+			if tc.pts != nil {
+				require.NoError(t, c.AddLine("line", 0, tc.pts))
+			}
+			if tc.logRange {
+				LogRange(&c.Plot.X)
+			}
+			path := filepath.Join(t.TempDir(), "c.svg")
+			var err error
+			require.NotPanics(t, func() { err = c.Save(path) })
+			if tc.wantErr {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), path)
+				assert.NoFileExists(t, path)
+				return
+			}
+			require.NoError(t, err)
+			assert.FileExists(t, path)
+		})
+	}
+}
