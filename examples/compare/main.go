@@ -55,7 +55,8 @@
 //	-reserve       cloud: tell every scheduler each node's memory less the background's
 //	               (as an operator sizes YARN's NodeManager); default: the whole machine
 //	-out DIR       output folder (default ./out)
-//	-workers N     simulations run in parallel (default: the number of CPUs)
+//	-workers N     simulations run in parallel, in [1, 1024] (default: the number of
+//	               CPUs, at most 1024)
 //	-quiet         no progress bar
 //
 // Outputs in -out: table.csv (the printed tables), runs.csv (one row per simulation,
@@ -80,7 +81,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -193,16 +193,17 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.planetlab, "planetlab", "", "cloud background from the PlanetLab traces in this folder")
 	fs.BoolVar(&c.reserve, "reserve", false, "cloud: tell schedulers each node's memory less the background's")
 	fs.StringVar(&c.out, "out", "out", "output folder")
-	fs.IntVar(&c.workers, "workers", runtime.NumCPU(), "simulations in parallel")
+	fs.IntVar(&c.workers, "workers", simrun.DefaultWorkers(), fmt.Sprintf("simulations in parallel, in [1, %d]", simrun.MaxWorkers))
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
 	if err := cli.Parse(fs, args); err != nil {
+		return c, err
+	}
+	if err := simrun.CheckWorkers(c.workers); err != nil {
 		return c, err
 	}
 	switch {
 	case c.runs < 1:
 		return c, cli.Usagef("-runs %d: must be at least 1", c.runs)
-	case c.workers < 1:
-		return c, cli.Usagef("-workers %d: must be at least 1", c.workers)
 	case c.scale < 0 || c.scale > 1000 || c.scale != c.scale:
 		return c, cli.Usagef("-scale %v: must be in (0, 1000]", c.scale)
 	case !(c.coverage > 0 && c.coverage <= 1):

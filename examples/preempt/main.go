@@ -43,7 +43,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"time"
 
@@ -90,16 +89,17 @@ func parseFlags(args []string) (config, error) {
 	fs.Float64Var(&c.scale, "scale", 1, "multiplies every class's number of jobs")
 	fs.StringVar(&mode, "mode", "pull", "pull (heartbeats) or push (Place)")
 	fs.StringVar(&c.out, "out", "out", "output folder")
-	fs.IntVar(&c.workers, "workers", runtime.NumCPU(), "simulations in parallel")
+	fs.IntVar(&c.workers, "workers", simrun.DefaultWorkers(), fmt.Sprintf("simulations in parallel, in [1, %d]", simrun.MaxWorkers))
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
 	if err := cli.Parse(fs, args); err != nil {
+		return c, err
+	}
+	if err := simrun.CheckWorkers(c.workers); err != nil {
 		return c, err
 	}
 	switch {
 	case c.runs < 1 || c.runs > 100:
 		return c, cli.Usagef("-runs %d: must be in [1, 100]", c.runs)
-	case c.workers < 1:
-		return c, cli.Usagef("-workers %d: must be at least 1", c.workers)
 	case !(c.scale > 0 && c.scale <= 10):
 		return c, cli.Usagef("-scale %v: must be in (0, 10]", c.scale)
 	}

@@ -55,8 +55,8 @@
 //	-seed N     workload seed (default 1): the order of each queue's jobs, which
 //	            matters only in experiment 4 (1–3 have one class of jobs)
 //	-exp LIST   experiments to run, a comma list of 1..4 (default 1,2,3,4)
-//	-workers N  simulations run in parallel (default: the number of CPUs); the output
-//	            does not depend on it
+//	-workers N  simulations run in parallel, in [1, 1024] (default: the number of
+//	            CPUs, at most 1024); the output does not depend on it
 //	-quiet      no progress bar and no per-run wall times
 //
 // A progress bar (simulated tasks) and each run's wall time go to stderr when it is a
@@ -151,7 +151,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,14 +211,15 @@ func parseFlags(args []string) (config, error) {
 	fs.Float64Var(&c.scale, "scale", DefaultScale, "job-count factor of the thesis' experiments")
 	fs.Uint64Var(&c.seed, "seed", 1, "workload seed")
 	fs.StringVar(&exps, "exp", "1,2,3,4", "experiments to run (comma list of 1..4)")
-	fs.IntVar(&c.workers, "workers", runtime.NumCPU(), "simulations in parallel")
+	fs.IntVar(&c.workers, "workers", simrun.DefaultWorkers(), fmt.Sprintf("simulations in parallel, in [1, %d]", simrun.MaxWorkers))
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar and no per-run times")
 	if err := cli.Parse(fs, args); err != nil {
 		return c, err
 	}
+	if err := simrun.CheckWorkers(c.workers); err != nil {
+		return c, err
+	}
 	switch {
-	case c.workers < 1:
-		return c, cli.Usagef("-workers %d: must be at least 1", c.workers)
 	case !(c.scale > 0 && c.scale <= 1000):
 		return c, cli.Usagef("-scale %v: must be in (0, 1000]", c.scale)
 	}

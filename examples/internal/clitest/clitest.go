@@ -43,3 +43,15 @@ func Run(t *testing.T, args ...string) (string, int) {
 	require.NoError(t, err)
 	return string(out), 0
 }
+
+// Refused checks that the program refuses args with exit status 2 and a message on
+// one line that contains want (the flag or file at fault), and no Go panic or stack
+// trace.
+func Refused(t *testing.T, want string, args ...string) {
+	t.Helper()
+	out, code := Run(t, args...)
+	assert.Equal(t, 2, code, "%v: %s", args, out)
+	assert.Contains(t, out, want, "%v", args)
+	assert.NotContains(t, out, "panic", "%v", args)
+	assert.NotContains(t, out, "goroutine ", "%v", args)
+}

@@ -5,14 +5,31 @@ package simrun
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/sim"
 )
 
-// Each calls run for every item, on workers goroutines (at least one), handing the
-// items out in their order, and returns when every call has returned. run simulates
+// MaxWorkers bounds the examples' -workers flag: simulations are CPU-bound, so more
+// goroutines than CPUs gain nothing, and a huge value would only exhaust memory.
+const MaxWorkers = 1024
+
+// DefaultWorkers is the examples' default -workers: the number of CPUs, at most
+// MaxWorkers.
+func DefaultWorkers() int { return min(runtime.NumCPU(), MaxWorkers) }
+
+// CheckWorkers refuses a -workers value outside [1, MaxWorkers] with a usage error.
+func CheckWorkers(n int) error {
+	if n < 1 || n > MaxWorkers {
+		return cli.Usagef("-workers %d: must be in [1, %d]", n, MaxWorkers)
+	}
+	return nil
+}
+
+// Each calls run for every item, on workers goroutines (at least one, at most one per
+// item), handing the items out in their order, and returns when every call has returned. run simulates
 // its item and stores the outcome in it; Each reports nothing else.
 //
 // tasks(item) is the number of tasks item's simulation has; a progress bar, "N
@@ -38,7 +55,7 @@ type counter interface {
 func each[T any](bar counter, workers int, items []T, tasks func(T) int, run func(item T, progress sim.Option)) {
 	work := make(chan T)
 	var wg sync.WaitGroup
-	for i := 0; i < max(workers, 1); i++ {
+	for i := 0; i < min(max(workers, 1), len(items)); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

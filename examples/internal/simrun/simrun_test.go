@@ -2,6 +2,7 @@ package simrun
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/sim"
 	"github.com/finegrain/finegrain/sim/workload"
 )
@@ -84,4 +86,51 @@ func TestEach(t *testing.T) {
 // Each with no items returns at once.
 func TestEachNone(t *testing.T) {
 	Each(nil, true, 4, []int(nil), func(int) int { return 1 }, func(int, sim.Option) { t.Fatal("called") })
+}
+
+// Each starts no more goroutines than there are items, however many workers it is
+// given.
+func TestEachWorkersBoundedByItems(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		workers int
+		items   int
+	}{
+		{"more workers than items", 10000, 3},
+		{"as many", 3, 3},
+		{"fewer", 2, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := runtime.NumGoroutine()
+			var mu sync.Mutex
+			most := 0
+			var bar tally
+			each(&bar, tc.workers, make([]int, tc.items), func(int) int { return 0 }, func(int, sim.Option) {
+				mu.Lock()
+				defer mu.Unlock()
+				most = max(most, runtime.NumGoroutine()-base)
+			})
+			assert.LessOrEqual(t, most, min(tc.workers, tc.items), "goroutines started beyond the test's")
+			assert.Equal(t, 1, bar.finished)
+		})
+	}
+}
+
+// CheckWorkers accepts [1, MaxWorkers] and refuses the rest with a usage error naming
+// the flag; the default is within it.
+func TestCheckWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		n  int
+		ok bool
+	}{{1, true}, {8, true}, {MaxWorkers, true}, {0, false}, {-1, false}, {MaxWorkers + 1, false}, {1000000000, false}} {
+		err := CheckWorkers(tc.n)
+		if tc.ok {
+			assert.NoError(t, err, tc.n)
+			continue
+		}
+		require.Error(t, err, tc.n)
+		assert.Equal(t, 2, cli.Status(err), tc.n)
+		assert.Contains(t, err.Error(), "-workers", tc.n)
+	}
+	assert.NoError(t, CheckWorkers(DefaultWorkers()))
 }
