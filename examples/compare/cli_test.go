@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,4 +39,16 @@ func TestWorkersFlag(t *testing.T) {
 		assert.Equal(t, 2, cli.Status(err), "-workers %s: %v", w, err)
 		clitest.Refused(t, "-workers "+w, "-workers", w)
 	}
+}
+
+// -compress below 1 that stretches a trace's submission times past the longest time
+// is refused, naming the flag and the file, not replayed with times wrapped round.
+func TestCompressOverflow(t *testing.T) {
+	dir := t.TempDir()
+	far := filepath.Join(dir, "far.tsv")
+	require.NoError(t, os.WriteFile(far, []byte("job0\t100000000\t0\t100\t0\t100\njob1\t200000000\t0\t100\t0\t100\n"), 0o644))
+	out := clitest.Refused(t, "-compress 0.01", "-swim", far, "-compress", "0.01", "-policies", "FIFO", "-runs", "1",
+		"-quiet", "-out", filepath.Join(dir, "out"))
+	assert.Contains(t, out, far)
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(out), "\n")+1, "one line: %s", out)
 }

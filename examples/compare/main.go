@@ -423,7 +423,10 @@ func buildWorkload(c *config, sc scenario, seed uint64, tr *trace, cl *workload.
 		if err != nil || c.compress == 1 {
 			return w, err
 		}
-		return compressSubmits(w, c.compress), nil
+		if w, err = compressSubmits(w, c.compress); err != nil {
+			return nil, cli.Usagef("-compress %v: %s: %v", c.compress, c.tracePath[0], err)
+		}
+		return w, nil
 	}
 	opts := []workload.Option{workload.WithScale(c.scale), workload.WithTotalInput(sc.gib * workload.GiB)}
 	if sc.mode == "online" {
@@ -436,14 +439,26 @@ func buildWorkload(c *config, sc scenario, seed uint64, tr *trace, cl *workload.
 // compressSubmits returns a copy of w whose jobs arrive f times sooner: every Submit
 // divided by f (rounded to the nanosecond), everything else as it was. Division by a
 // positive factor keeps the jobs in submission order (ties may appear; they keep the
-// slice order, as Workload requires). The tasks are shared with w, not copied.
-func compressSubmits(w *workload.Workload, f float64) *workload.Workload {
+// slice order, as Workload requires). The tasks are shared with w, not copied. A
+// factor below 1 that would stretch a time past the longest time.Duration (about 292
+// years) is an error naming the job: the trace cannot be replayed so slowly.
+func compressSubmits(w *workload.Workload, f float64) (*workload.Workload, error) {
 	out := *w
 	out.Jobs = slices.Clone(w.Jobs)
 	for i := range out.Jobs {
-		out.Jobs[i].Submit = time.Duration(math.Round(float64(out.Jobs[i].Submit) / f))
+		j := &out.Jobs[i]
+		at := math.Round(float64(j.Submit) / f)
+		switch {
+		case f >= 1 && !(at < float64(j.Submit)):
+			// No later than it was (float64 rounds a time near the longest up, to 2^63).
+		case !(at < math.MaxInt64): // float64(math.MaxInt64) is 2^63, out of range
+			return nil, fmt.Errorf("job %s, submitted at %v, would arrive after the longest time the simulator counts (%v)",
+				j.ID, j.Submit, time.Duration(math.MaxInt64))
+		default:
+			j.Submit = time.Duration(at)
+		}
 	}
-	return &out
+	return &out, nil
 }
 
 // background is the cloud environment's load for a seed: the generator's, or PlanetLab

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -276,7 +277,8 @@ func TestCompressSubmits(t *testing.T) {
 	}}
 	before := *w
 	before.Jobs = slices.Clone(w.Jobs)
-	got := compressSubmits(w, 4)
+	got, err := compressSubmits(w, 4)
+	require.NoError(t, err)
 	assert.Equal(t, before, *w, "the input is not modified")
 	want := []time.Duration{0, 2500 * time.Millisecond, 2500 * time.Millisecond, 6250 * time.Millisecond, 15 * time.Second}
 	require.Len(t, got.Jobs, len(w.Jobs))
@@ -287,11 +289,45 @@ func TestCompressSubmits(t *testing.T) {
 	}
 	assert.Equal(t, w.Name, got.Name)
 	assert.Equal(t, w.Blocks, got.Blocks)
-	for i, j := range compressSubmits(w, 1).Jobs {
+	same, err := compressSubmits(w, 1)
+	require.NoError(t, err)
+	for i, j := range same.Jobs {
 		assert.Equal(t, w.Jobs[i].Submit, j.Submit, "a factor of 1 keeps the times")
 	}
 	// Stretching works alike.
-	assert.Equal(t, 2*time.Minute+2, compressSubmits(w, 0.5).Jobs[4].Submit)
+	slow, err := compressSubmits(w, 0.5)
+	require.NoError(t, err)
+	assert.Equal(t, 2*time.Minute+2, slow.Jobs[4].Submit)
+}
+
+// A stretch (a factor below 1) past the longest time.Duration is refused, naming the
+// job, not wrapped round to a negative time.
+func TestCompressSubmitsOverflow(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		submit time.Duration
+		f      float64
+		ok     bool
+	}{
+		{"far, stretched 100 times", 1e8 * time.Second, 0.01, false},
+		{"the longest time, stretched twice", math.MaxInt64, 0.5, false},
+		{"just past the longest time", math.MaxInt64/2 + 1e6, 0.5, false},
+		{"within the longest time", math.MaxInt64 / 4, 0.5, true},
+		{"the longest time, kept", math.MaxInt64, 1, true},
+		{"the longest time, compressed", math.MaxInt64, 10, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &workload.Workload{Jobs: []workload.Job{{ID: "j0"}, {ID: "far", Submit: tc.submit}}}
+			got, err := compressSubmits(w, tc.f)
+			if !tc.ok {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "job far")
+				return
+			}
+			require.NoError(t, err)
+			assert.GreaterOrEqual(t, got.Jobs[1].Submit, time.Duration(0))
+		})
+	}
 }
 
 // Any list of policies: the tables, gains and charts follow the list's order and find

@@ -44,14 +44,22 @@ func Run(t *testing.T, args ...string) (string, int) {
 	return string(out), 0
 }
 
-// Refused checks that the program refuses args with exit status 2 and a message on
-// one line that contains want (the flag or file at fault), and no Go panic or stack
-// trace.
-func Refused(t *testing.T, want string, args ...string) {
+// Refused checks that the program refuses args with exit status 2 and a message that
+// contains want (the flag or file at fault), and no Go panic or stack trace; it
+// returns the program's output.
+func Refused(t *testing.T, want string, args ...string) string {
 	t.Helper()
-	out, code := Run(t, args...)
-	assert.Equal(t, 2, code, "%v: %s", args, out)
+	return Fails(t, 2, want, args...)
+}
+
+// Fails checks that the program run with args exits with status code and a message
+// that contains want, and no Go panic or stack trace; it returns the program's output.
+func Fails(t *testing.T, code int, want string, args ...string) string {
+	t.Helper()
+	out, got := Run(t, args...)
+	assert.Equal(t, code, got, "%v: %s", args, out)
 	assert.Contains(t, out, want, "%v", args)
 	assert.NotContains(t, out, "panic", "%v", args)
 	assert.NotContains(t, out, "goroutine ", "%v", args)
+	return out
 }
