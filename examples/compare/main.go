@@ -326,9 +326,6 @@ func contains(xs []string, x string) bool {
 
 func compare(c config, stdout, stderr io.Writer) error {
 	start := time.Now()
-	if err := os.MkdirAll(c.out, 0o755); err != nil {
-		return err
-	}
 	var tr *trace
 	if c.traceKind != "" {
 		var err error
@@ -377,6 +374,11 @@ func compare(c config, stdout, stderr io.Writer) error {
 				runs = append(runs, &run{sc: sc, seed: seed, policy: p})
 			}
 		}
+	}
+	// The inputs are good: make the output folder now, before the simulations, so
+	// that one that cannot be made fails at once and bad inputs leave none behind.
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return err
 	}
 	tasks := func(r *run) int { return inputs[fmt.Sprint(r.sc.name(), r.seed)].w.NumTasks() }
 	simrun.Each(stderr, c.quiet, c.workers, runs, tasks, func(r *run, progress sim.Option) {

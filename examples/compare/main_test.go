@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -415,6 +416,36 @@ func TestCompareDegenerateTraces(t *testing.T) {
 				assert.True(t, slices.ContainsFunc(svgs, func(p string) bool { return strings.HasPrefix(filepath.Base(p), name) }),
 					"%s*.svg in %v", name, svgs)
 			}
+		})
+	}
+}
+
+// Inputs that cannot be read or used fail before the output folder is made: none is
+// left behind.
+func TestCompareBadInputLeavesNoOut(t *testing.T) {
+	dir := t.TempDir()
+	far := filepath.Join(dir, "far.tsv")
+	require.NoError(t, os.WriteFile(far, []byte("job0\t100000000\t0\t100\t0\t100\n"), 0o644))
+	bad := filepath.Join(dir, "bad.csv")
+	require.NoError(t, os.WriteFile(bad, []byte("not,a,trace\n"), 0o644))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing SWIM trace", []string{"-swim", filepath.Join(dir, "nonexist.tsv")}, "nonexist.tsv"},
+		{"malformed Alibaba trace", []string{"-trace", "alibaba2017:" + bad}, "bad.csv"},
+		{"missing PlanetLab folder", []string{"-planetlab", filepath.Join(dir, "no-planetlab"), "-env", "cloud"}, "no-planetlab"},
+		{"-compress past the longest time", []string{"-swim", far, "-compress", "0.01"}, "-compress"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, "out-"+strings.ReplaceAll(tc.name, " ", "-"))
+			c, err := parseFlags(append(tc.args, "-policies", "FIFO", "-runs", "1", "-quiet", "-out", out))
+			require.NoError(t, err)
+			err = compare(c, io.Discard, io.Discard)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NoDirExists(t, out)
 		})
 	}
 }
