@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,4 +52,17 @@ func TestCompressOverflow(t *testing.T) {
 		"-quiet", "-out", filepath.Join(dir, "out"))
 	assert.Contains(t, out, far)
 	assert.Equal(t, 1, strings.Count(strings.TrimSpace(out), "\n")+1, "one line: %s", out)
+}
+
+// Standard output that cannot be written (a full disk) is a failure, exit status 1
+// with a message naming it, whether the program runs as a command or is called.
+func TestStdoutFull(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "one.csv")
+	require.NoError(t, os.WriteFile(tr, []byte("0,10,1,1,1,Terminated,200,0.01\n"), 0o644))
+	args := []string{"-trace", "alibaba2017:" + tr, "-policies", "FIFO", "-runs", "1", "-quiet", "-out", filepath.Join(dir, "out")}
+	clitest.StdoutFull(t, args...)
+	c, err := parseFlags(args)
+	require.NoError(t, err)
+	assert.ErrorIs(t, compare(c, clitest.Full{}, io.Discard), clitest.ErrFull)
 }

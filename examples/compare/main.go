@@ -87,6 +87,7 @@ import (
 	"time"
 
 	"github.com/finegrain/finegrain/examples/internal/cli"
+	"github.com/finegrain/finegrain/examples/internal/output"
 	"github.com/finegrain/finegrain/examples/internal/simrun"
 	"github.com/finegrain/finegrain/sim"
 	"github.com/finegrain/finegrain/sim/workload"
@@ -324,8 +325,12 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
+// compare runs the simulations, prints the tables to stdout and writes the files; a
+// failed write to stdout is its error.
 func compare(c config, stdout, stderr io.Writer) error {
 	start := time.Now()
+	out := output.NewWriter(stdout)
+	stdout = out
 	var tr *trace
 	if c.traceKind != "" {
 		var err error
@@ -414,7 +419,7 @@ func compare(c config, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "\n%d simulations in %v; outputs in %s\n", len(runs), time.Since(start).Round(100*time.Millisecond), c.out)
-	return nil
+	return out.Err()
 }
 
 // buildWorkload generates the scenario's workload for a seed, or builds the trace's.

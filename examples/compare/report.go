@@ -129,7 +129,9 @@ func report(c *config, runs []*run, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "\n== %s: %s%s, %d jobs, %d tasks, %d node(s), %d seed(s) ==\n", sc.name(), first.res.Workload,
 			compressed, first.res.Summary.Jobs, first.res.Summary.Tasks, c.nodes, c.runs)
-		printTable(out, rows)
+		if err := printTable(out, rows); err != nil {
+			return err
+		}
 		hasRef := slices.ContainsFunc(rows, func(r row) bool { return r.policy == reference })
 		for _, r := range rows {
 			gains := []string{"", "", ""} // no FGM in the lineup: no gains
@@ -156,7 +158,7 @@ func report(c *config, runs []*run, out io.Writer) error {
 func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 func f4(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 
-func printTable(out io.Writer, rows []row) {
+func printTable(out io.Writer, rows []row) error {
 	tw := tabwriterFor(out)
 	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tbl. Jain\tcpu used\tmem used\tcpu alloc\tmem alloc\tkills\tcompressed\tFGM gain: makespan\tJCT mean\tJCT p95\t")
 	hasRef := slices.ContainsFunc(rows, func(r row) bool { return r.policy == reference })
@@ -172,7 +174,7 @@ func printTable(out io.Writer, rows []row) {
 		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t\n", r.policy, dur(r.makespan), unf, dur(r.jct),
 			dur(r.p95), dur(r.resp), r.jain, r.blJain, 100*r.cpu, 100*r.mem, 100*r.allocCPU, 100*r.allocMem, r.kills, r.compressed, g)
 	}
-	_ = tw.Flush()
+	return tw.Flush()
 }
 
 // dur formats seconds compactly (see output.Duration).
@@ -331,7 +333,9 @@ func series(c *config, order []scenario, byScenario map[string][]*run, out io.Wr
 			}
 			fmt.Fprintln(tw)
 		}
-		_ = tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 		if err := gainChart(filepath.Join(c.out, "series-gain-"+env+".svg"),
 			fmt.Sprintf("FGM's gain in mean job completion, online, %s, mean of %s", env, plural(c.runs, "seed")), order, lines); err != nil {
 			return err

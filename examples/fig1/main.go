@@ -22,6 +22,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log"
 	"math"
 	"os"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/examples/internal/cli"
+	"github.com/finegrain/finegrain/examples/internal/output"
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
@@ -68,6 +70,7 @@ func main() {
 		stage.Stage{Duration: 3 * time.Second, Demand: schema.MustTuple(3000, 3*gb)})
 	profiles := map[string]stage.Profile{"A1": a, "A2": a, "B1": b}
 
+	out := output.NewWriter(os.Stdout)
 	for _, mode := range []struct {
 		name string
 		opts []finegrain.Option
@@ -78,9 +81,12 @@ func main() {
 		{"fine-grained stages, ≤10% compression (FGM)", nil, true},
 	} {
 		tasks, end := run(profiles, mode.opts, mode.declare)
-		fmt.Printf("%s: the work ends at %.2f units\n", mode.name, end)
-		printTimeline(tasks, end)
-		fmt.Println()
+		fmt.Fprintf(out, "%s: the work ends at %.2f units\n", mode.name, end)
+		printTimeline(out, tasks, end)
+		fmt.Fprintln(out)
+	}
+	if err := out.Err(); err != nil {
+		cli.Exit("fig1", err)
 	}
 }
 
@@ -151,19 +157,19 @@ func run(profiles map[string]stage.Profile, opts []finegrain.Option, declare boo
 	return tasks, now
 }
 
-// printTimeline draws each task as a bar, ten columns a unit.
-func printTimeline(tasks []*task, end float64) {
+// printTimeline draws each task as a bar, ten columns a unit, to w.
+func printTimeline(w io.Writer, tasks []*task, end float64) {
 	sort.Slice(tasks, func(i, j int) bool { return tasks[i].id < tasks[j].id })
 	width := int(math.Ceil(end * 10))
-	fmt.Printf("      0%s%d\n", strings.Repeat(" ", width-1), int(math.Ceil(end)))
+	fmt.Fprintf(w, "      0%s%d\n", strings.Repeat(" ", width-1), int(math.Ceil(end)))
 	for _, t := range tasks {
 		from, to := int(math.Round(t.start*10)), int(math.Round(t.end*10))
 		bar := strings.Repeat(" ", from) + strings.Repeat("█", to-from) + strings.Repeat(" ", width-to)
-		fmt.Printf("  %s  %s  %.2f–%.2f", t.id, bar, t.start, t.end)
+		fmt.Fprintf(w, "  %s  %s  %.2f–%.2f", t.id, bar, t.start, t.end)
 		if t.squeezed > 0 {
-			fmt.Printf("  (compressed %.1f%% at worst)", 100*t.squeezed)
+			fmt.Fprintf(w, "  (compressed %.1f%% at worst)", 100*t.squeezed)
 		}
-		fmt.Println()
+		fmt.Fprintln(w)
 	}
 }
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/examples/internal/clitest"
 	"github.com/finegrain/finegrain/examples/internal/simrun"
+	"github.com/finegrain/finegrain/sim"
 )
 
 func TestMain(m *testing.M) {
@@ -37,4 +40,13 @@ func TestWorkersFlag(t *testing.T) {
 		assert.Equal(t, 2, cli.Status(err), "-workers %s: %v", w, err)
 		clitest.Refused(t, "-workers "+w, "-workers", w)
 	}
+}
+
+// Standard output that cannot be written (a full disk) is a failure, exit status 1
+// with a message naming it, whether the program runs as a command or is called.
+func TestStdoutFull(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	clitest.StdoutFull(t, "-runs", "1", "-scale", "0.1", "-quiet", "-out", out)
+	_, err := run(config{seed: 1, runs: 1, scale: 0.1, mode: sim.Pull, out: out, workers: 1, quiet: true}, clitest.Full{}, io.Discard)
+	assert.ErrorIs(t, err, clitest.ErrFull)
 }

@@ -156,8 +156,12 @@ type result struct {
 
 // run simulates every configuration on every seed, prints the tables to stdout and
 // writes the files; it returns the results in (seed, configuration) order.
+//
+// A failed write to stdout is its error.
 func run(c config, stdout, stderr io.Writer) ([]*result, error) {
 	start := time.Now()
+	out := output.NewWriter(stdout)
+	stdout = out
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		return nil, err
 	}
@@ -188,11 +192,16 @@ func run(c config, stdout, stderr io.Writer) ([]*result, error) {
 	fmt.Fprintf(stdout, "== %s: %d nodes of 16 cores and 32 GiB; first seed: %s; %s mode, %d seed(s) ==\n\n",
 		cl.Name, len(cl.Nodes), describe(w0), c.mode, c.runs)
 	rows, sums := aggregate(results, c.runs)
-	printTables(stdout, rows, sums)
+	if err := printTables(stdout, rows, sums); err != nil {
+		return nil, err
+	}
 	if err := writeOutputs(c.out, results, rows, sums); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(stdout, "\n%d simulations in %v; outputs in %s\n", len(results), time.Since(start).Round(100*time.Millisecond), c.out)
+	if err := out.Err(); err != nil {
+		return nil, err
+	}
 	return results, nil
 }
 

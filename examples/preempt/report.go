@@ -101,8 +101,9 @@ func meanP95(xs []time.Duration) (time.Duration, time.Duration) {
 	return total / time.Duration(len(xs)), xs[max(0, i)]
 }
 
-// printTables prints the per-class table and the per-configuration one.
-func printTables(w io.Writer, rows []classRow, sums []confRow) {
+// printTables prints the per-class table and the per-configuration one; it returns
+// the error of a write that failed.
+func printTables(w io.Writer, rows []classRow, sums []confRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "configuration\tclass\tqueue\tpriority\tjobs\tJCT mean\tJCT p95\tevicted runs\tlost work\t")
 	for i, r := range rows {
@@ -116,7 +117,9 @@ func printTables(w io.Writer, rows []classRow, sums []confRow) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.0f%s\t%s\t%s\t%.1f\t%s\t\n", r.conf, r.class, r.queue, r.priority, r.jobs, unf,
 			output.Duration(r.mean), output.Duration(r.p95), r.evicted, output.Duration(r.lost))
 	}
-	_ = tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "configuration\tmakespan\tpreempted\treclaimed\tlost work\tgangs gathered\tpartial gang runs\t")
@@ -127,9 +130,12 @@ func printTables(w io.Writer, rows []classRow, sums []confRow) {
 		}
 		fmt.Fprintf(tw, "%s\t%s%s\t%.1f\t%.1f\t%s\t%d\t%d\t\n", s.conf, output.Duration(s.makespan), unf, s.preempted, s.reclaimed, output.Duration(s.lost), s.gathers, s.partial)
 	}
-	_ = tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	fmt.Fprintln(w, "\nper run (mean of the seeds), but JCT pooled over them; lost work: the run time evicted runs had done;")
-	fmt.Fprintln(w, "gangs gathered and partial gang runs: total over the seeds (a partial run is a gang started short of MinMember)")
+	_, err := fmt.Fprintln(w, "gangs gathered and partial gang runs: total over the seeds (a partial run is a gang started short of MinMember)")
+	return err
 }
 
 // writeTable writes both tables as CSV, seconds with millisecond precision.

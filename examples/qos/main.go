@@ -23,6 +23,7 @@ import (
 	"strconv"
 
 	"github.com/finegrain/finegrain/examples/internal/cli"
+	"github.com/finegrain/finegrain/examples/internal/output"
 	"github.com/finegrain/finegrain/match"
 )
 
@@ -62,14 +63,18 @@ func main() {
 		}
 		return i
 	})
-	fmt.Printf("%d single-task jobs, %d nodes, seed %d\n\n", *jobs, *nodes, *seed)
-	fmt.Printf("%-28s %10s %10s\n", "", "capacity", "QoS-vector")
-	fmt.Printf("%-28s %10d %10d\n", "tasks placed", plain.placed, qos.placed)
-	fmt.Printf("%-28s %10d %10d\n", "correctly matched", plain.correct, qos.correct)
-	fmt.Printf("%-28s %9.1f%% %9.1f%%\n", "share correctly matched", 100*float64(plain.correct)/float64(max(plain.placed, 1)), 100*float64(qos.correct)/float64(max(qos.placed, 1)))
-	fmt.Printf("%-28s %10d %10d\n", "heartbeats", plain.beats, qos.beats)
-	fmt.Println("\nCorrectly matched: the node's supply meets the job's demand on the job's class")
-	fmt.Println("feature (its most weighted preference); hard needs fit in every placement.")
+	out := output.NewWriter(os.Stdout)
+	fmt.Fprintf(out, "%d single-task jobs, %d nodes, seed %d\n\n", *jobs, *nodes, *seed)
+	fmt.Fprintf(out, "%-28s %10s %10s\n", "", "capacity", "QoS-vector")
+	fmt.Fprintf(out, "%-28s %10d %10d\n", "tasks placed", plain.placed, qos.placed)
+	fmt.Fprintf(out, "%-28s %10d %10d\n", "correctly matched", plain.correct, qos.correct)
+	fmt.Fprintf(out, "%-28s %9.1f%% %9.1f%%\n", "share correctly matched", 100*float64(plain.correct)/float64(max(plain.placed, 1)), 100*float64(qos.correct)/float64(max(qos.placed, 1)))
+	fmt.Fprintf(out, "%-28s %10d %10d\n", "heartbeats", plain.beats, qos.beats)
+	fmt.Fprintln(out, "\nCorrectly matched: the node's supply meets the job's demand on the job's class")
+	fmt.Fprintln(out, "feature (its most weighted preference); hard needs fit in every placement.")
+	if err := out.Err(); err != nil {
+		cli.Exit("qos", err)
+	}
 }
 
 func generate(nj, nn int, seed uint64) ([]match.QoSJob, []match.QoSNode) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/examples/internal/cli"
+	"github.com/finegrain/finegrain/examples/internal/output"
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
@@ -67,6 +68,7 @@ func main() {
 
 	// Drive it like a cluster: every node heartbeats each second; tasks end after their
 	// true duration and report what they used.
+	out := output.NewWriter(os.Stdout)
 	running := map[string]time.Duration{} // task → finish time
 	for now := time.Duration(0); ; now += time.Second {
 		var done []string
@@ -92,12 +94,15 @@ func main() {
 				if a.Predicted {
 					how = "by learned profile, " + a.Result.Code.String()
 				}
-				fmt.Printf("t=%3v  %-9s → %s  (%s)\n", now, a.Task, a.Node, how)
+				fmt.Fprintf(out, "t=%3v  %-9s → %s  (%s)\n", now, a.Task, a.Node, how)
 				running[a.Task] = now + truth.Duration()
 			}
 		}
 		if p, r, _, _ := sched.Counts(); p == 0 && r == 0 {
-			fmt.Println("all done at", now)
+			fmt.Fprintln(out, "all done at", now)
+			if err := out.Err(); err != nil {
+				cli.Exit("quickstart", err)
+			}
 			return
 		}
 	}

@@ -14,3 +14,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestCommandLine(t *testing.T) { clitest.CommandLine(t, "speculation") }
+
+// Standard output that cannot be written (a full disk) is a failure, exit status 1
+// with a message, not a success.
+func TestStdoutFull(t *testing.T) { clitest.StdoutFull(t) }

@@ -38,3 +38,7 @@ func TestWorkersFlag(t *testing.T) {
 		clitest.Refused(t, "-workers "+w, "-exp", "1", "-scale", "0.01", "-workers", w)
 	}
 }
+
+// Standard output that cannot be written (a full disk) is a failure, exit status 1
+// with a message, not a success.
+func TestStdoutFull(t *testing.T) { clitest.StdoutFull(t, "-exp", "1", "-scale", "0.01", "-quiet") }

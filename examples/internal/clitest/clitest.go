@@ -4,6 +4,7 @@
 package clitest
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -63,3 +64,47 @@ func Fails(t *testing.T, code int, want string, args ...string) string {
 	assert.NotContains(t, out, "goroutine ", "%v", args)
 	return out
 }
+
+// RunToFull runs the program with args, its standard output /dev/full (every write
+// fails: no space left on device), and returns what it wrote to standard error and its
+// exit status. It skips the test where there is no /dev/full.
+func RunToFull(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), cli.ChildEnv())
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = full, &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return stderr.String(), exit.ExitCode()
+	}
+	require.NoError(t, err)
+	return stderr.String(), 0
+}
+
+// StdoutFull checks that the program run with args and its standard output on
+// /dev/full exits with status 1 and says on one line that it could not write its
+// standard output, without a panic (see RunToFull).
+func StdoutFull(t *testing.T, args ...string) {
+	t.Helper()
+	out, code := RunToFull(t, args...)
+	assert.Equal(t, 1, code, "%v > /dev/full: %s", args, out)
+	assert.Contains(t, out, "/dev/stdout", "%v > /dev/full", args)
+	assert.NotContains(t, out, "panic", "%v > /dev/full", args)
+	assert.Equal(t, 1, bytes.Count([]byte(out), []byte("\n")), "one line: %q", out)
+}
+
+// Full is a writer on which every write fails, as on a full disk.
+type Full struct{}
+
+// Write fails.
+func (Full) Write([]byte) (int, error) { return 0, ErrFull }
+
+// ErrFull is the error of every write on Full.
+var ErrFull = errors.New("write full: no space left on device")

@@ -45,3 +45,31 @@ func WriteCSV(path string, rows [][]string) error {
 		return cw.Error()
 	})
 }
+
+// Writer is an io.Writer that remembers the first error a write to the writer it
+// wraps returned, so that a program that prints with fmt.Fprintf (whose errors it does
+// not check one by one) can still end with a failure when its output was lost — a
+// full disk, a closed pipe — instead of exiting 0. After an error it writes nothing
+// more and returns that error again.
+type Writer struct {
+	w   io.Writer
+	err error
+}
+
+// NewWriter is a Writer on w (os.Stdout, typically).
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Write writes p to the wrapped writer unless an earlier write failed.
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	n, err := w.w.Write(p)
+	if err != nil {
+		w.err = err
+	}
+	return n, err
+}
+
+// Err is the first error a write returned, nil if none.
+func (w *Writer) Err() error { return w.err }

@@ -51,3 +51,50 @@ func TestWriteFileError(t *testing.T) {
 	assert.Equal(t, "before", string(b))
 	assert.Error(t, output.WriteFile(filepath.Join(path, "under-a-file"), func(io.Writer) error { return nil }))
 }
+
+// failAfter accepts n bytes, then fails every write.
+type failAfter struct {
+	n       int
+	written []byte
+}
+
+var errFull = errors.New("no space left on device")
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(f.written)+len(p) > f.n {
+		return 0, errFull
+	}
+	f.written = append(f.written, p...)
+	return len(p), nil
+}
+
+// A Writer passes writes on until one fails, then keeps that error and writes nothing
+// more.
+func TestWriter(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		room    int
+		writes  []string
+		want    string
+		wantErr bool
+	}{
+		{"every write fits", 100, []string{"ab", "cd"}, "abcd", false},
+		{"no room", 0, []string{"ab"}, "", true},
+		{"the second fails", 3, []string{"ab", "cd", "e"}, "ab", true},
+		{"nothing written", 0, nil, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &failAfter{n: tc.room}
+			w := output.NewWriter(f)
+			for _, s := range tc.writes {
+				_, _ = io.WriteString(w, s)
+			}
+			assert.Equal(t, tc.want, string(f.written))
+			if tc.wantErr {
+				assert.ErrorIs(t, w.Err(), errFull)
+			} else {
+				assert.NoError(t, w.Err())
+			}
+		})
+	}
+}
