@@ -48,8 +48,11 @@ type Cluster struct {
 
 // Validate checks the cluster: at least one node; node IDs non-empty and unique; racks
 // non-empty; capacities valid in Schema(); GPU specs valid; speeds positive and finite; slots not
-// negative; both bandwidths positive.
+// negative; both bandwidths positive. A nil cluster fails too.
 func (c *Cluster) Validate() error {
+	if c == nil {
+		return fieldErr("cluster", "nil", ErrInvalidValue)
+	}
 	if len(c.Nodes) == 0 {
 		return fieldErr("Nodes", 0, ErrEmpty)
 	}
@@ -210,9 +213,13 @@ func (c *Cluster) TransferTime(bytes int64, l Locality) time.Duration {
 	return time.Duration(math.Round(d))
 }
 
-// ClusterOption configures FGMCluster and ThesisCluster. An invalid value makes the
+// ClusterOption configures FGMCluster and ThesisCluster. An invalid value, a nil
+// ClusterOption, or more than a million nodes in all (racks × nodes per rack) makes the
 // constructor return an error wrapping ErrInvalidOption.
 type ClusterOption func(*clusterConfig) error
+
+// maxClusterNodes bounds the nodes FGMCluster and ThesisCluster build.
+const maxClusterNodes = 1_000_000
 
 type clusterConfig struct {
 	racks, perRack, slots int
@@ -283,16 +290,18 @@ func WithNodeCapacity(t resource.Tuple) ClusterOption {
 }
 
 func (c *clusterConfig) apply(opts []ClusterOption) error {
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			continue
+			return optErr(fmt.Sprintf("cluster options[%d]", i), "nil")
 		}
 		if err := o(c); err != nil {
 			return err
 		}
 	}
-	if c.racks*c.perRack > 1_000_000 {
-		return optErr("nodes", fmt.Sprintf("%d racks × %d nodes", c.racks, c.perRack))
+	// racks > max/perRack is racks × perRack > max (both positive), without the
+	// product, which could overflow.
+	if c.racks > maxClusterNodes/c.perRack {
+		return optErr("nodes", fmt.Sprintf("%d racks × %d nodes, more than %d in all", c.racks, c.perRack, maxClusterNodes))
 	}
 	return nil
 }
@@ -382,7 +391,7 @@ const DefaultReplication = 3
 // there is one rack only the third goes to any other node of it.
 //
 // The result holds, for each block, the indices into c.Nodes of its replicas, first
-// replica first. It fails on an invalid cluster, replicas outside [1, number of nodes],
+// replica first. It fails on a nil or invalid cluster, replicas outside [1, number of nodes],
 // or a negative block size.
 func PlaceReplicas(c *Cluster, blocks []int64, replicas int) ([][]int, error) {
 	if err := c.Validate(); err != nil {

@@ -76,9 +76,10 @@ func FGM(r *rand.Rand, opts ...Option) (Workload, error) {
 			}
 		}
 		d.shuffle = ratioTotal(d.in, c.blockSize, d.app.MapOutputRatio)
-		tasks += numMaps(d.in, c.blockSize) + numReduces(d.shuffle, c.perReduce)
-		if tasks > c.maxTasks {
-			return Workload{}, fieldErr("tasks", fmt.Sprintf("more than %d (WithMaxTasks); use WithScale", c.maxTasks), ErrTooLarge)
+		maps, reduces := numMaps(d.in, c.blockSize), numReduces(d.shuffle, c.perReduce)
+		var ok bool
+		if tasks, ok = addTasks(tasks, maps, reduces, c.maxTasks); !ok {
+			return Workload{}, tooManyTasks(fmt.Sprintf("jobs[%d] tasks", len(draws)), tasks, maps, reduces, c.maxTasks)
 		}
 		draws = append(draws, d)
 	}
@@ -148,6 +149,24 @@ func numMaps(in, block int64) int {
 		return 1
 	}
 	return int((in-1)/block + 1)
+}
+
+// addTasks returns tasks, the tasks counted so far (at most limit), plus a job's maps
+// and reduces (non-negative), and false when the sum would exceed limit. Each count is
+// compared with what remains of the limit before it is added, so that no count,
+// however large, can overflow the sum.
+func addTasks(tasks, maps, reduces, limit int) (int, bool) {
+	if maps > limit-tasks || reduces > limit-tasks-maps {
+		return tasks, false
+	}
+	return tasks + maps + reduces, true
+}
+
+// tooManyTasks is the error for a job (named by field) whose maps and reduces would
+// take the tasks counted so far past limit.
+func tooManyTasks(field string, tasks, maps, reduces, limit int) error {
+	return fieldErr(field, fmt.Sprintf("%d maps + %d reduces after %d tasks, more than %d in all (WithMaxTasks); use WithScale",
+		maps, reduces, tasks, limit), ErrTooLarge)
 }
 
 // numReduces is the number of reduce tasks for shuffle bytes: one per perReduce bytes,

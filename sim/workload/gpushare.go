@@ -18,8 +18,9 @@ const OpenBRack = "openb"
 // OpenBCluster turns an openb node list (ParseOpenBNodes) into a simulated cluster: a
 // node per row, with the row's CPUs and memory (no disk or network bandwidth: the
 // trace's pods use none), its GPUs as devices of its model (finegrain.Node.GPU), speed
-// 1, all in rack OpenBRack. It fails on an empty list, a duplicate or empty name, or a
-// GPU count out of range.
+// 1, all in rack OpenBRack. It fails on an empty list, a duplicate or empty name, a
+// GPU count out of range, or a MemoryMiB that is negative or whose bytes do not fit an
+// int64 (above 2⁴³ − 1, as ParseOpenBNodes refuses).
 func OpenBCluster(name string, nodes []OpenBNode) (Cluster, error) {
 	if len(nodes) == 0 {
 		return Cluster{}, fieldErr("nodes", 0, ErrEmpty)
@@ -29,6 +30,9 @@ func OpenBCluster(name string, nodes []OpenBNode) (Cluster, error) {
 	}
 	cl := Cluster{Name: name, Nodes: make([]NodeSpec, len(nodes)), IntraRackBandwidth: 125_000_000, CrossRackBandwidth: 125_000_000}
 	for i, n := range nodes {
+		if n.MemoryMiB < 0 || n.MemoryMiB > maxMiB {
+			return Cluster{}, fieldErr(fmt.Sprintf("nodes[%d](%s).MemoryMiB", i, n.Name), n.MemoryMiB, ErrInvalidValue)
+		}
 		var c resource.Tuple
 		c[SlotCPU], c[SlotMemory] = n.CPUMilli, n.MemoryMiB*MiB
 		cl.Nodes[i] = NodeSpec{ID: n.Name, Rack: OpenBRack, Capacity: c, Speed: 1, GPU: gpu.Spec{Model: n.Model, Count: n.GPUs}}
@@ -55,8 +59,16 @@ type OpenBStats struct {
 // OpenBTask is pod p as a task of the openb cluster's schema: its CPUs and memory as
 // Request, its GPU demand (count, share, models), and a true profile that uses the
 // request throughout for d (at least MinStageDuration): the trace has requests and
-// times only.
+// times only. It fails on a nil p, an invalid GPU demand or request, or a MemoryMiB
+// that is negative or whose bytes do not fit an int64 (above 2⁴³ − 1, as
+// ParseOpenBPods refuses).
 func OpenBTask(p *OpenBPod, d time.Duration) (Task, error) {
+	if p == nil {
+		return Task{}, fieldErr("pod", "nil", ErrInvalidValue)
+	}
+	if p.MemoryMiB < 0 || p.MemoryMiB > maxMiB {
+		return Task{}, fieldErr("pod "+p.Name+".MemoryMiB", p.MemoryMiB, ErrInvalidValue)
+	}
 	var req resource.Tuple
 	req[SlotCPU], req[SlotMemory] = p.CPUMilli, p.MemoryMiB*MiB
 	dem := gpu.Demand{Count: p.NumGPU, Milli: p.GPUMilli, Models: slices.Clone(p.GPUSpec)}
@@ -80,13 +92,15 @@ func OpenBTask(p *OpenBPod, d time.Duration) (Task, error) {
 // timeScale. timeScale (in (0, 1]) compresses the trace: its pods span about 150 days,
 // and 0.001 replays them in about 3.6 hours of simulated time. Pods without both times,
 // and pods no node of cl holds even empty, are skipped and counted. It fails on an
-// invalid timeScale or cluster, a pod with an invalid GPU demand, or no pod left.
+// invalid timeScale or a nil or invalid cluster, on a pod with an empty name or one
+// given before, a negative creation or deletion time, or an invalid request or GPU
+// demand (see OpenBTask), or on no pod left.
 func FromOpenB(name string, pods []OpenBPod, cl *Cluster, timeScale float64) (Workload, OpenBStats, error) {
 	var st OpenBStats
 	if !(timeScale > 0 && timeScale <= 1) {
 		return Workload{}, st, fieldErr("timeScale", timeScale, ErrInvalidOption)
 	}
-	if err := cl.Validate(); err != nil {
+	if err := cl.Validate(); err != nil { // a nil cl included
 		return Workload{}, st, err
 	}
 	if name == "" {
@@ -98,9 +112,24 @@ func FromOpenB(name string, pods []OpenBPod, cl *Cluster, timeScale float64) (Wo
 		t  Task
 	}
 	var list []timed
-	first := time.Duration(-1)
+	var first time.Duration // the earliest arrival, once found
+	found := false
+	seen := make(map[string]int, len(pods))
 	for i := range pods {
 		p := &pods[i]
+		f := func(n string) string { return fmt.Sprintf("pods[%d](%s).%s", i, p.Name, n) }
+		switch {
+		case p.Name == "":
+			return Workload{}, st, fieldErr(f("Name"), p.Name, ErrEmpty)
+		case p.HasCreated && p.Created < 0:
+			return Workload{}, st, fieldErr(f("Created"), p.Created, ErrInvalidValue)
+		case p.HasDeleted && p.Deleted < 0:
+			return Workload{}, st, fieldErr(f("Deleted"), p.Deleted, ErrInvalidValue)
+		}
+		if k, dup := seen[p.Name]; dup {
+			return Workload{}, st, fieldErr(f("Name"), fmt.Sprintf("%s (also pods[%d])", p.Name, k), ErrDuplicateID)
+		}
+		seen[p.Name] = i
 		if !p.HasCreated || !p.HasDeleted || p.Deleted < p.Created {
 			st.Untimed++
 			continue
@@ -115,8 +144,8 @@ func FromOpenB(name string, pods []OpenBPod, cl *Cluster, timeScale float64) (Wo
 		}
 		at := time.Duration(float64(p.Created) * timeScale)
 		list = append(list, timed{p, at, t})
-		if first < 0 || at < first {
-			first = at
+		if !found || at < first {
+			first, found = at, true
 		}
 	}
 	if len(list) == 0 {

@@ -2,6 +2,7 @@ package workload_test
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -43,6 +44,27 @@ func TestOpenBCluster(t *testing.T) {
 	_, err = workload.OpenBCluster("x", bad)
 	assert.ErrorIs(t, err, workload.ErrInvalidValue)
 	assert.ErrorIs(t, err, gpu.ErrInvalid)
+	for _, tc := range []struct {
+		name string
+		mib  int64
+	}{
+		{"memory wraps to 0 bytes", 1 << 44},
+		{"memory overflows", 1 << 43},
+		{"memory maximum", math.MaxInt64},
+		{"memory negative", -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := openBNodes()
+			bad[1].MemoryMiB = tc.mib
+			_, err := workload.OpenBCluster("x", bad)
+			assert.ErrorIs(t, err, workload.ErrInvalidValue)
+			assert.ErrorContains(t, err, "nodes[1](t4).MemoryMiB")
+		})
+	}
+	ok := openBNodes()
+	ok[1].MemoryMiB = 1<<43 - 1
+	_, err = workload.OpenBCluster("x", ok)
+	assert.NoError(t, err, "the largest memory_mib ParseOpenBNodes accepts")
 }
 
 func TestOpenBTask(t *testing.T) {
@@ -68,12 +90,19 @@ func TestOpenBTask(t *testing.T) {
 		{Name: "several-shares", CPUMilli: 1, NumGPU: 2, GPUMilli: 500},
 		{Name: "zero-share", CPUMilli: 1, NumGPU: 1},
 		{Name: "negative", CPUMilli: -1},
+		{Name: "memory-wraps", CPUMilli: 1, MemoryMiB: 1 << 44},
+		{Name: "memory-overflows", CPUMilli: 1, MemoryMiB: 1 << 43},
+		{Name: "memory-negative", CPUMilli: 1, MemoryMiB: -1},
 	} {
 		_, err := workload.OpenBTask(&p, time.Second)
 		assert.Error(t, err, p.Name)
 		var fe *workload.FieldError
 		assert.True(t, errors.As(err, &fe), p.Name)
+		assert.ErrorContains(t, err, "pod "+p.Name, p.Name)
 	}
+	_, err = workload.OpenBTask(nil, time.Second)
+	assert.ErrorIs(t, err, workload.ErrInvalidValue)
+	assert.ErrorContains(t, err, "pod")
 }
 
 func TestFromOpenB(t *testing.T) {
@@ -118,6 +147,39 @@ func TestFromOpenB(t *testing.T) {
 	assert.ErrorIs(t, err, workload.ErrEmpty)
 	_, _, err = workload.FromOpenB("x", pods, &workload.Cluster{}, 1)
 	assert.ErrorIs(t, err, workload.ErrEmpty)
+	_, _, err = workload.FromOpenB("x", pods, nil, 1)
+	assert.ErrorIs(t, err, workload.ErrInvalidValue)
+	assert.ErrorContains(t, err, "cluster")
+
+	// Pods built by hand that ParseOpenBPods would refuse.
+	pod := func(name string, created, deleted time.Duration) workload.OpenBPod {
+		return workload.OpenBPod{Name: name, CPUMilli: 100, MemoryMiB: 1, Created: created, Deleted: deleted, HasCreated: true, HasDeleted: true}
+	}
+	for _, tc := range []struct {
+		name  string
+		pods  []workload.OpenBPod
+		want  error
+		field string
+	}{
+		// With -1 as "no first arrival yet", b's 5 s became the base and a arrived at -15 s.
+		{"negative creation", []workload.OpenBPod{pod("a", -10*s, 0), pod("b", 5*s, 10*s)}, workload.ErrInvalidValue, "pods[0](a).Created"},
+		{"negative creation first found", []workload.OpenBPod{pod("b", 5*s, 10*s), pod("a", -1, 0)}, workload.ErrInvalidValue, "pods[1](a).Created"},
+		{"negative deletion", []workload.OpenBPod{pod("a", 0, -s)}, workload.ErrInvalidValue, "pods[0](a).Deleted"},
+		{"duplicate name", []workload.OpenBPod{pod("a", 0, s), pod("b", 0, s), pod("a", 0, s)}, workload.ErrDuplicateID, "pods[2](a).Name"},
+		{"duplicate of an untimed pod", []workload.OpenBPod{{Name: "a"}, pod("a", 0, s)}, workload.ErrDuplicateID, "pods[1](a).Name"},
+		{"empty name", []workload.OpenBPod{pod("", 0, s)}, workload.ErrEmpty, "pods[0]().Name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, _, err := workload.FromOpenB("x", tc.pods, &cl, 1)
+			assert.ErrorIs(t, err, tc.want)
+			assert.ErrorContains(t, err, tc.field)
+			assert.Zero(t, w)
+		})
+	}
+	// The first arrival is found without a sentinel: a pod created at 0 is the base.
+	w, _, err = workload.FromOpenB("x", []workload.OpenBPod{pod("b", 5*s, 10*s), pod("a", 0, s)}, &cl, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []time.Duration{0, 5 * s}, []time.Duration{w.Jobs[0].Submit, w.Jobs[1].Submit})
 }
 
 // The shared openb lists become workloads whose every pod fits the cluster.

@@ -10,8 +10,8 @@ import (
 )
 
 // Option configures a generator (FGM, Thesis, FromSWIM, FromAlibaba2017). Each option
-// says which generators use it; the others ignore it. An invalid value makes the
-// generator return an error wrapping ErrInvalidOption.
+// says which generators use it; the others ignore it. An invalid value, or a nil
+// Option, makes the generator return an error wrapping ErrInvalidOption.
 type Option func(*config) error
 
 type config struct {
@@ -86,9 +86,9 @@ func defaults() config {
 }
 
 func (c *config) apply(opts []Option) error {
-	for _, o := range opts {
+	for i, o := range opts {
 		if o == nil {
-			continue
+			return optErr(fmt.Sprintf("options[%d]", i), "nil")
 		}
 		if err := o(c); err != nil {
 			return err
@@ -256,11 +256,15 @@ type InputSizes interface {
 }
 
 // WithInputSizes sets the job input-size distribution of the FGM generator. Default
-// FB2009(). Must not be nil.
+// FB2009(). Must not be nil, nor a QuantileTable not built by NewQuantileTable or
+// FitQuantileTable (such as &QuantileTable{}).
 func WithInputSizes(q InputSizes) Option {
 	return func(c *config) error {
 		if q == nil || reflect.ValueOf(q).Kind() == reflect.Pointer && reflect.ValueOf(q).IsNil() {
 			return optErr("input sizes", "nil")
+		}
+		if t, ok := q.(*QuantileTable); ok && len(t.knots) < 2 {
+			return optErr("input sizes", fmt.Sprintf("a QuantileTable of %d knots (build it with NewQuantileTable)", len(t.knots)))
 		}
 		c.sizes = q
 		return nil

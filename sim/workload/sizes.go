@@ -20,7 +20,9 @@ type Knot struct {
 // interpolation between them (log Bytes is linear in P), the natural scale for sizes
 // spanning bytes to terabytes. It describes positive sizes only.
 //
-// A QuantileTable is immutable and safe for concurrent use.
+// A QuantileTable is immutable and safe for concurrent use. Build one with
+// NewQuantileTable or FitQuantileTable; the zero QuantileTable has no knots and is not
+// a distribution (WithInputSizes refuses it).
 type QuantileTable struct {
 	name  string
 	knots []Knot
@@ -28,8 +30,8 @@ type QuantileTable struct {
 }
 
 // NewQuantileTable validates knots and returns them as a table. P must start at 0, end
-// at 1 and strictly increase; Bytes must be finite, at least 1 and non-decreasing. The
-// error names the knot.
+// at 1 and strictly increase; Bytes must be at least 1, below 2⁶³ (an int64 byte
+// count) and non-decreasing. The error names the knot.
 func NewQuantileTable(name string, knots []Knot) (*QuantileTable, error) {
 	if len(knots) < 2 {
 		return nil, fieldErr("knots", len(knots), ErrEmpty)
@@ -46,7 +48,7 @@ func NewQuantileTable(name string, knots []Knot) (*QuantileTable, error) {
 			return nil, fieldErr(f("P"), fmt.Sprintf("%v, want 1 for the last knot", k.P), ErrInvalidValue)
 		case i > 0 && k.P <= knots[i-1].P:
 			return nil, fieldErr(f("P"), fmt.Sprintf("%v, not above the previous %v", k.P, knots[i-1].P), ErrInvalidValue)
-		case !finite(k.Bytes) || k.Bytes < 1:
+		case !finite(k.Bytes) || k.Bytes < 1 || k.Bytes >= math.MaxInt64: // float64(MaxInt64) = 2⁶³
 			return nil, fieldErr(f("Bytes"), k.Bytes, ErrInvalidValue)
 		case i > 0 && k.Bytes < knots[i-1].Bytes:
 			return nil, fieldErr(f("Bytes"), fmt.Sprintf("%v, below the previous %v", k.Bytes, knots[i-1].Bytes), ErrInvalidValue)

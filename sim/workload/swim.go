@@ -308,9 +308,10 @@ func FromSWIM(name string, jobs []SWIMJob, r *rand.Rand, opts ...Option) (Worklo
 			j.ShuffleBytes = amount(float64(j.ShuffleBytes) * c.scale)
 			j.OutputBytes = amount(float64(j.OutputBytes) * c.scale)
 		}
-		tasks += j.MapTasks(c.blockSize) + j.ReduceTasks(c.perReduce)
-		if tasks > c.maxTasks {
-			return Workload{}, fieldErr("tasks", fmt.Sprintf("more than %d (WithMaxTasks); use WithScale", c.maxTasks), ErrTooLarge)
+		maps, reduces := j.MapTasks(c.blockSize), j.ReduceTasks(c.perReduce)
+		var ok bool
+		if tasks, ok = addTasks(tasks, maps, reduces, c.maxTasks); !ok {
+			return Workload{}, tooManyTasks(f("tasks"), tasks, maps, reduces, c.maxTasks)
 		}
 		scaled[i] = j
 	}

@@ -222,8 +222,11 @@ func (w *Workload) Queues() []string {
 // a known Kind; non-negative InputBytes; a True profile with stages in Schema(); a
 // Request valid in Schema(); block indices within Blocks; block sizes non-negative.
 // A Request below the true peak is allowed (an under-declaring user, whose task a
-// simulator may kill like an OOM); use Covers to check.
+// simulator may kill like an OOM); use Covers to check. A nil workload fails too.
 func (w *Workload) Validate() error {
+	if w == nil {
+		return fieldErr("workload", "nil", ErrInvalidValue)
+	}
 	if len(w.Jobs) == 0 {
 		return fieldErr("Jobs", 0, ErrEmpty)
 	}

@@ -262,6 +262,8 @@ func TestFGMErrors(t *testing.T) {
 		{"invalid app", workload.WithApps([]workload.AppClass{{Name: "x"}}, nil), workload.ErrInvalidValue, "ReadRate"},
 		{"duplicate app", workload.WithApps([]workload.AppClass{workload.Grep(), workload.Grep()}, nil), workload.ErrDuplicateID, "apps[1].Name"},
 		{"too many tasks", workload.WithMaxTasks(10), workload.ErrTooLarge, "tasks"},
+		{"zero table", workload.WithInputSizes(&workload.QuantileTable{}), workload.ErrInvalidOption, "input sizes"},
+		{"nil option", nil, workload.ErrInvalidOption, "options[0]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := workload.FGM(rng(1), tc.opt)
@@ -274,6 +276,35 @@ func TestFGMErrors(t *testing.T) {
 	}
 	_, err := workload.FGM(nil)
 	assert.ErrorIs(t, err, workload.ErrNilRand)
+}
+
+// maxSizes is an InputSizes that always draws the largest size allowed.
+type maxSizes struct{}
+
+func (maxSizes) Name() string                         { return "max" }
+func (maxSizes) Sample(_ *rand.Rand, max int64) int64 { return max }
+
+// Options whose task counts, each representable, add up past any int: the count is
+// checked against what remains of WithMaxTasks before each addition, so it cannot wrap.
+func TestFGMTaskCountOverflow(t *testing.T) {
+	huge := []workload.Option{workload.WithTotalInput(math.MaxInt64), workload.WithMaxJobInput(math.MaxInt64),
+		workload.WithApps([]workload.AppClass{workload.Sort()}, nil), workload.WithInputSizes(maxSizes{})}
+	for _, tc := range []struct {
+		name  string
+		opts  []workload.Option
+		field string
+	}{
+		{"maps and reduces overflow", append(huge, workload.WithBlockSize(1), workload.WithBytesPerReduce(1)), "jobs[0] tasks"},
+		{"maps alone exceed", append(huge, workload.WithBlockSize(1)), "jobs[0] tasks"},
+		{"limit reached by a later job", []workload.Option{workload.WithMaxTasks(50)}, "tasks"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := workload.FGM(rng(1), tc.opts...)
+			assert.ErrorIs(t, err, workload.ErrTooLarge)
+			assert.ErrorContains(t, err, tc.field)
+			assert.ErrorContains(t, err, "WithMaxTasks")
+		})
+	}
 }
 
 func TestThesis(t *testing.T) {
@@ -319,6 +350,15 @@ func TestThesis(t *testing.T) {
 	assert.Equal(t, workload.ThesisClass{Name: "large", Blocks: 800, TaskTime: 800 * time.Second}, workload.ThesisLarge)
 }
 
+// optional returns o as a list of options, none when o is nil (a nil Option is an
+// error in itself).
+func optional(o workload.Option) []workload.Option {
+	if o == nil {
+		return nil
+	}
+	return []workload.Option{o}
+}
+
 func TestThesisErrors(t *testing.T) {
 	ok := []workload.ThesisMix{{Class: workload.ThesisSmall, JobsPerQueue: 1}}
 	for _, tc := range []struct {
@@ -339,7 +379,7 @@ func TestThesisErrors(t *testing.T) {
 		{"absurdly many jobs", []workload.ThesisMix{{Class: workload.ThesisLarge, JobsPerQueue: math.MaxInt}}, workload.WithScale(1000), workload.ErrTooLarge, "tasks"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := workload.Thesis(rng(1), tc.mix, tc.opt)
+			_, err := workload.Thesis(rng(1), tc.mix, optional(tc.opt)...)
 			assert.ErrorIs(t, err, tc.want)
 			assert.ErrorContains(t, err, tc.field)
 		})
@@ -402,9 +442,12 @@ func TestFromSWIMErrors(t *testing.T) {
 		{"duplicate", []workload.SWIMJob{{ID: "a"}, {ID: "a"}}, nil, workload.ErrDuplicateID, "jobs[1](a).ID"},
 		{"too many tasks", []workload.SWIMJob{{ID: "a", InputBytes: workload.TiB}}, nil, workload.ErrTooLarge, "tasks"},
 		{"bad option", []workload.SWIMJob{{ID: "a"}}, workload.WithBlockSize(0), workload.ErrInvalidOption, "block size"},
+		// 1 map + MaxInt64 reduces, each an int, wrap to a negative sum.
+		{"task count overflow", []workload.SWIMJob{{ID: "a", ShuffleBytes: math.MaxInt64}}, workload.WithBytesPerReduce(1), workload.ErrTooLarge, "jobs[0](a).tasks"},
+		{"task count overflow after scaling", []workload.SWIMJob{{ID: "b", ShuffleBytes: 7e16}}, workload.WithScale(455), workload.ErrTooLarge, "jobs[0](b).tasks"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := []workload.Option{tc.opt}
+			opts := optional(tc.opt)
 			if tc.want == workload.ErrTooLarge {
 				opts = append(opts, workload.WithMaxTasks(1000))
 			}
@@ -560,6 +603,7 @@ func TestClusterErrors(t *testing.T) {
 		{"intra", workload.WithBandwidth(0, 1), workload.ErrInvalidOption, "intra-rack"},
 		{"cross", workload.WithBandwidth(1, 0), workload.ErrInvalidOption, "cross-rack"},
 		{"capacity", workload.WithNodeCapacity(resource.Tuple{-1}), resource.ErrNegative, "node capacity"},
+		{"nil option", nil, workload.ErrInvalidOption, "cluster options[0]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := workload.FGMCluster(tc.opt)
@@ -569,8 +613,25 @@ func TestClusterErrors(t *testing.T) {
 			assert.ErrorIs(t, err, tc.want)
 		})
 	}
-	_, err := workload.ThesisCluster(workload.WithRacks(2000), workload.WithNodesPerRack(2000))
-	assert.ErrorIs(t, err, workload.ErrInvalidOption)
+	for _, tc := range []struct {
+		name           string
+		racks, perRack int
+	}{
+		{"million and one", 1_000_001, 1},
+		{"four million", 2000, 2000},
+		{"product wraps", 1 << 62, 4}, // 2⁶⁴ wraps to 0
+		{"product overflows", math.MaxInt, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, build := range []func(...workload.ClusterOption) (workload.Cluster, error){workload.FGMCluster, workload.ThesisCluster} {
+				_, err := build(workload.WithRacks(tc.racks), workload.WithNodesPerRack(tc.perRack))
+				assert.ErrorIs(t, err, workload.ErrInvalidOption)
+				assert.ErrorContains(t, err, "nodes")
+			}
+		})
+	}
+	_, err := workload.FGMCluster(workload.WithRacks(1000), workload.WithNodesPerRack(1000))
+	require.NoError(t, err, "a million nodes are allowed")
 
 	for _, tc := range []struct {
 		name  string
@@ -637,6 +698,11 @@ func TestPlaceReplicas(t *testing.T) {
 	_, err = workload.PlaceReplicas(&c, []int64{1, -1}, 3)
 	assert.ErrorIs(t, err, workload.ErrInvalidValue)
 	assert.ErrorContains(t, err, "blocks[1]")
+	_, err = workload.PlaceReplicas(nil, []int64{1}, 1)
+	assert.ErrorIs(t, err, workload.ErrInvalidValue)
+	assert.ErrorContains(t, err, "cluster")
+	assert.ErrorIs(t, (*workload.Cluster)(nil).Validate(), workload.ErrInvalidValue)
+	assert.ErrorIs(t, (*workload.Workload)(nil).Validate(), workload.ErrInvalidValue)
 }
 
 func TestQuantileTable(t *testing.T) {
@@ -677,6 +743,8 @@ func TestQuantileTable(t *testing.T) {
 		{"bytes below 1", []workload.Knot{{0, 0.5}, {1, 2}}, workload.ErrInvalidValue, "knots[0].Bytes"},
 		{"bytes infinite", []workload.Knot{{0, 1}, {1, math.Inf(1)}}, workload.ErrInvalidValue, "knots[1].Bytes"},
 		{"bytes decreasing", []workload.Knot{{0, 5}, {1, 2}}, workload.ErrInvalidValue, "knots[1].Bytes"},
+		{"bytes beyond int64", []workload.Knot{{0, 1}, {1, 1e19}}, workload.ErrInvalidValue, "knots[1].Bytes"},
+		{"bytes 2^63", []workload.Knot{{0, 1}, {1, math.MaxInt64}}, workload.ErrInvalidValue, "knots[1].Bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := workload.NewQuantileTable("x", tc.knots)
