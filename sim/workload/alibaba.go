@@ -66,8 +66,19 @@ var alibaba2017Columns = [alibaba2017Fields]string{
 // maxInstances is the most instances a batch_task row may declare.
 const maxInstances = math.MaxInt32
 
-// utf8BOM is the byte-order mark some tools write at the start of a CSV file.
+// utf8BOM is the byte-order mark some tools write at the start of a text file.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// trimLine returns line b of a trace without its trailing '\r' and, when start (no
+// line but blank ones read so far), without a leading UTF-8 byte-order mark: what every
+// parser of the package does to a line before reading it.
+func trimLine(b []byte, start bool) []byte {
+	b = bytes.TrimSuffix(b, []byte{'\r'})
+	if start {
+		b = bytes.TrimPrefix(b, utf8BOM)
+	}
+	return b
+}
 
 // ParseAlibaba2017 reads the batch_task table of Alibaba's cluster-trace-v2017: one
 // task a line, eight comma-separated fields — task create time, task end time (whole
@@ -106,10 +117,7 @@ func ParseAlibaba2017(r io.Reader, name string) ([]Alibaba2017Task, error) {
 	var f [alibaba2017Fields + 1][]byte
 	for sc.Scan() {
 		line++
-		b := bytes.TrimSuffix(sc.Bytes(), []byte{'\r'})
-		if first {
-			b = bytes.TrimPrefix(b, utf8BOM)
-		}
+		b := trimLine(sc.Bytes(), first)
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}

@@ -30,6 +30,9 @@ func TestParseSWIM(t *testing.T) {
 	assert.Equal(t, 1, jobs[0].ReduceTasks(workload.DefaultBytesPerReduce))
 	assert.Equal(t, 1, jobs[1].MapTasks(workload.DefaultBlockSize), "a job without input still gets one map task")
 	assert.Equal(t, 0, jobs[1].ReduceTasks(workload.DefaultBytesPerReduce), "no shuffle, no reduce")
+	bom, err := workload.ParseSWIM(strings.NewReader("\uFEFF"+in), "t.tsv")
+	require.NoError(t, err, "a UTF-8 byte-order mark at the start is skipped")
+	assert.Equal(t, jobs, bom, "a UTF-8 byte-order mark is not part of the first job's ID")
 	big := workload.SWIMJob{InputBytes: 2*workload.DefaultBlockSize + 1, ShuffleBytes: 3 * workload.GiB}
 	assert.Equal(t, 3, big.MapTasks(workload.DefaultBlockSize))
 	assert.Equal(t, 3, big.ReduceTasks(workload.DefaultBytesPerReduce))
@@ -88,8 +91,9 @@ func TestLoadersReadErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "p:1: disk on fire")
 	_, err = workload.LoadSWIM(filepath.Join(t.TempDir(), "missing.tsv"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
-	_, err = workload.LoadPlanetLab(filepath.Join(t.TempDir(), "missing"))
+	s, err := workload.LoadPlanetLab(filepath.Join(t.TempDir(), "missing"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.Zero(t, s, "no series, not even a name, alongside an error")
 	_, err = workload.LoadPlanetLabDir(filepath.Join(t.TempDir(), "missing"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
@@ -121,6 +125,9 @@ func TestParsePlanetLab(t *testing.T) {
 	assert.Equal(t, 0.34, s.At(5*time.Minute))
 	assert.Equal(t, 0.125, s.At(24*time.Minute+59*time.Second))
 	assert.Equal(t, 0.24, s.At(25*time.Minute), "repeats after its period")
+	bom, err := workload.ParsePlanetLab(strings.NewReader("\uFEFF24\n34\n"), "vm1")
+	require.NoError(t, err, "a UTF-8 byte-order mark at the start is skipped")
+	assert.Equal(t, []float64{0.24, 0.34}, bom.Values)
 	assert.Equal(t, 0.0, workload.Series{}.At(time.Hour))
 	assert.Equal(t, 0.0, workload.Series{}.Mean())
 }
@@ -174,6 +181,9 @@ func TestLoadPlanetLabDir(t *testing.T) {
 	assert.Equal(t, []float64{0.1, 0.2}, series[1].Values)
 
 	write("c-vm", "10\n200\n")
+	s, err := workload.LoadPlanetLab(filepath.Join(dir, "c-vm"))
+	assert.ErrorIs(t, err, workload.ErrInvalidValue)
+	assert.Zero(t, s, "no series, not even a name, alongside an error")
 	_, err = workload.LoadPlanetLabDir(dir)
 	assert.ErrorIs(t, err, workload.ErrInvalidValue)
 	assert.True(t, strings.HasPrefix(err.Error(), filepath.Join(dir, "c-vm")+":2:"), err.Error())

@@ -154,10 +154,7 @@ func newCSVTable(r io.Reader, name string, cols []string) *csvTable {
 func (t *csvTable) next(required int) (bool, error) {
 	for t.sc.Scan() {
 		t.line++
-		b := bytes.TrimSuffix(t.sc.Bytes(), []byte{'\r'})
-		if t.pos == nil {
-			b = bytes.TrimPrefix(b, utf8BOM)
-		}
+		b := trimLine(t.sc.Bytes(), t.pos == nil)
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}

@@ -61,7 +61,8 @@ func (s Series) Mean() float64 {
 // utilisation percentage a line, sampled every PlanetLabStep. Values are numbers in
 // [0, 100] (the files hold integers; decimals are accepted as CloudSim accepts them)
 // and are returned as fractions (divided by 100). Blank lines, lines starting with '#'
-// (CloudSim Plus' join.sh writes such a comment) and a trailing '\r' are skipped.
+// (CloudSim Plus' join.sh writes such a comment), a trailing '\r' and a UTF-8
+// byte-order mark at the start are skipped.
 //
 // name names the input in errors and in the series: a malformed line gives a
 // *ParseError "name:line: ..." wrapping ErrSyntax (not a number, a line over 1 MiB) or
@@ -72,10 +73,15 @@ func ParsePlanetLab(r io.Reader, name string) (Series, error) {
 	sc.Buffer(make([]byte, 0, 4096), maxLine)
 	s := Series{Name: name, Step: PlanetLabStep, Values: make([]float64, 0, 288)}
 	line := 0
+	start := true // no line but blank ones read yet
 	for sc.Scan() {
 		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 || b[0] == '#' {
+		b := bytes.TrimSpace(trimLine(sc.Bytes(), start))
+		if len(b) == 0 {
+			continue
+		}
+		start = false
+		if b[0] == '#' {
 			continue
 		}
 		var v float64
@@ -107,8 +113,11 @@ func ParsePlanetLab(r io.Reader, name string) (Series, error) {
 // name the path, and the series is named by the file's base name.
 func LoadPlanetLab(path string) (Series, error) {
 	s, err := load(path, ParsePlanetLab)
+	if err != nil {
+		return Series{}, err
+	}
 	s.Name = filepath.Base(path)
-	return s, err
+	return s, nil
 }
 
 // LoadPlanetLabDir reads every trace in dir (one directory of the PlanetLab data set,

@@ -58,7 +58,8 @@ var swimColumns = [6]string{"job id", "submit time", "gap", "input bytes", "shuf
 // previous submission (s), map input bytes, shuffle bytes, reduce output bytes. Times
 // are non-negative decimal numbers of seconds; byte counts non-negative integers. Fields
 // past the sixth (some SWIM files add input paths) are ignored, as are blank lines,
-// lines starting with '#', and a trailing '\r'. Jobs are returned in file order.
+// lines starting with '#', a trailing '\r' and a UTF-8 byte-order mark at the start.
+// Jobs are returned in file order.
 //
 // name names the input in errors: a malformed line gives a *ParseError
 // "name:line:column: field: ..." wrapping ErrSyntax (not a number, too few fields, a
@@ -90,10 +91,11 @@ func parseSWIM(r io.Reader, name string, size int64) ([]SWIMJob, error) {
 	jobs := make([]SWIMJob, 0, guess)
 	seen := make(map[string]int, guess)
 	line := 0
+	start := true // no line but blank ones read yet
 	var f [6][]byte
 	for sc.Scan() {
 		line++
-		b := bytes.TrimSuffix(sc.Bytes(), []byte{'\r'})
+		b := trimLine(sc.Bytes(), start)
 		n := 0
 		for i := 0; i < len(b); {
 			for i < len(b) && (b[i] == '\t' || b[i] == ' ') {
@@ -111,7 +113,11 @@ func parseSWIM(r io.Reader, name string, size int64) ([]SWIMJob, error) {
 			}
 			n++
 		}
-		if n == 0 || f[0][0] == '#' {
+		if n == 0 {
+			continue
+		}
+		start = false
+		if f[0][0] == '#' {
 			continue
 		}
 		if n < 6 {
