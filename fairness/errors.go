@@ -51,6 +51,8 @@ var (
 	ErrInvalidKind = errors.New("invalid kind")
 	// ErrNilPolicy reports a nil Policy.
 	ErrNilPolicy = errors.New("nil policy")
+	// ErrNilOption reports a nil Option or TreeOption.
+	ErrNilOption = errors.New("nil option")
 )
 
 // FieldError is the error returned for one bad input value. It names the field (and the

@@ -78,6 +78,10 @@ func TestTreeErrors(t *testing.T) {
 			return tr.AddQueue("", "x", fairness.MinShare(0.6), fairness.MaxShare(0.5))
 		}, fairness.ErrMinAboveMax},
 		{"queue nil policy", func(tr *fairness.Tree) error { return tr.AddQueue("", "x", fairness.OrderedBy(nil)) }, fairness.ErrNilPolicy},
+		{"queue nil option", func(tr *fairness.Tree) error { return tr.AddQueue("", "x", fairness.Weight(2), nil) }, fairness.ErrNilOption},
+		{"job nil option", func(tr *fairness.Tree) error { return tr.AddJob("q", "x", nil) }, fairness.ErrNilOption},
+		{"update queue nil option", func(tr *fairness.Tree) error { return tr.UpdateQueue("q", fairness.Weight(3), nil) }, fairness.ErrNilOption},
+		{"update job nil option", func(tr *fairness.Tree) error { return tr.UpdateJob("j", nil) }, fairness.ErrNilOption},
 		{"job empty ID", func(tr *fairness.Tree) error { return tr.AddJob("q", "") }, fairness.ErrInvalidID},
 		{"job duplicate", func(tr *fairness.Tree) error { return tr.AddJob("", "k") }, fairness.ErrDuplicate},
 		{"job unknown queue", func(tr *fairness.Tree) error { return tr.AddJob("nope", "x") }, fairness.ErrUnknownQueue},
@@ -184,6 +188,9 @@ func TestNewTreeErrors(t *testing.T) {
 	require.ErrorIs(t, err, resource.ErrOutsideSchema)
 	_, err = fairness.NewTree(cpuMem, resource.Tuple{}, fairness.WithPolicy(nil))
 	require.ErrorIs(t, err, fairness.ErrNilPolicy)
+	_, err = fairness.NewTree(cpuMem, resource.Tuple{}, fairness.WithPolicy(fairness.FIFO{}), nil)
+	require.ErrorIs(t, err, fairness.ErrNilOption)
+	require.ErrorContains(t, err, "tree options[1]")
 }
 
 func TestSortErrors(t *testing.T) {

@@ -58,7 +58,7 @@ func lessNode(a, b *tnode) bool {
 	return a.seq < b.seq
 }
 
-// TreeOption configures a Tree.
+// TreeOption configures a Tree. NewTree refuses a nil one (ErrNilOption).
 type TreeOption func(*Tree) error
 
 // WithPolicy sets the policy the root queue orders its children by, which queues added
@@ -76,7 +76,7 @@ func WithPolicy(p Policy) TreeOption {
 
 // NewTree returns an empty tree for a cluster of the given capacity: a root queue with
 // no children. It fails on a nil schema, a capacity that is not a valid amount for the
-// schema, or a nil policy.
+// schema, a nil policy, or a nil option.
 func NewTree(schema *resource.Schema, capacity resource.Tuple, opts ...TreeOption) (*Tree, error) {
 	if schema == nil {
 		return nil, fmt.Errorf("fairness: nil schema: %w", resource.ErrSchemaMismatch)
@@ -93,7 +93,10 @@ func NewTree(schema *resource.Schema, capacity resource.Tuple, opts ...TreeOptio
 	}
 	t.root = t.newNode(Entry{Kind: KindQueue, Share: DefaultShare()}, nil)
 	t.root.policy = DRF{}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fieldErr(fmt.Sprintf("tree options[%d]", i), "nil", ErrNilOption)
+		}
 		if err := o(t); err != nil {
 			return nil, err
 		}
@@ -114,7 +117,8 @@ func (t *Tree) newNode(e Entry, parent *tnode) *tnode {
 	return n
 }
 
-// Option configures a queue or a job added to, or updated in, a Tree.
+// Option configures a queue or a job added to, or updated in, a Tree. A nil Option is
+// refused (ErrNilOption), changing nothing.
 type Option func(*config)
 
 type config struct {
@@ -158,7 +162,10 @@ func Slot(i int) Option { return func(c *config) { c.slot, c.setSlot = i, true }
 
 func (t *Tree) configure(n *tnode, opts []Option) (config, error) {
 	c := config{share: n.Share, priority: n.Priority, submitted: n.Submitted, policy: n.policy, slot: n.slot}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return c, fieldErr(fmt.Sprintf("options[%d]", i), "nil", ErrNilOption)
+		}
 		o(&c)
 	}
 	if err := c.share.validate(); err != nil {
