@@ -20,8 +20,10 @@ type Background interface {
 	// Load returns the demand on node i (an index into the cluster's Nodes, whose
 	// capacity is capacity) at time t, and the time of its next change after t
 	// (stage.Forever when it never changes again). The demand must be a valid
-	// non-negative tuple of workload.Schema(). The simulator asks for non-decreasing t
-	// on each node.
+	// non-negative tuple of workload.Schema() (nothing in the slots past its
+	// dimensions), and the next change must be after t: the simulator's New or Run fails
+	// with an error wrapping ErrInvalidInput otherwise. The simulator asks for
+	// non-decreasing t on each node.
 	Load(i int, capacity resource.Tuple, t time.Duration) (resource.Tuple, time.Duration)
 }
 
@@ -78,27 +80,38 @@ func (s *SeriesLoad) cpu(i int, t time.Duration) float64 {
 // Load implements Background.
 func (s *SeriesLoad) Load(i int, capacity resource.Tuple, t time.Duration) (resource.Tuple, time.Duration) {
 	var d resource.Tuple
-	d[workload.SlotCPU] = int64(math.Round(s.cpu(i, t) * float64(capacity[workload.SlotCPU])))
+	d[workload.SlotCPU] = part(s.cpu(i, t), capacity[workload.SlotCPU])
 	if len(s.Memory) > 0 {
-		d[workload.SlotMemory] = int64(math.Round(s.Memory[i%len(s.Memory)] * float64(capacity[workload.SlotMemory])))
+		d[workload.SlotMemory] = part(s.Memory[i%len(s.Memory)], capacity[workload.SlotMemory])
 	}
-	// The next change: the first later step whose value differs, within one period.
+	// The next change: the first later step whose value differs, within one period;
+	// none (Forever) past the last step boundary a time.Duration holds.
 	c := s.CPU[i%len(s.CPU)]
 	if t < 0 {
 		t = 0
 	}
 	now := s.cpu(i, t)
-	next := (t/c.Step + 1) * c.Step
-	for k := 0; k < len(c.Values); k, next = k+1, next+c.Step {
-		if s.cpu(i, next) != now {
+	last := stage.Forever / c.Step // the boundaries are k × Step for k ≤ last
+	for k, n := t/c.Step+1, 0; n < len(c.Values) && k <= last; k, n = k+1, n+1 {
+		if next := k * c.Step; s.cpu(i, next) != now {
 			return d, next
 		}
 	}
 	return d, stage.Forever
 }
 
-// LoadOption configures RandomLoad. An invalid value makes RandomLoad fail with an error
-// wrapping ErrInvalidOption.
+// part returns f × c rounded, for f in [0, 1] and c ≥ 0: at most c, also where
+// float64(c) rounds up to 2⁶³, which no int64 holds.
+func part(f float64, c int64) int64 {
+	x := math.Round(f * float64(c))
+	if x >= float64(c) {
+		return c
+	}
+	return int64(x)
+}
+
+// LoadOption configures RandomLoad. An invalid value, or a nil LoadOption, makes
+// RandomLoad fail with an error wrapping ErrInvalidOption.
 type LoadOption func(*loadConfig) error
 
 type loadConfig struct {
@@ -194,7 +207,10 @@ func RandomLoad(r *rand.Rand, n int, opts ...LoadOption) (*SeriesLoad, error) {
 	}
 	c := loadConfig{step: DefaultLoadStep, period: DefaultLoadPeriod, cpuLo: 0.2, cpuHi: 0.6,
 		noise: 0.1, persist: 0.8, memLo: 0.05, memHi: 0.15}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fieldErr(fmt.Sprintf("load options[%d]", i), "nil", ErrInvalidOption)
+		}
 		if err := o(&c); err != nil {
 			return nil, err
 		}

@@ -14,11 +14,25 @@ import (
 // line, then one record per row, durations in seconds with millisecond precision,
 // fractions with four decimals. Every row starts with the policy name, so the files of
 // several runs can be concatenated (write the header once: pass header=false for the
-// others). Output is deterministic.
+// others). Output is deterministic. A nil Result, or one with more Dims than a
+// resource.Vector holds (resource.MaxDims), is refused with an error wrapping
+// ErrInvalidInput before anything is written.
 
 func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
 
 func frac(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+
+// check refuses a Result the writers cannot write: nil, or with more Dims than its
+// Vectors hold. which names it in the error ("result", "results[2]").
+func (r *Result) check(which string) error {
+	switch {
+	case r == nil:
+		return fieldErr(which, "nil", ErrInvalidInput)
+	case len(r.Dims) > resource.MaxDims:
+		return fieldErr(which+".Dims", fmt.Sprintf("%d dimensions, more than %d", len(r.Dims), resource.MaxDims), ErrInvalidInput)
+	}
+	return nil
+}
 
 func writeAll(w io.Writer, header []string, rows func(emit func([]string) error) error) error {
 	cw := csv.NewWriter(w)
@@ -41,6 +55,9 @@ func writeAll(w io.Writer, header []string, rows func(emit func([]string) error)
 // first_start, done, completion and response (seconds), finished; with a header line
 // when header is true.
 func (r *Result) WriteJobsCSV(w io.Writer, header bool) error {
+	if err := r.check("result"); err != nil {
+		return err
+	}
 	var h []string
 	if header {
 		h = []string{"policy", "job", "queue", "app", "tasks", "submit_s", "first_start_s", "done_s", "completion_s", "response_s", "finished"}
@@ -60,6 +77,9 @@ func (r *Result) WriteJobsCSV(w io.Writer, header bool) error {
 // task, job, kind, node, submitted, start, finish, ideal, compressed (seconds), kills,
 // locality.
 func (r *Result) WriteTasksCSV(w io.Writer, header bool) error {
+	if err := r.check("result"); err != nil {
+		return err
+	}
 	var h []string
 	if header {
 		h = []string{"policy", "task", "job", "kind", "node", "submitted_s", "start_s", "finish_s", "ideal_s", "compressed_s", "kills", "locality"}
@@ -78,6 +98,9 @@ func (r *Result) WriteTasksCSV(w io.Writer, header bool) error {
 // WriteEvictionsCSV writes one row per eviction (Result.Evictions): policy, at (s),
 // task, job, node, reason, for (the task the room was made for), lost (s).
 func (r *Result) WriteEvictionsCSV(w io.Writer, header bool) error {
+	if err := r.check("result"); err != nil {
+		return err
+	}
 	var h []string
 	if header {
 		h = []string{"policy", "at_s", "task", "job", "node", "reason", "for", "lost_s"}
@@ -96,6 +119,9 @@ func (r *Result) WriteEvictionsCSV(w io.Writer, header bool) error {
 // background_<dim>, allocated_<dim> for every dimension (fractions of capacity),
 // running, pending, active_queues, jain, backlogged_queues, backlogged_jain.
 func (r *Result) WriteSamplesCSV(w io.Writer, header bool) error {
+	if err := r.check("result"); err != nil {
+		return err
+	}
 	var h []string
 	if header {
 		h = []string{"policy", "t_s"}
@@ -144,6 +170,11 @@ func SummaryHeader(dims []string) []string {
 // WriteSummaryCSV writes one row per result with the columns of SummaryHeader (the
 // header first when header is true, using the first result's dimensions).
 func WriteSummaryCSV(w io.Writer, header bool, results ...*Result) error {
+	for i, r := range results {
+		if err := r.check(fmt.Sprintf("results[%d]", i)); err != nil {
+			return err
+		}
+	}
 	var h []string
 	if header && len(results) > 0 {
 		h = SummaryHeader(results[0].Dims)

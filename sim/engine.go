@@ -115,7 +115,10 @@ func New(w *workload.Workload, cl *workload.Cluster, p Policy, opts ...Option) (
 		return nil, fieldErr("workload/cluster", nil, ErrInvalidInput)
 	}
 	cfg := defaultConfig()
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fieldErr(fmt.Sprintf("options[%d]", i), "nil", ErrInvalidOption)
+		}
 		if err := o(&cfg); err != nil {
 			return nil, err
 		}
@@ -151,7 +154,13 @@ func New(w *workload.Workload, cl *workload.Cluster, p Policy, opts ...Option) (
 		}
 	}
 	s.failures = cfg.failures
-	repl := min(cfg.replication, len(cl.Nodes))
+	repl := cfg.replication
+	if repl > len(cl.Nodes) {
+		if cfg.replGiven {
+			return nil, fieldErr("replication", fmt.Sprintf("%d for %d nodes", repl, len(cl.Nodes)), ErrInvalidOption)
+		}
+		repl = len(cl.Nodes) // the default, capped as documented
+	}
 	var err error
 	if s.blocks, err = workload.PlaceReplicas(cl, w.Blocks, repl); err != nil {
 		return nil, fmt.Errorf("sim: replicas: %w: %w", ErrInvalidInput, err)
@@ -179,7 +188,10 @@ func New(w *workload.Workload, cl *workload.Cluster, p Policy, opts ...Option) (
 		if cfg.reserve && cfg.background != nil {
 			// What an operator leaves to the other applications: their non-compressible
 			// demand at the start, taken out of what the scheduler is told.
-			bg, _ := cfg.background.Load(i, spec.Capacity, 0)
+			bg, next := cfg.background.Load(i, spec.Capacity, 0)
+			if err := s.checkBackground(spec.ID, 0, bg, next); err != nil {
+				return nil, err
+			}
 			for k := 0; k < s.schema.Len(); k++ {
 				if !s.schema.Compressible().Has(k) && bg[k] > 0 {
 					n.adv[k] = max(0, n.adv[k]-bg[k])
@@ -236,7 +248,9 @@ func (s *Sim) Run() (*Result, error) {
 		// Nodes heartbeat in a fixed stagger across the period, as real ones drift apart.
 		n.nextBeat = time.Duration(float64(h) * float64(i) / float64(len(s.nodes)))
 		s.q.push(n.nextBeat, evBeat, int32(i), 0)
-		s.loadBackground(n, 0)
+		if err := s.loadBackground(n, 0); err != nil {
+			return nil, err
+		}
 	}
 	for i, f := range s.failures {
 		s.q.push(f.At, evFail, int32(i), 0)
@@ -288,7 +302,9 @@ func (s *Sim) handle(ev event) error {
 		n := s.nodes[ev.a]
 		if uint32(n.bgVer) == ev.b {
 			s.advance(n, s.now)
-			s.loadBackground(n, s.now)
+			if err := s.loadBackground(n, s.now); err != nil {
+				return err
+			}
 			if n.up {
 				return s.reschedule(n)
 			}

@@ -10,12 +10,15 @@ import (
 // package workload, finegrain or resource), so callers can test with errors.Is; bad
 // arguments arrive inside a *FieldError naming the field and the value.
 var (
-	// ErrInvalidOption reports an option value out of its range: a non-positive
-	// heartbeat, a NaN penalty, a replication below one.
+	// ErrInvalidOption reports an option value out of its range, or a nil option: a
+	// non-positive heartbeat, a NaN penalty, a replication below one or above the
+	// cluster's nodes.
 	ErrInvalidOption = errors.New("invalid option")
 	// ErrInvalidInput reports a workload, cluster, policy or background the simulator
 	// cannot run: one that fails its own Validate, a nil constructor, a failure of an
-	// unknown node, a background with an out-of-range value.
+	// unknown node, a background with an out-of-range value (a negative demand, one
+	// outside the schema's dimensions, a next change not after the time asked). It
+	// also reports a nil or malformed Result given to a CSV writer.
 	ErrInvalidInput = errors.New("invalid input")
 	// ErrScheduler reports a scheduler call the simulator needed that was refused (the
 	// scheduler's own error is wrapped too). It indicates a scheduler that breaks its

@@ -45,7 +45,8 @@ func FuzzRandomLoad(f *testing.F) {
 // FuzzOptions: any option values either fail with ErrInvalidOption, changing nothing,
 // or give a simulation that runs the tiny workload to the end (or to its time limit).
 func FuzzOptions(f *testing.F) {
-	f.Add(int64(time.Second), int64(10*time.Second), int64(10*time.Second), 0.05, 3, int64(time.Hour), uint8(0), 32)
+	f.Add(int64(time.Second), int64(10*time.Second), int64(10*time.Second), 0.05, 1, int64(time.Hour), uint8(0), 32)
+	f.Add(int64(time.Second), int64(10*time.Second), int64(10*time.Second), 0.05, 3, int64(time.Hour), uint8(0), 32) // 3 replicas for 1 node
 	f.Add(int64(0), int64(-1), int64(1), -0.5, 0, int64(0), uint8(9), 0)
 	f.Fuzz(func(t *testing.T, beat, report, sample int64, penalty float64, repl int, limit int64, mode uint8, retries int) {
 		// Keep runs short: at most a few thousand events.

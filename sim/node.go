@@ -351,21 +351,39 @@ func share(demand resource.Tuple, rc resource.Vector, dims int) resource.Tuple {
 // stopExec ends x's run without a finish (its node failed).
 func stopExec(x *exec) { x.task.exec = nil }
 
-// loadBackground sets node n's background load at t and schedules its next change.
-func (s *Sim) loadBackground(n *node, t time.Duration) {
+// loadBackground sets node n's background load at t and schedules its next change. It
+// fails, changing nothing, when the background breaks its contract (checkBackground).
+func (s *Sim) loadBackground(n *node, t time.Duration) error {
 	b := s.cfg.background
 	if b == nil {
-		return
+		return nil
 	}
 	d, next := b.Load(int(n.idx), n.spec.Capacity, t)
-	for k := range d {
-		if k >= s.schema.Len() || d[k] < 0 {
-			d[k] = 0 // a Background's contract; clamp rather than corrupt the model
-		}
+	if err := s.checkBackground(n.spec.ID, t, d, next); err != nil {
+		return err
 	}
 	n.bg = d
 	n.bgVer++
-	if next > t && next < stage.Forever {
+	if next < stage.Forever {
 		s.q.push(next, evBackground, n.idx, uint32(n.bgVer))
 	}
+	return nil
+}
+
+// checkBackground checks what a Background returned for node at t: a demand that is
+// not negative and has nothing outside the schema's dimensions, and a next change
+// after t. The error wraps ErrInvalidInput and names the node, the time and the value.
+func (s *Sim) checkBackground(node string, t time.Duration, d resource.Tuple, next time.Duration) error {
+	for k, v := range d {
+		switch {
+		case k >= s.schema.Len() && v != 0:
+			return fieldErr(fmt.Sprintf("background of node %q at %v: demand[%d], outside the schema's %d dimensions", node, t, k, s.schema.Len()), v, ErrInvalidInput)
+		case v < 0:
+			return fieldErr(fmt.Sprintf("background of node %q at %v: demand[%d] (%s)", node, t, k, s.schema.DimName(k)), v, ErrInvalidInput)
+		}
+	}
+	if next <= t {
+		return fieldErr(fmt.Sprintf("background of node %q at %v: next change, not after %v", node, t, t), next, ErrInvalidInput)
+	}
+	return nil
 }

@@ -75,8 +75,8 @@ func period(name string, d time.Duration) error {
 	return nil
 }
 
-// Option configures a simulation. An invalid value makes New (or Run) fail with an error
-// wrapping ErrInvalidOption.
+// Option configures a simulation. An invalid value, or a nil Option, makes New (or Run)
+// fail with an error wrapping ErrInvalidOption.
 type Option func(*config) error
 
 type config struct {
@@ -86,6 +86,7 @@ type config struct {
 	sampleEvery time.Duration
 	penalty     float64
 	replication int
+	replGiven   bool // WithReplication set replication: more than the nodes is an error
 	background  Background
 	reserve     bool
 	failures    []NodeFailure
@@ -168,14 +169,15 @@ func WithPenalty(p float64) Option {
 }
 
 // WithReplication sets how many replicas of each input block are placed
-// (workload.PlaceReplicas); between 1 and the number of nodes. Default
-// DefaultReplication, capped at the number of nodes.
+// (workload.PlaceReplicas); between 1 and the number of nodes: New (or Run) fails with
+// an error wrapping ErrInvalidOption on more. Default DefaultReplication, capped at the
+// number of nodes (a cluster of fewer nodes holds one replica per node).
 func WithReplication(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
 			return fieldErr("replication", n, ErrInvalidOption)
 		}
-		c.replication = n
+		c.replication, c.replGiven = n, true
 		return nil
 	}
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,9 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/sim/workload"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // finishOf returns the finish time of task id in r (WithTaskRecords).
@@ -278,6 +281,11 @@ func TestErrors(t *testing.T) {
 	nilNew.New = func(*resource.Schema) (Scheduler, error) { return nil, nil }
 	failNew := FGM()
 	failNew.New = func(*resource.Schema) (Scheduler, error) { return nil, errors.New("boom") }
+	nilQueueOption := FGM()
+	nilQueueOption.Queue = func(string, int) []fairness.Option { return []fairness.Option{fairness.Weight(2), nil} }
+	negativeBG := funcBG(func(_ int, _ resource.Tuple, t time.Duration) (resource.Tuple, time.Duration) {
+		return resource.Tuple{workload.SlotMemory: -1}, t + time.Second
+	})
 	for _, tc := range []struct {
 		name string
 		w    *workload.Workload
@@ -304,6 +312,11 @@ func TestErrors(t *testing.T) {
 		{"time limit", &w, &cl, FGM(), []Option{WithTimeLimit(0)}, ErrInvalidOption},
 		{"small task", &w, &cl, FGM(), []Option{WithSmallTask(-time.Second)}, ErrInvalidOption},
 		{"push retries", &w, &cl, FGM(), []Option{WithPushRetries(0)}, ErrInvalidOption},
+		{"nil option", &w, &cl, FGM(), []Option{nil}, ErrInvalidOption},
+		{"nil option after a valid one", &w, &cl, FGM(), []Option{WithHeartbeat(time.Second), nil}, ErrInvalidOption},
+		{"replication above nodes", &w, &cl, FGM(), []Option{WithReplication(len(cl.Nodes) + 1)}, ErrInvalidOption},
+		{"nil queue option", &w, &cl, nilQueueOption, nil, fairness.ErrNilOption},
+		{"bad background reserved", &w, &cl, FGM(), []Option{WithBackground(negativeBG), WithReservedBackground()}, ErrInvalidInput},
 		{"nil series load", &w, &cl, FGM(), []Option{WithBackground((*SeriesLoad)(nil))}, ErrInvalidOption},
 		{"bad series load", &w, &cl, FGM(), []Option{WithBackground(&SeriesLoad{})}, ErrInvalidInput},
 		{"failure without node", &w, &cl, FGM(), []Option{WithFailures(NodeFailure{At: time.Second})}, ErrInvalidOption},
@@ -372,6 +385,8 @@ func TestRandomLoad(t *testing.T) {
 		{"cpu noise", r(), 1, []LoadOption{WithCPUNoise(nan(), 0.5)}},
 		{"cpu persistence", r(), 1, []LoadOption{WithCPUNoise(0.1, 1)}},
 		{"memory level", r(), 1, []LoadOption{WithMemoryLevel(0, 1)}},
+		{"nil option", r(), 1, []LoadOption{nil}},
+		{"nil option after a valid one", r(), 1, []LoadOption{WithLoadStep(time.Second), nil}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := RandomLoad(tc.r, tc.n, tc.opts...)
@@ -406,6 +421,148 @@ func TestSeriesLoadValidate(t *testing.T) {
 	d, next = l.Load(0, tuple(1000, gib, 0, 0), time.Minute)
 	assert.Equal(t, int64(1000), d[workload.SlotCPU], "capped at the whole cpu")
 	assert.Equal(t, 2*time.Minute, next)
+
+	// Near the end of time the next step boundary does not fit a time.Duration: no
+	// change (Forever) rather than a wrapped time before t; and a whole cpu of an
+	// int64's largest capacity is that capacity, not a wrapped negative.
+	huge := SeriesLoad{CPU: []workload.Series{{Name: "s", Step: 1 << 62, Values: []float64{0.1, 1, 1}}}}
+	require.NoError(t, huge.Validate())
+	for _, tc := range []struct {
+		name     string
+		t        time.Duration
+		capacity int64
+		cpu      int64
+		next     time.Duration
+	}{
+		{"last boundary", 1, 1000, 100, 1 << 62},
+		{"boundary past the end", 1<<62 + 1, 1000, 1000, stage.Forever},
+		{"whole of the largest capacity", 1 << 62, math.MaxInt64, math.MaxInt64, stage.Forever},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, next := huge.Load(0, tuple(tc.capacity, gib, 0, 0), tc.t)
+			assert.Equal(t, tc.cpu, d[workload.SlotCPU])
+			assert.Equal(t, tc.next, next)
+		})
+	}
+}
+
+// funcBG is a Background given by a function.
+type funcBG func(i int, capacity resource.Tuple, t time.Duration) (resource.Tuple, time.Duration)
+
+func (f funcBG) Load(i int, capacity resource.Tuple, t time.Duration) (resource.Tuple, time.Duration) {
+	return f(i, capacity, t)
+}
+
+// A background that breaks its contract stops the run with an error naming the node,
+// the time and the value, rather than being clamped or ignored.
+func TestBadBackground(t *testing.T) {
+	cl := oneNode(tuple(1000, 8*gib, 100<<20, 100<<20))
+	w := workload.Workload{Name: "one", Jobs: []workload.Job{handJob("j", "q", 0, tuple(1000, gib, 0, 0),
+		oneStage(10*time.Second, tuple(1000, gib, 0, 0)))}}
+	// Each background is good (a tenth of the cpu, changing every second) until 3 s,
+	// then returns what bad gives.
+	after := func(bad func(t time.Duration) (resource.Tuple, time.Duration)) Background {
+		return funcBG(func(_ int, c resource.Tuple, t time.Duration) (resource.Tuple, time.Duration) {
+			if t >= 3*time.Second {
+				return bad(t)
+			}
+			return resource.Tuple{workload.SlotCPU: c[workload.SlotCPU] / 10}, t + time.Second
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		bg   Background
+		want []string
+	}{
+		{"negative demand", after(func(t time.Duration) (resource.Tuple, time.Duration) {
+			return resource.Tuple{workload.SlotCPU: -5}, t + time.Second
+		}), []string{`node "n0" at 3s`, "demand[0] (cpu)", "= -5"}},
+		{"demand outside the schema", after(func(t time.Duration) (resource.Tuple, time.Duration) {
+			return resource.Tuple{7: 1 << 40}, t + time.Second
+		}), []string{`node "n0" at 3s`, "demand[7]", "= 1099511627776"}},
+		{"next change at t", after(func(t time.Duration) (resource.Tuple, time.Duration) {
+			return resource.Tuple{}, t
+		}), []string{`node "n0" at 3s`, "next change", "= 3s"}},
+		{"next change before t", after(func(t time.Duration) (resource.Tuple, time.Duration) {
+			return resource.Tuple{}, t - time.Second
+		}), []string{`node "n0" at 3s`, "next change", "= 2s"}},
+		{"bad from the start", funcBG(func(_ int, _ resource.Tuple, t time.Duration) (resource.Tuple, time.Duration) {
+			return resource.Tuple{workload.SlotMemory: -1}, stage.Forever
+		}), []string{`node "n0" at 0s`, "demand[1] (memory)", "= -1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Run(&w, &cl, FIFO(), WithBackground(tc.bg))
+			require.ErrorIs(t, err, ErrInvalidInput)
+			assert.Nil(t, r)
+			for _, s := range tc.want {
+				assert.ErrorContains(t, err, s)
+			}
+		})
+	}
+	// The good part alone runs.
+	r, err := Run(&w, &cl, FIFO(), WithBackground(after(func(time.Duration) (resource.Tuple, time.Duration) {
+		return resource.Tuple{}, stage.Forever
+	})))
+	require.NoError(t, err)
+	assert.Equal(t, 1, r.Summary.JobsFinished)
+}
+
+// Replication: the default is capped at a smaller cluster's nodes, as documented; an
+// explicit value must fit the cluster.
+func TestReplicationCap(t *testing.T) {
+	cl := oneNode(tuple(1000, 8*gib, 100<<20, 100<<20))
+	w := workload.Workload{Name: "one", Blocks: []int64{64 << 20}, Jobs: []workload.Job{handJob("j", "q", 0, tuple(1000, gib, 0, 0),
+		oneStage(time.Second, tuple(1000, gib, 0, 0)))}}
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want error
+	}{
+		{"default capped", nil, nil},
+		{"one replica", []Option{WithReplication(1)}, nil},
+		{"two replicas on one node", []Option{WithReplication(2)}, ErrInvalidOption},
+		{"a thousand on one node", []Option{WithReplication(1000)}, ErrInvalidOption},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(&w, &cl, FIFO(), tc.opts...)
+			if tc.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tc.want)
+			assert.ErrorContains(t, err, "replication")
+			assert.ErrorContains(t, err, "for 1 nodes")
+		})
+	}
+}
+
+// The CSV writers refuse a Result they cannot write, writing nothing.
+func TestCSVErrors(t *testing.T) {
+	var nilResult *Result
+	wide := &Result{Policy: "p", Dims: make([]string, resource.MaxDims+1), Samples: []Sample{{}}}
+	ok := &Result{Policy: "p", Dims: []string{"cpu"}}
+	for _, tc := range []struct {
+		name  string
+		write func(w *bytes.Buffer) error
+		field string
+	}{
+		{"jobs of nil", func(w *bytes.Buffer) error { return nilResult.WriteJobsCSV(w, true) }, "result"},
+		{"tasks of nil", func(w *bytes.Buffer) error { return nilResult.WriteTasksCSV(w, true) }, "result"},
+		{"evictions of nil", func(w *bytes.Buffer) error { return nilResult.WriteEvictionsCSV(w, true) }, "result"},
+		{"samples of nil", func(w *bytes.Buffer) error { return nilResult.WriteSamplesCSV(w, true) }, "result"},
+		{"summary of nil", func(w *bytes.Buffer) error { return WriteSummaryCSV(w, true, nil) }, "results[0]"},
+		{"summary of a nil after a good one", func(w *bytes.Buffer) error { return WriteSummaryCSV(w, true, ok, nil) }, "results[1]"},
+		{"samples of 9 dims", func(w *bytes.Buffer) error { return wide.WriteSamplesCSV(w, true) }, "result.Dims"},
+		{"summary of 9 dims", func(w *bytes.Buffer) error { return WriteSummaryCSV(w, false, ok, wide) }, "results[1].Dims"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			err := tc.write(&b)
+			require.ErrorIs(t, err, ErrInvalidInput)
+			assert.ErrorContains(t, err, tc.field)
+			assert.Zero(t, b.Len(), "nothing written")
+		})
+	}
 }
 
 func TestCSVHeaders(t *testing.T) {
