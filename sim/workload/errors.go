@@ -11,11 +11,13 @@ import (
 // callers can test with errors.Is. Most arrive inside a *FieldError naming the field and
 // value, or a *ParseError naming the file, line and column.
 var (
-	// ErrInvalidOption reports an option value out of its range: a scale that is not a
-	// positive finite number, an empty queue name, a block size below one byte.
+	// ErrInvalidOption reports an option value out of its range, or a nil option: a
+	// scale that is not a positive finite number, an empty queue name, a block size
+	// below one byte.
 	ErrInvalidOption = errors.New("invalid option")
 	// ErrInvalidValue reports a field of a workload, job, task, cluster or node that is
-	// out of range: a negative size or time, a NaN speed, a block index past the table.
+	// out of range: a negative size or time, a NaN speed, a block index past the table;
+	// or a nil pointer given for one.
 	ErrInvalidValue = errors.New("invalid value")
 	// ErrDuplicateID reports a job, task, node or trace-job ID given twice.
 	ErrDuplicateID = errors.New("duplicate ID")
