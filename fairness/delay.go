@@ -143,10 +143,14 @@ func checkWaits(a, b int64, na, nb string, va, vb any) error {
 }
 
 // NewDelay returns a delay scheduler with no job state, time-based with W1 = 5 s and
-// W2 = 20 s unless an option says otherwise. It fails on a negative wait or skip count.
+// W2 = 20 s unless an option says otherwise. It fails on a negative wait or skip count,
+// or a nil option.
 func NewDelay(opts ...DelayOption) (*Delay, error) {
 	d := &Delay{w1: int64(DefaultW1), w2: int64(DefaultW2), jobs: make(map[string]*jobWait)}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fieldErr(fmt.Sprintf("delay options[%d]", i), "nil", ErrNilOption)
+		}
 		if err := o(d); err != nil {
 			return nil, err
 		}

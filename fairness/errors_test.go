@@ -329,6 +329,9 @@ func TestDelayErrors(t *testing.T) {
 			assert.ErrorContains(t, err, c.want)
 		})
 	}
+	_, err := fairness.NewDelay(fairness.WithSkips(1, 1), nil)
+	require.ErrorIs(t, err, fairness.ErrNilOption)
+	assert.ErrorContains(t, err, "delay options[1]")
 	d, err := fairness.NewDelay()
 	require.NoError(t, err)
 	require.NoError(t, d.Heartbeat(10))
