@@ -140,6 +140,44 @@ func TestWaterFill(t *testing.T) {
 	}
 }
 
+// TestWaterFillHugeAmounts pins inputs whose sums leave the float range: min shares or
+// weights summing to +Inf, a capacity at the top of the range, an amount over a weight
+// past it. Once, Σ min = +Inf scaled every share to 0, and Σ weight = +Inf or a
+// breakpoint at +Inf lost the weighted split.
+func TestWaterFillHugeAmounts(t *testing.T) {
+	inf, top := math.Inf(1), math.MaxFloat64
+	for _, c := range []struct {
+		name   string
+		cap    float64
+		claims []fairness.Claim
+		want   []float64
+	}{
+		// Mins 1e308 + 1e308 do not fit 1: scaled down in proportion, half each.
+		{"mins sum past the range", 1, []fairness.Claim{{Weight: 1, Min: 1e308, Demand: inf}, {Weight: 1, Min: 1e308, Demand: inf}}, []float64{0.5, 0.5}},
+		{"mins sum past the range, largest capacity", top, []fairness.Claim{{Weight: 1, Min: top * 0.75, Demand: inf}, {Weight: 1, Min: top * 0.75, Demand: inf}, {Weight: 1, Demand: inf}}, []float64{top / 2, top / 2, 0}},
+		// Mins fit; the third claim, weight 1, rises to the level top/4 of the second.
+		{"mins fit the largest capacity", top, []fairness.Claim{{Weight: 1, Min: top / 2, Demand: inf}, {Weight: 1, Min: top / 4, Demand: inf}, {Weight: 1, Demand: inf}}, []float64{top / 2, top / 4, top / 4}},
+		{"demands sum past the range", 1e308, []fairness.Claim{{Weight: 1, Demand: 1e308}, {Weight: 3, Demand: 1e308}}, []float64{2.5e307, 7.5e307}},
+		// Weights 4:4:1 split 10 as 40/9, 40/9, 10/9; the first claim's min 3 is met.
+		{"weights sum past the range", 10, []fairness.Claim{{Weight: top, Min: 3, Demand: inf}, {Weight: top, Demand: inf}, {Weight: top / 4, Demand: 4}}, []float64{40.0 / 9, 40.0 / 9, 10.0 / 9}},
+		// Equal weights 0.1: the breakpoint 3e307/0.1 is past the float range.
+		{"breakpoints past the range", 5.6e307, []fairness.Claim{{Weight: 0.1, Min: 1e307, Max: 3e307, Demand: 4e307}, {Weight: 0.1, Demand: inf}}, []float64{2.8e307, 2.8e307}},
+		{"weights and mins past the range", 1, []fairness.Claim{{Weight: top, Min: 1e308, Demand: inf}, {Weight: top, Min: 3e308 / 2, Demand: inf}}, []float64{0.4, 0.6}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := fairness.WaterFill(c.cap, c.claims)
+			require.NoError(t, err)
+			require.Len(t, got, len(c.want))
+			half := 0.0 // half the sum, which may not fit a float whole
+			for i := range got {
+				assert.InDelta(t, c.want[i], got[i], 1e-12*max(1, c.want[i]), "claim %d", i)
+				half += got[i] / 2
+			}
+			assert.InDelta(t, c.cap/2, half, 1e-12*max(1, c.cap), "sum of %v", got)
+		})
+	}
+}
+
 func TestJain(t *testing.T) {
 	for _, c := range []struct {
 		x    []float64

@@ -406,6 +406,54 @@ func TestWaterFillProperties(t *testing.T) {
 	props.TestingRun(t)
 }
 
+// Water-filling is linear in the amounts and depends on the weights' ratios only, so
+// scaling either by a power of two scales the shares alike, or not at all — also when
+// the scaled sums no longer fit a float (Σ min, Σ demand, Σ weight = +Inf).
+func TestWaterFillScaleProperties(t *testing.T) {
+	props := gopter.NewProperties(params())
+	const eps = 1e-9
+	const up = 0x1p1017 // 99 × 2^1017 < MaxFloat64; 7 claims × 30 × 2^1017 is not
+	props.Property("water-filling scales with the amounts and ignores the weights' scale", prop.ForAll(func(s *script) string {
+		capacity := float64(s.next(100))
+		claims := make([]Claim, 1+s.next(6))
+		for i := range claims {
+			c := Claim{Weight: s.pick(0.5, 1, 2, 3, 0.1), Min: s.pick(0, 0, 5, 10, 30), Demand: s.pick(0, 3, 10, 40, math.Inf(1))}
+			c.Max = s.pick(0, math.Inf(1), c.Min, c.Min+7, c.Min+20)
+			claims[i] = c
+		}
+		want, err := WaterFill(capacity, claims)
+		if err != nil {
+			return err.Error()
+		}
+		big := slices.Clone(claims)
+		heavy := slices.Clone(claims)
+		for i := range claims {
+			big[i].Min *= up
+			big[i].Max *= up
+			big[i].Demand *= up
+			heavy[i].Weight *= 0x1p1021 // 3 × 2^1021 < MaxFloat64; two such weights are not
+		}
+		gotBig, err := WaterFill(capacity*up, big)
+		if err != nil {
+			return err.Error()
+		}
+		gotHeavy, err := WaterFill(capacity, heavy)
+		if err != nil {
+			return err.Error()
+		}
+		for i := range want {
+			if x := gotBig[i] / up; math.Abs(x-want[i]) > eps*max(1, capacity) {
+				return fmt.Sprintf("amounts × 2^1017: claim %d got %v × 2^1017, want %v", i, x, want[i])
+			}
+			if x := gotHeavy[i]; math.Abs(x-want[i]) > eps*max(1, capacity) {
+				return fmt.Sprintf("weights × 2^1021: claim %d got %v, want %v", i, x, want[i])
+			}
+		}
+		return ""
+	}, scripts(40)))
+	props.TestingRun(t)
+}
+
 func TestJainProperties(t *testing.T) {
 	props := gopter.NewProperties(params())
 	xs := gen.SliceOf(gen.Float64Range(0, 1e6)).SuchThat(func(x []float64) bool { return len(x) > 0 })
