@@ -35,6 +35,25 @@ func TestBoundaries(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 1.0, b)
 	})
+	// The sum 1e308 + 1e308 and the product 2 × 1e308 overflow; the bound, a function of
+	// the weights' ratio, does not. It once came out NaN with no error.
+	t.Run("weights whose sum overflows", func(t *testing.T) {
+		top := math.MaxFloat64
+		for _, c := range []struct{ wNew, wRunning, p, want float64 }{
+			{1e308, 1e308, 2, -0.5},        // (1 − 2)/2
+			{1e308, 1e308, 0, 0.5},         // (1 − 0)/2
+			{top, top, top, (1 - top) / 2}, // p × wRunning overflows too
+			{top, top / 2, 1, 1.0 / 3},     // (1 − 1/2)/(3/2)
+			{1, 1e308, top, -top},          // p × wRunning alone overflows: ≈ −p
+			{top / 2, top, 3, -5.0 / 3},    // (1/2 − 3)/(3/2)
+			{5e-324, top, 1, -1},           // a subnormal against the largest float
+			{1e300, 3e300, 0.1, 0.175},     // no overflow: computed as ever
+		} {
+			b, err := resource.CompressionBound(c.wNew, c.wRunning, c.p)
+			require.NoError(t, err, "%v", c)
+			assert.InEpsilon(t, c.want, b, 1e-12, "%v", c)
+		}
+	})
 	t.Run("a schema of exactly MaxDims dimensions", func(t *testing.T) {
 		dims := make([]resource.Dimension, resource.MaxDims)
 		for i := range dims {

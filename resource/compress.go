@@ -80,7 +80,9 @@ func CompressedDuration(d time.Duration, rc, p float64) (time.Duration, error) {
 // where wRunning is the summed weight (work) of the n running tasks, wNew the weight of
 // the task n+1 being admitted and p the contention penalty. The bound may be negative:
 // then no compression pays. Weights must be finite and ≥ 0 with a positive sum, and
-// p ≥ 0. Use MaxCompression to turn the bound into the allowed ratio (eq. 7).
+// p ≥ 0 and finite; the bound is then a finite number, also for weights whose sum or
+// product with p overflows the float range (it depends on their ratio only). Use
+// MaxCompression to turn the bound into the allowed ratio (eq. 7).
 func CompressionBound(wNew, wRunning, p float64) (float64, error) {
 	for _, w := range [...]struct {
 		name string
@@ -93,7 +95,22 @@ func CompressionBound(wNew, wRunning, p float64) (float64, error) {
 	if wNew+wRunning == 0 {
 		return 0, fmt.Errorf("resource: weights sum to zero: %w", ErrInvalidRatio)
 	}
-	return (wNew - p*wRunning) / (wRunning + wNew), nil
+	n, r := wNew, wRunning
+	cost, sum := p*r, r+n
+	if math.IsInf(cost, 1) || math.IsInf(sum, 1) {
+		// The weights' sum or p × wRunning overflowed (1e308 + 1e308 = +Inf, and the
+		// bound would read 0 or NaN): the bound depends on the weights' ratio only, so
+		// scale them by a power of two, exactly, until both are below 1; then neither
+		// the sum nor the product overflows.
+		_, e := math.Frexp(max(wNew, wRunning))
+		n, r = math.Ldexp(n, -e), math.Ldexp(r, -e)
+		cost, sum = p*r, r+n
+	}
+	b := (n - cost) / sum
+	if math.IsNaN(b) || math.IsInf(b, 0) {
+		return 0, fmt.Errorf("resource: compression bound of new task weight %v, running weight %v and contention penalty %v is %v: %w", wNew, wRunning, p, b, ErrInvalidRatio)
+	}
+	return b, nil
 }
 
 // MaxCompression is eq. 7 under the library's Reading (docs/methods.md §1): the
