@@ -89,7 +89,12 @@ func TestBoundaries(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, most<<30, got[1])
 		_, err = s.Parse(fmt.Sprintf("memory=%dGi", most+1))
-		assert.ErrorIs(t, err, resource.ErrSyntax)
+		assert.ErrorIs(t, err, resource.ErrOverflow)
+		got, err = s.Parse("memory=9223372036854775807")
+		require.NoError(t, err)
+		assert.Equal(t, int64(math.MaxInt64), got[1])
+		_, err = s.Parse("memory=9223372036854775808")
+		assert.ErrorIs(t, err, resource.ErrOverflow)
 	})
 	t.Run("durations saturate", func(t *testing.T) {
 		d, err := resource.CompressedDuration(time.Duration(math.MaxInt64), 0.5, 0)

@@ -31,7 +31,8 @@ var (
 	ErrSchemaMismatch = errors.New("schema mismatch")
 	// ErrInvalidRatio reports a fraction that is NaN, infinite or outside its range.
 	ErrInvalidRatio = errors.New("invalid ratio")
-	// ErrOverflow reports amounts whose sum leaves the int64 range.
+	// ErrOverflow reports amounts whose sum leaves the int64 range, or an amount given
+	// to Parse that does.
 	ErrOverflow = errors.New("amount overflows int64")
 	// ErrSyntax reports malformed text given to Parse.
 	ErrSyntax = errors.New("syntax error")

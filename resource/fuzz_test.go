@@ -10,7 +10,7 @@ import (
 // FuzzParse checks that Parse never panics, that what it accepts is a valid tuple, and
 // that Format writes it back to text that parses to the same tuple.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"cpu=2000,memory=4Gi", "", "cpu=", "gpu=1,gpu=1", "memory=-1", "disk=9999999999Pi", " net-io = 10Mi "} {
+	for _, s := range []string{"cpu=2000,memory=4Gi", "", "cpu=", "gpu=1,gpu=1", "memory=-1", "disk=9999999999Pi", " net-io = 10Mi ", "cpu=10000000000000000P", "cpu=9223372036854775808"} {
 		f.Add(s)
 	}
 	s := resource.Standard()

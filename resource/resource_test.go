@@ -81,7 +81,11 @@ func TestTupleConstructorErrors(t *testing.T) {
 		{"Parse negative", func() (resource.Tuple, error) { return s.Parse("memory=-1") }, resource.ErrNegative, "memory"},
 		{"Parse duplicate", func() (resource.Tuple, error) { return s.Parse("cpu=1,cpu=2") }, resource.ErrDuplicateDimension, "cpu"},
 		{"Parse garbage amount", func() (resource.Tuple, error) { return s.Parse("cpu=lots") }, resource.ErrSyntax, "cpu"},
-		{"Parse overflow", func() (resource.Tuple, error) { return s.Parse("memory=9000000Pi") }, resource.ErrSyntax, "memory"},
+		{"Parse overflow", func() (resource.Tuple, error) { return s.Parse("memory=9000000Pi") }, resource.ErrOverflow, "memory"},
+		{"Parse overflow by a decimal suffix", func() (resource.Tuple, error) { return s.Parse("cpu=10000000000000000P") }, resource.ErrOverflow, "cpu"},
+		{"Parse overflow without a suffix", func() (resource.Tuple, error) { return s.Parse("cpu=9223372036854775808") }, resource.ErrOverflow, "cpu"},
+		{"Parse overflow of many digits", func() (resource.Tuple, error) { return s.Parse("memory=99999999999999999999999999k") }, resource.ErrOverflow, "memory"},
+		{"Parse garbage after many digits", func() (resource.Tuple, error) { return s.Parse("cpu=99999999999999999999999999x") }, resource.ErrSyntax, "cpu"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,7 +97,9 @@ func TestTupleConstructorErrors(t *testing.T) {
 			assert.Equal(t, tc.dim, de.Dim)
 		})
 	}
-	_, err := s.Parse("cpu")
+	_, err := s.Parse("cpu=10000000000000000P")
+	assert.EqualError(t, err, `resource: dimension "cpu": amount overflows int64 (10000000000000000P is too large: at most 9223372036854775807 in the base unit)`)
+	_, err = s.Parse("cpu")
 	assert.ErrorIs(t, err, resource.ErrSyntax)
 	_, err = s.Parse("=3")
 	assert.ErrorIs(t, err, resource.ErrSyntax)

@@ -1,7 +1,9 @@
 package resource
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -262,7 +264,8 @@ func (s *Schema) Format(t Tuple) string {
 // "cpu=2500, memory=4Gi". Spaces around names and amounts are ignored; a dimension may
 // appear once. Amounts are non-negative integers in the dimension's base unit with an
 // optional suffix: k, M, G, T, P (powers of 1000) or Ki, Mi, Gi, Ti, Pi (powers of
-// 1024). The empty string is the zero tuple.
+// 1024); an amount beyond the int64 range, suffix applied, fails with ErrOverflow. The
+// empty string is the zero tuple.
 func (s *Schema) Parse(text string) (Tuple, error) {
 	var t Tuple
 	var seen Mask
@@ -286,7 +289,11 @@ func (s *Schema) Parse(text string) (Tuple, error) {
 		seen |= 1 << i
 		v, err := parseAmount(amount)
 		if err != nil {
-			return Tuple{}, &DimensionError{Dim: name, Value: amount, Err: err}
+			de := &DimensionError{Dim: name, Value: amount, Err: err}
+			if errors.Is(err, ErrOverflow) {
+				de.Detail = fmt.Sprintf("%s is too large: at most %d in the base unit", amount, int64(math.MaxInt64))
+			}
+			return Tuple{}, de
 		}
 		t[i] = v
 	}
@@ -317,10 +324,15 @@ func parseAmount(text string) (int64, error) {
 	}
 	v, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
+		// ParseInt reports a range error as soon as the digits read overflow, before it
+		// reads the rest: the amount overflows only if the rest are digits too.
+		if errors.Is(err, strconv.ErrRange) && strings.Trim(text, "0123456789") == "" {
+			return 0, ErrOverflow
+		}
 		return 0, ErrSyntax
 	}
 	if v > (1<<63-1)/mult {
-		return 0, ErrSyntax
+		return 0, ErrOverflow
 	}
 	return v * mult, nil
 }
