@@ -32,6 +32,10 @@ func FuzzNewProfile(f *testing.F) {
 			t.Fatalf("NewProfile(%v) = %v, %v", in, p, err)
 		}
 		if err != nil {
+			// A refused profile is the zero Profile, the empty one.
+			if p.Len() != 0 || p.Offset(p.Len()) != 0 || p.Duration() != 0 || p.StageAt(0) != -1 {
+				t.Fatalf("NewProfile(%v) refused with %v returned %v", in, err, p)
+			}
 			return
 		}
 		var peak resource.Tuple

@@ -111,12 +111,19 @@ func (p Profile) Schema() *resource.Schema { return p.schema }
 // Len is the number of stages.
 func (p Profile) Len() int { return len(p.stages) }
 
-// Stage returns stage i, 0 ≤ i < Len().
+// Stage returns stage i, 0 ≤ i < Len(). An i outside that range is a programming
+// error and panics, as a slice index does; the zero Profile has no stage.
 func (p Profile) Stage(i int) Stage { return p.stages[i] }
 
-// Offset returns when stage i starts, counted from the task's start; Offset(Len()) is the
-// total duration.
-func (p Profile) Offset(i int) time.Duration { return p.offsets[i] }
+// Offset returns when stage i starts, counted from the task's start, 0 ≤ i ≤ Len();
+// Offset(Len()) is the total duration, Duration(). So the zero Profile's Offset(0) is 0.
+// An i outside that range is a programming error and panics, as a slice index does.
+func (p Profile) Offset(i int) time.Duration {
+	if i == 0 {
+		return 0 // every profile's first offset; the zero Profile stores none
+	}
+	return p.offsets[i]
+}
 
 // Stages returns a copy of the stages.
 func (p Profile) Stages() []Stage { return append([]Stage(nil), p.stages...) }

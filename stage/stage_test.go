@@ -53,6 +53,34 @@ func TestProfile(t *testing.T) {
 	assert.Equal(t, stage.Forever, long.Duration(), "sums saturate")
 }
 
+// The zero Profile is the empty profile: every method but an out-of-range Stage or
+// Offset answers without panicking. Offset(Len()) once panicked on it although the doc
+// says it is the total duration.
+func TestZeroProfile(t *testing.T) {
+	var p stage.Profile
+	for name, tc := range map[string]struct {
+		got, want any
+	}{
+		"Len":                       {p.Len(), 0},
+		"Offset(Len())":             {p.Offset(p.Len()), time.Duration(0)},
+		"Duration":                  {p.Duration(), time.Duration(0)},
+		"Offset(Len()) is Duration": {p.Offset(p.Len()), p.Duration()},
+		"Stages":                    {len(p.Stages()), 0},
+		"Peak":                      {p.Peak(), resource.Tuple{}},
+		"At(0)":                     {p.At(0), resource.Tuple{}},
+		"At(-1)":                    {p.At(-1), resource.Tuple{}},
+		"StageAt(0)":                {p.StageAt(0), -1},
+		"String":                    {p.String(), "[]"},
+		"Schema":                    {p.Schema(), (*resource.Schema)(nil)},
+	} {
+		t.Run(name, func(t *testing.T) { assert.Equal(t, tc.want, tc.got) })
+	}
+	_, err := p.Stretch(2)
+	assert.ErrorIs(t, err, stage.ErrEmptyProfile)
+	assert.Panics(t, func() { p.Stage(0) }, "no stage 0")
+	assert.Panics(t, func() { p.Offset(1) }, "no offset past Len()")
+}
+
 // Same tells copies of one profile from equal profiles built apart.
 func TestProfileSame(t *testing.T) {
 	st := []stage.Stage{{Duration: time.Second, Demand: tup(1000, 2000)}, {Duration: time.Second, Demand: tup(10, 20)}}
