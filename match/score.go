@@ -224,9 +224,14 @@ var errPlaceNone = fmt.Errorf("match: choose server: %w", ErrNoServers)
 // over the task's window (Timeline.MinFree from start to start + p's duration: taken
 // from r when the matcher saw it, walked otherwise) and p's peak demand. A NaN score
 // is −∞, so it ranks last. ChooseServer and the reference Scheduler's node scoring
-// both score this way.
+// both score this way. A nil scorer or a server without a timeline scores −∞ too: as
+// ChooseServer places nothing with them (its Result wraps ErrNilArgument, the
+// matchers' ErrNilTimeline), no server scored so is ever preferred.
 func ScoreServer(sc Scorer, s Server, start time.Duration, p stage.Profile, r Result) float64 {
 	tl := s.Timeline
+	if sc == nil || tl == nil {
+		return math.Inf(-1)
+	}
 	score := sc.Score(tl.Capacity(), WindowFree(tl, start, p, r), p.Peak())
 	if score != score {
 		return math.Inf(-1)
@@ -236,10 +241,15 @@ func ScoreServer(sc Scorer, s Server, start time.Duration, p stage.Profile, r Re
 
 // WindowFree is the least free amount of timeline tl over the window of profile p
 // from start: the one match result r reports (Result.MinFree), or, when the matcher
-// did not see it, the timeline's (stage.Timeline.MinFree).
+// did not see it, the timeline's (stage.Timeline.MinFree). A nil timeline has nothing
+// free: without a result that reports it, its window's least free amount is the zero
+// Tuple.
 func WindowFree(tl *stage.Timeline, start time.Duration, p stage.Profile, r Result) resource.Tuple {
 	if r.MinFreeKnown {
 		return r.MinFree
+	}
+	if tl == nil {
+		return resource.Tuple{}
 	}
 	return tl.MinFree(start, stage.AddSat(start, p.Duration()))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
 )
 
 func TestScorers(t *testing.T) {
@@ -140,6 +141,38 @@ func TestChooseServer(t *testing.T) {
 	// A NaN score ranks last.
 	p = match.ChooseServer([]match.Server{mk("a", 0), mk("b", 0)}, 0, task, match.FineGrained{}, nil, nanScorer{new(int)})
 	assert.Equal(t, "b", p.Server)
+}
+
+// ScoreServer and WindowFree answer a nil scorer or a server without a timeline as
+// ChooseServer does, by placing nothing there: −∞, and nothing free. They once
+// panicked.
+func TestScoreServerNil(t *testing.T) {
+	tl := timeline(t, tup(4000, 8000, 1000))
+	p := prof(st(2, 1000, 1000, 0))
+	seen := match.Result{Code: match.Fit, MinFree: tup(100, 200, 300), MinFreeKnown: true}
+	for _, tc := range []struct {
+		name string
+		sc   match.Scorer
+		s    match.Server
+		p    stage.Profile
+		r    match.Result
+	}{
+		{"nil scorer", nil, match.Server{ID: "a", Timeline: tl}, p, match.Result{}},
+		{"nil scorer, window seen", nil, match.Server{ID: "a", Timeline: tl}, p, seen},
+		{"nil timeline", match.LeastAllocated{}, match.Server{ID: "a"}, p, match.Result{}},
+		{"nil timeline, window seen", match.LeastAllocated{}, match.Server{ID: "a"}, p, seen},
+		{"nil timeline, zero profile", match.MostAllocated{}, match.Server{}, stage.Profile{}, match.Result{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, math.Inf(-1), match.ScoreServer(tc.sc, tc.s, 0, tc.p, tc.r))
+		})
+	}
+	assert.Equal(t, resource.Tuple{}, match.WindowFree(nil, 0, p, match.Result{}), "a nil timeline has nothing free")
+	assert.Equal(t, resource.Tuple{}, match.WindowFree(nil, 0, stage.Profile{}, match.Result{}))
+	assert.Equal(t, seen.MinFree, match.WindowFree(nil, 0, p, seen), "the result's window, as ever")
+	// Valid input scores as before.
+	want := match.LeastAllocated{}.Score(tl.Capacity(), tl.MinFree(0, sec(2)), p.Peak())
+	assert.Equal(t, want, match.ScoreServer(match.LeastAllocated{}, match.Server{ID: "a", Timeline: tl}, 0, p, match.Result{}))
 }
 
 // nanScorer scores NaN on its first call and 0 afterwards.
