@@ -742,6 +742,42 @@ func TestTypicalShapes(t *testing.T) {
 	assert.ErrorIs(t, err, gpu.ErrInvalid, "an invalid demand")
 }
 
+// TypicalShapes and NewFGD refuse a request with a negative amount, naming the task (or
+// shape), the slot and the amount; it once came back as a typical shape.
+func TestShapesRejectNegativeRequests(t *testing.T) {
+	ok := gpu.Shape{Request: schema.MustTuple(1000, 0), GPU: gpu.Share(500)}
+	for _, c := range []struct {
+		name    string
+		request resource.Tuple
+		dims    resource.Mask
+		msg     string
+	}{
+		{"first slot", resource.Tuple{-5}, 0, "task 1: request <-5>: amount -5 in slot 0"},
+		{"second slot", resource.Tuple{1000, -1}, 0, "task 1: request <1000 -1>: amount -1 in slot 1"},
+		{"a slot past the schema", resource.Tuple{7: -2}, 0, "amount -2 in slot 7"},
+		{"a slot the mask does not read", resource.Tuple{1000, -1}, 1 << 0, "amount -1 in slot 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bad := gpu.Shape{Request: c.request, GPU: gpu.Share(500)}
+			got, err := gpu.TypicalShapes([]gpu.Shape{ok, bad}, c.dims, 0.5)
+			assert.ErrorIs(t, err, gpu.ErrInvalid)
+			assert.ErrorIs(t, err, resource.ErrNegative)
+			assert.ErrorContains(t, err, c.msg)
+			assert.Nil(t, got)
+
+			f, err := gpu.NewFGD([]gpu.WeightedShape{{Shape: ok, Weight: 1}, {Shape: bad, Weight: 1}}, c.dims)
+			assert.ErrorIs(t, err, gpu.ErrInvalid)
+			assert.ErrorIs(t, err, resource.ErrNegative)
+			assert.ErrorContains(t, err, "shape 1: request")
+			assert.Nil(t, f)
+		})
+	}
+	// A zero request is a request.
+	got, err := gpu.TypicalShapes([]gpu.Shape{{GPU: gpu.Share(500)}}, 0, 1)
+	require.NoError(t, err)
+	assert.Len(t, got, 1)
+}
+
 // TestTypicalShapesKeepsDistinctShapes checks that TypicalShapes counts distinct
 // shapes apart: a share of 1 on model "00" is not a share of 100 on any model, and
 // model "a|b" is not models "a" and "b" (a key made by printing the fields together

@@ -162,6 +162,17 @@ func (Packing) Score(n Node, t Shape) (float64, Allocation, bool) {
 	return math.Max(float64(100-ratio/10), 50) / 100, a, true
 }
 
+// checkRequest refuses a request with a negative amount in any slot, naming the slot.
+// (There is no schema at hand to name the dimension, or to refuse amounts past it.)
+func checkRequest(r resource.Tuple) error {
+	for k, v := range r {
+		if v < 0 {
+			return fmt.Errorf("request %v: amount %d in slot %d: %w: %w", r, v, k, resource.ErrNegative, ErrInvalid)
+		}
+	}
+	return nil
+}
+
 // WeightedShape is a task shape and how often it arrives (any positive scale: FGD
 // normalises the weights).
 type WeightedShape struct {
@@ -173,7 +184,10 @@ type WeightedShape struct {
 // dimensions of dims only (zero: all), and returns the most frequent ones that
 // together make up at least coverage (in (0, 1]) of the tasks, with their counts as
 // weights, most frequent first (ties in order of first appearance). The ATC'23
-// study's simulator keeps the shapes that make up 60% of the tasks by default.
+// study's simulator keeps the shapes that make up 60% of the tasks by default. It
+// fails (ErrInvalid) on a coverage outside (0, 1], no tasks, an invalid GPU demand, or
+// a request with a negative amount in any slot (also wrapping resource.ErrNegative);
+// the error names the task.
 func TypicalShapes(tasks []Shape, dims resource.Mask, coverage float64) ([]WeightedShape, error) {
 	if !(coverage > 0 && coverage <= 1) {
 		return nil, fmt.Errorf("gpu: typical shapes: coverage %v: want (0, 1]: %w", coverage, ErrInvalid)
@@ -192,6 +206,9 @@ func TypicalShapes(tasks []Shape, dims resource.Mask, coverage float64) ([]Weigh
 	var out []entry
 	for i, t := range tasks {
 		if err := t.GPU.Validate(); err != nil {
+			return nil, fmt.Errorf("gpu: typical shapes: task %d: %w", i, err)
+		}
+		if err := checkRequest(t.Request); err != nil {
 			return nil, fmt.Errorf("gpu: typical shapes: task %d: %w", i, err)
 		}
 		if dims != 0 {
@@ -237,7 +254,8 @@ type FGD struct {
 
 // NewFGD returns the FGD scorer for a workload of the given shapes, whose requests it
 // reads on the dimensions of dims (zero: all). It fails on no shapes, a weight that is
-// not a positive finite number, or an invalid demand.
+// not a positive finite number, an invalid demand, or a request with a negative amount
+// in any slot (also wrapping resource.ErrNegative).
 func NewFGD(shapes []WeightedShape, dims resource.Mask) (*FGD, error) {
 	if len(shapes) == 0 {
 		return nil, fmt.Errorf("gpu: FGD: no shapes: %w", ErrInvalid)
@@ -248,6 +266,9 @@ func NewFGD(shapes []WeightedShape, dims resource.Mask) (*FGD, error) {
 			return nil, fmt.Errorf("gpu: FGD: shape %d weight %v: want a positive finite number: %w", i, s.Weight, ErrInvalid)
 		}
 		if err := s.GPU.Validate(); err != nil {
+			return nil, fmt.Errorf("gpu: FGD: shape %d: %w", i, err)
+		}
+		if err := checkRequest(s.Request); err != nil {
 			return nil, fmt.Errorf("gpu: FGD: shape %d: %w", i, err)
 		}
 		top = max(top, s.Weight)
