@@ -76,9 +76,10 @@ func TestPropertyEstimateNeverStarves(t *testing.T) {
 	props.TestingRun(t)
 }
 
-// An observation beyond the capacity of the node the task ran on is refused
-// (ErrImplausible) and teaches the estimator nothing; the task can still finish.
-func TestImplausibleObservationRefused(t *testing.T) {
+// runningTask returns a scheduler with one node of 4 cores and 16 GiB running one
+// task, "t", of key "wc", and that key.
+func runningTask(t *testing.T) (*finegrain.Scheduler, predict.Key) {
+	t.Helper()
 	s := newScheduler(t, finegrain.WithoutDelayScheduling())
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 16*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
@@ -87,8 +88,15 @@ func TestImplausibleObservationRefused(t *testing.T) {
 	d, err := s.Heartbeat("n", 0)
 	require.NoError(t, err)
 	require.Len(t, d.Assignments, 1)
+	return s, key
+}
+
+// An observation beyond the capacity of the node the task ran on is refused
+// (ErrImplausible) and teaches the estimator nothing; the task can still finish.
+func TestImplausibleObservationRefused(t *testing.T) {
+	s, key := runningTask(t)
 	tib := stage.MustProfile(schema, stage.Stage{Duration: time.Second, Demand: schema.MustTuple(1000, 1024*gib)})
-	err = s.Finished("t", time.Second, &predict.Observation{Profile: tib})
+	err := s.Finished("t", time.Second, &predict.Observation{Profile: tib})
 	assert.ErrorIs(t, err, finegrain.ErrImplausible)
 	assert.ErrorContains(t, err, `node "n"`)
 	_, learned := s.Estimator().Estimate(key)
@@ -100,17 +108,10 @@ func TestImplausibleObservationRefused(t *testing.T) {
 // (resource.ErrSchemaMismatch, ErrOutsideSchema), not as beyond the node's capacity,
 // and change nothing.
 func TestForeignSchemaObservationsRefused(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutDelayScheduling())
-	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 16*gib)}))
-	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
-	key := predict.Key{Logic: "wc", InputSize: 1}
-	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Key: key, Request: schema.MustTuple(1000, gib)}))
-	d, err := s.Heartbeat("n", 0)
-	require.NoError(t, err)
-	require.Len(t, d.Assignments, 1)
+	s, key := runningTask(t)
 	other := resource.MustSchema(resource.CPU, resource.Memory, resource.DiskIO)
 	foreign := stage.MustProfile(other, stage.Stage{Duration: time.Second, Demand: other.MustTuple(1000, gib, 1)})
-	err = s.Finished("t", time.Second, &predict.Observation{Profile: foreign})
+	err := s.Finished("t", time.Second, &predict.Observation{Profile: foreign})
 	assert.ErrorIs(t, err, resource.ErrSchemaMismatch)
 	assert.NotErrorIs(t, err, finegrain.ErrImplausible)
 	st, _ := s.State("t")

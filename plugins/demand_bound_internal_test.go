@@ -10,7 +10,6 @@ import (
 
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/predict"
-	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
 )
 
@@ -18,14 +17,7 @@ import (
 // past that), and a key it dropped is served its estimate's hold, built again. No
 // other test notices an unbounded cache.
 func TestPredictionCacheIsBounded(t *testing.T) {
-	schema := resource.MustSchema(resource.CPU, resource.Memory)
-	est, err := predict.NewSimilarTask(schema, predict.WithBaseWeight(1), predict.WithMaxKeys(2*maxKeyDemands))
-	require.NoError(t, err)
-	st, err := cluster.New(schema)
-	require.NoError(t, err)
-	require.NoError(t, st.AddJob(cluster.JobSpec{ID: "j"}))
-	p, err := NewPrediction(schema, est, true)
-	require.NoError(t, err)
+	schema, est, st, p := predictionFixture(t, predict.WithBaseWeight(1), predict.WithMaxKeys(2*maxKeyDemands))
 	prof := stage.MustProfile(schema, stage.Stage{Duration: time.Second, Demand: schema.MustTuple(500, 1<<30)})
 	var first *cluster.TaskInfo
 	for i := range maxKeyDemands + 10 {

@@ -166,14 +166,7 @@ func TestPredictionCacheProperty(t *testing.T) {
 // keeps of a key, its reference into the estimator included, is guarded (run with
 // -race), and every demand is the task's estimate held as the hold rule says.
 func TestPredictionConcurrentDemands(t *testing.T) {
-	schema := resource.MustSchema(resource.CPU, resource.Memory)
-	est, err := predict.NewSimilarTask(schema, predict.WithMaxKeys(3))
-	require.NoError(t, err)
-	st, err := cluster.New(schema)
-	require.NoError(t, err)
-	require.NoError(t, st.AddJob(cluster.JobSpec{ID: "j"}))
-	p, err := NewPrediction(schema, est, true)
-	require.NoError(t, err)
+	schema, est, st, p := predictionFixture(t, predict.WithMaxKeys(3))
 	var tasks []*cluster.TaskInfo
 	for i := range 8 {
 		id := fmt.Sprint("t", i)
@@ -204,4 +197,19 @@ func TestPredictionConcurrentDemands(t *testing.T) {
 	for range 4 {
 		assert.Empty(t, <-done)
 	}
+}
+
+// predictionFixture is a state of CPU and memory with a job "j" and a hold-until-
+// finished Prediction of a SimilarTask estimator built with opts.
+func predictionFixture(t *testing.T, opts ...predict.EstimatorOption) (*resource.Schema, *predict.SimilarTask, *cluster.State, *Prediction) {
+	t.Helper()
+	schema := resource.MustSchema(resource.CPU, resource.Memory)
+	est, err := predict.NewSimilarTask(schema, opts...)
+	require.NoError(t, err)
+	st, err := cluster.New(schema)
+	require.NoError(t, err)
+	require.NoError(t, st.AddJob(cluster.JobSpec{ID: "j"}))
+	p, err := NewPrediction(schema, est, true)
+	require.NoError(t, err)
+	return schema, est, st, p
 }

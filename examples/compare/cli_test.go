@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -13,7 +12,6 @@ import (
 
 	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/examples/internal/clitest"
-	"github.com/finegrain/finegrain/examples/internal/simrun"
 )
 
 func TestMain(m *testing.M) {
@@ -23,23 +21,12 @@ func TestMain(m *testing.M) {
 
 func TestCommandLine(t *testing.T) { clitest.CommandLine(t, "compare") }
 
-// -workers is taken in [1, simrun.MaxWorkers] and refused beyond, with exit status 2
-// and a message naming the flag (a billion workers ran out of memory).
+// -workers is taken in [1, simrun.MaxWorkers] and refused beyond.
 func TestWorkersFlag(t *testing.T) {
-	for _, tc := range []struct {
-		workers int
-		ok      bool
-	}{{1, true}, {simrun.MaxWorkers, true}, {0, false}, {-3, false}, {simrun.MaxWorkers + 1, false}, {1000000000, false}} {
-		w := strconv.Itoa(tc.workers)
-		c, err := parseFlags([]string{"-workers", w})
-		if tc.ok {
-			require.NoError(t, err, w)
-			assert.Equal(t, tc.workers, c.workers)
-			continue
-		}
-		assert.Equal(t, 2, cli.Status(err), "-workers %s: %v", w, err)
-		clitest.Refused(t, "-workers "+w, "-workers", w)
-	}
+	clitest.WorkersFlag(t, func(args []string) (int, error) {
+		c, err := parseFlags(args)
+		return c.workers, err
+	})
 }
 
 // -compress below 1 that stretches a trace's submission times past the longest time

@@ -71,17 +71,7 @@ func TestArgsValidation(t *testing.T) {
 		{"a field named in another case", `{"CompressionLimit":0.2}`, []string{"unknown field", `"CompressionLimit"`}},
 		{"a field twice, in two cases", `{"compressionLimit":0.2,"CompressionLimit":5}`, []string{"unknown field", `"CompressionLimit"`}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := plugin.New(context.Background(), &runtime.Unknown{Raw: []byte(tc.json), ContentType: runtime.ContentTypeJSON}, nil)
-			if len(tc.want) == 0 {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			for _, w := range tc.want {
-				assert.Contains(t, err.Error(), w)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkArgs(t, tc.json, runtime.ContentTypeJSON, tc.want) })
 	}
 	for _, tc := range []struct {
 		name string
@@ -99,17 +89,7 @@ func TestArgsValidation(t *testing.T) {
 		{"a field named in another case", "CompressionLimit: 0.2\n", []string{"unknown field", `"CompressionLimit"`}},
 		{"a field twice, in two cases", "compressionLimit: 0.2\nCompressionLimit: 5\n", []string{"unknown field", `"CompressionLimit"`}},
 	} {
-		t.Run("YAML "+tc.name, func(t *testing.T) {
-			_, err := plugin.New(context.Background(), &runtime.Unknown{Raw: []byte(tc.yaml), ContentType: runtime.ContentTypeYAML}, nil)
-			if len(tc.want) == 0 {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			for _, w := range tc.want {
-				assert.Contains(t, err.Error(), w)
-			}
-		})
+		t.Run("YAML "+tc.name, func(t *testing.T) { checkArgs(t, tc.yaml, runtime.ContentTypeYAML, tc.want) })
 	}
 	t.Run("no args", func(t *testing.T) {
 		_, err := plugin.New(context.Background(), nil, nil)
@@ -225,4 +205,19 @@ func FuzzArgs(f *testing.F) {
 			t.Fatalf("no plugin and no error for %q", text)
 		}
 	})
+}
+
+// checkArgs builds the plugin with raw arguments of contentType: it must succeed when
+// want is empty, else fail with an error holding every string of want.
+func checkArgs(t *testing.T, raw, contentType string, want []string) {
+	t.Helper()
+	_, err := plugin.New(context.Background(), &runtime.Unknown{Raw: []byte(raw), ContentType: contentType}, nil)
+	if len(want) == 0 {
+		require.NoError(t, err)
+		return
+	}
+	require.Error(t, err)
+	for _, w := range want {
+		assert.Contains(t, err.Error(), w)
+	}
 }

@@ -8,12 +8,14 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/finegrain/finegrain/examples/internal/cli"
+	"github.com/finegrain/finegrain/examples/internal/simrun"
 )
 
 // CommandLine checks that the example NAME answers -h with its usage and exit status
@@ -108,3 +110,25 @@ func (Full) Write([]byte) (int, error) { return 0, ErrFull }
 
 // ErrFull is the error of every write on Full.
 var ErrFull = errors.New("write full: no space left on device")
+
+// WorkersFlag checks a program's -workers flag: taken in [1, simrun.MaxWorkers] (parse
+// parses the flags and returns the workers it got), refused beyond with exit status 2
+// and a message naming the flag, also when the program runs as a command with extra
+// arguments before it (a billion workers once ran out of memory).
+func WorkersFlag(t *testing.T, parse func(args []string) (int, error), extra ...string) {
+	t.Helper()
+	for _, tc := range []struct {
+		workers int
+		ok      bool
+	}{{1, true}, {simrun.MaxWorkers, true}, {0, false}, {-3, false}, {simrun.MaxWorkers + 1, false}, {1000000000, false}} {
+		w := strconv.Itoa(tc.workers)
+		got, err := parse([]string{"-workers", w})
+		if tc.ok {
+			require.NoError(t, err, w)
+			assert.Equal(t, tc.workers, got)
+			continue
+		}
+		assert.Equal(t, 2, cli.Status(err), "-workers %s: %v", w, err)
+		Refused(t, "-workers "+w, append(append([]string(nil), extra...), "-workers", w)...)
+	}
+}
