@@ -383,6 +383,8 @@ func TestLifeCycleErrors(t *testing.T) {
 		{"cancel foreign", func() error { return s.Cancel(foreign, 0) }, cluster.ErrUnknownTask},
 		{"started pending", func() error { return s.Started(pending, time.Second) }, cluster.ErrState},
 		{"progress of reserved", func() error { return s.ReportProgress(reserved, 0.5, time.Second) }, cluster.ErrState},
+		{"started at a negative time", func() error { return s.Started(running, -time.Second) }, cluster.ErrInvalid},
+		{"progress at a negative time", func() error { return s.ReportProgress(running, 0.5, -time.Second) }, cluster.ErrInvalid},
 	})
 
 	// A booked task runs once the clock reaches its start, and finishing at its start

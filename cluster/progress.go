@@ -20,6 +20,9 @@ func (s *State) Started(t *TaskInfo, now time.Duration) error {
 	if t.state != Running {
 		return fmt.Errorf("cluster: start of task %q: it is %v: %w", t.pe.ID, t.state, ErrState)
 	}
+	if now < 0 {
+		return fmt.Errorf("cluster: start of task %q at %v: negative time: %w", t.pe.ID, now, ErrInvalid)
+	}
 	t.start = now
 	if t.backs() != nil {
 		return nil
@@ -37,6 +40,9 @@ func (s *State) ReportProgress(t *TaskInfo, progress float64, now time.Duration)
 	}
 	if t.state != Running {
 		return fmt.Errorf("cluster: progress of task %q: it is %v: %w", t.pe.ID, t.state, ErrState)
+	}
+	if now < 0 {
+		return fmt.Errorf("cluster: progress of task %q at %v: negative time: %w", t.pe.ID, now, ErrInvalid)
 	}
 	if t.backs() != nil {
 		return nil

@@ -106,6 +106,7 @@ func TestTreeErrors(t *testing.T) {
 		{"pending unknown job", func(tr *fairness.Tree) error { return tr.AddPending("nope", 1, resource.Tuple{}) }, fairness.ErrUnknownJob},
 		{"pending zero tasks", func(tr *fairness.Tree) error { return tr.AddPending("j", 0, resource.Tuple{}) }, fairness.ErrInvalidCount},
 		{"pending negative tasks", func(tr *fairness.Tree) error { return tr.AddPending("j", -1, resource.Tuple{}) }, fairness.ErrInvalidCount},
+		{"pending count overflows", func(tr *fairness.Tree) error { return tr.AddPending("k", math.MaxInt-3, resource.Tuple{}) }, fairness.ErrInvalidCount},
 		{"pending negative demand", func(tr *fairness.Tree) error { return tr.AddPending("j", 1, neg) }, resource.ErrNegative},
 		{"pending outside schema", func(tr *fairness.Tree) error { return tr.AddPending("j", 1, outside) }, resource.ErrOutsideSchema},
 		{"remove pending unknown", func(tr *fairness.Tree) error { return tr.RemovePending("nope", 1, resource.Tuple{}) }, fairness.ErrUnknownJob},

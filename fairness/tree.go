@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"time"
 
@@ -341,7 +342,9 @@ func (t *Tree) AddPending(job string, tasks int, demand resource.Tuple) error {
 	if err != nil {
 		return err
 	}
-	if tasks <= 0 {
+	if tasks <= 0 || tasks > math.MaxInt-t.root.Pending {
+		// The root counts every pending task: a count that fits beside its total fits
+		// beside every queue's and job's.
 		return fieldErr(who(KindJob, job)+" tasks", tasks, ErrInvalidCount)
 	}
 	if err := t.schema.Validate(demand); err != nil {

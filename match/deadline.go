@@ -182,9 +182,12 @@ func TheoreticalDuration(p stage.Profile, ratios []float64) (time.Duration, erro
 }
 
 // ResultDuration is eq. 15 for a task matched with result r: its duration under the
-// compression r reports per stage (Result.StageRatio). It fails when r is not a fit or
-// describes a different number of stages than p has.
+// compression r reports per stage (Result.StageRatio). It fails on an empty profile,
+// when r is not a fit or when it describes a different number of stages than p has.
 func ResultDuration(p stage.Profile, r Result) (time.Duration, error) {
+	if p.Len() == 0 {
+		return 0, fmt.Errorf("match: %w", stage.ErrEmptyProfile)
+	}
 	if !r.Code.OK() {
 		return 0, fmt.Errorf("match: result %v is not a fit: %w", r.Code, ErrNoRoom)
 	}

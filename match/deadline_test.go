@@ -150,6 +150,8 @@ func TestTheoreticalDuration(t *testing.T) {
 	fit := match.FineGrained{}.Match(match.Server{Timeline: timeline(t, tup(10, 10, 10))}, 0, prof(st(1, 1, 1, 1)))
 	_, err = match.ResultDuration(p, fit)
 	assert.ErrorIs(t, err, match.ErrBadTask)
+	_, err = match.ResultDuration(stage.Profile{}, match.Result{})
+	assert.ErrorIs(t, err, stage.ErrEmptyProfile, "as TheoreticalDuration refuses it")
 }
 
 // Profiles of more than StageRatios stages fold the tail into the last slot.
