@@ -178,6 +178,30 @@ func TestWaterFillHugeAmounts(t *testing.T) {
 	}
 }
 
+// Tiny amounts beside a capacity at the top of the float range, where WaterFill scales
+// the amounts down and subnormal ones would lose bits: the bounds hold exactly, and
+// demands that fit are met exactly.
+func TestWaterFillTinyAmountsBesideHugeCapacity(t *testing.T) {
+	top := math.MaxFloat64
+	for _, c := range []struct {
+		name   string
+		cap    float64
+		claims []fairness.Claim
+		want   []float64
+	}{
+		{"a subnormal demand among others", top, []fairness.Claim{{Weight: 1, Demand: 3e-320}, {Weight: 1, Demand: 1}, {Weight: 1, Demand: 1}, {Weight: 1, Demand: 1}}, []float64{3e-320, 1, 1, 1}},
+		{"the smallest float", top, []fairness.Claim{{Weight: 1, Demand: 5e-324}}, []float64{5e-324}},
+		{"the smallest normal float", top, []fairness.Claim{{Weight: 1, Demand: 2.2e-308}}, []float64{2.2e-308}},
+		{"capped beside an unbounded claim", top, []fairness.Claim{{Weight: 1, Max: 3e-320, Demand: math.Inf(1)}, {Weight: 1, Demand: math.Inf(1)}}, []float64{3e-320, top}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := fairness.WaterFill(c.cap, c.claims)
+			require.NoError(t, err)
+			assert.Equal(t, c.want, got)
+		})
+	}
+}
+
 func TestJain(t *testing.T) {
 	for _, c := range []struct {
 		x    []float64

@@ -54,7 +54,7 @@ func WaterFill(capacity float64, claims []Claim) ([]float64, error) {
 	weight := make([]float64, len(claims))
 	lo := make([]float64, len(claims))
 	hi := make([]float64, len(claims))
-	var sumLo float64
+	var sumLo, sumHi float64
 	for i, c := range claims {
 		err := (Share{Weight: c.Weight, Min: c.Min, Max: c.Max}).validate()
 		if err == nil && !(c.Demand >= 0) {
@@ -70,6 +70,12 @@ func WaterFill(capacity float64, claims []Claim) ([]float64, error) {
 		}
 		lo[i] = min(c.Min, hi[i])
 		sumLo += lo[i]
+		sumHi += hi[i]
+	}
+	if sumHi <= capacity {
+		// The demands fit: everybody gets its demand, as waterFill answers, before any
+		// scaling could round the smallest amounts.
+		return hi, nil
 	}
 	// Large amounts or weights can overflow: Σ lo = +Inf would scale every share to 0, a
 	// capacity within 1e-9 of the largest float leaves no room to check the shares' sum,
@@ -79,8 +85,11 @@ func WaterFill(capacity float64, claims []Claim) ([]float64, error) {
 	// not scaled, so they are computed as they always were.
 	n := bits.Len(uint(len(claims)))
 	amounts, whole := 0, capacity
+	var bottom, top []float64 // the unscaled bounds, when the amounts are scaled
+	minsFit := sumLo < capacity
 	if math.IsInf(sumLo, 1) || math.IsInf(capacity*(1+1e-9), 1) {
 		amounts = n + 2 // Σ of n + 1 amounts below a quarter of the float range
+		bottom, top = slices.Clone(lo), slices.Clone(hi)
 		capacity = math.Ldexp(capacity, -amounts)
 		for i := range claims {
 			lo[i] = math.Ldexp(lo[i], -amounts)
@@ -98,8 +107,15 @@ func WaterFill(capacity float64, claims []Claim) ([]float64, error) {
 	if amounts != 0 {
 		for i := range out {
 			// No share exceeds the capacity, though rounding may say so by an ulp: near
-			// the top of the float range, that ulp scaled back would be +Inf.
-			out[i] = min(math.Ldexp(out[i], amounts), whole)
+			// the top of the float range, that ulp scaled back would be +Inf. Nor its
+			// bounds, which amounts scaled into the subnormal range may have lost bits
+			// of: a share is held to them unscaled (to its min share only while the min
+			// shares fit, as they are scaled down otherwise).
+			share := min(math.Ldexp(out[i], amounts), whole, top[i])
+			if minsFit {
+				share = max(share, bottom[i])
+			}
+			out[i] = share
 		}
 	}
 	return out, nil
