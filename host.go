@@ -79,10 +79,7 @@ func (s *Scheduler) Commit(id string, now time.Duration) (Assignment, error) {
 	if err != nil {
 		return Assignment{}, err
 	}
-	if _, held := s.fw.Held(t); !held {
-		return Assignment{}, fmt.Errorf("finegrain: commit of task %q: not held for the host (Reserve, PostFilter): %w", id, ErrState)
-	}
-	s.state.Advance(at)
+	// The framework refuses a task not held before its cycle moves the clock to at.
 	as, err := s.fw.Commit(t, at)
 	if err != nil {
 		return Assignment{}, fmt.Errorf("finegrain: commit of task %q: %w", id, err)
@@ -99,10 +96,7 @@ func (s *Scheduler) Unreserve(id string, now time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if _, held := s.fw.Held(t); !held {
-		return fmt.Errorf("finegrain: unreserve of task %q: not held for the host (Reserve, PostFilter): %w", id, ErrState)
-	}
-	s.state.Advance(at)
+	// The framework refuses a task not held before its cycle moves the clock to at.
 	if err := s.fw.Unreserve(t, at); err != nil {
 		return fmt.Errorf("finegrain: unreserve of task %q: %w", id, err)
 	}

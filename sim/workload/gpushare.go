@@ -30,17 +30,27 @@ func OpenBCluster(name string, nodes []OpenBNode) (Cluster, error) {
 	}
 	cl := Cluster{Name: name, Nodes: make([]NodeSpec, len(nodes)), IntraRackBandwidth: 125_000_000, CrossRackBandwidth: 125_000_000}
 	for i, n := range nodes {
-		if n.MemoryMiB < 0 || n.MemoryMiB > maxMiB {
-			return Cluster{}, fieldErr(fmt.Sprintf("nodes[%d](%s).MemoryMiB", i, n.Name), n.MemoryMiB, ErrInvalidValue)
+		mem, err := memoryBytes(fmt.Sprintf("nodes[%d](%s).MemoryMiB", i, n.Name), n.MemoryMiB)
+		if err != nil {
+			return Cluster{}, err
 		}
 		var c resource.Tuple
-		c[SlotCPU], c[SlotMemory] = n.CPUMilli, n.MemoryMiB*MiB
+		c[SlotCPU], c[SlotMemory] = n.CPUMilli, mem
 		cl.Nodes[i] = NodeSpec{ID: n.Name, Rack: OpenBRack, Capacity: c, Speed: 1, GPU: gpu.Spec{Model: n.Model, Count: n.GPUs}}
 	}
 	if err := cl.Validate(); err != nil {
 		return Cluster{}, err
 	}
 	return cl, nil
+}
+
+// memoryBytes is an openb memory_mib in bytes, refused (naming field) when it is
+// negative or its bytes do not fit an int64, as the openb parsers refuse it.
+func memoryBytes(field string, mib int64) (int64, error) {
+	if mib < 0 || mib > maxMiB {
+		return 0, fieldErr(field, mib, ErrInvalidValue)
+	}
+	return mib * MiB, nil
 }
 
 // OpenBStats counts what FromOpenB did with the pods.
@@ -66,11 +76,12 @@ func OpenBTask(p *OpenBPod, d time.Duration) (Task, error) {
 	if p == nil {
 		return Task{}, fieldErr("pod", "nil", ErrInvalidValue)
 	}
-	if p.MemoryMiB < 0 || p.MemoryMiB > maxMiB {
-		return Task{}, fieldErr("pod "+p.Name+".MemoryMiB", p.MemoryMiB, ErrInvalidValue)
+	mem, err := memoryBytes("pod "+p.Name+".MemoryMiB", p.MemoryMiB)
+	if err != nil {
+		return Task{}, err
 	}
 	var req resource.Tuple
-	req[SlotCPU], req[SlotMemory] = p.CPUMilli, p.MemoryMiB*MiB
+	req[SlotCPU], req[SlotMemory] = p.CPUMilli, mem
 	dem := gpu.Demand{Count: p.NumGPU, Milli: p.GPUMilli, Models: slices.Clone(p.GPUSpec)}
 	if err := dem.Validate(); err != nil {
 		return Task{}, fieldErr("pod "+p.Name+".GPU", dem, fmt.Errorf("%w: %w", ErrInvalidValue, err))
