@@ -106,8 +106,8 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 	w := fineWalk{
 		id: s.ID, allow: s.Allowance, schema: schema,
 		comp: schema.Compressible(), capacity: tl.Capacity(), ndims: schema.Len(),
-		r: fresh(schema, p.Len()),
 	}
+	w.r.start(schema, p.Len())
 	w.compCap = w.capacity.Only(w.comp)
 	if f, ok := s.Allowance.(Fixed); ok {
 		// A constant allowance is the same on every segment: compute rc × N once.
@@ -135,7 +135,8 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 			// and steps disagree once amounts have saturated, see stage.Timeline): the
 			// walk's answer, from scratch.
 			minFree := w.r.MinFree
-			w.r, w.i = fresh(schema, p.Len()), -1
+			w.r, w.i = Result{}, -1
+			w.r.start(schema, p.Len())
 			w.r.MinFree = minFree
 			tl.WalkShort(start, p, resource.Tuple{}, w.visit)
 		}
@@ -155,9 +156,11 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 	return w.r
 }
 
-// fresh is the result a fine-grained match starts from: nothing found yet.
-func fresh(schema *resource.Schema, stages int) Result {
-	return Result{Stage: -1, Dim: -1, schema: schema, nstages: stages}
+// start makes the zero result r the one a fine-grained match starts from: nothing
+// found yet. (Set in place: a Result is large, and building one to copy in costs a
+// match a copy.)
+func (r *Result) start(schema *resource.Schema, stages int) {
+	r.Stage, r.Dim, r.schema, r.nstages = -1, -1, schema, stages
 }
 
 // minFree is the least free amount over [start, end), which is empty only when start
@@ -225,8 +228,9 @@ func (w *fineWalk) byStage(tl *stage.Timeline, start time.Duration) {
 
 // stageMin checks stage i, whose least free amount is m, as byStage says.
 func (w *fineWalk) stageMin(i int, m resource.Tuple) bool {
-	w.i, w.st = i, w.p.Stage(i)
-	d := &w.st.Demand
+	w.i = i
+	dem := w.p.Demand(i)
+	d := &dem
 	isShort, fails := false, false
 	for k := 0; k < w.ndims && k < resource.MaxDims; k++ {
 		if m[k] < d[k] {
@@ -238,6 +242,7 @@ func (w *fineWalk) stageMin(i int, m resource.Tuple) bool {
 	case !isShort:
 		return true
 	case fails:
+		w.st = w.p.Stage(i)
 		var floor resource.Tuple
 		for k := range d {
 			floor[k] = d[k] - w.fixed[k]

@@ -233,3 +233,7 @@ func Seconds(s float64) time.Duration {
 	}
 	return time.Duration(math.Round(ns))
 }
+
+// Demand is stage i's demand, p.Stage(i).Demand. It takes a pointer so that a hot
+// loop reading one stage's demand copies neither the profile nor the whole stage.
+func (p *Profile) Demand(i int) resource.Tuple { return p.stages[i].Demand }

@@ -40,6 +40,12 @@ func TestProfile(t *testing.T) {
 		assert.Equal(t, tc.stage, p.StageAt(tc.at), "%v", tc.at)
 		assert.Equal(t, tc.want, p.At(tc.at), "%v", tc.at)
 	}
+	for i, want := range []resource.Tuple{tup(1000, 2000), tup(3000, 1000), tup(500, 4000)} {
+		assert.Equal(t, want, p.Demand(i), "stage %d", i)
+	}
+	d := p.Demand(0)
+	d[0] = 7 // a copy: the profile is immutable
+	assert.Equal(t, tup(1000, 2000), p.Stage(0).Demand)
 	stages := p.Stages()
 	stages[0].Duration = time.Hour // a copy: the profile is immutable
 	assert.Equal(t, 2*time.Second, p.Stage(0).Duration)
