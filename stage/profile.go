@@ -50,12 +50,27 @@ type Stage struct {
 // laid end to end, the first starting when the task starts. A Profile is an immutable
 // value; copies share storage safely. Build one with NewProfile or Constant; the zero
 // Profile has no stages and is rejected wherever a demand is needed.
+//
+// A Profile is one pointer: passing, storing and copying one (in a reservation, an
+// attempt, a cache) costs what a pointer does, whatever its stages.
 type Profile struct {
+	_ [0]func() // not comparable: Same says whether two profiles are one
+	*profile
+}
+
+// profile is what a Profile points to: its stages, where each begins and its peak.
+type profile struct {
 	schema  *resource.Schema
 	stages  []Stage
 	offsets []time.Duration // offsets[i] = start of stage i from the task's start; len = len(stages)+1
 	peak    resource.Tuple
+	inline  [inlineOffsets]time.Duration // offsets' storage for a profile of few stages
 }
+
+// inlineOffsets is how many offsets a profile keeps in its own allocation: a profile of
+// up to inlineOffsets−1 stages takes two allocations (itself and its stages), a longer
+// one three.
+const inlineOffsets = 9
 
 // NewProfile validates the stages against schema and returns them as a profile. It fails
 // when there are no stages, a stage's duration is not positive, or a demand is negative
@@ -71,10 +86,11 @@ func NewProfile(schema *resource.Schema, stages ...Stage) (Profile, error) {
 	if len(stages) > MaxStages {
 		return Profile{}, fmt.Errorf("stage: %d stages, at most %d: %w", len(stages), MaxStages, ErrTooManyStages)
 	}
-	p := Profile{
-		schema:  schema,
-		stages:  append([]Stage(nil), stages...),
-		offsets: make([]time.Duration, len(stages)+1),
+	p := Profile{profile: &profile{schema: schema, stages: append([]Stage(nil), stages...)}}
+	if len(stages) < inlineOffsets {
+		p.offsets = p.inline[:len(stages)+1]
+	} else {
+		p.offsets = make([]time.Duration, len(stages)+1)
 	}
 	for i, s := range stages {
 		if s.Duration <= 0 {
@@ -106,14 +122,24 @@ func Constant(schema *resource.Schema, demand resource.Tuple, d time.Duration) (
 }
 
 // Schema is the schema the profile's demands are written in.
-func (p Profile) Schema() *resource.Schema { return p.schema }
+func (p Profile) Schema() *resource.Schema {
+	if p.profile == nil {
+		return nil
+	}
+	return p.schema
+}
 
 // Len is the number of stages.
-func (p Profile) Len() int { return len(p.stages) }
+func (p Profile) Len() int {
+	if p.profile == nil {
+		return 0
+	}
+	return len(p.stages)
+}
 
 // Stage returns stage i, 0 ≤ i < Len(). An i outside that range is a programming
 // error and panics, as a slice index does; the zero Profile has no stage.
-func (p Profile) Stage(i int) Stage { return p.stages[i] }
+func (p Profile) Stage(i int) Stage { return p.stageList()[i] }
 
 // Offset returns when stage i starts, counted from the task's start, 0 ≤ i ≤ Len();
 // Offset(Len()) is the total duration, Duration(). So the zero Profile's Offset(0) is 0.
@@ -122,11 +148,14 @@ func (p Profile) Offset(i int) time.Duration {
 	if i == 0 {
 		return 0 // every profile's first offset; the zero Profile stores none
 	}
+	if p.profile == nil {
+		panic(fmt.Sprintf("stage: offset %d of the zero profile", i))
+	}
 	return p.offsets[i]
 }
 
 // Stages returns a copy of the stages.
-func (p Profile) Stages() []Stage { return append([]Stage(nil), p.stages...) }
+func (p Profile) Stages() []Stage { return append([]Stage(nil), p.stageList()...) }
 
 // Same reports whether p and q are one profile: copies of the same value, sharing its
 // storage (a Profile is immutable, so such copies are equal). Equal profiles built
@@ -134,15 +163,12 @@ func (p Profile) Stages() []Stage { return append([]Stage(nil), p.stages...) }
 // what is derived from a profile (a hold built from an estimate, say) can tell at once
 // whether the profile it was built from is still the one in hand.
 func (p Profile) Same(q Profile) bool {
-	if p.schema != q.schema || len(p.stages) != len(q.stages) {
-		return false
-	}
-	return len(p.stages) == 0 || (&p.stages[0] == &q.stages[0] && &p.offsets[0] == &q.offsets[0])
+	return p.profile == q.profile
 }
 
 // Duration is the total duration: the sum of the stages' (Forever if any is).
 func (p Profile) Duration() time.Duration {
-	if len(p.offsets) == 0 {
+	if p.profile == nil {
 		return 0
 	}
 	return p.offsets[len(p.stages)]
@@ -150,7 +176,12 @@ func (p Profile) Duration() time.Duration {
 
 // Peak is the per-dimension maximum demand over all stages: what the coarse-grained
 // matcher compares against (Mx in docs/methods.md §3).
-func (p Profile) Peak() resource.Tuple { return p.peak }
+func (p Profile) Peak() resource.Tuple {
+	if p.profile == nil {
+		return resource.Tuple{}
+	}
+	return p.peak
+}
 
 // At returns the demand at offset d from the task's start: that of the stage containing
 // d, or zero outside [0, Duration()).
@@ -195,14 +226,14 @@ func (p Profile) Stretch(f float64) (Profile, error) {
 			stages[i].Duration = time.Duration(d)
 		}
 	}
-	return NewProfile(p.schema, stages...)
+	return NewProfile(p.Schema(), stages...)
 }
 
 // String formats the profile as "[dur demand, ...]" with demands in the schema's names.
 func (p Profile) String() string {
 	var b strings.Builder
 	b.WriteByte('[')
-	for i, s := range p.stages {
+	for i, s := range p.stageList() {
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -234,6 +265,14 @@ func Seconds(s float64) time.Duration {
 	return time.Duration(math.Round(ns))
 }
 
-// Demand is stage i's demand, p.Stage(i).Demand. It takes a pointer so that a hot
-// loop reading one stage's demand copies neither the profile nor the whole stage.
-func (p *Profile) Demand(i int) resource.Tuple { return p.stages[i].Demand }
+// Demand is stage i's demand, p.Stage(i).Demand, without a copy of the whole stage. An
+// i outside [0, Len()) panics, as for Stage.
+func (p Profile) Demand(i int) resource.Tuple { return p.stageList()[i].Demand }
+
+// stageList is the stages, nil for the zero Profile.
+func (p Profile) stageList() []Stage {
+	if p.profile == nil {
+		return nil
+	}
+	return p.stages
+}

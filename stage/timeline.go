@@ -440,8 +440,8 @@ func (tl *Timeline) validate(start time.Duration, p Profile, allow resource.Tupl
 	if p.Len() == 0 {
 		return fmt.Errorf("stage: %w", ErrEmptyProfile)
 	}
-	if !tl.schema.Equal(p.schema) {
-		return fmt.Errorf("stage: profile schema %v, timeline schema %v: %w", p.schema, tl.schema, resource.ErrSchemaMismatch)
+	if !tl.schema.Equal(p.Schema()) {
+		return fmt.Errorf("stage: profile schema %v, timeline schema %v: %w", p.Schema(), tl.schema, resource.ErrSchemaMismatch)
 	}
 	if start < tl.origin {
 		return fmt.Errorf("stage: start %v before origin %v: %w", start, tl.origin, ErrBeforeOrigin)
