@@ -3,6 +3,7 @@ package stage_test
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -85,6 +86,30 @@ func TestZeroProfile(t *testing.T) {
 	assert.ErrorIs(t, err, stage.ErrEmptyProfile)
 	assert.Panics(t, func() { p.Stage(0) }, "no stage 0")
 	assert.Panics(t, func() { p.Offset(1) }, "no offset past Len()")
+}
+
+// The zero Profile handed to a timeline is refused or finds nothing, without a panic
+// and without changing the timeline: a Profile points to its stages, and the zero one
+// to none.
+func TestZeroProfileOnTimeline(t *testing.T) {
+	tl, err := stage.NewTimeline(schema, tup(10, 10))
+	require.NoError(t, err)
+	_, err = tl.Reserve(0, stage.MustProfile(schema, stage.Stage{Duration: time.Second, Demand: tup(4, 4)}), resource.Tuple{})
+	require.NoError(t, err)
+	before := slices.Collect(tl.Segments(0, stage.Forever))
+	var zero stage.Profile
+	_, err = tl.Reserve(0, zero, resource.Tuple{})
+	assert.Error(t, err, "Reserve")
+	assert.Error(t, tl.Check(0, zero, resource.Tuple{}), "Check")
+	_, err = tl.EarliestFit(0, zero, resource.Tuple{})
+	assert.Error(t, err, "EarliestFit")
+	calls := 0
+	tl.WalkShort(0, zero, resource.Tuple{}, func(int, stage.Segment) bool { calls++; return true })
+	tl.MinFreeStages(0, zero, func(int, resource.Tuple) bool { calls++; return true })
+	assert.Zero(t, calls, "no stage to report")
+	assert.Equal(t, before, slices.Collect(tl.Segments(0, stage.Forever)), "the timeline is unchanged")
+	assert.True(t, zero.Same(stage.Profile{}), "two zero Profiles are one")
+	assert.Panics(t, func() { zero.Demand(0) }, "no stage 0")
 }
 
 // Same tells copies of one profile from equal profiles built apart.
