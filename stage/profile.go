@@ -159,7 +159,7 @@ func (p Profile) Stages() []Stage { return append([]Stage(nil), p.stageList()...
 
 // Same reports whether p and q are one profile: copies of the same value, sharing its
 // storage (a Profile is immutable, so such copies are equal). Equal profiles built
-// apart are not Same; two zero Profiles are. It costs a few comparisons, so a cache of
+// apart are not Same; two zero Profiles are. It costs one comparison, so a cache of
 // what is derived from a profile (a hold built from an estimate, say) can tell at once
 // whether the profile it was built from is still the one in hand.
 func (p Profile) Same(q Profile) bool {
