@@ -69,7 +69,7 @@ type keyDemand struct {
 	est, hold stage.Profile
 }
 
-// maxKeyDemands bounds the keys a demandCache keeps: about 400 bytes and one profile
+// maxKeyDemands bounds the keys a demandCache keeps: about 150 bytes and one profile
 // each.
 const maxKeyDemands = 1 << 14
 
