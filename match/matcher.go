@@ -79,16 +79,18 @@ func (CoarseGrained) Match(s Server, start time.Duration, p stage.Profile) Resul
 // the window's least free amount (stage.Timeline.MinFree, O(log n) for n segments; the
 // result's MinFree); when it covers the task's peak demand the task fits as it is,
 // without a walk. Otherwise, when the allowance is a Fixed or nil — the same on every
-// segment — each stage is settled by its own least free amount
-// (stage.Timeline.MinFreeStages, one descent for all stages): the stage fails where
-// that amount is short of its demand less the allowance (the first such segment, found
-// by stage.Timeline.WalkBelow, is the one reported), and otherwise the compression the
-// walk would record is the one at that amount, the largest squeeze: O(s log n) for s
-// stages, however many segments the task spans. Another Allowance may answer
-// differently for each segment: stage.Timeline.WalkShort then visits, in time order,
-// only the pieces of segment short of the demand of the stage they overlap, where
-// compression must make up the difference or the match fails: O((s + r) log n) for r
-// such pieces. (So does a capacity or demand beyond 2^51, where eq. 1's ratio computed
+// segment — or a MonotoneAllowance — least where the free amount is least, as the
+// policy package's compression manager — each stage is settled by its own least free
+// amount (stage.Timeline.MinFreeStages, one descent for all stages): the stage fails
+// where that amount is short of its demand less the allowance there (the first such
+// segment, found by stage.Timeline.WalkBelow, is the one reported), and otherwise the
+// compression the walk would record is the one at that amount, the largest squeeze:
+// O(s log n) for s stages, however many segments the task spans, and a
+// MonotoneAllowance is asked once per stage short of its demand. Another Allowance
+// may answer differently for each segment: stage.Timeline.WalkShort then visits, in
+// time order, only the pieces of segment short of the demand of the stage they
+// overlap, where compression must make up the difference or the match fails:
+// O((s + r) log n) for r such pieces. (So does a capacity or demand beyond 2^51, where eq. 1's ratio computed
 // in floating point may not grow with the squeeze, and a timeline whose amounts have
 // saturated, stage.Timeline's Resume, where a stage's least free amount may disagree
 // with its segments.) It allocates nothing.
@@ -109,9 +111,12 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 	}
 	w.r.start(schema, p.Len())
 	w.compCap = w.capacity.Only(w.comp)
-	if f, ok := s.Allowance.(Fixed); ok {
+	switch a := s.Allowance.(type) {
+	case Fixed:
 		// A constant allowance is the same on every segment: compute rc × N once.
-		w.allow, w.fixed = nil, scaleAllowance(w.compCap, resource.Vector(f))
+		w.allow, w.fixed = nil, scaleAllowance(w.compCap, resource.Vector(a))
+	case MonotoneAllowance:
+		w.monotone = a.MonotoneInFree()
 	}
 	// The window's least free amount, O(log n), is the result's MinFree; when it covers
 	// the task's peak, no segment is short of any stage's demand: a fit, no walk. (A
@@ -128,7 +133,7 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 		}
 	}
 	w.p, w.i = p, -1
-	if w.allow == nil && exactRatios(&w.capacity, &peak, w.ndims) {
+	if (w.allow == nil || w.monotone) && exactRatios(&w.capacity, &peak, w.ndims) {
 		w.byStage(tl, start)
 		if w.unsure {
 			// A stage's minimum was short of its floor but no step was (the tree's minima
@@ -183,6 +188,7 @@ type fineWalk struct {
 	id                string
 	allow             Allowance
 	fixed             resource.Tuple // rc × N when allow is nil because it is a Fixed
+	monotone          bool           // allow is a MonotoneAllowance that holds its promises
 	p                 stage.Profile
 	r                 Result
 	schema            *resource.Schema
@@ -231,6 +237,7 @@ func (w *fineWalk) stageMin(i int, m resource.Tuple) bool {
 	w.i = i
 	dem := w.p.Demand(i)
 	d := &dem
+	allow := &w.fixed
 	isShort, fails := false, false
 	for k := 0; k < w.ndims && k < resource.MaxDims; k++ {
 		if m[k] < d[k] {
@@ -238,21 +245,45 @@ func (w *fineWalk) stageMin(i int, m resource.Tuple) bool {
 			fails = fails || m[k] < d[k]-w.fixed[k] // both are not negative: no overflow
 		}
 	}
-	switch {
-	case !isShort:
+	if !isShort {
 		return true
-	case fails:
+	}
+	from, to := stage.AddSat(w.start, w.p.Offset(i)), stage.AddSat(w.start, w.p.Offset(i+1))
+	var atMin resource.Tuple
+	if w.monotone && w.shortCompressible(&m, d) {
+		// The allowance at the stage's least free amounts is the least over its window
+		// on each dimension, and free + allowance is least there (MonotoneAllowance).
+		atMin = allowance(w.allow, w.id, w.capacity, w.compCap, stage.Segment{Start: max(from, w.tl.Origin()), End: to, Free: m}, *d)
+		allow, fails = &atMin, false
+		for k := 0; k < w.ndims && k < resource.MaxDims; k++ {
+			fails = fails || m[k] < d[k]-atMin[k]
+		}
+	}
+	if fails {
+		// The first piece that fails is below the demand less the allowance at the
+		// minimum (an allowance is at least that anywhere in the window).
 		w.st = w.p.Stage(i)
 		var floor resource.Tuple
 		for k := range d {
-			floor[k] = d[k] - w.fixed[k]
+			floor[k] = d[k] - allow[k]
 		}
-		w.tl.WalkBelow(stage.AddSat(w.start, w.p.Offset(i)), stage.AddSat(w.start, w.p.Offset(i+1)), floor, w.visitStage)
+		w.tl.WalkBelow(from, to, floor, w.visitStage)
 		w.unsure = w.r.Code != NoRoom
 		return false
 	}
 	w.compress(&m, d)
 	return true
+}
+
+// shortCompressible reports whether free m is short of demand d on a compressible
+// dimension: only then is an allowance asked for (as squeeze asks).
+func (w *fineWalk) shortCompressible(m, d *resource.Tuple) bool {
+	for k := 0; k < w.ndims && k < resource.MaxDims; k++ {
+		if m[k] < d[k] && w.comp.Has(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // visitStage fails the match at the first piece of stage w.i that the allowance does not

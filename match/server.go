@@ -34,6 +34,35 @@ type Allowance interface {
 	Allowed(q AllowanceQuery) resource.Vector
 }
 
+// MonotoneAllowance is an Allowance that makes two promises about its answers, so
+// that FineGrained can settle each stage of a task by the least free amount over the
+// stage's window, as it does for a Fixed allowance, instead of asking about every
+// piece of timeline short of the stage's demand:
+//
+//   - its ratio on a dimension depends on the query's Server and on that dimension's
+//     Capacity, Segment.Free and Demand alone: not on the segment's times, nor on
+//     another dimension;
+//   - that ratio never falls as the free amount grows, all else the same.
+//
+// Then free + ⌊ratio × N⌋ grows with free, so a stage is short of room somewhere in
+// its window exactly when it is short at the window's least free amount, and eq. 1's
+// compression is largest there. FineGrained asks such an allowance about each stage
+// short of its demand once, with Segment the stage's window and Segment.Free its least
+// free amount on each dimension (the minima may come from different segments); for a
+// stage that fails, it then asks about the pieces of that stage, in time order, up to
+// the first that fails, to report it as the walk would. The Result is the walk's,
+// piece by piece; the questions asked are fewer.
+//
+// MonotoneInFree reports whether the promises hold for this value (a wrapper may
+// pass on its inner allowance's answer); false, or an Allowance without the method,
+// makes FineGrained ask about every piece short of its stage's demand. The policy
+// package's compression manager (eq. 6/7) is one: the eq. 6 bound grows with the
+// free amount.
+type MonotoneAllowance interface {
+	Allowance
+	MonotoneInFree() bool
+}
+
 // AllowanceQuery is what a matcher tells an Allowance about the placement being
 // considered: eq. 7 depends on the tasks already allocated over the segment and on the
 // task being matched.

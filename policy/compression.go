@@ -151,6 +151,16 @@ func (c *Compression) Allowed(q match.AllowanceQuery) resource.Vector {
 	return v
 }
 
+// MonotoneInFree implements match.MonotoneAllowance: Allowed answers on each
+// dimension from the server's mode and that dimension's capacity, free amount and
+// demand alone (Ratio), and the ratio never falls as the free amount grows. The eq. 6
+// bound (wNew − p × wRunning)/(wRunning + wNew) does not fall as wRunning = capacity −
+// free falls (its numerator does not fall, and while it is ≥ 0 its denominator falls;
+// while it is < 0 the ratio is 0), each floating-point step rounding monotonically,
+// and eq. 7's clamp keeps the order. A fine-grained match then settles each stage by
+// its least free amount (match.FineGrained).
+func (c *Compression) MonotoneInFree() bool { return true }
+
 // Server returns the match.Server view of server id over its timeline, with this
 // compression manager as its allowance.
 func (c *Compression) Server(id string, tl *stage.Timeline) match.Server {

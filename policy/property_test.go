@@ -86,6 +86,70 @@ func TestCompressionProperties(t *testing.T) {
 		return true
 	}, gen.Int64()))
 
+	mixed := gen.OneGenOf(gen.Int64Range(-100, 100000), gen.Int64())
+	props.Property("Ratio is resource.CompressionBound clamped by resource.MaxCompression, exactly", prop.ForAll(func(running, demand int64, pExp, p, lim float64) bool {
+		pen := p * math.Pow(10, pExp) // up to 1e300: p × running may overflow
+		c, err := policy.NewCompression(schema, nil, policy.WithPenalty(pen), policy.WithLimit(lim))
+		if err != nil {
+			return false
+		}
+		want := 0.0
+		if demand > 0 {
+			b, err := resource.CompressionBound(float64(demand), float64(max(running, 0)), pen)
+			if err != nil {
+				return false
+			}
+			want, _ = resource.MaxCompression(b, lim)
+		}
+		return c.Ratio(0, running, demand) == want && c.Ratio(1, running, demand) == 0
+	}, mixed, mixed, gen.Float64Range(0, 300), penalties, limits))
+
+	// match.MonotoneAllowance's promises, which let a fine-grained match settle each
+	// stage by its least free amount: exact, no tolerance.
+	props.Property("the allowed ratio never falls as the free amount grows, and reads its own dimension alone", prop.ForAll(func(f1, f2, other, capacity, demand int64, p, lim float64, mode uint8) bool {
+		m := policy.Mode(mode % 4)
+		c, _ := policy.NewCompression(schema, modes{"s": m}, policy.WithPenalty(p), policy.WithLimit(lim))
+		lo, hi := min(f1, f2), max(f1, f2)
+		n := tup(capacity, capacity, capacity)
+		ask := func(free int64, others int64, start time.Duration) resource.Vector {
+			return c.Allowed(match.AllowanceQuery{Server: "s", Capacity: n,
+				Segment: stage.Segment{Start: start, End: start + time.Second, Free: resource.Tuple{free, others, others}},
+				Demand:  resource.Tuple{demand, demand / 2, max(others, 0)}})
+		}
+		a, b := ask(lo, other, 0), ask(hi, other, 0)
+		return a[0] <= b[0] && ask(lo, other/3, time.Hour)[0] == a[0]
+	}, gen.Int64Range(-(1<<40), 1<<40), gen.Int64Range(-(1<<40), 1<<40), gen.Int64Range(-(1<<40), 1<<40),
+		gen.Int64Range(1, 1<<41), gen.Int64Range(0, 1<<41), penalties, limits, gen.UInt8()))
+
+	props.Property("a managed fine-grained match is the one that asks about every piece", prop.ForAll(func(seed int64) string {
+		r := rand.New(rand.NewSource(seed))
+		capacity := tup(int64(50+r.Intn(200)), int64(50+r.Intn(200)), int64(20+r.Intn(100)))
+		tl, _ := stage.NewTimeline(schema, capacity)
+		randProfile := func(max int) stage.Profile {
+			st := make([]stage.Stage, 1+r.Intn(6))
+			for i := range st {
+				st[i] = stage.Stage{Duration: time.Duration(1+r.Intn(8)) * time.Second / 2, Demand: tup(int64(r.Intn(max)), int64(r.Intn(max/2+1)), int64(r.Intn(max/3+1)))}
+			}
+			return stage.MustProfile(schema, st...)
+		}
+		mode := policy.Mode(r.Intn(3))
+		c, _ := policy.NewCompression(schema, modes{"s": mode}, policy.WithPenalty(float64(r.Intn(20))/100), policy.WithLimit(float64(r.Intn(60))/100))
+		managed, walked := c.Server("s", tl), match.Server{ID: "s", Timeline: tl, Allowance: everyPiece{c}}
+		for n := 0; n < 40; n++ {
+			p, start := randProfile(1+r.Intn(200)), time.Duration(r.Intn(40))*time.Second/2
+			got, want := match.FineGrained{}.Match(managed, start, p), match.FineGrained{}.Match(walked, start, p)
+			if got != want {
+				return fmt.Sprintf("mode %v, %v from %v:\n got  %+v\n want %+v", mode, p, start, got, want)
+			}
+			if got.Code.OK() && r.Intn(2) == 0 {
+				if _, err := tl.Reserve(start, p, got.Allowance); err != nil {
+					return err.Error()
+				}
+			}
+		}
+		return ""
+	}, gen.Int64()))
+
 	props.Property("no compression unless FineGrained, never on memory", prop.ForAll(func(mode uint8, free, demand int64) bool {
 		m := policy.Mode(mode % 4)
 		c, _ := policy.NewCompression(schema, modes{"s": m})
@@ -194,3 +258,9 @@ func TestModeRefSchedulableAsAdjuster(t *testing.T) {
 	}, gen.Int64()))
 	props.TestingRun(t)
 }
+
+// everyPiece is the compression manager without its match.MonotoneAllowance promise:
+// a fine-grained match asks it about every piece short of a stage's demand.
+type everyPiece struct{ c *policy.Compression }
+
+func (e everyPiece) Allowed(q match.AllowanceQuery) resource.Vector { return e.c.Allowed(q) }
