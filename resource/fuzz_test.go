@@ -2,6 +2,7 @@ package resource_test
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/finegrain/finegrain/resource"
@@ -69,6 +70,33 @@ func FuzzFromSlice(f *testing.F) {
 		ok := len(in) <= 3 && a >= 0 && b >= 0 && c >= 0
 		if (err == nil) != ok {
 			t.Fatalf("FromSlice(%v) = %v, %v", in, v, err)
+		}
+	})
+}
+
+// FuzzCompressionBound checks that CompressionBound never panics, that it refuses
+// exactly the weights and penalties its doc comment names (a weight or penalty that is
+// not a finite number ≥ 0, or weights summing to zero) with an error wrapping
+// ErrInvalidRatio, and that what it returns otherwise is a finite bound of at most 1.
+func FuzzCompressionBound(f *testing.F) {
+	for _, c := range [][3]float64{{1, 3, 0.05}, {0, 0, 0}, {1, 0, 0}, {-1, 1, 0}, {1, 1, math.Inf(1)}, {math.NaN(), 1, 0}, {math.MaxFloat64, math.MaxFloat64, 1e300}, {1e-320, 0, 0}} {
+		f.Add(c[0], c[1], c[2])
+	}
+	f.Fuzz(func(t *testing.T, wNew, wRunning, p float64) {
+		b, err := resource.CompressionBound(wNew, wRunning, p)
+		ok := func(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
+		valid := ok(wNew) && ok(wRunning) && ok(p) && wNew+wRunning != 0
+		if valid != (err == nil) {
+			t.Fatalf("CompressionBound(%v, %v, %v) = %v, %v", wNew, wRunning, p, b, err)
+		}
+		if err != nil {
+			if !errors.Is(err, resource.ErrInvalidRatio) || b != 0 {
+				t.Fatalf("CompressionBound(%v, %v, %v): %v, error %v", wNew, wRunning, p, b, err)
+			}
+			return
+		}
+		if math.IsNaN(b) || math.IsInf(b, 0) || b > 1 {
+			t.Fatalf("CompressionBound(%v, %v, %v) = %v", wNew, wRunning, p, b)
 		}
 	})
 }
