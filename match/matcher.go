@@ -90,10 +90,10 @@ func (CoarseGrained) Match(s Server, start time.Duration, p stage.Profile) Resul
 // may answer differently for each segment: stage.Timeline.WalkShort then visits, in
 // time order, only the pieces of segment short of the demand of the stage they
 // overlap, where compression must make up the difference or the match fails:
-// O((s + r) log n) for r such pieces. (So does a capacity or demand beyond 2^51, where eq. 1's ratio computed
-// in floating point may not grow with the squeeze, and a timeline whose amounts have
-// saturated, stage.Timeline's Resume, where a stage's least free amount may disagree
-// with its segments.) It allocates nothing.
+// O((s + r) log n) for r such pieces. (So does a capacity or demand beyond 2^51,
+// where eq. 1's ratio computed in floating point may not grow with the squeeze, and a
+// timeline whose amounts have saturated, stage.Timeline's Resume, where a stage's
+// least free amount may disagree with its segments.) It allocates nothing.
 type FineGrained struct{}
 
 // Match implements Matcher.

@@ -84,20 +84,17 @@ func CompressedDuration(d time.Duration, rc, p float64) (time.Duration, error) {
 // product with p overflows the float range (it depends on their ratio only). Use
 // MaxCompression to turn the bound into the allowed ratio (eq. 7).
 func CompressionBound(wNew, wRunning, p float64) (float64, error) {
-	if finiteNonNegative(wNew) && finiteNonNegative(wRunning) && finiteNonNegative(p) && wNew+wRunning != 0 {
-		if b, ok := compressionBound(wNew, wRunning, p); ok {
-			return b, nil
+	for _, w := range [...]struct {
+		name string
+		v    float64
+	}{{"new task weight", wNew}, {"running weight", wRunning}, {"contention penalty", p}} {
+		if !(w.v >= 0) || math.IsInf(w.v, 1) {
+			return 0, fmt.Errorf("resource: %s %v not a finite value ≥ 0: %w", w.name, w.v, ErrInvalidRatio)
 		}
 	}
-	return 0, compressionBoundErr(wNew, wRunning, p)
-}
-
-// finiteNonNegative reports whether x is a finite number ≥ 0.
-func finiteNonNegative(x float64) bool { return x >= 0 && x <= math.MaxFloat64 }
-
-// compressionBound is eq. 6 for valid weights; false when the bound is not a finite
-// number.
-func compressionBound(wNew, wRunning, p float64) (float64, bool) {
+	if wNew+wRunning == 0 {
+		return 0, fmt.Errorf("resource: weights sum to zero: %w", ErrInvalidRatio)
+	}
 	n, r := wNew, wRunning
 	cost, sum := p*r, r+n
 	if math.IsInf(cost, 1) || math.IsInf(sum, 1) {
@@ -110,24 +107,10 @@ func compressionBound(wNew, wRunning, p float64) (float64, bool) {
 		cost, sum = p*r, r+n
 	}
 	b := (n - cost) / sum
-	return b, !math.IsNaN(b) && !math.IsInf(b, 0)
-}
-
-// compressionBoundErr is CompressionBound's error for weights and penalty it refuses.
-func compressionBoundErr(wNew, wRunning, p float64) error {
-	for _, w := range [...]struct {
-		name string
-		v    float64
-	}{{"new task weight", wNew}, {"running weight", wRunning}, {"contention penalty", p}} {
-		if !(w.v >= 0) || math.IsInf(w.v, 1) {
-			return fmt.Errorf("resource: %s %v not a finite value ≥ 0: %w", w.name, w.v, ErrInvalidRatio)
-		}
+	if math.IsNaN(b) || math.IsInf(b, 0) {
+		return 0, fmt.Errorf("resource: compression bound of new task weight %v, running weight %v and contention penalty %v is %v: %w", wNew, wRunning, p, b, ErrInvalidRatio)
 	}
-	if wNew+wRunning == 0 {
-		return fmt.Errorf("resource: weights sum to zero: %w", ErrInvalidRatio)
-	}
-	b, _ := compressionBound(wNew, wRunning, p)
-	return fmt.Errorf("resource: compression bound of new task weight %v, running weight %v and contention penalty %v is %v: %w", wNew, wRunning, p, b, ErrInvalidRatio)
+	return b, nil
 }
 
 // MaxCompression is eq. 7 under the library's Reading (docs/methods.md §1): the
