@@ -131,3 +131,48 @@ func ExampleNewWeights() {
 	// match: sum of weights = 1.05: invalid QoS weights
 	// cpu
 }
+
+// headroom is a compression policy of one's own: up to 20% where at least a quarter of
+// a dimension is free, none where less is. Its ratio on a dimension reads that
+// dimension's free amount alone and never falls as that amount grows, so it may say it
+// is a match.MonotoneAllowance; it counts the questions it is asked.
+type headroom struct{ asked int }
+
+func (h *headroom) Allowed(q match.AllowanceQuery) resource.Vector {
+	h.asked++
+	var v resource.Vector
+	for k := range v {
+		if q.Capacity[k] > 0 && q.Segment.Free[k] >= q.Capacity[k]/4 {
+			v[k] = 0.20
+		}
+	}
+	return v
+}
+
+func (*headroom) MonotoneInFree() bool { return true }
+
+// A task of 8 stages, each wanting 3.5 of 4 cores for a second, on a server whose
+// other work leaves 3 to 3.4 cores free, changing every quarter second: every stage
+// is short of room all along, and each is settled by its least free amount, one
+// question a stage, not one for each of the 32 pieces of timeline it is short on.
+func ExampleMonotoneAllowance() {
+	s := resource.MustSchema(resource.CPU, resource.Memory)
+	tl, _ := stage.NewTimeline(s, s.MustTuple(4000, 8<<30))
+	for i := 0; i < 32; i++ {
+		busy := stage.MustProfile(s, stage.Stage{Duration: time.Second / 4, Demand: s.MustTuple(int64(600+100*(i%5)), 1<<30)})
+		_, _ = tl.Reserve(time.Duration(i)*time.Second/4, busy, resource.Tuple{})
+	}
+	stages := make([]stage.Stage, 8)
+	for i := range stages {
+		stages[i] = stage.Stage{Duration: time.Second, Demand: s.MustTuple(3500, 1<<30)}
+	}
+	task := stage.MustProfile(s, stages...)
+
+	h := &headroom{}
+	r := match.FineGrained{}.Match(match.Server{ID: "n1", Timeline: tl, Allowance: h}, 0, task)
+	fmt.Println(r)
+	fmt.Println("questions asked:", h.asked)
+	// Output:
+	// fits by compressing cpu by 11.11%
+	// questions asked: 8
+}
