@@ -86,7 +86,8 @@ func (CoarseGrained) Match(s Server, start time.Duration, p stage.Profile) Resul
 // segment, found by stage.Timeline.WalkBelow, is the one reported), and otherwise the
 // compression the walk would record is the one at that amount, the largest squeeze:
 // O(s log n) for s stages, however many segments the task spans, and a
-// MonotoneAllowance is asked once per stage short of its demand. Another Allowance
+// MonotoneAllowance is asked once per stage short of its demand on a compressible
+// dimension. Another Allowance
 // may answer differently for each segment: stage.Timeline.WalkShort then visits, in
 // time order, only the pieces of segment short of the demand of the stage they
 // overlap, where compression must make up the difference or the match fails:

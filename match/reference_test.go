@@ -160,16 +160,17 @@ func (m *monotone) MonotoneInFree() bool { return true }
 func (m *monotone) Allowed(q AllowanceQuery) resource.Vector {
 	m.queries++
 	var r resource.Vector
+	running, headroom := q.Capacity.Sub(q.Segment.Free), q.Segment.Free.Add(q.Capacity) // saturating
 	for k := range r {
-		n, f, d := q.Capacity[k], q.Segment.Free[k], q.Demand[k]
+		n, d := q.Capacity[k], q.Demand[k]
 		if d <= 0 || n <= 0 {
 			continue
 		}
 		if m.steps {
-			r[k] = m.limit * float64(min(max(f+n, 0)/(n/4+1), 8)) / 8
+			r[k] = m.limit * float64(min(max(headroom[k], 0)/(n/4+1), 8)) / 8
 			continue
 		}
-		b, err := resource.CompressionBound(float64(d), float64(max(n-f, 0)), m.penalty)
+		b, err := resource.CompressionBound(float64(d), float64(max(running[k], 0)), m.penalty)
 		if err == nil {
 			r[k], _ = resource.MaxCompression(b, m.limit)
 		}

@@ -46,18 +46,20 @@ type Allowance interface {
 //
 // Then free + ⌊ratio × N⌋ grows with free, so a stage is short of room somewhere in
 // its window exactly when it is short at the window's least free amount, and eq. 1's
-// compression is largest there. FineGrained asks such an allowance about each stage
-// short of its demand once, with Segment the stage's window and Segment.Free its least
-// free amount on each dimension (the minima may come from different segments); for a
-// stage that fails, it then asks about the pieces of that stage, in time order, up to
-// the first that fails, to report it as the walk would. The Result is the walk's,
-// piece by piece; the questions asked are fewer.
+// compression is largest there. FineGrained asks such an allowance once about each
+// stage whose least free amount is short of its demand on a compressible dimension,
+// with Segment the stage's window and Segment.Free its least free amount on each
+// dimension (the minima may come from different segments). For a stage that fails, it
+// then asks about that stage's pieces below its demand less that answer, in time order
+// (those short on a compressible dimension, as the walk would), up to the first that
+// fails, to report it as the walk does. The Result is the walk's, field for field; the
+// questions asked are fewer.
 //
 // MonotoneInFree reports whether the promises hold for this value (a wrapper may
 // pass on its inner allowance's answer); false, or an Allowance without the method,
 // makes FineGrained ask about every piece short of its stage's demand. The policy
-// package's compression manager (eq. 6/7) is one: the eq. 6 bound grows with the
-// free amount.
+// package's compression manager (eq. 6/7) is one: its eq. 6 bound does not fall as
+// the free amount grows.
 type MonotoneAllowance interface {
 	Allowance
 	MonotoneInFree() bool

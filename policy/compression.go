@@ -27,12 +27,12 @@ const DefaultPenalty = 0.05
 //
 // Reading of eq. 6's weights per segment: the work done on a dimension over a segment
 // is the amount used times the segment's length, and the length cancels, so
-// wRunning is what the tasks already there demand (capacity − free, at least 0) and
-// wNew what the new stage demands. The ratio is then eq. 7 under the Reading of
-// docs/methods.md §1, clamp(eq. 6 bound, 0, limitation), with resource.CompressionBound
-// and resource.MaxCompression; it is zero on non-compressible dimensions, where the new
-// stage demands nothing, and on every dimension of a server whose mode is not
-// FineGrained.
+// wRunning is what the tasks already there demand (capacity − free, at least 0 and at
+// most MaxInt64) and wNew what the new stage demands. The ratio is then eq. 7 under
+// the Reading of docs/methods.md §1, clamp(eq. 6 bound, 0, limitation), with
+// resource.CompressionBound and resource.MaxCompression; it is zero on
+// non-compressible dimensions, where the new stage demands nothing, and on every
+// dimension of a server whose mode is not FineGrained.
 //
 // A Compression is immutable after construction and safe for concurrent use (its
 // ModeSource must be too).
@@ -145,20 +145,25 @@ func (c *Compression) Allowed(q match.AllowanceQuery) resource.Vector {
 	if c.modes != nil && !c.modes.Mode(q.Server).Compressible() {
 		return v
 	}
+	// What the tasks there demand, capacity − free, saturating: a segment overdrawn
+	// beyond capacity − MaxInt64 (a resumed reservation can leave one) is as loaded as
+	// any can be, not wrapped round to an idle one.
+	running := q.Capacity.Sub(q.Segment.Free)
 	for k := 0; k < c.schema.Len(); k++ {
-		v[k] = c.Ratio(k, q.Capacity[k]-q.Segment.Free[k], q.Demand[k])
+		v[k] = c.Ratio(k, running[k], q.Demand[k])
 	}
 	return v
 }
 
 // MonotoneInFree implements match.MonotoneAllowance: Allowed answers on each
 // dimension from the server's mode and that dimension's capacity, free amount and
-// demand alone (Ratio), and the ratio never falls as the free amount grows. The eq. 6
-// bound (wNew − p × wRunning)/(wRunning + wNew) does not fall as wRunning = capacity −
-// free falls (its numerator does not fall, and while it is ≥ 0 its denominator falls;
-// while it is < 0 the ratio is 0), each floating-point step rounding monotonically,
-// and eq. 7's clamp keeps the order. A fine-grained match then settles each stage by
-// its least free amount (match.FineGrained).
+// demand alone (Ratio, with the penalty and limitation), and the ratio never falls as
+// the free amount grows. wRunning = capacity − free, saturating, never rises as free
+// grows; the eq. 6 bound (wNew − p × wRunning)/(wRunning + wNew) does not fall as
+// wRunning falls (its numerator does not fall, and while it is ≥ 0 its denominator
+// falls; while it is < 0 the ratio is 0), each floating-point step rounding
+// monotonically; and eq. 7's clamp keeps the order. A fine-grained match then settles
+// each stage by its least free amount (match.FineGrained).
 func (c *Compression) MonotoneInFree() bool { return true }
 
 // Server returns the match.Server view of server id over its timeline, with this

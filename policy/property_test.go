@@ -10,6 +10,8 @@ import (
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/gen"
 	"github.com/leanovate/gopter/prop"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/policy"
@@ -134,14 +136,26 @@ func TestCompressionProperties(t *testing.T) {
 			}
 			return stage.MustProfile(schema, st...)
 		}
+		if r.Intn(4) == 0 {
+			if err := overdraw(tl, time.Duration(r.Intn(30))*time.Second/2); err != nil {
+				return err.Error()
+			}
+		}
 		mode := policy.Mode(r.Intn(3))
 		c, _ := policy.NewCompression(schema, modes{"s": mode}, policy.WithPenalty(float64(r.Intn(20))/100), policy.WithLimit(float64(r.Intn(60))/100))
-		managed, walked := c.Server("s", tl), match.Server{ID: "s", Timeline: tl, Allowance: everyPiece{c}}
+		asked := &counted{c: c}
+		managed, walked := match.Server{ID: "s", Timeline: tl, Allowance: asked}, match.Server{ID: "s", Timeline: tl, Allowance: everyPiece{c}}
 		for n := 0; n < 40; n++ {
 			p, start := randProfile(1+r.Intn(200)), time.Duration(r.Intn(40))*time.Second/2
+			asked.n = 0
 			got, want := match.FineGrained{}.Match(managed, start, p), match.FineGrained{}.Match(walked, start, p)
 			if got != want {
 				return fmt.Sprintf("mode %v, %v from %v:\n got  %+v\n want %+v", mode, p, start, got, want)
+			}
+			if got.Code.OK() && asked.n > p.Len() {
+				// The manager keeps its promise, so a match that fits asks it at most
+				// once a stage.
+				return fmt.Sprintf("mode %v, %v from %v: %d questions for %d stages", mode, p, start, asked.n, p.Len())
 			}
 			if got.Code.OK() && r.Intn(2) == 0 {
 				if _, err := tl.Reserve(start, p, got.Allowance); err != nil {
@@ -266,3 +280,68 @@ func TestModeRefSchedulableAsAdjuster(t *testing.T) {
 type everyPiece struct{ c *policy.Compression }
 
 func (e everyPiece) Allowed(q match.AllowanceQuery) resource.Vector { return e.c.Allowed(q) }
+
+// counted is the compression manager, promise included, counting the questions it is
+// asked.
+type counted struct {
+	c *policy.Compression
+	n int
+}
+
+func (a *counted) Allowed(q match.AllowanceQuery) resource.Vector {
+	a.n++
+	return a.c.Allowed(q)
+}
+
+func (a *counted) MonotoneInFree() bool { return a.c.MonotoneInFree() }
+
+// overdraw leaves a second of timeline tl, from at, with less free than its capacity
+// − MaxInt64 on the CPU, as only a resumed reservation can: a reservation is
+// suspended, one as large as an int64 takes the room (with an allowance as large), and
+// the first is resumed. The second must be idle.
+func overdraw(tl *stage.Timeline, at time.Duration) error {
+	one := func(cpu int64) stage.Profile {
+		return stage.MustProfile(schema, stage.Stage{Duration: time.Second, Demand: tup(cpu, 0, 0)})
+	}
+	h, err := tl.Reserve(at, one(10), resource.Tuple{})
+	if err != nil {
+		return err
+	}
+	if err := tl.Suspend(h); err != nil {
+		return err
+	}
+	if _, err := tl.Reserve(at, one(math.MaxInt64), resource.Tuple{math.MaxInt64}); err != nil {
+		return err
+	}
+	if err := tl.Resume(h); err != nil {
+		return err
+	}
+	if free := tl.FreeAt(at)[0]; free >= tl.Capacity()[0]-math.MaxInt64 {
+		return fmt.Errorf("overdraw at %v left %d free", at, free)
+	}
+	return nil
+}
+
+// TestManagedMatchOverdrawnSegment is the case that found Allowed reading an
+// overdrawn segment as idle: capacity − free wrapped round below zero, the ratio rose
+// to the limitation where the free amount is least, and the match reported the
+// overdrawn piece, not the earlier one that fails first.
+func TestManagedMatchOverdrawnSegment(t *testing.T) {
+	tl, err := stage.NewTimeline(schema, tup(1000, 1000, 1000))
+	require.NoError(t, err)
+	require.NoError(t, overdraw(tl, 5*time.Second))
+	_, err = tl.Reserve(0, stage.MustProfile(schema, stage.Stage{Duration: 5 * time.Second, Demand: tup(990, 0, 0)}), resource.Tuple{})
+	require.NoError(t, err)
+
+	c, err := policy.NewCompression(schema, nil)
+	require.NoError(t, err)
+	task := stage.MustProfile(schema, stage.Stage{Duration: 10 * time.Second, Demand: tup(100, 0, 0)})
+	got := match.FineGrained{}.Match(c.Server("s", tl), 0, task)
+	want := match.FineGrained{}.Match(match.Server{ID: "s", Timeline: tl, Allowance: everyPiece{c}}, 0, task)
+	assert.Equal(t, want, got)
+	assert.Equal(t, match.NoRoom, got.Code)
+	assert.Equal(t, time.Duration(0), got.From, "the first piece that fails is [0s, 5s): %v", got)
+	overdrawn := c.Allowed(match.AllowanceQuery{Server: "s", Capacity: tup(1000, 1000, 1000),
+		Segment: stage.Segment{Free: tl.FreeAt(5 * time.Second)}, Demand: tup(100, 0, 0)})
+	assert.Zero(t, overdrawn[0], "an overdrawn segment allows no compression")
+}
