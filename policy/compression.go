@@ -145,12 +145,16 @@ func (c *Compression) Allowed(q match.AllowanceQuery) resource.Vector {
 	if c.modes != nil && !c.modes.Mode(q.Server).Compressible() {
 		return v
 	}
-	// What the tasks there demand, capacity − free, saturating: a segment overdrawn
-	// beyond capacity − MaxInt64 (a resumed reservation can leave one) is as loaded as
-	// any can be, not wrapped round to an idle one.
-	running := q.Capacity.Sub(q.Segment.Free)
 	for k := 0; k < c.schema.Len(); k++ {
-		v[k] = c.Ratio(k, running[k], q.Demand[k])
+		// What the tasks there demand, capacity − free, saturating: a segment overdrawn
+		// below capacity − MaxInt64 (a resumed reservation can leave one) is as loaded
+		// as any can be, not wrapped round to an idle one. (Free below zero makes the
+		// difference larger than the capacity; one that is not has wrapped round.)
+		running := q.Capacity[k] - q.Segment.Free[k]
+		if q.Segment.Free[k] < 0 && running < q.Capacity[k] {
+			running = math.MaxInt64
+		}
+		v[k] = c.Ratio(k, running, q.Demand[k])
 	}
 	return v
 }
