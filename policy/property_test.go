@@ -109,7 +109,9 @@ func TestCompressionProperties(t *testing.T) {
 	}, mixed, mixed, gen.Float64Range(0, 300), penalties, limits))
 
 	// match.MonotoneAllowance's promises, which let a fine-grained match settle each
-	// stage by its least free amount: exact, no tolerance.
+	// stage by its least free amount: exact, no tolerance, down to free amounts far
+	// below capacity − MaxInt64 (overdrawn segments).
+	frees := gen.OneGenOf(gen.Int64Range(-(1<<40), 1<<40), gen.Int64Range(math.MinInt64, math.MinInt64+(1<<42)))
 	props.Property("the allowed ratio never falls as the free amount grows, and reads its own dimension alone", prop.ForAll(func(f1, f2, other, capacity, demand int64, p, lim float64, mode uint8) bool {
 		m := policy.Mode(mode % 4)
 		c, _ := policy.NewCompression(schema, modes{"s": m}, policy.WithPenalty(p), policy.WithLimit(lim))
@@ -122,7 +124,7 @@ func TestCompressionProperties(t *testing.T) {
 		}
 		a, b := ask(lo, other, 0), ask(hi, other, 0)
 		return a[0] <= b[0] && ask(lo, other/3, time.Hour)[0] == a[0]
-	}, gen.Int64Range(-(1<<40), 1<<40), gen.Int64Range(-(1<<40), 1<<40), gen.Int64Range(-(1<<40), 1<<40),
+	}, frees, frees, gen.Int64Range(-(1<<40), 1<<40),
 		gen.Int64Range(1, 1<<41), gen.Int64Range(0, 1<<41), penalties, limits, gen.UInt8()))
 
 	props.Property("a managed fine-grained match is the one that asks about every piece", prop.ForAll(func(seed int64) string {
