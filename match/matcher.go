@@ -239,10 +239,10 @@ func (w *fineWalk) stageMin(i int, m resource.Tuple) bool {
 	dem := w.p.Demand(i)
 	d := &dem
 	allow := &w.fixed
-	isShort, fails := false, false
+	isShort, shortComp, fails := false, false, false
 	for k := 0; k < w.ndims && k < resource.MaxDims; k++ {
 		if m[k] < d[k] {
-			isShort = true
+			isShort, shortComp = true, shortComp || w.comp.Has(k)
 			fails = fails || m[k] < d[k]-w.fixed[k] // both are not negative: no overflow
 		}
 	}
@@ -251,9 +251,10 @@ func (w *fineWalk) stageMin(i int, m resource.Tuple) bool {
 	}
 	from, to := stage.AddSat(w.start, w.p.Offset(i)), stage.AddSat(w.start, w.p.Offset(i+1))
 	var atMin resource.Tuple
-	if w.monotone && w.shortCompressible(&m, d) {
-		// The allowance at the stage's least free amounts is the least over its window
-		// on each dimension, and free + allowance is least there (MonotoneAllowance).
+	if w.monotone && shortComp {
+		// Asked only when short on a compressible dimension, as squeeze asks. The
+		// allowance at the stage's least free amounts is the least over its window on
+		// each dimension, and free + allowance is least there (MonotoneAllowance).
 		atMin = allowance(w.allow, w.id, w.capacity, w.compCap, stage.Segment{Start: max(from, w.tl.Origin()), End: to, Free: m}, *d)
 		allow, fails = &atMin, false
 		for k := 0; k < w.ndims && k < resource.MaxDims; k++ {
@@ -274,17 +275,6 @@ func (w *fineWalk) stageMin(i int, m resource.Tuple) bool {
 	}
 	w.compress(&m, d)
 	return true
-}
-
-// shortCompressible reports whether free m is short of demand d on a compressible
-// dimension: only then is an allowance asked for (as squeeze asks).
-func (w *fineWalk) shortCompressible(m, d *resource.Tuple) bool {
-	for k := 0; k < w.ndims && k < resource.MaxDims; k++ {
-		if m[k] < d[k] && w.comp.Has(k) {
-			return true
-		}
-	}
-	return false
 }
 
 // visitStage fails the match at the first piece of stage w.i that the allowance does not
