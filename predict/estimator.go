@@ -1,11 +1,13 @@
 package predict
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
@@ -26,8 +28,10 @@ type Estimator interface {
 	Observe(k Key, obs Observation) error
 }
 
-// Observation is what one task of a key was seen to do: its demand profile (typically
-// Segment applied to its usage samples) and how much it was compressed while it ran.
+// Observation is what one task of a key was seen to do, in one of two forms: the usage
+// series a node agent sampled (Series), which the estimator divides into stages itself,
+// or a ready demand profile (Profile) with how much the task was compressed in each
+// stage. Exactly one of Profile and Series is set.
 type Observation struct {
 	// Profile is the observed demand over time, stages laid end to end. Its schema must
 	// equal the estimator's.
@@ -38,6 +42,19 @@ type Observation struct {
 	// the length must equal Profile.Len(). Usage observed under compression understates
 	// true demand, so a compressed stage counts for less (the eq. 8 Reading).
 	Compression []resource.Vector
+	// Series is the task's usage as sampled while it ran, with what is known of its
+	// compression; SimilarTask divides it into stages with its Segmenter
+	// (WithSegmenter). Leave Profile and Compression unset with it.
+	Series Series
+}
+
+// Redivider is an Estimator that divides its keys' stages again from their recent
+// observations, off the scheduling path (docs/methods.md §2, "re-division"; FGM §3's
+// periodic, asynchronous re-division). SimilarTask is one.
+type Redivider interface {
+	// Redivide re-divides every key observed since the last call whose recent
+	// observations disagree with its current stages, and returns how many it changed.
+	Redivide() int
 }
 
 // Resample says how an observation whose number of stages differs from the estimate's is
@@ -76,6 +93,10 @@ type estConfig struct {
 	nearest  float64 // max size factor; 0 = off
 	scaler   SizeScaler
 	resample Resample
+	seg      *Segmenter
+	history  int // observations a key's history holds; 0 = none
+	buckets  int
+	envelope [2]float64 // q on non-compressible, compressible dimensions; 0 = off
 }
 
 // EstimatorOption configures NewSimilarTask.
@@ -168,6 +189,58 @@ func WithResample(r Resample) EstimatorOption {
 	}
 }
 
+// WithSegmenter sets how a usage series (Observation.Series) is divided into stages;
+// the default is NewSegmenter() with its defaults. sg must not be nil.
+func WithSegmenter(sg *Segmenter) EstimatorOption {
+	return func(c *estConfig) error {
+		if sg == nil {
+			return fieldErr("segmenter", "nil", ErrInvalidOption)
+		}
+		c.seg = sg
+		return nil
+	}
+}
+
+// WithHistory sets each key's history: the last observations of it kept (0 ≤
+// observations ≤ 256), each summarised on buckets equal slices of its duration (2 ≤
+// buckets ≤ 1024). The history is what Redivide divides stages from and what the
+// envelope (WithEnvelope) is taken over. observations = 0 keeps none: stages are never
+// re-divided and there is no envelope. The defaults are DefaultHistory and
+// DefaultBuckets.
+func WithHistory(observations, buckets int) EstimatorOption {
+	return func(c *estConfig) error {
+		if observations < 0 || observations > maxHistory {
+			return fieldErr("history observations", observations, ErrInvalidOption)
+		}
+		if buckets < 2 || buckets > maxBuckets {
+			return fieldErr("history buckets", buckets, ErrInvalidOption)
+		}
+		c.history, c.buckets = observations, buckets
+		return nil
+	}
+}
+
+// WithEnvelope sets the floor under each stage's estimated demand (docs/methods.md §2,
+// "envelope"): on a dimension, the estimate of a stage is at least the q-quantile of
+// what the key's recent observations (WithHistory) used during that stage — q = 1 their
+// peak, q = 0.9 a level that at most a tenth of their time in the stage exceeded; 0
+// turns the floor off. nonCompressible applies to the dimensions a task is killed for
+// overrunning (memory), compressible to the others (CPU, bandwidth), each in [0, 1].
+// The default, (1, 0), never predicts less memory than a recent observation of the
+// stage used, and leaves CPU to the iterative update.
+func WithEnvelope(nonCompressible, compressible float64) EstimatorOption {
+	return func(c *estConfig) error {
+		if !(nonCompressible >= 0 && nonCompressible <= 1) {
+			return fieldErr("envelope quantile, non-compressible", nonCompressible, ErrInvalidOption)
+		}
+		if !(compressible >= 0 && compressible <= 1) {
+			return fieldErr("envelope quantile, compressible", compressible, ErrInvalidOption)
+		}
+		c.envelope = [2]float64{nonCompressible, compressible}
+		return nil
+	}
+}
+
 // SimilarTask is the default Estimator: it learns, per similarity key (Def. 3), a
 // profile of stages whose durations and demands are updated iteratively from each
 // observation (docs/methods.md §2, the eq. 8 Reading):
@@ -218,6 +291,7 @@ type SimilarTask struct {
 	count int                // number of entries
 	sizes map[string][]int64 // logic → sorted canonical sizes; only with WithNearestSize
 	lru   []*entry           // min-heap on entry.stamp
+	dirty []*entry           // entries observed since the last Redivide
 }
 
 // snapshot is what readers see of an entry: replaced whole, never modified.
@@ -235,6 +309,8 @@ type entry struct {
 	key   Key               // canonical
 	dur   []float64         // per stage, nanoseconds
 	dem   []resource.Vector // per stage
+	hist  *history          // nil without WithHistory
+	dirty bool              // observed since the last re-division
 	stamp uint64            // the used value the heap is ordered by (≤ used)
 	index int               // position in SimilarTask.lru
 }
@@ -260,10 +336,13 @@ func NewSimilarTask(schema *resource.Schema, opts ...EstimatorOption) (*SimilarT
 		return nil, fieldErr("schema", "nil", resource.ErrSchemaMismatch)
 	}
 	cfg := estConfig{
-		weight:  DefaultBaseWeight,
-		minObs:  DefaultMinObservations,
-		maxKeys: DefaultMaxKeys,
-		scaler:  ScaleDurations,
+		weight:   DefaultBaseWeight,
+		minObs:   DefaultMinObservations,
+		maxKeys:  DefaultMaxKeys,
+		scaler:   ScaleDurations,
+		history:  DefaultHistory,
+		buckets:  DefaultBuckets,
+		envelope: [2]float64{1, 0},
 	}
 	for i, o := range opts {
 		if o == nil {
@@ -272,6 +351,9 @@ func NewSimilarTask(schema *resource.Schema, opts ...EstimatorOption) (*SimilarT
 		if err := o(&cfg); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.seg == nil {
+		cfg.seg, _ = NewSegmenter() // the defaults are valid
 	}
 	s := &SimilarTask{schema: schema, cfg: cfg}
 	if cfg.nearest > 0 {
@@ -360,16 +442,19 @@ func (s *SimilarTask) nearestLocked(k Key) *entry {
 	return best
 }
 
-// Observe implements Estimator: it validates the observation and applies the iterative
-// update (eq. 8 Reading) to k's estimate, creating it (and evicting the least recently
-// used key if the cap is reached) on k's first observation. It fails, changing nothing,
-// on an invalid key, a profile of another schema or without stages, or compression
+// Observe implements Estimator: it validates the observation — segmenting a series
+// with the configured Segmenter first — and applies the iterative update (eq. 8
+// Reading) to k's estimate, creating it (and evicting the least recently used key if
+// the cap is reached) on k's first observation; the observation joins the key's
+// history and the key is marked for re-division. It fails, changing nothing, on an
+// invalid key; an observation with both or neither of a profile and a series; a
+// profile of another schema; a series Segmenter.SegmentSeries refuses; or compression
 // ratios of the wrong count, outside [0, 1], or on a non-compressible dimension.
 func (s *SimilarTask) Observe(k Key, obs Observation) error {
 	if err := k.validate(); err != nil {
 		return err
 	}
-	rc, err := s.validate(obs)
+	obs, pieces, rc, err := s.validate(obs)
 	if err != nil {
 		return err
 	}
@@ -378,7 +463,9 @@ func (s *SimilarTask) Observe(k Key, obs Observation) error {
 	defer s.mu.Unlock()
 	e := s.load(ck)
 	if e == nil {
-		s.insertLocked(newEntry(ck, obs.Profile))
+		e = newEntry(ck, obs.Profile)
+		s.remember(e, pieces)
+		s.insertLocked(e, s.publishable(e, obs.Profile.Stages(), 1))
 		return nil
 	}
 	odur, odem, orc := align(e.dur, obs.Profile, rc, s.cfg.resample)
@@ -394,45 +481,150 @@ func (s *SimilarTask) Observe(k Key, obs Observation) error {
 			stages[i].Demand[d] = amountOf(dem[i][d])
 		}
 	}
-	p, err := stage.NewProfile(s.schema, stages...)
-	if err != nil { // cannot happen for validated input; keep the old state if it does
-		return wrapf(err, "observe %q", ck.Logic)
-	}
 	e.dur, e.dem = dur, dem
-	e.snap.Store(&snapshot{profile: p, n: min(e.snap.Load().n+1, math.MaxInt32)})
+	s.remember(e, pieces)
+	e.snap.Store(s.publishable(e, stages, min(e.snap.Load().n+1, math.MaxInt32)))
 	s.touch(e)
 	return nil
 }
 
-// validate checks obs against the estimator's schema and returns the per-stage rcObs:
+// remember adds an observation's pieces to e's history and marks e for re-division.
+// The caller holds s.mu for writing.
+func (s *SimilarTask) remember(e *entry, pieces []piece) {
+	if s.cfg.history == 0 {
+		return
+	}
+	if e.hist == nil {
+		e.hist = newHistory(s.cfg.history, s.cfg.buckets, s.schema.Len())
+	}
+	e.hist.add(pieces)
+	if !e.dirty {
+		e.dirty = true
+		s.dirty = append(s.dirty, e)
+	}
+}
+
+// publishable is the snapshot readers see for e's estimate stages, raised to the
+// envelope of e's history (WithEnvelope) on every stage. The caller holds s.mu.
+func (s *SimilarTask) publishable(e *entry, stages []stage.Stage, n int) *snapshot {
+	if h := e.hist; h != nil && (s.cfg.envelope[0] > 0 || s.cfg.envelope[1] > 0) {
+		var total float64
+		for _, st := range stages {
+			total += float64(st.Duration)
+		}
+		comp := s.schema.Compressible()
+		var scratch []int64
+		var at float64
+		for i := range stages {
+			a := at / total
+			at += float64(stages[i].Duration)
+			lo, hi := h.span(a, at/total)
+			if lo >= hi {
+				continue // no bucket lies wholly in the stage
+			}
+			for d := 0; d < s.schema.Len(); d++ {
+				q := s.cfg.envelope[0]
+				if comp.Has(d) {
+					q = s.cfg.envelope[1]
+				}
+				if q == 0 {
+					continue
+				}
+				var floor int64
+				floor, scratch = h.envelope(d, lo, hi, q, scratch)
+				stages[i].Demand[d] = max(stages[i].Demand[d], floor)
+			}
+		}
+	}
+	p, err := stage.NewProfile(s.schema, stages...)
+	if err != nil { // cannot happen: stages of a valid profile, amounts only raised
+		panic(fmt.Sprintf("predict: estimate of %q: %v", e.key.Logic, err))
+	}
+	return &snapshot{profile: p, n: n}
+}
+
+// validate checks obs against the estimator's schema. It returns the observation as a
+// profile (a series segmented), its pieces for the history, and the per-stage rcObs:
 // the largest compression ratio over the compressible dimensions.
-func (s *SimilarTask) validate(obs Observation) ([]float64, error) {
+func (s *SimilarTask) validate(obs Observation) (Observation, []piece, []float64, error) {
+	if obs.Series.Len() > 0 {
+		if obs.Profile.Len() > 0 || obs.Compression != nil {
+			return obs, nil, nil, fieldErr("observation", "both a profile and a series", ErrInvalidValue)
+		}
+		return s.fromSeries(obs.Series)
+	}
+	if obs.Series.Compression != nil || obs.Series.End != 0 {
+		return obs, nil, nil, fieldErr("observation series", "compression or end without samples", ErrNoSamples)
+	}
 	p := obs.Profile
 	if p.Len() == 0 {
-		return nil, wrapf(stage.ErrEmptyProfile, "observation")
+		return obs, nil, nil, wrapf(stage.ErrEmptyProfile, "observation")
 	}
 	if !s.schema.Equal(p.Schema()) {
-		return nil, fieldErr("observation schema", fmt.Sprintf("%v, the estimator's %v", p.Schema(), s.schema), resource.ErrSchemaMismatch)
+		return obs, nil, nil, fieldErr("observation schema", fmt.Sprintf("%v, the estimator's %v", p.Schema(), s.schema), resource.ErrSchemaMismatch)
 	}
 	rc := make([]float64, p.Len())
-	if obs.Compression == nil {
-		return rc, nil
-	}
-	if len(obs.Compression) != p.Len() {
-		return nil, fieldErr("observation compression stages", fmt.Sprintf("%d for %d stages", len(obs.Compression), p.Len()), ErrStageCount)
-	}
-	for i, v := range obs.Compression {
-		if err := s.schema.ValidateRatios(v, 1, true); err != nil {
-			return nil, wrapf(err, "observation compression[%d]", i)
+	if obs.Compression != nil {
+		if len(obs.Compression) != p.Len() {
+			return obs, nil, nil, fieldErr("observation compression stages", fmt.Sprintf("%d for %d stages", len(obs.Compression), p.Len()), ErrStageCount)
 		}
+		for i, v := range obs.Compression {
+			if err := s.schema.ValidateRatios(v, 1, true); err != nil {
+				return obs, nil, nil, wrapf(err, "observation compression[%d]", i)
+			}
+			rc[i] = v.MaxOver(s.schema.Compressible())
+		}
+	}
+	var pieces []piece
+	if s.cfg.history > 0 {
+		pieces = make([]piece, p.Len())
+		for i := range pieces {
+			st := p.Stage(i)
+			pieces[i] = piece{dur: float64(st.Duration), usage: st.Demand, rc: rc[i]}
+		}
+	}
+	return obs, pieces, rc, nil
+}
+
+// fromSeries segments a series into the observation of a profile, with the series'
+// samples as the history's pieces.
+func (s *SimilarTask) fromSeries(sr Series) (Observation, []piece, []float64, error) {
+	p, comp, err := s.cfg.seg.SegmentSeries(s.schema, sr)
+	if err != nil {
+		return Observation{}, nil, nil, wrapf(err, "observation series")
+	}
+	obs := Observation{Profile: p, Compression: comp}
+	rc := make([]float64, p.Len())
+	for i, v := range comp {
 		rc[i] = v.MaxOver(s.schema.Compressible())
 	}
-	return rc, nil
+	var pieces []piece
+	if s.cfg.history > 0 {
+		src, _ := sr.validateCompression(s.schema) // checked by SegmentSeries
+		last, _ := sr.last()
+		n := len(sr.Samples)
+		pieces = make([]piece, n)
+		for i, x := range sr.Samples {
+			var d time.Duration
+			switch {
+			case i+1 < n:
+				d = sr.Samples[i+1].At - x.At
+			case last > 0:
+				d = last
+			default:
+				d = x.At - sr.Samples[i-1].At
+			}
+			pieces[i] = piece{dur: float64(d), usage: x.Usage}
+			if src != nil {
+				pieces[i].rc = src[i]
+			}
+		}
+	}
+	return obs, pieces, rc, nil
 }
 
 func newEntry(k Key, p stage.Profile) *entry {
 	e := &entry{key: k, dur: make([]float64, p.Len()), dem: make([]resource.Vector, p.Len())}
-	e.snap.Store(&snapshot{profile: p, n: 1})
 	for i := range e.dur {
 		st := p.Stage(i)
 		e.dur[i] = float64(st.Duration)
@@ -512,9 +704,10 @@ func fractions(n int, length func(int) float64) []float64 {
 	return b
 }
 
-// insertLocked adds a new entry, evicting the least recently used one first if the cap
-// is reached. The caller holds s.mu for writing.
-func (s *SimilarTask) insertLocked(e *entry) {
+// insertLocked adds a new entry with its first snapshot, evicting the least recently
+// used one first if the cap is reached. The caller holds s.mu for writing.
+func (s *SimilarTask) insertLocked(e *entry, first *snapshot) {
+	e.snap.Store(first)
 	if s.count >= s.cfg.maxKeys {
 		s.evictLocked()
 	}
@@ -609,6 +802,127 @@ func (s *SimilarTask) down(i int) {
 		s.swap(i, c)
 		i = c
 	}
+}
+
+// Redivide implements Redivider: for every key observed since the last call, it divides
+// the key's history (WithHistory) into stages again — the iterative update of eq. 8
+// taken bucket by bucket over the held observations, divided by the Segmenter — and,
+// when that division disagrees with the estimate's (another number of stages, or a
+// boundary more than one bucket away), rebuilds the estimate on it: the total duration
+// kept, each new stage's demand the iterative update over the held observations of
+// their peaks in it (each weighing w × (1 − its compression there)), raised to the
+// envelope. It returns how many keys it rebuilt.
+//
+// Redivide runs off the scheduling path: it takes the writers' lock one key at a time,
+// so observations go on between keys, and Estimate never waits for it — a reader sees
+// a key's estimate before or after its re-division. Call it periodically (the FGM
+// paper's information module re-divides periodically and asynchronously), or let
+// RunRedivision do so.
+func (s *SimilarTask) Redivide() int {
+	s.mu.Lock()
+	dirty := s.dirty
+	s.dirty = nil
+	s.mu.Unlock()
+	changed := 0
+	for _, e := range dirty {
+		s.mu.Lock()
+		if e.dirty && !e.gone.Load() {
+			e.dirty = false
+			if s.redivideLocked(e) {
+				changed++
+			}
+		}
+		s.mu.Unlock()
+	}
+	return changed
+}
+
+// RunRedivision calls Redivide every period until ctx is done, and returns ctx's error.
+// It is the background worker an embedder starts (go est.RunRedivision(ctx, time.Minute))
+// and stops (cancel ctx); every must be positive.
+func (s *SimilarTask) RunRedivision(ctx context.Context, every time.Duration) error {
+	if every <= 0 {
+		return fieldErr("re-division period", every, ErrInvalidOption)
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			s.Redivide()
+		}
+	}
+}
+
+// redivideLocked re-divides e's stages from its history when they disagree (see
+// Redivide) and reports whether it did. The caller holds s.mu for writing.
+func (s *SimilarTask) redivideLocked(e *entry) bool {
+	h := e.hist
+	if h == nil || h.n == 0 {
+		return false
+	}
+	var total float64
+	for _, d := range e.dur {
+		total += d
+	}
+	samples, width := bucketSamples(h.level(s.cfg.weight), total)
+	w, err := s.cfg.seg.divide(s.schema, samples, width)
+	if err != nil { // cannot happen: b ≥ 2 ordered samples of valid amounts
+		return false
+	}
+	var cuts []int // bucket index where each new stage starts, then b
+	for a := 0; a < h.b; a = w.next[a] {
+		cuts = append(cuts, a)
+	}
+	cuts = append(cuts, h.b)
+	if !s.disagrees(e.dur, total, cuts, h.b) {
+		return false
+	}
+	m := len(cuts) - 1
+	dur := make([]float64, m)
+	dem := make([]resource.Vector, m)
+	stages := make([]stage.Stage, m)
+	for j := 0; j < m; j++ {
+		lo, hi := cuts[j], cuts[j+1]
+		dur[j] = total * float64(hi-lo) / float64(h.b)
+		for i, slot := range h.order() {
+			peak, rc := h.stagePeak(slot, lo, hi)
+			wj := s.cfg.weight * (1 - rc)
+			for d := 0; d < s.schema.Len(); d++ {
+				if i == 0 {
+					dem[j][d] = peak[d]
+				} else {
+					dem[j][d] = (1-wj)*dem[j][d] + wj*peak[d]
+				}
+			}
+		}
+		stages[j].Duration = durationOf(dur[j])
+		for d := 0; d < s.schema.Len(); d++ {
+			stages[j].Demand[d] = amountOf(dem[j][d])
+		}
+	}
+	e.dur, e.dem = dur, dem
+	e.snap.Store(s.publishable(e, stages, e.snap.Load().n))
+	return true
+}
+
+// disagrees reports whether the estimate's stage durations dur (summing to total) and
+// the division at bucket cuts (of b buckets) differ in their number of stages or in a
+// boundary by more than one bucket.
+func (s *SimilarTask) disagrees(dur []float64, total float64, cuts []int, b int) bool {
+	if len(cuts)-1 != len(dur) {
+		return true
+	}
+	var at float64
+	for j := 0; j+1 < len(dur); j++ {
+		at += dur[j]
+		if math.Abs(at/total-float64(cuts[j+1])/float64(b)) > 1/float64(b) {
+			return true
+		}
+	}
+	return false
 }
 
 // Forget drops everything learned for k's key (its bucket, with WithSizeBuckets) and

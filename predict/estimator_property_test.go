@@ -33,7 +33,7 @@ func TestSimilarTaskProperties(t *testing.T) {
 
 	props.Property("identical observations converge to them", prop.ForAll(func(seed int64, w float64) bool {
 		r := rng(seed)
-		e := newEst(t, predict.WithBaseWeight(w))
+		e := newEst(t, predict.WithBaseWeight(w), predict.WithEnvelope(0, 0)) // the update alone
 		n := 1 + r.IntN(6)
 		first, target := randProfile(r, n), randProfile(r, n)
 		if e.Observe(key, predict.Observation{Profile: first}) != nil {
@@ -78,7 +78,7 @@ func TestSimilarTaskProperties(t *testing.T) {
 
 	props.Property("compression ratio 1 changes nothing", prop.ForAll(func(seed int64, w float64) bool {
 		r := rng(seed)
-		e := newEst(t, predict.WithBaseWeight(w))
+		e := newEst(t, predict.WithBaseWeight(w), predict.WithEnvelope(0, 0))
 		first := randProfile(r, 1+r.IntN(6))
 		if e.Observe(key, predict.Observation{Profile: first}) != nil {
 			return false
@@ -97,7 +97,7 @@ func TestSimilarTaskProperties(t *testing.T) {
 
 	props.Property("the update is a convex combination (equal stage counts)", prop.ForAll(func(seed int64, w float64) bool {
 		r := rng(seed)
-		e := newEst(t, predict.WithBaseWeight(w))
+		e := newEst(t, predict.WithBaseWeight(w), predict.WithEnvelope(0, 0))
 		n := 1 + r.IntN(6)
 		if e.Observe(key, predict.Observation{Profile: randProfile(r, n)}) != nil {
 			return false
@@ -130,7 +130,7 @@ func TestSimilarTaskProperties(t *testing.T) {
 		if peak {
 			mode = predict.ResamplePeak
 		}
-		e := newEst(t, predict.WithBaseWeight(w), predict.WithResample(mode))
+		e := newEst(t, predict.WithBaseWeight(w), predict.WithResample(mode), predict.WithEnvelope(0, 0))
 		n := 1 + r.IntN(6)
 		if e.Observe(key, predict.Observation{Profile: randProfile(r, n)}) != nil {
 			return false

@@ -80,7 +80,8 @@ func TestSimilarTaskKnownAnswers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEst(t, predict.WithBaseWeight(tt.weight))
+			// The eq. 8 Reading alone: no envelope under the update.
+			e := newEst(t, predict.WithBaseWeight(tt.weight), predict.WithEnvelope(0, 0))
 			require.NoError(t, e.Observe(key, predict.Observation{Profile: tt.first}))
 			p, ok := e.Estimate(key)
 			require.True(t, ok)

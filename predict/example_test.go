@@ -10,8 +10,8 @@ import (
 )
 
 // Learn a demand profile from two similar tasks (same logic, same input size) and
-// predict the third: segment each finished task's usage samples into stages, feed the
-// profiles to the estimator, and ask for the key.
+// predict the third: hand each finished task's usage samples to the estimator, which
+// divides them into stages (Segment shows the division), and ask for the key.
 func Example() {
 	schema := resource.Standard()
 	est, err := predict.NewSimilarTask(schema, predict.WithBaseWeight(0.5))
@@ -36,11 +36,13 @@ func Example() {
 			panic(err)
 		}
 		fmt.Println("observed: ", profile)
-		if err := est.Observe(key, predict.Observation{Profile: profile}); err != nil {
+		if err := est.Observe(key, predict.Observation{Series: predict.Series{Samples: samples}}); err != nil {
 			panic(err)
 		}
 	}
 
+	// CPU and durations are the iterative update's halfway points (w = 0.5); memory
+	// never falls below what a recent run used in the stage (the envelope).
 	third, ok := est.Estimate(key)
 	fmt.Println("predicted:", third, ok)
 	_, ok = est.Estimate(predict.Key{Logic: key.Logic, InputSize: 64 << 20})
@@ -48,7 +50,7 @@ func Example() {
 	// Output:
 	// observed:  [40s {cpu=2000,memory=536870912}, 20s {cpu=400,memory=2147483648}]
 	// observed:  [50s {cpu=2000,memory=536870912}, 30s {cpu=500,memory=1610612736}]
-	// predicted: [45s {cpu=2000,memory=536870912}, 25s {cpu=450,memory=1879048192}] true
+	// predicted: [45s {cpu=2000,memory=536870912}, 25s {cpu=450,memory=2147483648}] true
 	// other input size predictable: false
 }
 

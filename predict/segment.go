@@ -196,14 +196,24 @@ func Segment(schema *resource.Schema, samples []Sample, opts ...SegmentOption) (
 // increase, a span too long to represent, or a usage that is negative or outside the
 // schema.
 func (sg *Segmenter) Segment(schema *resource.Schema, samples []Sample) (stage.Profile, error) {
-	w, err := sg.newWork(schema, samples)
+	w, err := sg.divide(schema, samples, sg.cfg.last)
 	if err != nil {
 		return stage.Profile{}, err
+	}
+	return w.profile(schema)
+}
+
+// divide validates samples (the last lasting last, or as long as the interval before it
+// when last is 0) and runs the three phases of segmentation on them.
+func (sg *Segmenter) divide(schema *resource.Schema, samples []Sample, last time.Duration) (*work, error) {
+	w, err := sg.newWork(schema, samples, last)
+	if err != nil {
+		return nil, err
 	}
 	w.byChange(sg.cfg.threshold)
 	w.byLength(sg.cfg.minStage)
 	w.byCap(sg.cfg.maxStages)
-	return w.profile(schema)
+	return w, nil
 }
 
 // maxSamples is the longest series Segment accepts.
@@ -249,7 +259,7 @@ type pairItem struct {
 	verL, verR uint32
 }
 
-func (sg *Segmenter) newWork(schema *resource.Schema, samples []Sample) (*work, error) {
+func (sg *Segmenter) newWork(schema *resource.Schema, samples []Sample, last time.Duration) (*work, error) {
 	if schema == nil {
 		return nil, fieldErr("schema", "nil", resource.ErrSchemaMismatch)
 	}
@@ -260,7 +270,7 @@ func (sg *Segmenter) newWork(schema *resource.Schema, samples []Sample) (*work, 
 	if n > maxSamples {
 		return nil, fieldErr("samples", n, ErrTooManySamples)
 	}
-	if n == 1 && sg.cfg.last == 0 {
+	if n == 1 && last == 0 {
 		return nil, fieldErr("samples", "one sample and no WithLastDuration", ErrNoSamples)
 	}
 	w := &work{cfg: &sg.cfg, samples: samples, dims: schema.Len(), dur: make([]time.Duration, n)}
@@ -288,7 +298,6 @@ func (sg *Segmenter) newWork(schema *resource.Schema, samples []Sample) (*work, 
 			w.inv[d] = 1 / w.inv[d]
 		}
 	}
-	last := sg.cfg.last
 	if last == 0 {
 		last = w.dur[n-2]
 	}

@@ -1,0 +1,190 @@
+package predict
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/finegrain/finegrain/resource"
+)
+
+// Defaults of a key's history (SimilarTask, WithHistory).
+const (
+	// DefaultHistory is how many recent observations a key's history holds.
+	DefaultHistory = 8
+	// DefaultBuckets is how many equal slices of normalised time each observation is
+	// summarised into: stage boundaries found by re-division are multiples of 1/32 of
+	// the task's duration.
+	DefaultBuckets = 32
+	// maxBuckets bounds WithHistory's bucket count.
+	maxBuckets = 1024
+	// maxHistory bounds WithHistory's observation count.
+	maxHistory = 256
+)
+
+// history is a key's bounded summary of its most recent observations (docs/methods.md
+// §2, "re-division"): each observation — a series or a profile — laid on normalised time
+// [0, 1) and cut into b equal buckets, each bucket keeping the peak usage seen in it on
+// every dimension and the largest compression over the compressible dimensions. It
+// holds at most k observations, the oldest replaced first, so its size is fixed when the
+// key is first observed, whatever the length of the series: k × b × dims int64 peaks,
+// k × b float32 ratios and k × (dims + 1) eight-byte totals — with the defaults and
+// four dimensions, about 9 KiB a key.
+type history struct {
+	k, b, dims int
+	n, head    int // observations held; index of the oldest
+
+	peak  []int64   // [obs][bucket][dim]
+	rc    []float32 // [obs][bucket]
+	rcObs []float64 // [obs]: the observation's largest compression
+}
+
+// piece is a span of an observation with constant usage: a sample, or a stage.
+type piece struct {
+	dur   float64 // nanoseconds, > 0
+	usage resource.Tuple
+	rc    float64 // largest compression ratio over the compressible dimensions
+}
+
+func newHistory(k, b, dims int) *history {
+	return &history{
+		k: k, b: b, dims: dims,
+		peak:  make([]int64, k*b*dims),
+		rc:    make([]float32, k*b),
+		rcObs: make([]float64, k),
+	}
+}
+
+// add lays an observation's pieces on the history's buckets, replacing the oldest
+// observation when the history is full.
+func (h *history) add(ps []piece) {
+	slot := (h.head + h.n) % h.k
+	if h.n == h.k {
+		slot = h.head
+		h.head = (h.head + 1) % h.k
+	} else {
+		h.n++
+	}
+	peak := h.peak[slot*h.b*h.dims : (slot+1)*h.b*h.dims]
+	rc := h.rc[slot*h.b : (slot+1)*h.b]
+	clear(peak)
+	clear(rc)
+	h.rcObs[slot] = 0
+	var total float64
+	for _, p := range ps {
+		total += p.dur
+	}
+	width := total / float64(h.b)
+	// A piece marks the buckets it overlaps by more than rounding: one ending on a
+	// bucket's edge must not mark the next bucket.
+	const eps = 1e-9
+	var t float64
+	for _, p := range ps {
+		lo := int(math.Floor(t/width + eps))
+		t += p.dur
+		hi := int(math.Ceil(t/width-eps)) - 1
+		lo, hi = min(max(lo, 0), h.b-1), min(max(hi, lo), h.b-1)
+		h.rcObs[slot] = max(h.rcObs[slot], p.rc)
+		for j := lo; j <= hi; j++ {
+			rc[j] = max(rc[j], float32(p.rc))
+			cell := peak[j*h.dims : (j+1)*h.dims]
+			for d := 0; d < h.dims; d++ {
+				cell[d] = max(cell[d], p.usage[d])
+			}
+		}
+	}
+}
+
+// order returns the slots of the held observations, oldest first.
+func (h *history) order() []int {
+	o := make([]int, h.n)
+	for i := range o {
+		o[i] = (h.head + i) % h.k
+	}
+	return o
+}
+
+// span returns the buckets [lo, hi) wholly inside the relative interval [a, b), lo ≥ hi
+// when none is (a stage thinner than two buckets may hold none: a bucket astride its
+// boundary also holds its neighbour's usage).
+func (h *history) span(a, b float64) (int, int) {
+	const eps = 1e-9
+	lo := int(math.Ceil(a*float64(h.b) - eps))
+	hi := int(math.Floor(b*float64(h.b) + eps))
+	return max(lo, 0), min(hi, h.b)
+}
+
+// stagePeak is observation slot's peak on dimension d over buckets [lo, hi), and its
+// largest compression there.
+func (h *history) stagePeak(slot, lo, hi int) (resource.Vector, float64) {
+	var v resource.Vector
+	var rc float64
+	for j := lo; j < hi; j++ {
+		cell := h.peak[(slot*h.b+j)*h.dims:]
+		for d := 0; d < h.dims; d++ {
+			v[d] = max(v[d], float64(cell[d]))
+		}
+		rc = max(rc, float64(h.rc[slot*h.b+j]))
+	}
+	return v, rc
+}
+
+// envelope is, on dimension d, the q-quantile of the cells (observation × bucket) of
+// buckets [lo, hi): the smallest amount that at least q of the cells do not exceed,
+// every cell weighing the same. q = 1 is their peak.
+func (h *history) envelope(d, lo, hi int, q float64, scratch []int64) (int64, []int64) {
+	vals := scratch[:0]
+	for _, slot := range h.order() {
+		for j := lo; j < hi; j++ {
+			vals = append(vals, h.peak[(slot*h.b+j)*h.dims+d])
+		}
+	}
+	if len(vals) == 0 {
+		return 0, vals
+	}
+	var v int64
+	if q >= 1 {
+		v = slices.Max(vals)
+	} else {
+		slices.Sort(vals)
+		i := int(math.Ceil(q*float64(len(vals)))) - 1
+		v = vals[min(max(i, 0), len(vals)-1)]
+	}
+	return v, vals
+}
+
+// level is the eq. 8 Reading applied bucket by bucket: per bucket and dimension, the
+// iterative update over the held observations, oldest first, each weighing
+// w × (1 − its compression in the bucket). It is what re-division divides.
+func (h *history) level(w float64) []resource.Vector {
+	out := make([]resource.Vector, h.b)
+	for i, slot := range h.order() {
+		for j := 0; j < h.b; j++ {
+			cell := h.peak[(slot*h.b+j)*h.dims:]
+			wj := w * (1 - float64(h.rc[slot*h.b+j]))
+			for d := 0; d < h.dims; d++ {
+				x := float64(cell[d])
+				if i == 0 {
+					out[j][d] = x
+				} else {
+					out[j][d] = (1-wj)*out[j][d] + wj*x
+				}
+			}
+		}
+	}
+	return out
+}
+
+// bucketSamples turns a level curve into a series of b samples spanning total
+// nanoseconds, for the Segmenter.
+func bucketSamples(level []resource.Vector, total float64) ([]Sample, time.Duration) {
+	width := max(time.Duration(total/float64(len(level))), 1)
+	out := make([]Sample, len(level))
+	for j, v := range level {
+		out[j].At = time.Duration(j) * width
+		for d := range v {
+			out[j].Usage[d] = amountOf(v[d])
+		}
+	}
+	return out, width
+}
