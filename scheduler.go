@@ -552,10 +552,12 @@ func (s *Scheduler) Progress(id string, progress float64, now time.Duration) err
 }
 
 // Finished records that a running task finished at now: its resources return to its
-// node, and obs, when not nil, what it was seen to use, feeds the estimator under the
-// task's key. An observation the estimator rejects, or an implausible one (a peak
-// beyond the capacity of the node the task ran on: ErrImplausible), is an error, and
-// then nothing changes: call again without it to finish the task anyway.
+// node, and obs, when not nil, what it was seen to use — the usage series its node
+// agent sampled (obs.Series), which the estimator divides into stages, or a ready
+// profile (obs.Profile) — feeds the estimator under the task's key. An observation the
+// estimator rejects, or an implausible one (usage beyond the capacity of the node the
+// task ran on: ErrImplausible), is an error, and then nothing changes: call again
+// without it to finish the task anyway.
 func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -573,9 +575,13 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 			return fmt.Errorf("finegrain: finish of task %q: observation of schema %v, not the scheduler's %v: %w",
 				id, obs.Profile.Schema(), s.schema, resource.ErrSchemaMismatch)
 		}
-		if c := t.Node().Capacity(); obs.Profile.Len() > 0 && !c.Covers(obs.Profile.Peak()) {
+		peak := obs.Profile.Peak()
+		if obs.Profile.Len() == 0 {
+			peak = obs.Series.Peak()
+		}
+		if c := t.Node().Capacity(); !c.Covers(peak) {
 			return fmt.Errorf("finegrain: finish of task %q: observed peak %s exceeds node %q's capacity %s: %w",
-				id, s.schema.Format(obs.Profile.Peak()), t.Node().ID(), s.schema.Format(c), ErrImplausible)
+				id, s.schema.Format(peak), t.Node().ID(), s.schema.Format(c), ErrImplausible)
 		}
 		if err := s.estimator.Observe(key, *obs); err != nil {
 			return fmt.Errorf("finegrain: finish of task %q: observation rejected: %w", id, err)

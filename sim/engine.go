@@ -11,6 +11,7 @@ import (
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/sim/workload"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // taskState is where a task is in the simulation.
@@ -33,6 +34,8 @@ type simTask struct {
 	node    int32  // node of the current placement, -1 when none
 	ranOn   int32  // node of the last run that finished
 	exec    *exec
+	plan    stage.Profile  // the predicted profile of its current placement, if any
+	hold    stage.Profile  // what the scheduler holds for its current placement
 	peak    resource.Tuple // what the scheduler holds for it (its fairness usage) while placed
 
 	submitted, start, finish time.Duration
@@ -217,7 +220,8 @@ func New(w *workload.Workload, cl *workload.Cluster, p Policy, opts ...Option) (
 			s.tasks = append(s.tasks, simTask{wt: &wj.Tasks[k], job: int32(j), node: -1, ranOn: -1})
 		}
 	}
-	s.reportN = int((cfg.reportEvery + cfg.heartbeat - 1) / cfg.heartbeat)
+	agent := time.Duration(s.agentBeats()) * cfg.heartbeat
+	s.reportN = int((cfg.reportEvery + agent - 1) / agent)
 	s.m.init(s)
 	return s, nil
 }
@@ -259,6 +263,9 @@ func (s *Sim) Run() (*Result, error) {
 		s.q.push(h, evRetry, 0, 0)
 	}
 	s.q.push(0, evSample, 0, 0)
+	if s.pol.Feedback {
+		s.q.push(s.cfg.redivideEvery, evRedivide, 0, 0)
+	}
 	var err error
 	for s.q.len() > 0 && s.jobsDone < len(s.jobs) {
 		ev := s.q.pop()
@@ -341,6 +348,9 @@ func (s *Sim) handle(ev event) error {
 	case evSample:
 		s.sample()
 		s.q.push(s.now+s.cfg.sampleEvery, evSample, 0, 0)
+	case evRedivide:
+		s.redivide()
+		s.q.push(s.now+s.cfg.redivideEvery, evRedivide, 0, 0)
 	}
 	return nil
 }
@@ -424,8 +434,18 @@ func (s *Sim) beat(n *node) error {
 		return nil
 	}
 	s.advance(n, s.now)
-	if s.pol.Feedback {
+	n.beats++
+	if s.pol.Feedback && n.beats%s.agentBeats() == 0 {
+		s.sampleTasks(n)
 		if err := s.usageSample(n); err != nil {
+			return err
+		}
+	}
+	if !s.cfg.variation.constant() && len(n.running) > 0 {
+		for _, x := range n.running {
+			s.redraw(x)
+		}
+		if err := s.reschedule(n); err != nil {
 			return err
 		}
 	}
@@ -670,6 +690,10 @@ func (s *Sim) assign(a *finegrain.Assignment) error {
 	t.node = ni
 	s.progressAt = s.now
 	t.peak = a.Profile.Peak()
+	t.plan, t.hold = stage.Profile{}, a.Profile
+	if a.Predicted {
+		t.plan = a.Profile
+	}
 	s.pending--
 	s.m.pendingAdd(s, t, -1)
 	s.m.placed(s, t, a)
@@ -994,8 +1018,14 @@ func (s *Sim) usageSample(n *node) error {
 	reserved := n.adv.Sub(free)
 	iv.Duration = dt
 	sec := dt.Seconds()
+	comp := s.schema.Compressible()
 	for k := 0; k < s.schema.Len(); k++ {
+		// As the task samples: an average from counters on the compressible
+		// dimensions, what is held now on the others.
 		act := int64(n.usedInt[k]/sec + 0.5)
+		if !comp.Has(k) {
+			act = n.used[k] + n.bgUsed[k]
+		}
 		iv.Actual[k] = act
 		iv.Predicted[k] = max(0, reserved[k])
 		iv.Idle[k] = max(0, capa[k]-act)

@@ -26,6 +26,8 @@ const (
 	evRetry
 	// evSample: cluster-wide metrics sample.
 	evSample
+	// evRedivide: the scheduler's estimator re-divides stages (policies with Feedback).
+	evRedivide
 )
 
 type event struct {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/sim/workload"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // Result is what one run produced: per-job outcomes, time series and a summary, all
@@ -189,6 +191,88 @@ type Summary struct {
 	Heartbeats, PlaceCalls, Reports, ModeChanges, Recycles, ObsRejected int
 	// Events counts simulation events processed.
 	Events int
+	// Prediction is how well the predicted profiles foretold what the runs placed on
+	// them used (runs that finished; backups left out).
+	Prediction PredictionError
+	// Redivisions counts the keys whose stages the estimator re-divided
+	// (predict.Redivider), for policies with Feedback.
+	Redivisions int
+}
+
+// PredictionError compares, run by run, the profile a task was placed on with what it
+// then used. Each true stage of the run is laid on the run's normalised time; its
+// predicted peak is the largest demand of the predicted stages over the middle 80% of
+// the same share of the prediction's duration (the outer tenths are left out, so that a
+// boundary a little off does not count as the neighbouring stage's demand). Dims are
+// CPU and memory: MAE is the mean of |predicted − true| / true over stages whose true
+// peak is positive; Under the share of such stages predicted below their true peak.
+type PredictionError struct {
+	// Runs counts the finished runs placed on a predicted profile; Stages their true
+	// stages.
+	Runs, Stages int
+	// MAE and Under per dimension: [0] CPU, [1] memory.
+	MAE, Under [2]float64
+}
+
+// predErr accumulates PredictionError.
+type predErr struct {
+	runs, stages int
+	n            [2]int
+	abs          [2]float64
+	under        [2]int
+}
+
+func (p *predErr) summary() PredictionError {
+	out := PredictionError{Runs: p.runs, Stages: p.stages}
+	for d := range p.n {
+		if p.n[d] > 0 {
+			out.MAE[d] = p.abs[d] / float64(p.n[d])
+			out.Under[d] = float64(p.under[d]) / float64(p.n[d])
+		}
+	}
+	return out
+}
+
+// predicted records how the plan a run was placed on compares with the stages it ran.
+func (m *metrics) predicted(s *Sim, plan stage.Profile, ran []ranStage) {
+	if len(ran) == 0 {
+		return
+	}
+	var total time.Duration
+	for _, r := range ran {
+		total += r.dur
+	}
+	pt := float64(plan.Duration())
+	dims := [2]int{workload.SlotCPU, workload.SlotMemory}
+	m.pred.runs++
+	var at time.Duration
+	for _, r := range ran {
+		a, b := float64(at)/float64(total), float64(at+r.dur)/float64(total)
+		at += r.dur
+		trim := (b - a) / 10
+		lo, hi := time.Duration((a+trim)*pt), time.Duration((b-trim)*pt)
+		var pred resource.Tuple
+		var off time.Duration
+		for i := 0; i < plan.Len(); i++ {
+			st := plan.Stage(i)
+			if off < max(hi, lo+1) && off+st.Duration > lo {
+				pred = pred.Max(st.Demand)
+			}
+			off += st.Duration
+		}
+		m.pred.stages++
+		for j, d := range dims {
+			truth := r.peak[d]
+			if truth <= 0 {
+				continue
+			}
+			m.pred.n[j]++
+			m.pred.abs[j] += math.Abs(float64(pred[d]-truth)) / float64(truth)
+			if pred[d] < truth {
+				m.pred.under[j]++
+			}
+		}
+	}
 }
 
 // Timing is the real wall-clock time of the scheduler's decision calls (Heartbeat,
@@ -218,6 +302,8 @@ type metrics struct {
 	samples    []Sample
 
 	events, heartbeats, placeCalls, reports, modeChanges, recycles, obsRejected int
+	pred                                                                        predErr
+	redivided                                                                   int
 	placements, placedPredicted, placedCompressed, oomKills, nodeKills          int
 	backups, backupsWon                                                         int
 	preemptions, reclaims, gangGathers, partialGangs                            int
@@ -461,6 +547,7 @@ func (m *metrics) result(s *Sim) *Result {
 	sum.Preemptions, sum.Reclaims, sum.PreemptedWork = m.preemptions, m.reclaims, m.preemptedWork
 	sum.GangGathers, sum.PartialGangs = m.gangGathers, m.partialGangs
 	sum.ModeChanges, sum.Recycles, sum.ObsRejected, sum.Events = m.modeChanges, m.recycles, m.obsRejected, m.events
+	sum.Prediction, sum.Redivisions = m.pred.summary(), m.redivided
 	if s.cfg.timing {
 		r.Timing = m.timing.summary()
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/finegrain/finegrain/predict"
@@ -32,6 +33,7 @@ type node struct {
 	window     []predict.Interval
 
 	nextBeat time.Duration
+	beats    int // periodic beats so far: the agent samples every agentBeats
 	extraDue bool
 }
 
@@ -45,19 +47,39 @@ type exec struct {
 	done     float64 // work of the stages completed
 	transfer float64 // work of moving the input, seconds
 
-	idx       int     // current stage of task.wt.True; -1 while moving non-local input
-	remaining float64 // work left in the stage, in seconds at rate 1
-	rate      float64 // work per second now
-	rcMax     float64 // the largest compression ratio on a dimension it uses now
-	demand    resource.Tuple
-	alloc     resource.Tuple
+	idx       int            // current stage of task.wt.True; -1 while moving non-local input
+	remaining float64        // work left in the stage, in seconds at rate 1
+	rate      float64        // work per second now
+	rcMax     float64        // the largest compression ratio on a dimension it uses now
+	demand    resource.Tuple // the current stage's demand: the most it may use
+	use       resource.Tuple // what it uses now (Variation): what the node shares out
+	alloc     resource.Tuple // what it gets of use
+	level     float64        // its compressible usage now, a share of demand (Variation)
+	usage     usageModel
+	peak      resource.Tuple // the most it used in the current stage
+	ran       []ranStage     // the stages it completed, as they ran
 
 	stageStart time.Duration
-	allocInt   resource.Vector // ∫ alloc dt over the current stage (feedback only)
+	stageInt   resource.Vector // ∫ alloc dt over the current stage (Oracle only)
 	stageRC    resource.Vector // the largest compression per dimension in the stage
-	obs        []stage.Stage
+	obs        []stage.Stage   // the Oracle's observation
 	obsRC      []resource.Vector
 	anyRC      bool
+
+	// The node agent's series (Measured): sampled from the start of the first stage.
+	sampling bool
+	sampleAt time.Duration   // start of the interval the next sample covers
+	allocInt resource.Vector // ∫ alloc dt since sampleAt
+	sampleRC resource.Vector // the largest compression per dimension since sampleAt
+	series   []predict.Sample
+	seriesRC []resource.Vector
+}
+
+// ranStage is a true stage as a run went through it: how long it took and the most it
+// used (the truth a prediction is measured against).
+type ranStage struct {
+	dur  time.Duration
+	peak resource.Tuple
 }
 
 // advance integrates node n's progress from n.last to t at the current rates.
@@ -73,9 +95,11 @@ func (s *Sim) advance(n *node, t time.Duration) {
 		if x.rcMax > 0 {
 			x.task.compressed += d
 		}
-		if fb && x.idx >= 0 {
+		if fb && x.sampling {
 			for k := 0; k < s.schema.Len(); k++ {
-				x.allocInt[k] += float64(x.alloc[k]) * dt
+				a := float64(x.alloc[k]) * dt
+				x.allocInt[k] += a
+				x.stageInt[k] += a
 			}
 		}
 	}
@@ -111,9 +135,18 @@ func (s *Sim) settle(n *node) error {
 	// has in fact finished.
 	s.holdRetry = true
 	for _, x := range done {
+		if !x.backup && x.task.plan.Len() > 0 {
+			s.m.predicted(s, x.task.plan, x.ran)
+		}
 		var obs *predict.Observation
 		if s.pol.Feedback {
-			o, err := x.observation(s.schema)
+			var o predict.Observation
+			var err error
+			if s.cfg.observe == Oracle {
+				o, err = x.oracle(s.schema)
+			} else {
+				o, err = s.measured(x)
+			}
 			if err != nil {
 				s.holdRetry = false
 				return err
@@ -149,23 +182,32 @@ func (s *Sim) step(x *exec) bool {
 func (s *Sim) enterStage(x *exec, i int) {
 	st := x.task.wt.True.Stage(i)
 	x.idx, x.remaining, x.demand = i, st.Duration.Seconds(), st.Demand
-	x.stageStart, x.allocInt, x.stageRC = s.now, resource.Vector{}, resource.Vector{}
+	x.stageStart, x.stageInt, x.stageRC, x.peak = s.now, resource.Vector{}, resource.Vector{}, resource.Tuple{}
+	if !x.sampling {
+		x.sampling, x.sampleAt = true, s.now
+	}
+	s.applyUsage(x)
 }
 
-// endStage records the stage x just completed as the node agent saw it (feedback).
+// endStage records the stage x just completed: as it ran (for the prediction error),
+// and as the Oracle ablation hands it over (feedback).
 func (s *Sim) endStage(x *exec) {
-	if !s.pol.Feedback || x.idx < 0 {
+	if x.idx < 0 {
 		return
 	}
 	d := max(s.now-x.stageStart, 1)
+	x.ran = append(x.ran, ranStage{dur: d, peak: x.peak})
+	if !s.pol.Feedback || s.cfg.observe != Oracle {
+		return
+	}
 	sec := d.Seconds()
 	var seen resource.Tuple
 	comp := s.schema.Compressible()
 	for k := 0; k < s.schema.Len(); k++ {
 		if comp.Has(k) {
-			seen[k] = int64(math.Round(x.allocInt[k] / sec))
+			seen[k] = int64(math.Round(x.stageInt[k] / sec))
 		} else {
-			seen[k] = x.demand[k]
+			seen[k] = x.peak[k]
 		}
 		if x.stageRC[k] > 0 {
 			x.anyRC = true
@@ -173,20 +215,6 @@ func (s *Sim) endStage(x *exec) {
 	}
 	x.obs = append(x.obs, stage.Stage{Duration: d, Demand: seen})
 	x.obsRC = append(x.obsRC, x.stageRC)
-}
-
-// observation is what the finished run x was seen to use: the stages as observed
-// (durations as they ran, demand as allocated) and the compression of each.
-func (x *exec) observation(schema *resource.Schema) (predict.Observation, error) {
-	p, err := stage.NewProfile(schema, x.obs...)
-	if err != nil {
-		return predict.Observation{}, fmt.Errorf("sim: observation of %q: %w", x.task.wt.ID, err)
-	}
-	o := predict.Observation{Profile: p}
-	if x.anyRC {
-		o.Compression = x.obsRC
-	}
-	return o, nil
 }
 
 // startExec starts task t on node n at now (n advanced to now): first the transfer of
@@ -203,7 +231,15 @@ func (s *Sim) startExec(t *simTask, n *node) {
 // newExec is a run of task t on node n from now, and the locality of its input there.
 func (s *Sim) newExec(t *simTask, n *node) (*exec, workload.Locality) {
 	s.startSeq++
-	x := &exec{task: t, speed: n.spec.Speed, work: t.wt.True.Duration().Seconds()}
+	x := &exec{task: t, speed: n.spec.Speed, work: t.wt.True.Duration().Seconds(), level: 1}
+	if !s.cfg.variation.constant() {
+		run := uint64(t.attempt) << 1
+		if t.exec != nil { // a backup: the task's own run is going on
+			run |= 1
+		}
+		x.usage = newUsage(t.wt.ID, run)
+		x.level = s.cfg.variation.Level
+	}
 	loc := workload.NoInput
 	var transfer time.Duration
 	var moved int64
@@ -223,6 +259,7 @@ func (s *Sim) newExec(t *simTask, n *node) (*exec, workload.Locality) {
 		x.work += x.transfer
 		x.demand[workload.SlotMemory] = t.wt.True.Stage(0).Demand[workload.SlotMemory]
 		x.demand[workload.SlotNetIO] = max(1, int64(float64(moved)/transfer.Seconds()))
+		x.use = x.demand
 	} else {
 		s.enterStage(x, 0)
 	}
@@ -286,21 +323,20 @@ func (s *Sim) recompute(n *node) error {
 	for {
 		d = n.bg
 		for _, x := range n.running {
-			d = d.Add(x.demand)
+			d = d.Add(x.use)
 		}
-		over := false
+		var over resource.Mask
 		for k := 0; k < dims; k++ {
 			if !comp.Has(k) && d[k] > capa[k] {
-				over = true
+				over |= 1 << k
 			}
 		}
-		if !over || len(n.running) == 0 {
+		if over == 0 || len(n.running) == 0 {
 			break
 		}
-		last := len(n.running) - 1
-		x := n.running[last]
-		n.running[last] = nil
-		n.running = n.running[:last]
+		i := s.victim(n, over)
+		x := n.running[i]
+		n.running = slices.Delete(n.running, i, i+1)
 		if err := s.kill(x); err != nil {
 			return err
 		}
@@ -314,11 +350,12 @@ func (s *Sim) recompute(n *node) error {
 	}
 	var used resource.Tuple
 	for _, x := range n.running {
-		x.alloc, x.rcMax = share(x.demand, rc, dims), 0
+		x.alloc, x.rcMax = share(x.use, rc, dims), 0
 		for k := 0; k < dims; k++ {
-			if rc[k] > 0 && x.demand[k] > 0 {
+			if rc[k] > 0 && x.use[k] > 0 {
 				x.rcMax = max(x.rcMax, rc[k])
 				x.stageRC[k] = max(x.stageRC[k], rc[k])
+				x.sampleRC[k] = max(x.sampleRC[k], rc[k])
 			}
 		}
 		speed := x.speed
@@ -333,6 +370,30 @@ func (s *Sim) recompute(n *node) error {
 	}
 	s.m.setUsed(s, n, used, share(n.bg, rc, dims))
 	return nil
+}
+
+// victim is the run on node n killed for an overrun of the dimensions in over: the
+// most recently started of the runs using more than the scheduler holds for them at
+// their progress on one of those dimensions (YARN's container monitor and the kubelet's
+// eviction go for the containers over their allocation), or, when none is — the
+// overrun is the background's, or the scheduler's books are wrong — the most recently
+// started of all, as an OOM killer of the newest would. The oldest run is never the
+// victim while others run, so it finishes if it fits beside the background alone, and
+// no two runs can take turns killing each other for ever.
+func (s *Sim) victim(n *node, over resource.Mask) int {
+	for i := len(n.running) - 1; i > 0; i-- {
+		x := n.running[i]
+		hold := x.task.backupPeak
+		if !x.backup {
+			hold = x.task.hold.At(time.Duration(min(x.progress()*float64(x.task.hold.Duration()), float64(stage.Forever-1))))
+		}
+		for k := 0; k < s.schema.Len(); k++ {
+			if over.Has(k) && x.use[k] > hold[k] {
+				return i
+			}
+		}
+	}
+	return len(n.running) - 1
 }
 
 // share is demand with every dimension k reduced to (1 − rc[k]) of itself, rounded

@@ -39,7 +39,8 @@ const (
 	// NodeManager default).
 	DefaultHeartbeat = time.Second
 	// DefaultReportEvery is how often a node sends its usage window (eq. 16's T) to the
-	// scheduler: 10 s, ten intervals of one heartbeat each.
+	// scheduler: 10 s, rounded up to whole agent samples (DefaultAgentEvery: four
+	// intervals of 3 s).
 	DefaultReportEvery = 10 * time.Second
 	// DefaultSampleEvery is how often the cluster-wide metrics are sampled (Jain's index,
 	// utilisation): 10 s.
@@ -96,6 +97,11 @@ type config struct {
 	timing      bool
 	smallTask   time.Duration
 	pushRetries int
+
+	observe       Observe
+	variation     Variation
+	agentEvery    time.Duration
+	redivideEvery time.Duration
 }
 
 func defaultConfig() config {
@@ -103,6 +109,7 @@ func defaultConfig() config {
 		mode: Pull, heartbeat: DefaultHeartbeat, reportEvery: DefaultReportEvery,
 		sampleEvery: DefaultSampleEvery, penalty: DefaultPenalty, replication: DefaultReplication,
 		timeLimit: DefaultTimeLimit, smallTask: DefaultSmallTask, pushRetries: DefaultPushRetries,
+		variation: DefaultVariation, agentEvery: DefaultAgentEvery, redivideEvery: DefaultRedivideEvery,
 	}
 }
 
@@ -117,8 +124,9 @@ func WithMode(m Mode) Option {
 	}
 }
 
-// WithHeartbeat sets H, every node's heartbeat period (pull mode) and the usage
-// sampling interval; positive, at most MaxPeriod. Default DefaultHeartbeat.
+// WithHeartbeat sets H, every node's heartbeat period (pull mode) and the beat at which
+// true usage moves (Variation) and node agents sample (WithAgentEvery, in whole
+// heartbeats); positive, at most MaxPeriod. Default DefaultHeartbeat.
 func WithHeartbeat(d time.Duration) Option {
 	return func(c *config) error {
 		if err := period("heartbeat", d); err != nil {
@@ -131,7 +139,7 @@ func WithHeartbeat(d time.Duration) Option {
 
 // WithReportEvery sets how often nodes send usage windows to the scheduler (policies
 // with Feedback); positive, at most MaxPeriod. It is rounded up to a whole number of
-// heartbeats. Default DefaultReportEvery.
+// agent samples (WithAgentEvery). Default DefaultReportEvery.
 func WithReportEvery(d time.Duration) Option {
 	return func(c *config) error {
 		if err := period("report every", d); err != nil {

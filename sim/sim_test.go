@@ -52,7 +52,8 @@ func TestCompressionKnownAnswer(t *testing.T) {
 			cl := oneNode(tuple(1000, 8*gib, 100<<20, 100<<20))
 			w := workload.Workload{Name: "two", Jobs: []workload.Job{handJob("j", "q", 0, tuple(500, gib, 0, 0),
 				oneStage(10*time.Second, tuple(1000, gib, 0, 0)), oneStage(20*time.Second, tuple(1000, gib, 0, 0)))}}
-			r, err := Run(&w, &cl, DRF(), WithPenalty(tc.penalty), WithMode(tc.mode), WithTaskRecords())
+			// The fluid model's known answer: every stage uses its demand throughout.
+			r, err := Run(&w, &cl, DRF(), WithPenalty(tc.penalty), WithMode(tc.mode), WithTaskRecords(), WithVariation(NoVariation))
 			require.NoError(t, err)
 			slow := 1 / ((1 - 0.5) / (1 + tc.penalty)) // eq. 5's stretch factor
 			wantA := time.Duration(10 * slow * float64(time.Second))
@@ -78,7 +79,7 @@ func TestBackgroundCompression(t *testing.T) {
 	w := workload.Workload{Name: "one", Jobs: []workload.Job{handJob("j", "q", 0, tuple(1000, gib, 0, 0),
 		oneStage(10*time.Second, tuple(1000, gib, 0, 0)))}}
 	bg := &SeriesLoad{CPU: []workload.Series{{Name: "half", Step: time.Hour, Values: []float64{0.5}}}, Memory: []float64{0.25}}
-	r, err := Run(&w, &cl, FIFO(), WithBackground(bg), WithTaskRecords())
+	r, err := Run(&w, &cl, FIFO(), WithBackground(bg), WithTaskRecords(), WithVariation(NoVariation))
 	require.NoError(t, err)
 	rc := 1 - 1000.0/1500
 	want := time.Duration(10 * (1 + DefaultPenalty) / (1 - rc) * float64(time.Second))
@@ -108,7 +109,7 @@ func TestOverrunKillsAndReruns(t *testing.T) {
 	cl := oneNode(tuple(4000, 4*gib, 100<<20, 100<<20))
 	w := workload.Workload{Name: "oom", Jobs: []workload.Job{handJob("j", "q", 0, tuple(100, gib, 0, 0),
 		oneStage(10*time.Second, tuple(100, 3*gib, 0, 0)), oneStage(10*time.Second, tuple(100, 3*gib, 0, 0)))}}
-	r, err := Run(&w, &cl, FIFO(), WithTaskRecords())
+	r, err := Run(&w, &cl, FIFO(), WithTaskRecords(), WithVariation(NoVariation))
 	require.NoError(t, err)
 	a, b := finishOf(t, r, "j/m0"), finishOf(t, r, "j/m1")
 	assert.Equal(t, 10*time.Second, a.Finish)
