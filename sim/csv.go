@@ -164,7 +164,8 @@ func SummaryHeader(dims []string) []string {
 	}
 	return append(h, "placements", "placed_predicted", "placed_compressed", "oom_kills", "node_kills",
 		"node_local", "rack_local", "off_switch", "no_input", "compressed_task_s", "heartbeats", "place_calls",
-		"reports", "mode_changes", "recycles", "obs_rejected", "events")
+		"reports", "mode_changes", "recycles", "obs_rejected", "events",
+		"predicted_runs", "pred_mae_cpu", "pred_mae_memory", "pred_under_cpu", "pred_under_memory", "redivisions")
 }
 
 // WriteSummaryCSV writes one row per result with the columns of SummaryHeader (the
@@ -198,7 +199,9 @@ func WriteSummaryCSV(w io.Writer, header bool, results ...*Result) error {
 				strconv.Itoa(s.OOMKills), strconv.Itoa(s.NodeKills),
 				strconv.Itoa(s.Locality[0]), strconv.Itoa(s.Locality[1]), strconv.Itoa(s.Locality[2]), strconv.Itoa(s.Locality[3]),
 				secs(s.Compressed), strconv.Itoa(s.Heartbeats), strconv.Itoa(s.PlaceCalls), strconv.Itoa(s.Reports),
-				strconv.Itoa(s.ModeChanges), strconv.Itoa(s.Recycles), strconv.Itoa(s.ObsRejected), strconv.Itoa(s.Events))
+				strconv.Itoa(s.ModeChanges), strconv.Itoa(s.Recycles), strconv.Itoa(s.ObsRejected), strconv.Itoa(s.Events),
+				strconv.Itoa(s.Prediction.Runs), frac(s.Prediction.MAE[0]), frac(s.Prediction.MAE[1]),
+				frac(s.Prediction.Under[0]), frac(s.Prediction.Under[1]), strconv.Itoa(s.Redivisions))
 			if err := emit(row); err != nil {
 				return err
 			}

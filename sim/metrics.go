@@ -204,8 +204,10 @@ type Summary struct {
 // predicted peak is the largest demand of the predicted stages over the middle 80% of
 // the same share of the prediction's duration (the outer tenths are left out, so that a
 // boundary a little off does not count as the neighbouring stage's demand). Dims are
-// CPU and memory: MAE is the mean of |predicted − true| / true over stages whose true
-// peak is positive; Under the share of such stages predicted below their true peak.
+// CPU and memory; stages weigh their run time, since an error costs a scheduler for as
+// long as it lasts: MAE is the time-weighted mean of |predicted − true| / true over
+// stages whose true peak is positive, Under the share of their time predicted below
+// the true peak.
 type PredictionError struct {
 	// Runs counts the finished runs placed on a predicted profile; Stages their true
 	// stages.
@@ -217,17 +219,17 @@ type PredictionError struct {
 // predErr accumulates PredictionError.
 type predErr struct {
 	runs, stages int
-	n            [2]int
+	n            [2]float64 // seconds of stages with a positive true peak
 	abs          [2]float64
-	under        [2]int
+	under        [2]float64
 }
 
 func (p *predErr) summary() PredictionError {
 	out := PredictionError{Runs: p.runs, Stages: p.stages}
 	for d := range p.n {
 		if p.n[d] > 0 {
-			out.MAE[d] = p.abs[d] / float64(p.n[d])
-			out.Under[d] = float64(p.under[d]) / float64(p.n[d])
+			out.MAE[d] = p.abs[d] / p.n[d]
+			out.Under[d] = p.under[d] / p.n[d]
 		}
 	}
 	return out
@@ -266,10 +268,11 @@ func (m *metrics) predicted(s *Sim, plan stage.Profile, ran []ranStage) {
 			if truth <= 0 {
 				continue
 			}
-			m.pred.n[j]++
-			m.pred.abs[j] += math.Abs(float64(pred[d]-truth)) / float64(truth)
+			w := r.dur.Seconds()
+			m.pred.n[j] += w
+			m.pred.abs[j] += w * math.Abs(float64(pred[d]-truth)) / float64(truth)
 			if pred[d] < truth {
-				m.pred.under[j]++
+				m.pred.under[j] += w
 			}
 		}
 	}

@@ -146,6 +146,7 @@ type config struct {
 	size      int          // -nodes: the FGM cluster's node count; 0 = its 23
 	lineup    []sim.Policy // the tables' policies (-policies, else policies())
 	seriesOf  []sim.Policy // the online series' (-policies, else seriesPolicies())
+	observe   sim.Observe  // -observe: what FGM learns from
 }
 
 // Bounds of -compress and -nodes.
@@ -196,8 +197,14 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&c.out, "out", "out", "output folder")
 	fs.IntVar(&c.workers, "workers", simrun.DefaultWorkers(), fmt.Sprintf("simulations in parallel, in [1, %d]", simrun.MaxWorkers))
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
+	var observe string
+	fs.StringVar(&observe, "observe", "measured", "what FGM learns from: measured (node agents' usage samples) or oracle (the true stages, an ablation)")
 	if err := cli.Parse(fs, args); err != nil {
 		return c, err
+	}
+	var err error
+	if c.observe, err = sim.ParseObserve(observe); err != nil {
+		return c, cli.Usagef("-observe %q: want measured or oracle", observe)
 	}
 	if err := simrun.CheckWorkers(c.workers); err != nil {
 		return c, err
@@ -214,7 +221,6 @@ func parseFlags(args []string) (config, error) {
 	case c.size < 0 || c.size > maxNodes:
 		return c, cli.Usagef("-nodes %d: must be in [1, %d] (0: the FGM cluster's 23)", c.size, maxNodes)
 	}
-	var err error
 	switch {
 	case swim != "" && tr != "":
 		return c, cli.Usagef("-swim and -trace: give one")
@@ -388,7 +394,7 @@ func compare(c config, stdout, stderr io.Writer) error {
 	tasks := func(r *run) int { return inputs[fmt.Sprint(r.sc.name(), r.seed)].w.NumTasks() }
 	simrun.Each(stderr, c.quiet, c.workers, runs, tasks, func(r *run, progress sim.Option) {
 		in := inputs[fmt.Sprint(r.sc.name(), r.seed)]
-		opts := []sim.Option{progress}
+		opts := []sim.Option{progress, sim.WithObserve(c.observe)}
 		if tr != nil && tr.kind == traceOpenB {
 			opts = append(opts, sim.WithMode(sim.Push)) // a Kubernetes cluster
 		}

@@ -24,6 +24,8 @@ type row struct {
 	smallRun, largeRun                         float64 // mean task run time, seconds
 	jain, blJain, cpu, mem, allocCPU, allocMem float64 // blJain: sim.Summary.BackloggedJain
 	kills, compressed, predicted               float64
+	predRuns                                   float64    // finished runs placed on a predicted profile
+	mae, under                                 [2]float64 // prediction error: cpu, memory (sim.PredictionError)
 	unfinished                                 int
 	gainMakespan, gainJCT, gainP95             float64 // FGM's gain over this policy, %
 }
@@ -68,11 +70,16 @@ func aggregate(runs []*run) []row {
 			r.kills += float64(s.OOMKills)
 			r.compressed += float64(s.PlacedCompressed)
 			r.predicted += float64(s.PlacedPredicted)
+			r.predRuns += float64(s.Prediction.Runs)
+			for d := range r.mae {
+				r.mae[d] += s.Prediction.MAE[d]
+				r.under[d] += s.Prediction.Under[d]
+			}
 			r.unfinished += s.Jobs - s.JobsFinished
 		}
 		if n > 0 {
 			for _, v := range []*float64{&r.makespan, &r.jct, &r.p95, &r.resp, &r.small, &r.large, &r.smallRun, &r.largeRun, &r.jain, &r.blJain, &r.cpu,
-				&r.mem, &r.allocCPU, &r.allocMem, &r.kills, &r.compressed, &r.predicted} {
+				&r.mem, &r.allocCPU, &r.allocMem, &r.kills, &r.compressed, &r.predicted, &r.predRuns, &r.mae[0], &r.mae[1], &r.under[0], &r.under[1]} {
 				*v /= n
 			}
 		}
@@ -115,7 +122,8 @@ func report(c *config, runs []*run, out io.Writer) error {
 	var table [][]string
 	table = append(table, []string{"scenario", "policy", "makespan_s", "jct_mean_s", "jct_p95_s", "response_mean_s",
 		"small_task_mean_s", "large_task_mean_s", "small_run_mean_s", "large_run_mean_s", "jain", "backlogged_jain", "cpu_used", "memory_used", "cpu_allocated", "memory_allocated", "oom_kills",
-		"placed_compressed", "placed_predicted", "unfinished_jobs", "fgm_gain_makespan_pct", "fgm_gain_jct_pct", "fgm_gain_jct_p95_pct"})
+		"placed_compressed", "placed_predicted", "predicted_runs", "pred_mae_cpu", "pred_mae_memory", "pred_under_cpu", "pred_under_memory",
+		"unfinished_jobs", "fgm_gain_makespan_pct", "fgm_gain_jct_pct", "fgm_gain_jct_p95_pct"})
 	for _, sc := range order {
 		if !sc.table {
 			continue
@@ -140,7 +148,7 @@ func report(c *config, runs []*run, out io.Writer) error {
 			}
 			table = append(table, append([]string{sc.name(), r.policy, f3(r.makespan), f3(r.jct), f3(r.p95), f3(r.resp), f3(r.small),
 				f3(r.large), f3(r.smallRun), f3(r.largeRun), f4(r.jain), f4(r.blJain), f4(r.cpu), f4(r.mem), f4(r.allocCPU), f4(r.allocMem), f3(r.kills), f3(r.compressed), f3(r.predicted),
-				strconv.Itoa(r.unfinished)}, gains...))
+				f3(r.predRuns), f4(r.mae[0]), f4(r.mae[1]), f4(r.under[0]), f4(r.under[1]), strconv.Itoa(r.unfinished)}, gains...))
 		}
 		if err := scenarioFiles(c, sc, rs, rows); err != nil {
 			return err
@@ -160,7 +168,7 @@ func f4(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 
 func printTable(out io.Writer, rows []row) error {
 	tw := tabwriterFor(out)
-	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tbl. Jain\tcpu used\tmem used\tcpu alloc\tmem alloc\tkills\tcompressed\tFGM gain: makespan\tJCT mean\tJCT p95\t")
+	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tbl. Jain\tcpu used\tmem used\tcpu alloc\tmem alloc\tkills\tcompressed\tpred err\tmem under\tFGM gain: makespan\tJCT mean\tJCT p95\t")
 	hasRef := slices.ContainsFunc(rows, func(r row) bool { return r.policy == reference })
 	for _, r := range rows {
 		g := fmt.Sprintf("%+.1f%%\t%+.1f%%\t%+.1f%%", r.gainMakespan, r.gainJCT, r.gainP95)
@@ -171,8 +179,12 @@ func printTable(out io.Writer, rows []row) error {
 		if r.unfinished > 0 {
 			unf = fmt.Sprintf(" (%d unfinished)", r.unfinished)
 		}
-		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t\n", r.policy, dur(r.makespan), unf, dur(r.jct),
-			dur(r.p95), dur(r.resp), r.jain, r.blJain, 100*r.cpu, 100*r.mem, 100*r.allocCPU, 100*r.allocMem, r.kills, r.compressed, g)
+		pe, mu := "—", "—" // no run placed on a prediction
+		if r.predRuns > 0 {
+			pe, mu = fmt.Sprintf("%.1f%%", 50*(r.mae[0]+r.mae[1])), fmt.Sprintf("%.1f%%", 100*r.under[1])
+		}
+		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t%s\t%s\t\n", r.policy, dur(r.makespan), unf, dur(r.jct),
+			dur(r.p95), dur(r.resp), r.jain, r.blJain, 100*r.cpu, 100*r.mem, 100*r.allocCPU, 100*r.allocMem, r.kills, r.compressed, pe, mu, g)
 	}
 	return tw.Flush()
 }
