@@ -299,3 +299,55 @@ func benchSegment(b *testing.B, series []predict.Sample, opts ...predict.Segment
 		sinkP, _ = sg.Segment(std, series)
 	}
 }
+
+// hourSeries is an hour of usage sampled every second: four phases with jitter.
+func hourSeries() predict.Series {
+	r := rng(7)
+	var sr predict.Series
+	levels := []int64{800, 2000, 1200, 3000}
+	for i := 0; i < 3600; i++ {
+		l := levels[i/900]
+		u := std.MustTuple(l+r.Int64N(l/10), (l+int64(i%900))<<20)
+		sr.Samples = append(sr.Samples, predict.Sample{At: time.Duration(i) * time.Second, Usage: u})
+	}
+	sr.End = time.Hour
+	return sr
+}
+
+// BenchmarkObserveSeriesHour: learning from a finished task's hour of one-second samples
+// (segmentation, the update, the history).
+func BenchmarkObserveSeriesHour(b *testing.B) {
+	e, keys := warmEstimator(b, 1000)
+	obs := predict.Observation{Series: hourSeries()}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := e.Observe(keys[i%len(keys)], obs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRedivide: re-dividing one key whose history is full (8 observations of 32
+// buckets), the observation that marks it included.
+func BenchmarkRedivide(b *testing.B) {
+	e := newEst(b)
+	r := rng(3)
+	series := make([]predict.Series, 16)
+	for i := range series {
+		series[i] = sampled(r, stagedProfile(r, 2+i%3, 5, time.Second), 0, time.Second, 0.05)
+	}
+	for _, sr := range series[:8] {
+		if err := e.Observe(key, predict.Observation{Series: sr}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := e.Observe(key, predict.Observation{Series: series[i%len(series)]}); err != nil {
+			b.Fatal(err)
+		}
+		e.Redivide()
+	}
+}

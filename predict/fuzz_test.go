@@ -280,3 +280,54 @@ func FuzzConformity(f *testing.F) {
 		}
 	})
 }
+
+// FuzzObserveSeries feeds arbitrary series to the estimator: it never panics, every
+// refusal is a documented error that changes nothing, and an accepted series gives an
+// estimate whose demands lie within what the series used.
+func FuzzObserveSeries(f *testing.F) {
+	f.Add([]byte{1, 10, 2, 3, 20, 4, 3, 30, 1}, uint16(9), 0.2)
+	f.Add([]byte{0, 0, 0, 5, 1, 1}, uint16(0), 1.5)
+	f.Add([]byte{3, 255, 255, 0, 1, 2}, uint16(1), math.NaN())
+	f.Fuzz(func(t *testing.T, data []byte, end uint16, rc float64) {
+		e, err := predict.NewSimilarTask(std, predict.WithHistory(4, 8))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sr predict.Series
+		at := time.Duration(0)
+		for len(data) >= 3 {
+			at += time.Duration(int8(data[0])) * time.Second // may go backwards
+			sr.Samples = append(sr.Samples, predict.Sample{At: at, Usage: resource.Tuple{int64(data[1]) * 100, int64(data[2]) << 20}})
+			sr.Compression = append(sr.Compression, resource.Vector{rc})
+			data = data[3:]
+		}
+		sr.End = at + time.Duration(int16(end))*time.Millisecond
+		var lo, hi resource.Tuple
+		lo[0], lo[1] = math.MaxInt64, math.MaxInt64
+		for _, s := range sr.Samples {
+			lo, hi = lo.Min(s.Usage), hi.Max(s.Usage)
+		}
+		if err := e.Observe(key, predict.Observation{Series: sr}); err != nil {
+			if !knownError(err) {
+				t.Fatalf("undocumented error %v", err)
+			}
+			if e.Observations(key) != 0 || e.Redivide() != 0 {
+				t.Fatal("a refused series changed the estimator")
+			}
+			return
+		}
+		e.Redivide()
+		est, ok := e.Estimate(key)
+		if !ok {
+			t.Fatal("no estimate after an accepted series")
+		}
+		for i := 0; i < est.Len(); i++ {
+			d := est.Stage(i).Demand
+			for k := 0; k < 2; k++ {
+				if d[k] < lo[k] || d[k] > hi[k] {
+					t.Fatalf("stage %d = %v outside the series' [%v, %v]", i, est.Stage(i), lo, hi)
+				}
+			}
+		}
+	})
+}
