@@ -9,7 +9,6 @@ import (
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
-	"github.com/finegrain/finegrain/stage"
 )
 
 // Pull mode with a scheduler wired from the blocks: Fair ordering instead of DRF, and
@@ -38,9 +37,14 @@ func Example() {
 	d, _ := sched.Heartbeat("node-1", 0)
 	fmt.Println("unpredictable, by request:", len(d.Assignments), "started;", d.Stop)
 
-	// A finished task reports what it really used: 1 core and 1 GiB for 20 s.
-	used := stage.MustProfile(s, stage.Stage{Duration: 20 * time.Second, Demand: s.MustTuple(1000, 1<<30)})
-	_ = sched.Finished("map-0", 20*time.Second, &predict.Observation{Profile: used})
+	// A finished task reports what its node agent sampled every 5 s: 1 core and 1 GiB
+	// for 20 s. The estimator divides the series into stages (here, one).
+	var used predict.Series
+	for at := time.Duration(0); at < 20*time.Second; at += 5 * time.Second {
+		used.Samples = append(used.Samples, predict.Sample{At: at, Usage: s.MustTuple(1000, 1<<30)})
+	}
+	used.End = 20 * time.Second
+	_ = sched.Finished("map-0", 20*time.Second, &predict.Observation{Series: used})
 
 	// Now tasks of that key are predictable and matched by their learned profile: the
 	// two cores and 4 GiB map-0 held now take two tasks.

@@ -126,3 +126,45 @@ func TestForeignSchemaObservationsRefused(t *testing.T) {
 	assert.ErrorIs(t, err, resource.ErrNegative)
 	require.NoError(t, s.Finished("t", time.Second, nil))
 }
+
+// A usage series, as a node agent samples it, is learned as the estimator divides it;
+// one with a sample beyond the node's capacity, or a bad one, is refused and changes
+// nothing, and the task can still finish.
+func TestFinishedWithSeries(t *testing.T) {
+	series := func(mem ...int64) *predict.Observation {
+		sr := predict.Series{End: time.Duration(len(mem)) * 3 * time.Second}
+		for i, m := range mem {
+			sr.Samples = append(sr.Samples, predict.Sample{At: time.Duration(i) * 3 * time.Second, Usage: schema.MustTuple(900, m)})
+		}
+		return &predict.Observation{Series: sr}
+	}
+	t.Run("implausible", func(t *testing.T) {
+		s, key := runningTask(t)
+		err := s.Finished("t", time.Minute, series(gib, 64*gib))
+		assert.ErrorIs(t, err, finegrain.ErrImplausible)
+		st, _ := s.State("t")
+		assert.Equal(t, finegrain.Running, st)
+		_, learned := s.Estimator().Estimate(key)
+		assert.False(t, learned)
+		require.NoError(t, s.Finished("t", time.Minute, nil))
+	})
+	t.Run("out of order", func(t *testing.T) {
+		s, key := runningTask(t)
+		obs := series(gib, 2*gib)
+		obs.Series.Samples[1].At = 0
+		err := s.Finished("t", time.Minute, obs)
+		assert.ErrorIs(t, err, predict.ErrUnsorted)
+		_, learned := s.Estimator().Estimate(key)
+		assert.False(t, learned)
+	})
+	t.Run("learned", func(t *testing.T) {
+		s, key := runningTask(t)
+		require.NoError(t, s.Finished("t", time.Minute, series(gib, gib, gib, 4*gib, 4*gib, 4*gib, 4*gib)))
+		p, ok := s.Estimator().Estimate(key)
+		require.True(t, ok)
+		assert.Equal(t, []stage.Stage{
+			{Duration: 9 * time.Second, Demand: schema.MustTuple(900, gib)},
+			{Duration: 12 * time.Second, Demand: schema.MustTuple(900, 4*gib)},
+		}, p.Stages(), "two stages, not seven")
+	})
+}
