@@ -806,7 +806,8 @@ func (s *SimilarTask) down(i int) {
 
 // Redivide implements Redivider: for every key observed since the last call, it divides
 // the key's history (WithHistory) into stages again — the iterative update of eq. 8
-// taken bucket by bucket over the held observations, divided by the Segmenter — and,
+// taken bucket by bucket over the held observations, divided by the Segmenter into
+// stages of two buckets at least (one bucket astride a change holds both sides' peaks) — and,
 // when that division disagrees with the estimate's (another number of stages, or a
 // boundary more than one bucket away), rebuilds the estimate on it: the total duration
 // kept, each new stage's demand the iterative update over the held observations of
@@ -868,7 +869,9 @@ func (s *SimilarTask) redivideLocked(e *entry) bool {
 		total += d
 	}
 	samples, width := bucketSamples(h.level(s.cfg.weight), total)
-	w, err := s.cfg.seg.divide(s.schema, samples, width)
+	// A stage of one bucket is a bucket astride a change, holding the peaks of both
+	// sides: stages of the re-division span two buckets at least.
+	w, err := s.cfg.seg.divide(s.schema, samples, width, 2*width)
 	if err != nil { // cannot happen: b ≥ 2 ordered samples of valid amounts
 		return false
 	}

@@ -154,3 +154,46 @@ func ExampleDetectRedundant() {
 	fmt.Println("redundant:", r.IsRedundant(), "reclaim:", schema.Format(r.Reclaimable))
 	// Output: redundant: true reclaim: cpu=2750,memory=268435456
 }
+
+// Stages follow the data. A key first seen as two stages starts to run as three (a new
+// version of the job adds a phase); the estimate keeps its two stages, resampling each
+// new series onto them, until a re-division — run periodically off the scheduling
+// path, here by hand — divides the key's recent history again.
+func ExampleSimilarTask_Redivide() {
+	schema := resource.Standard()
+	est, _ := predict.NewSimilarTask(schema)
+	key := predict.Key{Logic: "etl/transform", InputSize: 1 << 30}
+	series := func(phases ...[3]int64) predict.Series { // (seconds, millicores, MiB)
+		var sr predict.Series
+		at := time.Duration(0)
+		for _, ph := range phases {
+			for end := at + time.Duration(ph[0])*time.Second; at < end; at += 5 * time.Second {
+				sr.Samples = append(sr.Samples, predict.Sample{At: at, Usage: schema.MustTuple(ph[1], ph[2]<<20)})
+			}
+		}
+		sr.End = at
+		return sr
+	}
+	_ = est.Observe(key, predict.Observation{Series: series([3]int64{60, 2000, 512}, [3]int64{60, 500, 2048})})
+	for i := 0; i < predict.DefaultHistory; i++ {
+		_ = est.Observe(key, predict.Observation{Series: series([3]int64{40, 2000, 512}, [3]int64{40, 4000, 1024}, [3]int64{40, 500, 2048})})
+	}
+	p, _ := est.Estimate(key)
+	fmt.Println("before:", p.Len(), "stages")
+	fmt.Println("re-divided keys:", est.Redivide())
+	p, _ = est.Estimate(key)
+	fmt.Println("after: ", p)
+	// The division is in 32nds of the run (a bucket astride each change holds both
+	// sides' peaks); later runs, divided as three stages too, are learned stage by
+	// stage and move it towards the truth (40 s each; 2, 4 and 0.5 cores).
+	for i := 0; i < 10; i++ {
+		_ = est.Observe(key, predict.Observation{Series: series([3]int64{40, 2000, 512}, [3]int64{40, 4000, 1024}, [3]int64{40, 500, 2048})})
+	}
+	p, _ = est.Estimate(key)
+	fmt.Println("later: ", p)
+	// Output:
+	// before: 2 stages
+	// re-divided keys: 1
+	// after:  [37.5s {cpu=2000,memory=536870912}, 45s {cpu=4000,memory=2147483648}, 37.5s {cpu=500,memory=2147483648}]
+	// later:  [39.929381188s {cpu=2000,memory=536870912}, 40.141237625s {cpu=4000,memory=1104072373}, 39.929381188s {cpu=500,memory=2147483648}]
+}

@@ -196,7 +196,7 @@ func Segment(schema *resource.Schema, samples []Sample, opts ...SegmentOption) (
 // increase, a span too long to represent, or a usage that is negative or outside the
 // schema.
 func (sg *Segmenter) Segment(schema *resource.Schema, samples []Sample) (stage.Profile, error) {
-	w, err := sg.divide(schema, samples, sg.cfg.last)
+	w, err := sg.divide(schema, samples, sg.cfg.last, 0)
 	if err != nil {
 		return stage.Profile{}, err
 	}
@@ -204,14 +204,15 @@ func (sg *Segmenter) Segment(schema *resource.Schema, samples []Sample) (stage.P
 }
 
 // divide validates samples (the last lasting last, or as long as the interval before it
-// when last is 0) and runs the three phases of segmentation on them.
-func (sg *Segmenter) divide(schema *resource.Schema, samples []Sample, last time.Duration) (*work, error) {
+// when last is 0) and runs the three phases of segmentation on them, with stages at
+// least as long as the larger of the configured minimum and minStage.
+func (sg *Segmenter) divide(schema *resource.Schema, samples []Sample, last, minStage time.Duration) (*work, error) {
 	w, err := sg.newWork(schema, samples, last)
 	if err != nil {
 		return nil, err
 	}
 	w.byChange(sg.cfg.threshold)
-	w.byLength(sg.cfg.minStage)
+	w.byLength(max(sg.cfg.minStage, minStage))
 	w.byCap(sg.cfg.maxStages)
 	return w, nil
 }

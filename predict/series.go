@@ -104,7 +104,7 @@ func (sg *Segmenter) SegmentSeries(schema *resource.Schema, s Series) (stage.Pro
 	if _, err := s.validateCompression(schema); err != nil {
 		return stage.Profile{}, nil, err
 	}
-	w, err := sg.divide(schema, s.Samples, last)
+	w, err := sg.divide(schema, s.Samples, last, 0)
 	if err != nil {
 		return stage.Profile{}, nil, err
 	}
