@@ -182,12 +182,19 @@ func TestSeriesProperties(t *testing.T) {
 			return ""
 		}, gen.Int64(), gen.Float64Range(0.01, 1)))
 
+	// Re-division resolves 32nds of a run, with a bucket astride each change: stages of
+	// an eighth of the run at least are told apart.
 	props.Property("stages follow the data: after the key's tasks change shape, re-division takes the new number of stages",
 		prop.ForAll(func(seed int64) string {
 			r := rng(seed)
 			e := newEst(t)
 			before := stagedProfile(r, 1+r.IntN(3), 8, dt)
 			after := stagedProfile(r, before.Len()+1+r.IntN(3), 8, dt)
+			st := after.Stages()
+			for i := range st {
+				st[i].Duration = time.Duration(12+r.IntN(4)) * dt
+			}
+			after = stage.MustProfile(std, st...)
 			if err := e.Observe(key, predict.Observation{Series: sampled(r, before, 0, dt, 0.02)}); err != nil {
 				return err.Error()
 			}
