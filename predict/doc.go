@@ -10,6 +10,9 @@
 //	§2 eq. 8       Estimator, SimilarTask: iterative per-stage, per-dimension update with
 //	               the compression-aware weight w' = w × (1 − rcObs) (the eq. 8 Reading)
 //	§2 stages      Segmenter, Segment: usage samples → stages (the segmentation Reading)
+//	§2 measured    Series (a task's sampled usage), SimilarTask's history, Redivide and
+//	               RunRedivision (stages divided again from recent observations, off the
+//	               scheduling path), WithEnvelope (never less memory than recently used)
 //	§2 eq. 14      stage.TimeAverage, reused by Conformity (not duplicated here)
 //	§2 eq. 16      Conformity (Def. 4), ConformityLog (the last k values per server,
 //	               the input of Alg. 3)
@@ -24,14 +27,14 @@
 // (Segmenter), T_SLO as a run time (DetectStraggler) and the reclaimable amount
 // (DetectRedundant).
 //
-// Learning a profile: segment each finished task's usage samples, feed the profile to
-// the estimator with the compression the task experienced, and ask for the next task of
-// the same key:
+// Learning a profile: hand each finished task's usage samples to the estimator, which
+// divides them into stages, re-divide now and then off the scheduling path, and ask for
+// the next task of the same key:
 //
 //	est, _ := predict.NewSimilarTask(resource.Standard())
+//	go est.RunRedivision(ctx, time.Minute)
 //	key := predict.Key{Logic: "wordcount/map", InputSize: 128 << 20}
-//	p, _ := predict.Segment(resource.Standard(), samples)
-//	_ = est.Observe(key, predict.Observation{Profile: p})
+//	_ = est.Observe(key, predict.Observation{Series: predict.Series{Samples: samples, End: finished}})
 //	if profile, ok := est.Estimate(key); ok {
 //		// fine-grained matching with profile
 //	}

@@ -262,13 +262,23 @@ func WithEnvelope(nonCompressible, compressible float64) EstimatorOption {
 // resampled onto them by relative time — estimate stage i covers the fraction [a, b)
 // of the estimate's total duration; it is updated from the observation over the same
 // fraction of the observation's total, with duration (b − a) × total, demand by the
-// Resample rule, and rcObs the largest ratio of the observed stages overlapping it. The
-// first observation of a key therefore fixes its number of stages; segment
-// observations of a logic with the same Segmenter so counts usually agree, and Forget a
-// key to restart it.
+// Resample rule, and rcObs the largest ratio of the observed stages overlapping it.
 //
-// Memory is bounded by WithMaxKeys: past the cap, the least recently used key is
-// evicted. The LRU order is exact: a use stamps the entry with a tick of a shared
+// Measured usage (docs/methods.md §2, "learning from measured usage"). An observation
+// may be the usage series a node agent sampled (Observation.Series); it is divided into
+// stages by the configured Segmenter (WithSegmenter) and learned as above. Every
+// observation also joins the key's history (WithHistory: the last 8, each summarised
+// on 32 buckets of normalised time), from which Redivide — called periodically, or by
+// RunRedivision in the background — divides the key's stages again when the data
+// disagree with the estimate's division, so the number of stages and their boundaries
+// follow the data. On the non-compressible dimensions each stage's estimate is kept at
+// or above the peak its recent observations used in it (WithEnvelope), since a task
+// given less memory than it uses is killed.
+//
+// Memory is bounded by WithMaxKeys and WithHistory: a key holds at most the
+// segmenter's cap of stages and a history of fixed size (about 9 KiB with the defaults
+// and four dimensions), whatever the length of the series; past the key cap, the least
+// recently used key is evicted. The LRU order is exact: a use stamps the entry with a tick of a shared
 // counter (skipped when the entry already holds the latest tick), and eviction pops a
 // min-heap of stamps, re-placing entries whose stamp moved since they were placed.
 //
