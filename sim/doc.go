@@ -66,20 +66,30 @@
 //     memory and uses net-io at the transfer rate. Its speed does not depend on the
 //     node's.
 //  2. Work. A stage's duration is its work in seconds on a normal node, alone; on a node
-//     of speed s it progresses s seconds of work per second.
+//     of speed s it progresses s seconds of work per second. A stage's demand is the most
+//     the task uses in it; what it uses moves within the stage (WithVariation,
+//     DefaultVariation): at every beat of its node (each heartbeat period) CPU and
+//     bandwidth take a new level — 80% of the demand on average with autocorrelated
+//     jitter and spikes to all of it — and memory grows from 70% of the stage's demand
+//     when it starts to all of it when it ends. The draws are seeded by the task, so
+//     every policy sees the same usage as far as it runs the task the same.
 //  3. Sharing (a fluid model, recomputed at every event on the node: a stage starting or
-//     ending, a task starting, finishing or being killed, the background changing). On
-//     every compressible dimension k (cpu, disk-io, net-io) where the node's total true
-//     demand D_k — the current stages of its running tasks plus the background load —
-//     exceeds its capacity C_k, everybody using k gets C_k/D_k of its demand, which is
+//     ending, a task starting, finishing or being killed, the background changing, a
+//     beat). On every compressible dimension k (cpu, disk-io, net-io) where the node's
+//     total true usage D_k — what its running tasks use now plus the background load —
+//     exceeds its capacity C_k, everybody using k gets C_k/D_k of its usage, which is
 //     the compression ratio rc_k = 1 − C_k/D_k (eq. 1). A task progresses at
 //     s × (1 − rc_max)/(1 + p) where rc_max is the largest rc_k over the dimensions it
 //     uses (eq. 4–5: T' = (1 + p) × T/(1 − rc); p is WithPenalty, default 0.05, and
 //     applies only while the task is compressed). Between events every rate is constant,
 //     so the next stage end is computed exactly (to the nanosecond).
-//  4. Non-compressible overrun. When the node's true memory demand (tasks plus
-//     background) exceeds its capacity, the most recently started task is killed, as an
-//     OOM killer would, and again until the demand fits. The kill is counted
+//  4. Non-compressible overrun. When the node's true memory usage (tasks plus
+//     background) exceeds its capacity, a task is killed, and again until the usage
+//     fits: the most recently started of those using more memory than the scheduler
+//     holds for them at their progress (YARN's container monitor and the kubelet go for
+//     containers over their allocation), or the most recently started of all when none
+//     is — but never the oldest while others run, so that no two tasks can take turns
+//     killing each other. The kill is counted
 //     (Summary.OOMKills) and reported with Scheduler.Failed: the task is pending again
 //     and is placed anew later (the next periodic heartbeat or retry, so that a
 //     persistent overrun does not loop at one instant). A task is never silently
@@ -98,19 +108,34 @@
 //
 // # Feedback
 //
-// A policy with Feedback (FGM) learns like a real fine-grained cluster:
+// A policy with Feedback (FGM) learns like a real fine-grained cluster, from what node
+// agents measure:
 //
-//   - Finished tasks report Finished with a predict.Observation of what the node agent
-//     saw: each true stage with its observed duration (stretched by compression and
-//     node speed), its demand as allocated (the time average of what it got on
-//     compressible dimensions, its demand on memory), and the largest compression it
-//     experienced on each dimension during the stage (the eq. 8 Reading's rcObs). The
-//     input transfer is not part of the observation.
-//   - Every heartbeat period each node samples its usage: the time average of what its
-//     tasks and the background really got (Actual), what the scheduler holds reserved
-//     there (capacity − Scheduler.NodeFree: Predicted) and what is left (Idle). Every
-//     WithReportEvery (10 s) the window goes to Scheduler.ReportUsage (conformity, eq. 16
-//     → the Alg. 3 adjuster).
+//   - Every WithAgentEvery (3 s, YARN's container-monitor interval; whole heartbeats)
+//     each node's agent samples every task computing there: what it got on the
+//     compressible dimensions since its last sample, as an average (cumulative
+//     counters: cgroup CPU time, I/O bytes), what it holds now on memory (a point
+//     reading, as memory.current gives), and the largest compression it experienced
+//     meanwhile. A finished task reports its series — from the start of its first stage
+//     (input moved before it starts is not sampled) to its end, the last sample however
+//     short — with Scheduler.Finished (predict.Series); the scheduler's estimator divides
+//     it into stages itself. No stage boundary, no exact peak and no stage demand is
+//     handed over: a short spike between samples, or the last rise of memory before a
+//     stage ends, is missed as it would be by a real agent.
+//   - The node's usage windows are built from the same samples — averages on the
+//     compressible dimensions, point readings on memory — with what the scheduler holds
+//     reserved there (capacity − Scheduler.NodeFree: Predicted) and what is left (Idle).
+//     Every WithReportEvery (10 s, in whole samples) the window goes to
+//     Scheduler.ReportUsage (conformity, eq. 16 → the Alg. 3 adjuster).
+//   - Every WithRedivideEvery (a minute) the scheduler's estimator is asked to divide its
+//     keys' stages again (predict.Redivider, reached through the scheduler's Estimator
+//     method): the information module's periodic re-division, off the scheduling path.
+//
+// WithObserve(Oracle) is an ablation that hands the estimator, instead, each task's true
+// stages as they ran (their boundaries, the exact peak of their memory and the average
+// of what they got on the rest): what measurement costs. Summary.Prediction reports,
+// for every run placed on a predicted profile, how far the prediction was from the
+// stages the run then went through.
 //
 // Request-based baselines get neither: YARN has no such loop.
 //
