@@ -12,6 +12,7 @@ import (
 
 	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/examples/internal/clitest"
+	"github.com/finegrain/finegrain/sim"
 )
 
 func TestMain(m *testing.M) {
@@ -52,4 +53,16 @@ func TestStdoutFull(t *testing.T) {
 	c, err := parseFlags(args)
 	require.NoError(t, err)
 	assert.ErrorIs(t, compare(c, clitest.Full{}, io.Discard), clitest.ErrFull)
+}
+
+// -observe takes measured or oracle, and nothing else.
+func TestObserveFlag(t *testing.T) {
+	c, err := parseFlags([]string{"-observe", "oracle"})
+	require.NoError(t, err)
+	assert.Equal(t, sim.Oracle, c.observe)
+	c, err = parseFlags(nil)
+	require.NoError(t, err)
+	assert.Equal(t, sim.Measured, c.observe, "measured by default")
+	_, err = parseFlags([]string{"-observe", "truth"})
+	assert.ErrorContains(t, err, `-observe "truth"`)
 }
