@@ -900,8 +900,8 @@ func (s *SimilarTask) redivideLocked(e *entry) bool {
 	for j := 0; j < m; j++ {
 		lo, hi := cuts[j], cuts[j+1]
 		dur[j] = total * float64(hi-lo) / float64(h.b)
-		for i, slot := range h.order() {
-			peak, rc := h.stagePeak(slot, lo, hi)
+		for i := 0; i < h.n; i++ {
+			peak, rc := h.stagePeak(h.slot(i), lo, hi)
 			wj := s.cfg.weight * (1 - rc)
 			for d := 0; d < s.schema.Len(); d++ {
 				if i == 0 {

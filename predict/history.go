@@ -95,14 +95,8 @@ func (h *history) add(ps []piece) {
 	}
 }
 
-// order returns the slots of the held observations, oldest first.
-func (h *history) order() []int {
-	o := make([]int, h.n)
-	for i := range o {
-		o[i] = (h.head + i) % h.k
-	}
-	return o
-}
+// slot is the slot of the i-th held observation, oldest first.
+func (h *history) slot(i int) int { return (h.head + i) % h.k }
 
 // span returns the buckets [lo, hi) wholly inside the relative interval [a, b), lo ≥ hi
 // when none is (a stage thinner than two buckets may hold none: a bucket astride its
@@ -133,24 +127,27 @@ func (h *history) stagePeak(slot, lo, hi int) (resource.Vector, float64) {
 // buckets [lo, hi): the smallest amount that at least q of the cells do not exceed,
 // every cell weighing the same. q = 1 is their peak.
 func (h *history) envelope(d, lo, hi int, q float64, scratch []int64) (int64, []int64) {
+	if q >= 1 {
+		var v int64
+		for i := 0; i < h.n; i++ {
+			for j, slot := lo, h.slot(i); j < hi; j++ {
+				v = max(v, h.peak[(slot*h.b+j)*h.dims+d])
+			}
+		}
+		return v, scratch
+	}
 	vals := scratch[:0]
-	for _, slot := range h.order() {
-		for j := lo; j < hi; j++ {
+	for i := 0; i < h.n; i++ {
+		for j, slot := lo, h.slot(i); j < hi; j++ {
 			vals = append(vals, h.peak[(slot*h.b+j)*h.dims+d])
 		}
 	}
 	if len(vals) == 0 {
 		return 0, vals
 	}
-	var v int64
-	if q >= 1 {
-		v = slices.Max(vals)
-	} else {
-		slices.Sort(vals)
-		i := int(math.Ceil(q*float64(len(vals)))) - 1
-		v = vals[min(max(i, 0), len(vals)-1)]
-	}
-	return v, vals
+	slices.Sort(vals)
+	k := int(math.Ceil(q*float64(len(vals)))) - 1
+	return vals[min(max(k, 0), len(vals)-1)], vals
 }
 
 // level is the eq. 8 Reading applied bucket by bucket: per bucket and dimension, the
@@ -158,7 +155,8 @@ func (h *history) envelope(d, lo, hi int, q float64, scratch []int64) (int64, []
 // w × (1 − its compression in the bucket). It is what re-division divides.
 func (h *history) level(w float64) []resource.Vector {
 	out := make([]resource.Vector, h.b)
-	for i, slot := range h.order() {
+	for i := 0; i < h.n; i++ {
+		slot := h.slot(i)
 		for j := 0; j < h.b; j++ {
 			cell := h.peak[(slot*h.b+j)*h.dims:]
 			wj := w * (1 - float64(h.rc[slot*h.b+j]))
