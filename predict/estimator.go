@@ -474,7 +474,7 @@ func (s *SimilarTask) Observe(k Key, obs Observation) error {
 	e := s.load(ck)
 	if e == nil {
 		e = newEntry(ck, obs.Profile)
-		s.remember(e, pieces)
+		s.remember(e, pieces, obs.Profile.Len())
 		s.insertLocked(e, s.publishable(e, obs.Profile.Stages(), 1))
 		return nil
 	}
@@ -492,22 +492,22 @@ func (s *SimilarTask) Observe(k Key, obs Observation) error {
 		}
 	}
 	e.dur, e.dem = dur, dem
-	s.remember(e, pieces)
+	s.remember(e, pieces, obs.Profile.Len())
 	e.snap.Store(s.publishable(e, stages, min(e.snap.Load().n+1, math.MaxInt32)))
 	s.touch(e)
 	return nil
 }
 
-// remember adds an observation's pieces to e's history and marks e for re-division.
-// The caller holds s.mu for writing.
-func (s *SimilarTask) remember(e *entry, pieces []piece) {
+// remember adds an observation's pieces, divided into stages stages, to e's history and
+// marks e for re-division. The caller holds s.mu for writing.
+func (s *SimilarTask) remember(e *entry, pieces []piece, stages int) {
 	if s.cfg.history == 0 {
 		return
 	}
 	if e.hist == nil {
 		e.hist = newHistory(s.cfg.history, s.cfg.buckets, s.schema.Len())
 	}
-	e.hist.add(pieces)
+	e.hist.add(pieces, stages)
 	if !e.dirty {
 		e.dirty = true
 		s.dirty = append(s.dirty, e)
@@ -814,8 +814,10 @@ func (s *SimilarTask) down(i int) {
 	}
 }
 
-// Redivide implements Redivider: for every key observed since the last call, it divides
-// the key's history (WithHistory) into stages again — the iterative update of eq. 8
+// Redivide implements Redivider: for every key observed since the last call whose held
+// observations were mostly divided into another number of stages than its estimate has
+// (the data disagree with the estimate's stages), it divides the key's history
+// (WithHistory) into stages again — the iterative update of eq. 8
 // taken bucket by bucket over the held observations, divided by the Segmenter into
 // stages of two buckets at least (one bucket astride a change holds both sides' peaks) — and,
 // when that division disagrees with the estimate's (another number of stages, or a
@@ -871,8 +873,8 @@ func (s *SimilarTask) RunRedivision(ctx context.Context, every time.Duration) er
 // Redivide) and reports whether it did. The caller holds s.mu for writing.
 func (s *SimilarTask) redivideLocked(e *entry) bool {
 	h := e.hist
-	if h == nil || h.n == 0 {
-		return false
+	if h == nil || h.n == 0 || !h.othersMostly(len(e.dur)) {
+		return false // the observations, divided one by one, agree with the estimate
 	}
 	var total float64
 	for _, d := range e.dur {

@@ -37,6 +37,7 @@ type history struct {
 	peak  []int64   // [obs][bucket][dim]
 	rc    []float32 // [obs][bucket]
 	rcObs []float64 // [obs]: the observation's largest compression
+	count []int32   // [obs]: the number of stages the observation was divided into
 }
 
 // piece is a span of an observation with constant usage: a sample, or a stage.
@@ -52,12 +53,13 @@ func newHistory(k, b, dims int) *history {
 		peak:  make([]int64, k*b*dims),
 		rc:    make([]float32, k*b),
 		rcObs: make([]float64, k),
+		count: make([]int32, k),
 	}
 }
 
-// add lays an observation's pieces on the history's buckets, replacing the oldest
-// observation when the history is full.
-func (h *history) add(ps []piece) {
+// add lays an observation's pieces on the history's buckets, with the number of stages
+// it was divided into, replacing the oldest observation when the history is full.
+func (h *history) add(ps []piece, stages int) {
 	slot := (h.head + h.n) % h.k
 	if h.n == h.k {
 		slot = h.head
@@ -70,6 +72,7 @@ func (h *history) add(ps []piece) {
 	clear(peak)
 	clear(rc)
 	h.rcObs[slot] = 0
+	h.count[slot] = int32(min(stages, math.MaxInt32))
 	var total float64
 	for _, p := range ps {
 		total += p.dur
@@ -97,6 +100,18 @@ func (h *history) add(ps []piece) {
 
 // slot is the slot of the i-th held observation, oldest first.
 func (h *history) slot(i int) int { return (h.head + i) % h.k }
+
+// othersMostly reports whether most held observations were divided into a number of
+// stages other than n.
+func (h *history) othersMostly(n int) bool {
+	other := 0
+	for i := 0; i < h.n; i++ {
+		if int(h.count[h.slot(i)]) != n {
+			other++
+		}
+	}
+	return 2*other > h.n
+}
 
 // span returns the buckets [lo, hi) wholly inside the relative interval [a, b), lo ≥ hi
 // when none is (a stage thinner than two buckets may hold none: a bucket astride its
