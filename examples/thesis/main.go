@@ -129,7 +129,8 @@
 //
 //   - Stragglers come only from node heterogeneity: a task runs at its node's speed
 //     (0.8, 1 or 1.2) from start to end; there are no random slowdowns, failures or
-//     background load, and the workload has no jitter.
+//     background load, and the workload has no jitter: each task uses its demand
+//     steadily (sim.NoVariation), as a Hadoop slot holds it.
 //   - Progress is exact up to heartbeat staleness: every node reports the progress of
 //     its running tasks (the share of their work done, input transfer included) at
 //     each heartbeat (1 s, staggered across nodes) and once more out of band when a
@@ -307,7 +308,9 @@ func simulate(c *config, cl *workload.Cluster, stderr io.Writer) (map[int]*workl
 	slices.SortStableFunc(order, func(a, b *run) int { return cost(b) - cost(a) })
 	simrun.Each(stderr, c.quiet, c.workers, order, func(r *run) int { return r.tasks }, func(r *run, progress sim.Option) {
 		t0 := time.Now()
-		res, err := sim.Run(ws[r.exp], cl, r.policy, progress)
+		// The thesis' model: a task uses its slot's resources steadily (see Model
+		// assumptions), not the simulator's default usage moving within stages.
+		res, err := sim.Run(ws[r.exp], cl, r.policy, progress, sim.WithVariation(sim.NoVariation))
 		r.wall = time.Since(t0)
 		if err != nil {
 			r.err = err
