@@ -510,6 +510,11 @@ func (s *SimilarTask) remember(e *entry, pieces []piece, stages int) {
 	e.hist.add(pieces, stages)
 	if !e.dirty {
 		e.dirty = true
+		if len(s.dirty) >= 2*s.count+16 {
+			// Keys forgotten or evicted since the last Redivide leave the list, so it
+			// stays bounded by the keys held even if Redivide is never called.
+			s.dirty = slices.DeleteFunc(s.dirty, func(x *entry) bool { return x.gone.Load() })
+		}
 		s.dirty = append(s.dirty, e)
 	}
 }
@@ -766,6 +771,7 @@ func (s *SimilarTask) removeLocked(e *entry) {
 	}
 	s.entries.Delete(e.key)
 	e.gone.Store(true)
+	e.hist = nil // its memory goes now; the entry may wait in the dirty list a while
 	s.count--
 	if s.sizes != nil {
 		sz := s.sizes[e.key.Logic]

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // Defaults of a key's history (SimilarTask, WithHistory).
@@ -191,6 +192,7 @@ func (h *history) level(w float64) []resource.Vector {
 // bucketSamples turns a level curve into a series of b samples spanning total
 // nanoseconds, for the Segmenter.
 func bucketSamples(level []resource.Vector, total float64) ([]Sample, time.Duration) {
+	total = min(total, float64(stage.Forever/2)) // saturated profiles: keep the times in range
 	width := max(time.Duration(total/float64(len(level))), 1)
 	out := make([]Sample, len(level))
 	for j, v := range level {

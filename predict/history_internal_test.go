@@ -10,6 +10,7 @@ import (
 	"github.com/leanovate/gopter/prop"
 
 	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // What a key keeps is bounded whatever the length of the series it learns from: a
@@ -48,4 +49,58 @@ func TestKeyMemoryIsBounded(t *testing.T) {
 		return ""
 	}, gen.UInt64(), gen.IntRange(1, 16), gen.IntRange(2, 64)))
 	props.TestingRun(t)
+}
+
+// Keys evicted or forgotten while no re-division runs are not kept: the list of keys
+// awaiting re-division stays bounded by the keys held, and an evicted key's history
+// goes at once.
+func TestDirtyListBoundedWithoutRedivide(t *testing.T) {
+	schema := resource.Standard()
+	s, err := NewSimilarTask(schema, WithMaxKeys(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := Series{Samples: []Sample{{At: 0, Usage: schema.MustTuple(100, 1<<20)}}, End: time.Second}
+	var first *entry
+	for i := 0; i < 10000; i++ {
+		if err := s.Observe(Key{Logic: fmt.Sprint(i), InputSize: 1}, Observation{Series: sr}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = s.load(Key{Logic: "0", InputSize: 1})
+		}
+		if len(s.dirty) > 2*s.count+17 {
+			t.Fatalf("after %d keys, %d awaiting re-division for %d held", i+1, len(s.dirty), s.count)
+		}
+	}
+	if !first.gone.Load() || first.hist != nil {
+		t.Fatal("an evicted key kept its history")
+	}
+}
+
+// A key whose durations saturate (profiles summing past stage.Forever) is re-divided
+// like any other.
+func TestRedivideSaturatedDurations(t *testing.T) {
+	schema := resource.Standard()
+	s, _ := NewSimilarTask(schema)
+	key := Key{Logic: "long", InputSize: 1}
+	half := stage.Forever / 2
+	two := stage.MustProfile(schema, stage.Stage{Duration: half, Demand: schema.MustTuple(1000, 1<<30)}, stage.Stage{Duration: half, Demand: schema.MustTuple(4000, 1<<30)})
+	four := stage.MustProfile(schema,
+		stage.Stage{Duration: half / 2, Demand: schema.MustTuple(1000, 1<<30)}, stage.Stage{Duration: half / 2, Demand: schema.MustTuple(4000, 1<<30)},
+		stage.Stage{Duration: half / 2, Demand: schema.MustTuple(1000, 1<<30)}, stage.Stage{Duration: half / 2, Demand: schema.MustTuple(4000, 1<<30)})
+	if err := s.Observe(key, Observation{Profile: two}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < DefaultHistory; i++ {
+		if err := s.Observe(key, Observation{Profile: four}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.Redivide(); n != 1 {
+		t.Fatalf("re-divided %d keys, want 1", n)
+	}
+	if p, _ := s.Estimate(key); p.Len() != 4 {
+		t.Fatalf("%d stages, want 4: %v", p.Len(), p)
+	}
 }

@@ -204,6 +204,7 @@ func (s *Sim) applyUsage(x *exec) {
 	if v.constant() || x.idx < 0 {
 		x.use = x.demand
 		x.peak = x.peak.Max(x.use)
+		x.sampleHWM = x.sampleHWM.Max(x.use)
 		return
 	}
 	work := x.stageWork()
@@ -221,6 +222,7 @@ func (s *Sim) applyUsage(x *exec) {
 		x.use[k] = int64(float64(x.demand[k]) * f)
 	}
 	x.peak = x.peak.Max(x.use)
+	x.sampleHWM = x.sampleHWM.Max(x.use)
 }
 
 // agentEvery is the node agents' sampling period in whole heartbeats.
@@ -230,18 +232,19 @@ func (s *Sim) agentBeats() int {
 
 // sampleTasks is the node agent's sample at now of every task computing on node n
 // (moving input is not sampled): the average of what it got on the compressible
-// dimensions since its last sample, as cumulative counters give it, and what it holds
-// now on the others; with the largest compression it experienced meanwhile.
+// dimensions since its last sample, as cumulative counters give it (cgroup CPU time,
+// I/O bytes), and the most it held on the others meanwhile, as a high-water mark reset
+// at each reading gives it (cgroup v2 memory.peak); with the largest compression it
+// experienced meanwhile.
 func (s *Sim) sampleTasks(n *node) {
 	for _, x := range n.running {
-		s.sampleTask(x, false)
+		s.sampleTask(x)
 	}
 }
 
-// sampleTask appends x's sample for [x.sampleAt, now) to its series; at the end of the
-// run (last) the sample is kept however short.
-func (s *Sim) sampleTask(x *exec, last bool) {
-	if x.idx < 0 && !x.sampling {
+// sampleTask appends x's sample for [x.sampleAt, now) to its series.
+func (s *Sim) sampleTask(x *exec) {
+	if !x.sampling {
 		return
 	}
 	dt := s.now - x.sampleAt
@@ -255,27 +258,28 @@ func (s *Sim) sampleTask(x *exec, last bool) {
 		if comp.Has(k) {
 			u[k] = int64(math.Round(x.allocInt[k] / sec))
 		} else {
-			u[k] = x.use[k]
+			u[k] = x.sampleHWM[k]
 		}
 	}
 	x.series = append(x.series, predict.Sample{At: x.sampleAt, Usage: u})
 	x.seriesRC = append(x.seriesRC, x.sampleRC)
 	x.anyRC = x.anyRC || x.sampleRC != resource.Vector{}
-	x.sampleAt, x.allocInt, x.sampleRC = s.now, resource.Vector{}, resource.Vector{}
-	_ = last
+	x.sampleAt, x.allocInt, x.sampleRC, x.sampleHWM = s.now, resource.Vector{}, resource.Vector{}, x.use
 }
 
-// measured is what the node agent reports of the finished run x: its sampled series.
-func (s *Sim) measured(x *exec) (predict.Observation, error) {
-	s.sampleTask(x, true)
+// measured is what the node agent reports of the finished run x: its sampled series,
+// the last sample however short. A run with no sample at all (its stages took no time
+// after its input arrived) reports nothing: nil.
+func (s *Sim) measured(x *exec) *predict.Observation {
+	s.sampleTask(x)
 	if len(x.series) == 0 {
-		return predict.Observation{}, fmt.Errorf("sim: observation of %q: no sample: %w", x.task.wt.ID, ErrInvalidInput)
+		return nil
 	}
 	sr := predict.Series{Samples: x.series, End: s.now}
 	if x.anyRC {
 		sr.Compression = x.seriesRC
 	}
-	return predict.Observation{Series: sr}, nil
+	return &predict.Observation{Series: sr}
 }
 
 // oracle is the Oracle ablation's observation of the finished run x: the true stages as

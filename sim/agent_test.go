@@ -41,7 +41,7 @@ func recording() (Policy, *recorder) {
 
 // Measured (the default): a finished task hands the scheduler the series its node agent
 // sampled every 3 s, from its first stage to its end — averages of what it got on CPU,
-// point readings of its memory — and never a profile. The oracle hands the true stages.
+// the high-water mark of its memory — and never a profile. The oracle hands the true stages.
 func TestAgentSeries(t *testing.T) {
 	cl := oneNode(tuple(4000, 8*gib, 100<<20, 100<<20))
 	// Two stages: 10 s at 1 core and 1 GiB, then 5 s at 2 cores and 2 GiB.
@@ -70,7 +70,7 @@ func TestAgentSeries(t *testing.T) {
 	assert.Equal(t, []time.Duration{0, 2 * time.Second, 5 * time.Second, 8 * time.Second, 11 * time.Second, 14 * time.Second}, at)
 	assert.Equal(t, start+15*time.Second, obs.Series.End, "to the task's end")
 	assert.Equal(t, []int64{1000, 1000, 1000, (2*1000 + 2000) / 3, 2000, 2000}, cpu, "[8 s, 11 s): two thirds at 1 core, a third at 2")
-	assert.Equal(t, []int64{gib, gib, gib, 2 * gib, 2 * gib, 2 * gib}, mem, "memory read at the sample's end")
+	assert.Equal(t, []int64{gib, gib, gib, 2 * gib, 2 * gib, 2 * gib}, mem, "memory: the most held in the interval")
 	assert.Nil(t, obs.Series.Compression, "never compressed")
 
 	p, rec = recording()
@@ -126,4 +126,30 @@ func TestAgentOptions(t *testing.T) {
 	assert.Equal(t, "oracle", o.String())
 	_, err = ParseObserve("truth")
 	assert.ErrorIs(t, err, ErrInvalidOption)
+}
+
+// Memory is read as its high-water mark since the previous sample: a stage that drops
+// its memory is not learned one sample early.
+func TestAgentMemoryHighWaterMark(t *testing.T) {
+	cl := oneNode(tuple(4000, 8*gib, 100<<20, 100<<20))
+	st := append(oneStage(10*time.Second, tuple(1000, 2*gib, 0, 0)).Stages(), oneStage(5*time.Second, tuple(1000, gib, 0, 0)).Stages()...)
+	w := workload.Workload{Name: "one", Jobs: []workload.Job{handJob("j", "q", 0, tuple(1000, 2*gib, 0, 0), stage.MustProfile(workload.Schema(), st...))}}
+	p, rec := recording()
+	_, err := Run(&w, &cl, p, WithVariation(NoVariation))
+	require.NoError(t, err)
+	var mem []int64
+	for _, s := range rec.obs["j/m0"].Series.Samples {
+		mem = append(mem, s.Usage[workload.SlotMemory])
+	}
+	assert.Equal(t, []int64{2 * gib, 2 * gib, 2 * gib, 2 * gib, gib, gib}, mem, "[8 s, 11 s) held 2 GiB until 10 s")
+}
+
+// A run that was never sampled (its stages took no time once its input arrived)
+// reports no observation, and the simulation goes on.
+func TestAgentNoSampleNoObservation(t *testing.T) {
+	s := &Sim{schema: workload.Schema()}
+	x := &exec{task: &simTask{wt: &workload.Task{ID: "t"}}}
+	assert.Nil(t, s.measured(x))
+	x.sampling, x.sampleAt = true, s.now
+	assert.Nil(t, s.measured(x), "sampled from now: nothing yet")
 }

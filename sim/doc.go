@@ -114,16 +114,17 @@
 //   - Every WithAgentEvery (3 s, YARN's container-monitor interval; whole heartbeats)
 //     each node's agent samples every task computing there: what it got on the
 //     compressible dimensions since its last sample, as an average (cumulative
-//     counters: cgroup CPU time, I/O bytes), what it holds now on memory (a point
-//     reading, as memory.current gives), and the largest compression it experienced
-//     meanwhile. A finished task reports its series — from the start of its first stage
-//     (input moved before it starts is not sampled) to its end, the last sample however
-//     short — with Scheduler.Finished (predict.Series); the scheduler's estimator divides
-//     it into stages itself. No stage boundary, no exact peak and no stage demand is
-//     handed over: a short spike between samples, or the last rise of memory before a
-//     stage ends, is missed as it would be by a real agent.
-//   - The node's usage windows are built from the same samples — averages on the
-//     compressible dimensions, point readings on memory — with what the scheduler holds
+//     counters: cgroup CPU time, I/O bytes), the most it held on memory meanwhile (a
+//     high-water mark reset at each reading, as cgroup v2's memory.peak gives), and the
+//     largest compression it experienced meanwhile. A finished task reports its series —
+//     from the start of its first stage (input moved before it starts is not sampled)
+//     to its end, the last sample however short — with Scheduler.Finished
+//     (predict.Series); the scheduler's estimator divides it into stages itself. No
+//     stage boundary, no exact peak and no stage demand is handed over: a CPU spike is
+//     averaged into its interval, and a change of stage is known only to within a
+//     sample, as it would be by a real agent.
+//   - The node's usage windows are built at the same instants — averages on the
+//     compressible dimensions, what is held at the instant on memory — with what the scheduler holds
 //     reserved there (capacity − Scheduler.NodeFree: Predicted) and what is left (Idle).
 //     Every WithReportEvery (10 s, in whole samples) the window goes to
 //     Scheduler.ReportUsage (conformity, eq. 16 → the Alg. 3 adjuster).

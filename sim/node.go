@@ -67,12 +67,13 @@ type exec struct {
 	anyRC      bool
 
 	// The node agent's series (Measured): sampled from the start of the first stage.
-	sampling bool
-	sampleAt time.Duration   // start of the interval the next sample covers
-	allocInt resource.Vector // ∫ alloc dt since sampleAt
-	sampleRC resource.Vector // the largest compression per dimension since sampleAt
-	series   []predict.Sample
-	seriesRC []resource.Vector
+	sampling  bool
+	sampleAt  time.Duration   // start of the interval the next sample covers
+	allocInt  resource.Vector // ∫ alloc dt since sampleAt
+	sampleRC  resource.Vector // the largest compression per dimension since sampleAt
+	sampleHWM resource.Tuple  // the most it used since sampleAt (read on memory)
+	series    []predict.Sample
+	seriesRC  []resource.Vector
 }
 
 // ranStage is a true stage as a run went through it: how long it took and the most it
@@ -139,19 +140,17 @@ func (s *Sim) settle(n *node) error {
 			s.m.predicted(s, x.task.plan, x.ran)
 		}
 		var obs *predict.Observation
-		if s.pol.Feedback {
-			var o predict.Observation
-			var err error
-			if s.cfg.observe == Oracle {
-				o, err = x.oracle(s.schema)
-			} else {
-				o, err = s.measured(x)
-			}
+		switch {
+		case !s.pol.Feedback:
+		case s.cfg.observe == Oracle:
+			o, err := x.oracle(s.schema)
 			if err != nil {
 				s.holdRetry = false
 				return err
 			}
 			obs = &o
+		default:
+			obs = s.measured(x)
 		}
 		if err := s.finish(x.task, x, n, obs); err != nil {
 			s.holdRetry = false
@@ -184,7 +183,7 @@ func (s *Sim) enterStage(x *exec, i int) {
 	x.idx, x.remaining, x.demand = i, st.Duration.Seconds(), st.Demand
 	x.stageStart, x.stageInt, x.stageRC, x.peak = s.now, resource.Vector{}, resource.Vector{}, resource.Tuple{}
 	if !x.sampling {
-		x.sampling, x.sampleAt = true, s.now
+		x.sampling, x.sampleAt, x.sampleHWM = true, s.now, resource.Tuple{}
 	}
 	s.applyUsage(x)
 }
@@ -220,7 +219,7 @@ func (s *Sim) endStage(x *exec) {
 // startExec starts task t on node n at now (n advanced to now): first the transfer of
 // its non-local input, then its true stages.
 func (s *Sim) startExec(t *simTask, n *node) {
-	x, loc := s.newExec(t, n)
+	x, loc := s.newExec(t, n, false)
 	t.locality = loc
 	s.m.locality[loc]++
 	n.running = append(n.running, x)
@@ -229,12 +228,12 @@ func (s *Sim) startExec(t *simTask, n *node) {
 }
 
 // newExec is a run of task t on node n from now, and the locality of its input there.
-func (s *Sim) newExec(t *simTask, n *node) (*exec, workload.Locality) {
+func (s *Sim) newExec(t *simTask, n *node, backup bool) (*exec, workload.Locality) {
 	s.startSeq++
-	x := &exec{task: t, speed: n.spec.Speed, work: t.wt.True.Duration().Seconds(), level: 1}
+	x := &exec{task: t, speed: n.spec.Speed, work: t.wt.True.Duration().Seconds(), level: 1, backup: backup}
 	if !s.cfg.variation.constant() {
 		run := uint64(t.attempt) << 1
-		if t.exec != nil { // a backup: the task's own run is going on
+		if backup {
 			run |= 1
 		}
 		x.usage = newUsage(t.wt.ID, run)
@@ -385,7 +384,10 @@ func (s *Sim) victim(n *node, over resource.Mask) int {
 		x := n.running[i]
 		hold := x.task.backupPeak
 		if !x.backup {
-			hold = x.task.hold.At(time.Duration(min(x.progress()*float64(x.task.hold.Duration()), float64(stage.Forever-1))))
+			// At the end of the plan (a run finishing at this instant) the plan's last
+			// stage still holds.
+			d := x.task.hold.Duration()
+			hold = x.task.hold.At(time.Duration(min(x.progress()*float64(d), float64(d-1))))
 		}
 		for k := 0; k < s.schema.Len(); k++ {
 			if over.Has(k) && x.use[k] > hold[k] {

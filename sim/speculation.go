@@ -49,8 +49,7 @@ func (s *Sim) startBackup(a *finegrain.Assignment) error {
 	}
 	t, n := &s.tasks[ti], s.nodes[ni]
 	s.advance(n, s.now)
-	x, loc := s.newExec(t, n)
-	x.backup = true
+	x, loc := s.newExec(t, n, true)
 	s.m.locality[loc]++
 	s.m.backups++
 	n.running = append(n.running, x)
