@@ -251,20 +251,24 @@ func (s *Sim) sampleTask(x *exec) {
 	if dt <= 0 {
 		return
 	}
-	sec := dt.Seconds()
-	var u resource.Tuple
-	comp := s.schema.Compressible()
-	for k := 0; k < s.schema.Len(); k++ {
-		if comp.Has(k) {
-			u[k] = int64(math.Round(x.allocInt[k] / sec))
-		} else {
-			u[k] = x.sampleHWM[k]
-		}
-	}
-	x.series = append(x.series, predict.Sample{At: x.sampleAt, Usage: u})
+	x.series = append(x.series, predict.Sample{At: x.sampleAt, Usage: s.reading(x.allocInt, dt, x.sampleHWM)})
 	x.seriesRC = append(x.seriesRC, x.sampleRC)
 	x.anyRC = x.anyRC || x.sampleRC != resource.Vector{}
 	x.sampleAt, x.allocInt, x.sampleRC, x.sampleHWM = s.now, resource.Vector{}, resource.Vector{}, x.use
+}
+
+// reading is what is read of a run over d: the average of what it got (integral, in
+// unit·seconds) on the compressible dimensions, peak on the others.
+func (s *Sim) reading(integral resource.Vector, d time.Duration, peak resource.Tuple) resource.Tuple {
+	sec := d.Seconds()
+	u := peak
+	comp := s.schema.Compressible()
+	for k := 0; k < s.schema.Len(); k++ {
+		if comp.Has(k) {
+			u[k] = int64(math.Round(integral[k] / sec))
+		}
+	}
+	return u
 }
 
 // measured is what the node agent reports of the finished run x: its sampled series,

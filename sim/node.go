@@ -199,20 +199,8 @@ func (s *Sim) endStage(x *exec) {
 	if !s.pol.Feedback || s.cfg.observe != Oracle {
 		return
 	}
-	sec := d.Seconds()
-	var seen resource.Tuple
-	comp := s.schema.Compressible()
-	for k := 0; k < s.schema.Len(); k++ {
-		if comp.Has(k) {
-			seen[k] = int64(math.Round(x.stageInt[k] / sec))
-		} else {
-			seen[k] = x.peak[k]
-		}
-		if x.stageRC[k] > 0 {
-			x.anyRC = true
-		}
-	}
-	x.obs = append(x.obs, stage.Stage{Duration: d, Demand: seen})
+	x.anyRC = x.anyRC || x.stageRC != resource.Vector{}
+	x.obs = append(x.obs, stage.Stage{Duration: d, Demand: s.reading(x.stageInt, d, x.peak)})
 	x.obsRC = append(x.obsRC, x.stageRC)
 }
 
