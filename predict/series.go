@@ -20,9 +20,11 @@ const MaxSeriesSamples = 1 << 20
 //
 // A node agent typically reads compressible usage (CPU time, I/O bytes) as averages over
 // the interval since the previous sample, from cumulative counters (cgroup cpu.stat,
-// /proc/<pid>/io), and non-compressible usage (memory) as the value at the sample
-// (memory.current, VmRSS). Either way a sample holds from its At until the next
-// sample's At; the spacing may be irregular.
+// /proc/<pid>/io), and non-compressible usage (memory) as the most held since the
+// previous sample (cgroup v2 memory.peak reset at each reading, VmHWM) — a reading at
+// the instant (memory.current, VmRSS) misses what rose and fell in between, and a task
+// given less memory than it used is killed. Either way a sample holds from its At until
+// the next sample's At; the spacing may be irregular.
 type Series struct {
 	// Samples are the measurements, At strictly increasing, at least one.
 	Samples []Sample
