@@ -66,8 +66,16 @@ func main() {
 		}
 	}
 
+	// What a node agent samples of such a task, every second while it runs: the series
+	// the estimator divides into stages (it is never told the stages).
+	var sampled predict.Series
+	for at := time.Duration(0); at < truth.Duration(); at += time.Second {
+		sampled.Samples = append(sampled.Samples, predict.Sample{At: at, Usage: truth.At(at)})
+	}
+	sampled.End = truth.Duration()
+
 	// Drive it like a cluster: every node heartbeats each second; tasks end after their
-	// true duration and report what they used.
+	// true duration and report what their node agent sampled.
 	out := output.NewWriter(os.Stdout)
 	running := map[string]time.Duration{} // task → finish time
 	for now := time.Duration(0); ; now += time.Second {
@@ -79,7 +87,7 @@ func main() {
 		}
 		sort.Strings(done) // map order is random; keep runs identical
 		for _, id := range done {
-			if err := sched.Finished(id, now, &predict.Observation{Profile: truth}); err != nil {
+			if err := sched.Finished(id, now, &predict.Observation{Series: sampled}); err != nil {
 				log.Fatal(err)
 			}
 			delete(running, id)
