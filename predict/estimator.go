@@ -602,36 +602,24 @@ func (s *SimilarTask) validate(obs Observation) (Observation, []piece, []float64
 }
 
 // fromSeries segments a series into the observation of a profile, with the series'
-// samples as the history's pieces.
+// samples, as long as the division took them to last, as the history's pieces.
 func (s *SimilarTask) fromSeries(sr Series) (Observation, []piece, []float64, error) {
-	p, comp, err := s.cfg.seg.SegmentSeries(s.schema, sr)
+	d, err := s.cfg.seg.divideSeries(s.schema, sr)
 	if err != nil {
 		return Observation{}, nil, nil, wrapf(err, "observation series")
 	}
-	obs := Observation{Profile: p, Compression: comp}
-	rc := make([]float64, p.Len())
-	for i, v := range comp {
+	obs := Observation{Profile: d.profile, Compression: d.compression}
+	rc := make([]float64, d.profile.Len())
+	for i, v := range d.compression {
 		rc[i] = v.MaxOver(s.schema.Compressible())
 	}
 	var pieces []piece
 	if s.cfg.history > 0 {
-		src, _ := sr.validateCompression(s.schema) // checked by SegmentSeries
-		last, _ := sr.last()
-		n := len(sr.Samples)
-		pieces = make([]piece, n)
+		pieces = make([]piece, len(sr.Samples))
 		for i, x := range sr.Samples {
-			var d time.Duration
-			switch {
-			case i+1 < n:
-				d = sr.Samples[i+1].At - x.At
-			case last > 0:
-				d = last
-			default:
-				d = x.At - sr.Samples[i-1].At
-			}
-			pieces[i] = piece{dur: float64(d), usage: x.Usage}
-			if src != nil {
-				pieces[i].rc = src[i]
+			pieces[i] = piece{dur: float64(d.w.dur[i]), usage: x.Usage}
+			if d.sampleRC != nil {
+				pieces[i].rc = d.sampleRC[i]
 			}
 		}
 	}
@@ -908,17 +896,7 @@ func (s *SimilarTask) redivideLocked(e *entry) bool {
 	for j := 0; j < m; j++ {
 		lo, hi := cuts[j], cuts[j+1]
 		dur[j] = total * float64(hi-lo) / float64(h.b)
-		for i := 0; i < h.n; i++ {
-			peak, rc := h.stagePeak(h.slot(i), lo, hi)
-			wj := s.cfg.weight * (1 - rc)
-			for d := 0; d < s.schema.Len(); d++ {
-				if i == 0 {
-					dem[j][d] = peak[d]
-				} else {
-					dem[j][d] = (1-wj)*dem[j][d] + wj*peak[d]
-				}
-			}
-		}
+		dem[j] = h.update(s.cfg.weight, lo, hi)
 		stages[j].Duration = durationOf(dur[j])
 		for d := 0; d < s.schema.Len(); d++ {
 			stages[j].Demand[d] = amountOf(dem[j][d])

@@ -124,7 +124,7 @@ func (h *history) span(a, b float64) (int, int) {
 	return max(lo, 0), min(hi, h.b)
 }
 
-// stagePeak is observation slot's peak on dimension d over buckets [lo, hi), and its
+// stagePeak is observation slot's per-dimension peak over buckets [lo, hi), and its
 // largest compression there.
 func (h *history) stagePeak(slot, lo, hi int) (resource.Vector, float64) {
 	var v resource.Vector
@@ -137,6 +137,25 @@ func (h *history) stagePeak(slot, lo, hi int) (resource.Vector, float64) {
 		rc = max(rc, float64(h.rc[slot*h.b+j]))
 	}
 	return v, rc
+}
+
+// update is the eq. 8 Reading over the held observations' peaks in buckets [lo, hi),
+// oldest first: the first observation's, then each next weighing w × (1 − its
+// compression there).
+func (h *history) update(w float64, lo, hi int) resource.Vector {
+	var est resource.Vector
+	for i := 0; i < h.n; i++ {
+		peak, rc := h.stagePeak(h.slot(i), lo, hi)
+		if i == 0 {
+			est = peak
+			continue
+		}
+		wi := w * (1 - rc)
+		for d := 0; d < h.dims; d++ {
+			est[d] = (1-wi)*est[d] + wi*peak[d]
+		}
+	}
+	return est
 }
 
 // envelope is, on dimension d, the q-quantile of the cells (observation × bucket) of
@@ -166,25 +185,12 @@ func (h *history) envelope(d, lo, hi int, q float64, scratch []int64) (int64, []
 	return vals[min(max(k, 0), len(vals)-1)], vals
 }
 
-// level is the eq. 8 Reading applied bucket by bucket: per bucket and dimension, the
-// iterative update over the held observations, oldest first, each weighing
-// w × (1 − its compression in the bucket). It is what re-division divides.
+// level is the eq. 8 Reading applied bucket by bucket (update): what re-division
+// divides.
 func (h *history) level(w float64) []resource.Vector {
 	out := make([]resource.Vector, h.b)
-	for i := 0; i < h.n; i++ {
-		slot := h.slot(i)
-		for j := 0; j < h.b; j++ {
-			cell := h.peak[(slot*h.b+j)*h.dims:]
-			wj := w * (1 - float64(h.rc[slot*h.b+j]))
-			for d := 0; d < h.dims; d++ {
-				x := float64(cell[d])
-				if i == 0 {
-					out[j][d] = x
-				} else {
-					out[j][d] = (1-wj)*out[j][d] + wj*x
-				}
-			}
-		}
+	for j := range out {
+		out[j] = h.update(w, j, j+1)
 	}
 	return out
 }

@@ -93,39 +93,58 @@ func (s Series) validateCompression(schema *resource.Schema) ([]float64, error) 
 // its last sample, with usage outside schema, or with compression ratios of the wrong
 // count, outside [0, 1] or on a non-compressible dimension.
 func (sg *Segmenter) SegmentSeries(schema *resource.Schema, s Series) (stage.Profile, []resource.Vector, error) {
+	d, err := sg.divideSeries(schema, s)
+	return d.profile, d.compression, err
+}
+
+// divided is a series divided into stages: the profile and each stage's compression
+// (SegmentSeries), the division's work (its samples and their durations) and each
+// sample's largest compression ratio over the compressible dimensions (nil when the
+// series carries none).
+type divided struct {
+	profile     stage.Profile
+	compression []resource.Vector
+	w           *work
+	sampleRC    []float64
+}
+
+// divideSeries validates s and divides it into stages.
+func (sg *Segmenter) divideSeries(schema *resource.Schema, s Series) (divided, error) {
 	if schema == nil {
-		return stage.Profile{}, nil, fieldErr("schema", "nil", resource.ErrSchemaMismatch)
+		return divided{}, fieldErr("schema", "nil", resource.ErrSchemaMismatch)
 	}
 	if len(s.Samples) > MaxSeriesSamples {
-		return stage.Profile{}, nil, fieldErr("series samples", len(s.Samples), ErrTooManySamples)
+		return divided{}, fieldErr("series samples", len(s.Samples), ErrTooManySamples)
 	}
 	last, err := s.last()
 	if err != nil {
-		return stage.Profile{}, nil, err
+		return divided{}, err
 	}
-	if _, err := s.validateCompression(schema); err != nil {
-		return stage.Profile{}, nil, err
+	sampleRC, err := s.validateCompression(schema)
+	if err != nil {
+		return divided{}, err
 	}
 	w, err := sg.divide(schema, s.Samples, last, 0)
 	if err != nil {
-		return stage.Profile{}, nil, err
+		return divided{}, err
 	}
 	p, err := w.profile(schema)
 	if err != nil {
-		return stage.Profile{}, nil, err
+		return divided{}, err
 	}
+	d := divided{profile: p, w: w, sampleRC: sampleRC}
 	if s.Compression == nil {
-		return p, nil, nil
+		return d, nil
 	}
-	rc := make([]resource.Vector, 0, p.Len())
+	d.compression = make([]resource.Vector, 0, p.Len())
 	for a := 0; a < len(s.Samples); a = w.next[a] {
 		var v resource.Vector
 		for i := a; i < w.next[a]; i++ {
-			for d := 0; d < schema.Len(); d++ {
-				v[d] = max(v[d], s.Compression[i][d])
+			for k := 0; k < schema.Len(); k++ {
+				v[k] = max(v[k], s.Compression[i][k])
 			}
 		}
-		rc = append(rc, v)
+		d.compression = append(d.compression, v)
 	}
-	return p, rc, nil
+	return d, nil
 }

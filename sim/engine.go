@@ -27,16 +27,16 @@ const (
 )
 
 type simTask struct {
-	wt      *workload.Task
-	job     int32
-	state   taskState
-	attempt uint32 // placements so far; a stale evStart carries an older one
-	node    int32  // node of the current placement, -1 when none
-	ranOn   int32  // node of the last run that finished
-	exec    *exec
-	plan    stage.Profile  // the predicted profile of its current placement, if any
-	hold    stage.Profile  // what the scheduler holds for its current placement
-	peak    resource.Tuple // what the scheduler holds for it (its fairness usage) while placed
+	wt        *workload.Task
+	job       int32
+	state     taskState
+	attempt   uint32 // placements so far; a stale evStart carries an older one
+	node      int32  // node of the current placement, -1 when none
+	ranOn     int32  // node of the last run that finished
+	exec      *exec
+	hold      stage.Profile  // what the scheduler holds for its current placement
+	predicted bool           // hold is a predicted profile, not the request
+	peak      resource.Tuple // what the scheduler holds for it (its fairness usage) while placed
 
 	submitted, start, finish time.Duration
 	compressed               time.Duration // time spent running compressed, all attempts
@@ -690,10 +690,7 @@ func (s *Sim) assign(a *finegrain.Assignment) error {
 	t.node = ni
 	s.progressAt = s.now
 	t.peak = a.Profile.Peak()
-	t.plan, t.hold = stage.Profile{}, a.Profile
-	if a.Predicted {
-		t.plan = a.Profile
-	}
+	t.hold, t.predicted = a.Profile, a.Predicted
 	s.pending--
 	s.m.pendingAdd(s, t, -1)
 	s.m.placed(s, t, a)

@@ -236,7 +236,7 @@ func (p *predErr) summary() PredictionError {
 }
 
 // predicted records how the plan a run was placed on compares with the stages it ran.
-func (m *metrics) predicted(s *Sim, plan stage.Profile, ran []ranStage) {
+func (m *metrics) predicted(plan stage.Profile, ran []ranStage) {
 	if len(ran) == 0 {
 		return
 	}

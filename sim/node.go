@@ -136,8 +136,8 @@ func (s *Sim) settle(n *node) error {
 	// has in fact finished.
 	s.holdRetry = true
 	for _, x := range done {
-		if !x.backup && x.task.plan.Len() > 0 {
-			s.m.predicted(s, x.task.plan, x.ran)
+		if !x.backup && x.task.predicted {
+			s.m.predicted(x.task.hold, x.ran)
 		}
 		var obs *predict.Observation
 		switch {
