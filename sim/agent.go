@@ -200,34 +200,26 @@ func (s *Sim) redraw(x *exec) {
 // applyUsage sets x's true usage from its stage's demand, its compressible level and its
 // progress through the stage.
 func (s *Sim) applyUsage(x *exec) {
-	v := s.cfg.variation
-	if v.constant() || x.idx < 0 {
+	if v := s.cfg.variation; v.constant() || x.idx < 0 {
 		x.use = x.demand
-		x.peak = x.peak.Max(x.use)
-		x.sampleHWM = x.sampleHWM.Max(x.use)
-		return
-	}
-	work := x.stageWork()
-	frac := 0.0
-	if work > 0 {
-		frac = min(max(1-x.remaining/work, 0), 1)
-	}
-	mem := v.MemoryStart + (1-v.MemoryStart)*frac
-	comp := s.schema.Compressible()
-	for k := 0; k < s.schema.Len(); k++ {
-		f := mem
-		if comp.Has(k) {
-			f = x.level
+	} else {
+		work := x.stageWork()
+		frac := 0.0
+		if work > 0 {
+			frac = min(max(1-x.remaining/work, 0), 1)
 		}
-		x.use[k] = int64(float64(x.demand[k]) * f)
+		mem := v.MemoryStart + (1-v.MemoryStart)*frac
+		comp := s.schema.Compressible()
+		for k := 0; k < s.schema.Len(); k++ {
+			f := mem
+			if comp.Has(k) {
+				f = x.level
+			}
+			x.use[k] = int64(float64(x.demand[k]) * f)
+		}
 	}
 	x.peak = x.peak.Max(x.use)
 	x.sampleHWM = x.sampleHWM.Max(x.use)
-}
-
-// agentEvery is the node agents' sampling period in whole heartbeats.
-func (s *Sim) agentBeats() int {
-	return int((s.cfg.agentEvery + s.cfg.heartbeat - 1) / s.cfg.heartbeat)
 }
 
 // sampleTasks is the node agent's sample at now of every task computing on node n

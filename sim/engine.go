@@ -96,7 +96,8 @@ type Sim struct {
 
 	pending, running, finished, jobsDone int
 	startSeq                             uint64
-	reportN                              int // heartbeats per usage report
+	reportN                              int // agent samples per usage report
+	agentN                               int // heartbeats per agent sample
 	retry                                []int32
 	retryDue, inRetry                    bool
 	holdRetry, retryHeld                 bool          // push: a settle reports its finishes before a retry round
@@ -220,7 +221,10 @@ func New(w *workload.Workload, cl *workload.Cluster, p Policy, opts ...Option) (
 			s.tasks = append(s.tasks, simTask{wt: &wj.Tasks[k], job: int32(j), node: -1, ranOn: -1})
 		}
 	}
-	agent := time.Duration(s.agentBeats()) * cfg.heartbeat
+	// The node agents sample every agentN heartbeats; a usage report holds reportN
+	// samples.
+	s.agentN = int((cfg.agentEvery + cfg.heartbeat - 1) / cfg.heartbeat)
+	agent := time.Duration(s.agentN) * cfg.heartbeat
 	s.reportN = int((cfg.reportEvery + agent - 1) / agent)
 	s.m.init(s)
 	return s, nil
@@ -435,7 +439,7 @@ func (s *Sim) beat(n *node) error {
 	}
 	s.advance(n, s.now)
 	n.beats++
-	if s.pol.Feedback && n.beats%s.agentBeats() == 0 {
+	if s.pol.Feedback && n.beats%s.agentN == 0 {
 		s.sampleTasks(n)
 		if err := s.usageSample(n); err != nil {
 			return err

@@ -33,7 +33,7 @@ type node struct {
 	window     []predict.Interval
 
 	nextBeat time.Duration
-	beats    int // periodic beats so far: the agent samples every agentBeats
+	beats    int // periodic beats so far: the agent samples every Sim.agentN
 	extraDue bool
 }
 
