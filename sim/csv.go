@@ -162,10 +162,14 @@ func SummaryHeader(dims []string) []string {
 			h = append(h, p+d)
 		}
 	}
-	return append(h, "placements", "placed_predicted", "placed_compressed", "oom_kills", "node_kills",
+	h = append(h, "placements", "placed_predicted", "placed_compressed", "oom_kills", "node_kills",
 		"node_local", "rack_local", "off_switch", "no_input", "compressed_task_s", "heartbeats", "place_calls",
 		"reports", "mode_changes", "recycles", "obs_rejected", "events",
 		"predicted_runs", "pred_mae_cpu", "pred_mae_memory", "pred_under_cpu", "pred_under_memory", "redivisions")
+	for _, d := range dims {
+		h = append(h, "colocated_shortfall_"+d)
+	}
+	return append(h, "colocated_squeezed", "colocated_slowdown")
 }
 
 // WriteSummaryCSV writes one row per result with the columns of SummaryHeader (the
@@ -202,6 +206,10 @@ func WriteSummaryCSV(w io.Writer, header bool, results ...*Result) error {
 				strconv.Itoa(s.ModeChanges), strconv.Itoa(s.Recycles), strconv.Itoa(s.ObsRejected), strconv.Itoa(s.Events),
 				strconv.Itoa(s.Prediction.Runs), frac(s.Prediction.MAE[0]), frac(s.Prediction.MAE[1]),
 				frac(s.Prediction.Under[0]), frac(s.Prediction.Under[1]), strconv.Itoa(s.Redivisions))
+			for k := range r.Dims {
+				row = append(row, frac(s.Colocated.Shortfall[k]))
+			}
+			row = append(row, frac(s.Colocated.Squeezed), frac(s.Colocated.Slowdown))
 			if err := emit(row); err != nil {
 				return err
 			}

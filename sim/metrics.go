@@ -197,6 +197,9 @@ type Summary struct {
 	// Redivisions counts the keys whose stages the estimator re-divided
 	// (predict.Redivider), for policies with Feedback.
 	Redivisions int
+	// Colocated is what the co-located applications lost to the tasks (WithBackground,
+	// WithYield).
+	Colocated ColocatedLoss
 }
 
 // PredictionError compares, run by run, the profile a task was placed on with what it
@@ -278,6 +281,43 @@ func (m *metrics) predicted(plan stage.Profile, ran []ranStage) {
 	}
 }
 
+// ColocatedLoss is what the co-located applications (WithBackground) did not get of
+// their demand because tasks shared their nodes: what the cloud environment costs
+// them. It is zero in the dedicated environment, and zero in the cloud when no node is
+// ever over-committed on a compressible dimension. Their memory is never taken (a
+// task is killed instead), so its Shortfall is 0 under both Yield models; the CPU is
+// where they lose.
+type ColocatedLoss struct {
+	// Shortfall is, per dimension, the share of their demand over the run they did not
+	// get: 1 − ∫ got dt ÷ ∫ demand dt, summed over the nodes (0 where they demand
+	// nothing).
+	Shortfall resource.Vector
+	// Squeezed is the share of node-time (nodes × the run's span) during which they got
+	// less than their demand on some dimension.
+	Squeezed float64
+	// Slowdown is how much longer their work takes while squeezed, if it runs at the
+	// share of its demand it gets on its most squeezed dimension: the time-weighted
+	// mean of 1/(1 − rc) − 1 over the squeezed node-time (0 when never squeezed).
+	Slowdown float64
+}
+
+// colocated condenses the co-located applications' loss over [0, now].
+func (m *metrics) colocated(s *Sim) ColocatedLoss {
+	var out ColocatedLoss
+	for k := 0; k < s.schema.Len(); k++ {
+		if m.bgDemInt[k] > 0 {
+			out.Shortfall[k] = max(0, 1-m.bgInt[k]/m.bgDemInt[k])
+		}
+	}
+	if span := s.now.Seconds() * float64(len(s.nodes)); span > 0 {
+		out.Squeezed = m.squeezedInt / span
+	}
+	if m.squeezedInt > 0 {
+		out.Slowdown = m.slowInt / m.squeezedInt
+	}
+	return out
+}
+
 // Timing is the real wall-clock time of the scheduler's decision calls (Heartbeat,
 // Place). Not deterministic.
 type Timing struct {
@@ -297,6 +337,14 @@ type metrics struct {
 	usedInt  resource.Vector
 	bgInt    resource.Vector
 	lastInt  time.Duration
+
+	// The co-located applications' loss (Colocated).
+	bgDemand    resource.Tuple  // their demand, cluster-wide
+	bgDemInt    resource.Vector // ∫ bgDemand dt
+	squeezed    int             // nodes where they get less than their demand
+	slow        float64         // Σ node.bgSlow
+	squeezedInt float64         // ∫ squeezed dt, node·seconds
+	slowInt     float64         // ∫ slow dt
 
 	active     []int
 	pending    []int // per queue: its tasks pending (submitted, not placed)
@@ -338,18 +386,36 @@ func (m *metrics) integrate(now time.Duration) {
 	for k := range m.used {
 		m.usedInt[k] += float64(m.used[k]) * dt
 		m.bgInt[k] += float64(m.bgUsed[k]) * dt
+		m.bgDemInt[k] += float64(m.bgDemand[k]) * dt
 	}
+	m.squeezedInt += float64(m.squeezed) * dt
+	m.slowInt += m.slow * dt
 	m.lastInt = now
 }
 
-func (m *metrics) setUsed(s *Sim, n *node, used, bg resource.Tuple) {
-	if used == n.used && bg == n.bgUsed {
+// setUsed records that on node n the tasks now get used and the co-located
+// applications bg of their demand n.bg, squeezed by bgRC.
+func (m *metrics) setUsed(s *Sim, n *node, used, bg resource.Tuple, bgRC resource.Vector) {
+	slow := 0.0
+	if r := slices.Max(bgRC[:]); r > 0 {
+		slow = 1/(1-r) - 1
+	}
+	if used == n.used && bg == n.bgUsed && n.bg == n.bgSeen && slow == n.bgSlow {
 		return
 	}
 	m.integrate(s.now)
 	m.used = m.used.Sub(n.used).Add(used)
 	m.bgUsed = m.bgUsed.Sub(n.bgUsed).Add(bg)
-	n.used, n.bgUsed = used, bg
+	m.bgDemand = m.bgDemand.Sub(n.bgSeen).Add(n.bg)
+	if n.bgSlow > 0 {
+		m.squeezed--
+		m.slow -= n.bgSlow
+	}
+	if slow > 0 {
+		m.squeezed++
+		m.slow += slow
+	}
+	n.used, n.bgUsed, n.bgSeen, n.bgSlow = used, bg, n.bg, slow
 }
 
 func (m *metrics) placed(s *Sim, t *simTask, a *finegrain.Assignment) {
@@ -551,6 +617,7 @@ func (m *metrics) result(s *Sim) *Result {
 	sum.GangGathers, sum.PartialGangs = m.gangGathers, m.partialGangs
 	sum.ModeChanges, sum.Recycles, sum.ObsRejected, sum.Events = m.modeChanges, m.recycles, m.obsRejected, m.events
 	sum.Prediction, sum.Redivisions = m.pred.summary(), m.redivided
+	sum.Colocated = m.colocated(s)
 	if s.cfg.timing {
 		r.Timing = m.timing.summary()
 	}

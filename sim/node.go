@@ -25,6 +25,8 @@ type node struct {
 	bgVer  uint64
 	used   resource.Tuple // what the tasks get (allocated), background excluded
 	bgUsed resource.Tuple // what the background gets
+	bgSeen resource.Tuple // the background demand bgUsed was shared out of
+	bgSlow float64        // how much slower the background runs: 1/(1 − its largest rc) − 1
 	last   time.Duration  // progress is integrated up to here
 	ver    uint64         // bumped at every reschedule; stale evNode events are dropped
 
@@ -299,9 +301,11 @@ func (s *Sim) reschedule(n *node) error {
 
 // recompute applies the execution model on node n at now: kill the most recently
 // started tasks while the true demand exceeds a non-compressible capacity; then, on
-// every compressible dimension whose demand D exceeds the capacity C, every user gets
-// C/D of its demand (rc = 1 − C/D, eq. 1), and a task progresses at its speed ×
-// (1 − rcMax)/(1 + p) where rcMax is the largest rc on the dimensions it uses (eq. 5).
+// every compressible dimension whose demand exceeds the capacity, share it out as the
+// Yield model says (Proportional: every user gets C/D of its demand, rc = 1 − C/D,
+// eq. 1; ColocatedFirst: the co-located applications first, the tasks the rest), and
+// a task progresses at its speed × (1 − rcMax)/(1 + p) where rcMax is the largest rc
+// on the dimensions it uses (eq. 5).
 func (s *Sim) recompute(n *node) error {
 	capa := n.spec.Capacity
 	dims := s.schema.Len()
@@ -328,13 +332,7 @@ func (s *Sim) recompute(n *node) error {
 			return err
 		}
 	}
-	var rc resource.Vector
-	for k := 0; k < dims; k++ {
-		// A dimension the node has none of is not modelled (it cannot be shared).
-		if comp.Has(k) && capa[k] > 0 && d[k] > capa[k] {
-			rc[k] = 1 - float64(capa[k])/float64(d[k])
-		}
-	}
+	rc, bgRC := s.cfg.yield.squeeze(capa, d, n.bg, comp, dims)
 	var used resource.Tuple
 	for _, x := range n.running {
 		x.alloc, x.rcMax = share(x.use, rc, dims), 0
@@ -355,7 +353,7 @@ func (s *Sim) recompute(n *node) error {
 		}
 		used = used.Add(x.alloc)
 	}
-	s.m.setUsed(s, n, used, share(n.bg, rc, dims))
+	s.m.setUsed(s, n, used, share(n.bg, bgRC, dims), bgRC)
 	return nil
 }
 

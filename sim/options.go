@@ -98,6 +98,7 @@ type config struct {
 	smallTask   time.Duration
 	pushRetries int
 
+	yield         Yield
 	observe       Observe
 	variation     Variation
 	agentEvery    time.Duration

@@ -73,20 +73,38 @@ func TestCompressionKnownAnswer(t *testing.T) {
 }
 
 // Background load compresses tasks too: half the core taken by other applications and
-// a task wanting all of it gives rc = 1 − 1000/1500.
+// a task wanting all of it. Proportional: everyone gets 1000/1500 of its demand (rc =
+// 1/3 for both, the applications' CPU work 1.5 times slower); ColocatedFirst: the
+// applications get their half, the task the other half (rc = 1/2), and the
+// applications lose nothing.
 func TestBackgroundCompression(t *testing.T) {
-	cl := oneNode(tuple(1000, 8*gib, 100<<20, 100<<20))
-	w := workload.Workload{Name: "one", Jobs: []workload.Job{handJob("j", "q", 0, tuple(1000, gib, 0, 0),
-		oneStage(10*time.Second, tuple(1000, gib, 0, 0)))}}
-	bg := &SeriesLoad{CPU: []workload.Series{{Name: "half", Step: time.Hour, Values: []float64{0.5}}}, Memory: []float64{0.25}}
-	r, err := Run(&w, &cl, FIFO(), WithBackground(bg), WithTaskRecords(), WithVariation(NoVariation))
-	require.NoError(t, err)
-	rc := 1 - 1000.0/1500
-	want := time.Duration(10 * (1 + DefaultPenalty) / (1 - rc) * float64(time.Second))
-	assert.InDelta(t, float64(want), float64(r.Tasks[0].Finish), 2)
-	assert.True(t, r.Cloud)
-	assert.InDelta(t, 0.25, r.Summary.Background[workload.SlotMemory], 1e-6)
-	assert.InDelta(t, 1/1.5*0.5, r.Summary.Background[workload.SlotCPU], 1e-3, "the background is compressed too")
+	for _, tc := range []struct {
+		yield                  Yield
+		taskRC, bgCPU          float64
+		shortfall, sq, slowdwn float64
+	}{
+		{yield: Proportional, taskRC: 1 - 1000.0/1500, bgCPU: 1 / 1.5 * 0.5, shortfall: 1.0 / 3, sq: 1, slowdwn: 0.5},
+		{yield: ColocatedFirst, taskRC: 0.5, bgCPU: 0.5},
+	} {
+		t.Run(tc.yield.String(), func(t *testing.T) {
+			cl := oneNode(tuple(1000, 8*gib, 100<<20, 100<<20))
+			w := workload.Workload{Name: "one", Jobs: []workload.Job{handJob("j", "q", 0, tuple(1000, gib, 0, 0),
+				oneStage(10*time.Second, tuple(1000, gib, 0, 0)))}}
+			bg := &SeriesLoad{CPU: []workload.Series{{Name: "half", Step: time.Hour, Values: []float64{0.5}}}, Memory: []float64{0.25}}
+			r, err := Run(&w, &cl, FIFO(), WithBackground(bg), WithYield(tc.yield), WithTaskRecords(), WithVariation(NoVariation))
+			require.NoError(t, err)
+			want := time.Duration(10 * (1 + DefaultPenalty) / (1 - tc.taskRC) * float64(time.Second))
+			assert.InDelta(t, float64(want), float64(r.Tasks[0].Finish), 2)
+			assert.True(t, r.Cloud)
+			assert.InDelta(t, 0.25, r.Summary.Background[workload.SlotMemory], 1e-6)
+			assert.InDelta(t, tc.bgCPU, r.Summary.Background[workload.SlotCPU], 1e-3)
+			loss := r.Summary.Colocated
+			assert.InDelta(t, tc.shortfall, loss.Shortfall[workload.SlotCPU], 1e-3)
+			assert.Zero(t, loss.Shortfall[workload.SlotMemory], "their memory is never taken")
+			assert.InDelta(t, tc.sq, loss.Squeezed, 1e-9)
+			assert.InDelta(t, tc.slowdwn, loss.Slowdown, 1e-3)
+		})
+	}
 }
 
 // A node of speed 2 runs a 10 s stage in 5 s.
