@@ -103,3 +103,32 @@ func gainChart(path, title string, names []string, lines map[string][][2]float64
 	c.Plot.Y.Min = min(c.Plot.Y.Min, 0) // the zero line is always in view
 	return c.Save(path)
 }
+
+// lossChart draws, for a cloud scenario, each policy's mean job completion (y) against
+// the share of the co-located applications' CPU demand it left unserved (x,
+// sim.ColocatedLoss.Shortfall): one point per policy, means over the seeds (rows), in
+// the colours of the side-by-side chart. The better trade is down and to the left. A
+// policy with no finished job (mean 0) cannot be drawn on the log axis and is left out.
+func lossChart(path, title string, rows []row) error {
+	c := chart.New(title, "co-located applications' CPU demand not served (%)", "mean job completion (s, log scale)")
+	c.Plot.Y.Scale = plot.LogScale{}
+	c.Plot.Y.Tick.Marker = chart.LogTicks{}
+	for i, r := range rows {
+		if !(r.jct > 0) {
+			continue
+		}
+		s, err := plotter.NewScatter(plotter.XYs{{X: 100 * r.coloCPU, Y: r.jct}})
+		if err != nil {
+			return err
+		}
+		s.Color, s.Shape, s.Radius = policyColor(i), plotutil.Shape(i), vg.Points(4)
+		c.Plot.Add(s)
+		c.Legend.Add(r.policy, s)
+	}
+	// A margin around the points, and the loss axis from 0 (the policies cluster).
+	c.Plot.X.Min = 0
+	c.Plot.X.Max = max(c.Plot.X.Max*1.1, 1)
+	chart.LogRange(&c.Plot.Y) // one point, or every policy at one value
+	c.Plot.Y.Min, c.Plot.Y.Max = c.Plot.Y.Min/1.5, c.Plot.Y.Max*1.5
+	return c.Save(path)
+}

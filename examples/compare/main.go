@@ -54,6 +54,13 @@
 //	-planetlab DIR cloud background from PlanetLab CPU traces instead of the generator
 //	-reserve       cloud: tell every scheduler each node's memory less the background's
 //	               (as an operator sizes YARN's NodeManager); default: the whole machine
+//	-yield Y       cloud: who gives way on an over-committed node's CPU (sim.Yield):
+//	               colocated-first (default: the co-located applications get their
+//	               demand, the tasks the rest) or proportional (everyone in proportion)
+//	-penalty P     the execution model's contention penalty p of eq. 5, in [0, 10]
+//	               (default 0.05): a compressed task runs at (1 − rc)/(1 + p) of its speed
+//	-observe O     what FGM learns from: measured (default: the node agents' usage
+//	               samples) or oracle (the true stages, an ablation)
 //	-out DIR       output folder (default ./out)
 //	-workers N     simulations run in parallel, in [1, 1024] (default: the number of
 //	               CPUs, at most 1024)
@@ -147,6 +154,8 @@ type config struct {
 	lineup    []sim.Policy // the tables' policies (-policies, else policies())
 	seriesOf  []sim.Policy // the online series' (-policies, else seriesPolicies())
 	observe   sim.Observe  // -observe: what FGM learns from
+	yield     sim.Yield    // -yield: who gives way on an over-committed node (cloud)
+	penalty   float64      // -penalty: the execution model's contention penalty p (eq. 5)
 }
 
 // Bounds of -compress and -nodes.
@@ -199,12 +208,21 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
 	var observe string
 	fs.StringVar(&observe, "observe", "measured", "what FGM learns from: measured (node agents' usage samples) or oracle (the true stages, an ablation)")
+	var yield string
+	fs.StringVar(&yield, "yield", sim.DefaultYield.String(), "cloud: who gives way on an over-committed node's CPU: colocated-first (the co-located applications get their demand) or proportional (everyone in proportion to demand)")
+	fs.Float64Var(&c.penalty, "penalty", sim.DefaultPenalty, "the execution model's contention penalty p (eq. 5): a compressed task runs at (1 − rc)/(1 + p) of its speed; in [0, 10]")
 	if err := cli.Parse(fs, args); err != nil {
 		return c, err
 	}
 	var err error
 	if c.observe, err = sim.ParseObserve(observe); err != nil {
 		return c, cli.Usagef("-observe %q: want measured or oracle", observe)
+	}
+	if c.yield, err = sim.ParseYield(yield); err != nil {
+		return c, cli.Usagef("-yield %q: want colocated-first or proportional", yield)
+	}
+	if !(c.penalty >= 0 && c.penalty <= 10) {
+		return c, cli.Usagef("-penalty %v: must be in [0, 10]", c.penalty)
 	}
 	if err := simrun.CheckWorkers(c.workers); err != nil {
 		return c, err
@@ -394,7 +412,7 @@ func compare(c config, stdout, stderr io.Writer) error {
 	tasks := func(r *run) int { return inputs[fmt.Sprint(r.sc.name(), r.seed)].w.NumTasks() }
 	simrun.Each(stderr, c.quiet, c.workers, runs, tasks, func(r *run, progress sim.Option) {
 		in := inputs[fmt.Sprint(r.sc.name(), r.seed)]
-		opts := []sim.Option{progress, sim.WithObserve(c.observe)}
+		opts := []sim.Option{progress, sim.WithObserve(c.observe), sim.WithYield(c.yield), sim.WithPenalty(c.penalty)}
 		if tr != nil && tr.kind == traceOpenB {
 			opts = append(opts, sim.WithMode(sim.Push)) // a Kubernetes cluster
 		}

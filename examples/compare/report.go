@@ -27,6 +27,8 @@ type row struct {
 	predRuns                                   float64    // finished runs placed on a predicted profile
 	mae, under                                 [2]float64 // prediction error: cpu, memory (sim.PredictionError)
 	unfinished                                 int
+	cloud                                      bool    // a background shared the nodes
+	coloCPU, coloSqueezed, coloSlow            float64 // sim.ColocatedLoss: CPU shortfall, squeezed node-time, slowdown
 	gainMakespan, gainJCT, gainP95             float64 // FGM's gain over this policy, %
 }
 
@@ -76,10 +78,15 @@ func aggregate(runs []*run) []row {
 				r.under[d] += s.Prediction.Under[d]
 			}
 			r.unfinished += s.Jobs - s.JobsFinished
+			r.cloud = x.res.Cloud
+			r.coloCPU += s.Colocated.Shortfall[workload.SlotCPU]
+			r.coloSqueezed += s.Colocated.Squeezed
+			r.coloSlow += s.Colocated.Slowdown
 		}
 		if n > 0 {
 			for _, v := range []*float64{&r.makespan, &r.jct, &r.p95, &r.resp, &r.small, &r.large, &r.smallRun, &r.largeRun, &r.jain, &r.blJain, &r.cpu,
-				&r.mem, &r.allocCPU, &r.allocMem, &r.kills, &r.compressed, &r.predicted, &r.predRuns, &r.mae[0], &r.mae[1], &r.under[0], &r.under[1]} {
+				&r.mem, &r.allocCPU, &r.allocMem, &r.kills, &r.compressed, &r.predicted, &r.predRuns, &r.mae[0], &r.mae[1], &r.under[0], &r.under[1],
+				&r.coloCPU, &r.coloSqueezed, &r.coloSlow} {
 				*v /= n
 			}
 		}
@@ -123,7 +130,8 @@ func report(c *config, runs []*run, out io.Writer) error {
 	table = append(table, []string{"scenario", "policy", "makespan_s", "jct_mean_s", "jct_p95_s", "response_mean_s",
 		"small_task_mean_s", "large_task_mean_s", "small_run_mean_s", "large_run_mean_s", "jain", "backlogged_jain", "cpu_used", "memory_used", "cpu_allocated", "memory_allocated", "oom_kills",
 		"placed_compressed", "placed_predicted", "predicted_runs", "pred_mae_cpu", "pred_mae_memory", "pred_under_cpu", "pred_under_memory",
-		"unfinished_jobs", "fgm_gain_makespan_pct", "fgm_gain_jct_pct", "fgm_gain_jct_p95_pct"})
+		"unfinished_jobs", "fgm_gain_makespan_pct", "fgm_gain_jct_pct", "fgm_gain_jct_p95_pct",
+		"colocated_cpu_shortfall", "colocated_squeezed", "colocated_slowdown"})
 	for _, sc := range order {
 		if !sc.table {
 			continue
@@ -148,7 +156,8 @@ func report(c *config, runs []*run, out io.Writer) error {
 			}
 			table = append(table, append([]string{sc.name(), r.policy, f3(r.makespan), f3(r.jct), f3(r.p95), f3(r.resp), f3(r.small),
 				f3(r.large), f3(r.smallRun), f3(r.largeRun), f4(r.jain), f4(r.blJain), f4(r.cpu), f4(r.mem), f4(r.allocCPU), f4(r.allocMem), f3(r.kills), f3(r.compressed), f3(r.predicted),
-				f3(r.predRuns), f4(r.mae[0]), f4(r.mae[1]), f4(r.under[0]), f4(r.under[1]), strconv.Itoa(r.unfinished)}, gains...))
+				f3(r.predRuns), f4(r.mae[0]), f4(r.mae[1]), f4(r.under[0]), f4(r.under[1]), strconv.Itoa(r.unfinished)},
+				append(gains, f4(r.coloCPU), f4(r.coloSqueezed), f4(r.coloSlow))...))
 		}
 		if err := scenarioFiles(c, sc, rs, rows); err != nil {
 			return err
@@ -168,7 +177,7 @@ func f4(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 
 func printTable(out io.Writer, rows []row) error {
 	tw := tabwriterFor(out)
-	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tbl. Jain\tcpu used\tmem used\tcpu alloc\tmem alloc\tkills\tcompressed\tpred err\tmem under\tFGM gain: makespan\tJCT mean\tJCT p95\t")
+	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tJain all\tcpu used\tmem used\tcpu alloc\tmem alloc\tkills\tcompressed\tpred err\tmem under\tcolo lost\tcolo sq.\tcolo slow\tFGM gain: makespan\tJCT mean\tJCT p95\t")
 	hasRef := slices.ContainsFunc(rows, func(r row) bool { return r.policy == reference })
 	for _, r := range rows {
 		g := fmt.Sprintf("%+.1f%%\t%+.1f%%\t%+.1f%%", r.gainMakespan, r.gainJCT, r.gainP95)
@@ -183,8 +192,12 @@ func printTable(out io.Writer, rows []row) error {
 		if r.predRuns > 0 {
 			pe, mu = fmt.Sprintf("%.1f%%", 50*(r.mae[0]+r.mae[1])), fmt.Sprintf("%.1f%%", 100*r.under[1])
 		}
-		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t%s\t%s\t\n", r.policy, dur(r.makespan), unf, dur(r.jct),
-			dur(r.p95), dur(r.resp), r.jain, r.blJain, 100*r.cpu, 100*r.mem, 100*r.allocCPU, 100*r.allocMem, r.kills, r.compressed, pe, mu, g)
+		colo := "—\t—\t—" // dedicated: nobody else on the nodes
+		if r.cloud {
+			colo = fmt.Sprintf("%.1f%%\t%.1f%%\t%.1f%%", 100*r.coloCPU, 100*r.coloSqueezed, 100*r.coloSlow)
+		}
+		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t\n", r.policy, dur(r.makespan), unf, dur(r.jct),
+			dur(r.p95), dur(r.resp), r.blJain, r.jain, 100*r.cpu, 100*r.mem, 100*r.allocCPU, 100*r.allocMem, r.kills, r.compressed, pe, mu, colo, g)
 	}
 	return tw.Flush()
 }
@@ -272,6 +285,12 @@ func scenarioFiles(c *config, sc scenario, rs []*run, rows []row) error {
 	}
 	if err := compareChart(filepath.Join(c.out, "compare-"+name+".svg"), side, names, byPolicy, rows, ref); err != nil {
 		return err
+	}
+	if len(first) > 0 && first[0].Cloud {
+		t := fmt.Sprintf("%s, %s, %d seed(s): job completion against co-located loss", name, c.yield, c.runs)
+		if err := lossChart(filepath.Join(c.out, "colocated-"+name+".svg"), t, rows); err != nil {
+			return err
+		}
 	}
 	title := fmt.Sprintf("%s, seed %d", name, c.seed)
 	if c.runs > 1 {
