@@ -212,9 +212,35 @@ func GPUSharing(name string, s gpu.Scorer) Policy {
 // Alg. 3 adjuster fed by usage reports, delay scheduling whose node-locality waits last
 // only while a node holding the input has room (finegrain.WithLocalityWaitForRoom),
 // with the fair packing bound (finegrain.DefaultPackingBound); unpredictable tasks fall
-// back to their request.
+// back to their request. Every queue has a max share of FGMMaxShare (FGMQueue).
 func FGM() Policy {
-	return Policy{Name: "FGM", Feedback: true}
+	return Policy{Name: "FGM", Feedback: true, Queue: FGMQueue}
+}
+
+// FGMMaxShare is the max share of FGM's queues (FGMQueue): a dominant share of 1, the
+// whole cluster on the queue's dominant dimension.
+const FGMMaxShare = 1.0
+
+// FGMQueue is the fairness configuration of FGM's queues: a max share of FGMMaxShare
+// (fairness.MaxShare), whatever the queue and however many there are.
+//
+// DRF charges a placed task the peak of the profile held for it on every dimension
+// (cpu, memory, disk and network bandwidth). A request is held whole, so a queue of
+// request-based tasks never holds more than the cluster; a predicted profile's peaks
+// come from stages that do not all run at once, so the fine-grained matcher packs tasks
+// whose peaks add up to more than the cluster holds, and a queue's dominant share can
+// pass 1. That happens while the queue alone has work pending: in the compare
+// workloads one queue's tasks held up to twice the cluster's disk bandwidth in peaks,
+// and a queue was above 1 in a third of the online, dedicated samples with two queues
+// backlogged. No other queue can then come level with it, and without preemption DRF's
+// order evens the shares out only as fast as its tasks end. Capped at the whole
+// cluster, a queue leaves what it would pile up beyond that to the queues that come
+// next; the price is that a queue alone with work cannot use that room either. A max
+// share also makes the scheduler re-take the fairness order after every task it starts
+// (plugins.DelayScheduling), so that a heartbeat's tasks go by up-to-date shares rather
+// than one to every job of the poorest queue before the next queue is looked at.
+func FGMQueue(string, int) []fairness.Option {
+	return []fairness.Option{fairness.MaxShare(FGMMaxShare)}
 }
 
 // FairPreRelease is Hadoop's Fair scheduler choosing tasks by the pre-release resource
