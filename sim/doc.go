@@ -77,8 +77,12 @@
 //     ending, a task starting, finishing or being killed, the background changing, a
 //     beat). On every compressible dimension k (cpu, disk-io, net-io) where the node's
 //     total true usage D_k — what its running tasks use now plus the background load —
-//     exceeds its capacity C_k, everybody using k gets C_k/D_k of its usage, which is
-//     the compression ratio rc_k = 1 − C_k/D_k (eq. 1). A task progresses at
+//     exceeds its capacity C_k, the dimension is shared out as WithYield says. Under
+//     ColocatedFirst (the default) the background gets its usage B_k, up to C_k less
+//     MinTaskShare of it, and the tasks share what is left: each gets
+//     (C_k − B_k)/(D_k − B_k) of its usage, rc_k = 1 − that (eq. 1 over the rest).
+//     Under Proportional everybody using k, background included, gets C_k/D_k of its
+//     usage, rc_k = 1 − C_k/D_k (eq. 1). A task progresses at
 //     s × (1 − rc_max)/(1 + p) where rc_max is the largest rc_k over the dimensions it
 //     uses (eq. 4–5: T' = (1 + p) × T/(1 − rc); p is WithPenalty, default 0.05, and
 //     applies only while the task is compressed). Between events every rate is constant,
@@ -177,10 +181,18 @@
 // WithBackground adds other applications' load to every node (Background): RandomLoad
 // generates it from a seed (a CPU level per node moving every minute, a constant memory
 // share), SeriesLoad replays series such as the PlanetLab CPU traces
-// (workload.LoadPlanetLabDir). The scheduler does not see it; it competes with the tasks
-// under the execution model's rules and shows in the usage reports. With
-// WithReservedBackground every scheduler is told each node's capacity less the
-// background's memory, as an operator would size YARN's NodeManager.
+// (workload.LoadPlanetLabDir). It competes with the tasks under the execution model's
+// rules: WithYield says who gives way on an over-committed CPU — the co-located
+// applications are served first by default (ColocatedFirst, as production clouds run
+// batch work beside services), or everybody in proportion (Proportional). What they
+// lose is Summary.Colocated: the share of their demand not served, the share of
+// node-time they were squeezed, and their slowdown while squeezed. Request-based
+// schedulers are not told of them. Node agents measure them with the rest of the
+// node's usage, and a policy with Feedback is told, with each usage report, what they
+// used over the report's window (CPU averaged, memory as held), through
+// finegrain.Scheduler.SetExternalLoad. With WithReservedBackground every scheduler is
+// instead told each node's capacity less the background's memory, as an operator
+// would size YARN's NodeManager.
 //
 // # Determinism
 //

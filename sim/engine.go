@@ -998,6 +998,7 @@ func (s *Sim) repair(i int) error {
 	s.progressAt = s.now
 	n.window = n.window[:0]
 	n.usedInt, n.sampleFrom = resource.Vector{}, s.now
+	n.bgInt, n.reportFrom = resource.Vector{}, s.now
 	s.wantRetry()
 	return nil
 }
@@ -1036,14 +1037,25 @@ func (s *Sim) usageSample(n *node) error {
 	if len(n.window) < s.reportN {
 		return nil
 	}
-	// The node agent also reports what other applications use (the background), for a
-	// scheduler that can hold it (finegrain.Scheduler.SetExternalLoad); under
-	// WithReservedBackground the capacity it was told already leaves it out.
+	// The node agent also reports what the other applications (the background) used
+	// over the window, as it measured them — their CPU averaged, their memory as held
+	// at the last sample — for a scheduler that can hold it
+	// (finegrain.Scheduler.SetExternalLoad); under WithReservedBackground the capacity
+	// it was told already leaves it out.
 	if ext, ok := s.sched.(externalLoader); ok && s.cfg.background != nil && !s.cfg.reserve {
-		if _, err := ext.SetExternalLoad(n.spec.ID, s.now, n.bg); err != nil {
+		load := n.bgUsed
+		if span := (s.now - n.reportFrom).Seconds(); span > 0 {
+			for k := 0; k < s.schema.Len(); k++ {
+				if comp.Has(k) {
+					load[k] = int64(n.bgInt[k]/span + 0.5)
+				}
+			}
+		}
+		if _, err := ext.SetExternalLoad(n.spec.ID, s.now, load); err != nil {
 			return fmt.Errorf("sim: external load of %q at %v: %w: %w", n.spec.ID, s.now, ErrScheduler, err)
 		}
 	}
+	n.bgInt, n.reportFrom = resource.Vector{}, s.now
 	c, err := s.sched.ReportUsage(n.spec.ID, s.now, n.window)
 	n.window = n.window[:0]
 	if err != nil {

@@ -31,6 +31,8 @@ type node struct {
 	ver    uint64         // bumped at every reschedule; stale evNode events are dropped
 
 	usedInt    resource.Vector // ∫ (used + bgUsed) dt since sampleFrom, unit·seconds
+	bgInt      resource.Vector // ∫ bgUsed dt since reportFrom, unit·seconds
+	reportFrom time.Duration   // the start of the window the next usage report covers
 	sampleFrom time.Duration
 	window     []predict.Interval
 
@@ -109,6 +111,7 @@ func (s *Sim) advance(n *node, t time.Duration) {
 	if fb {
 		for k := 0; k < s.schema.Len(); k++ {
 			n.usedInt[k] += float64(n.used[k]+n.bgUsed[k]) * dt
+			n.bgInt[k] += float64(n.bgUsed[k]) * dt
 		}
 	}
 	n.last = t
