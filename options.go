@@ -63,6 +63,8 @@ type config struct {
 	skew        time.Duration
 	retention   cluster.Retention
 	edits       []pluginEdit // WithPlugin, WithPluginBefore, WithoutPlugin, in order
+	loadWindow  time.Duration
+	loadQ       float64
 }
 
 // WithEstimator replaces the similar-task estimator (predict.SimilarTask) by est.
@@ -109,6 +111,27 @@ func WithCompressionLimit(x float64) Option {
 			return fmt.Errorf("finegrain: compression limit %v not in [0, 1): %w", x, ErrInvalid)
 		}
 		c.limit = x
+		return nil
+	}
+}
+
+// WithExternalLoadForecast sets what SetExternalLoad holds on a node for the work the
+// scheduler did not place (other applications sharing it): per dimension, the
+// q-quantile of the loads reported over the last window on the compressible
+// dimensions, and the largest on the others (predict.LoadLog). window ≥ 0 (0: the
+// latest report alone, the default), q in [0, 1]. A larger window or q holds more
+// room for the other applications and leaves less to the tasks: worth it where their
+// load is spiky and an under-forecast costs the tasks much; docs/methods.md §6 has
+// the figures that chose the default.
+func WithExternalLoadForecast(window time.Duration, q float64) Option {
+	return func(c *config) error {
+		if window < 0 {
+			return fmt.Errorf("finegrain: external load window %v is negative: %w", window, ErrInvalid)
+		}
+		if !(q >= 0 && q <= 1) {
+			return fmt.Errorf("finegrain: external load quantile %v not in [0, 1]: %w", q, ErrInvalid)
+		}
+		c.loadWindow, c.loadQ = window, q
 		return nil
 	}
 }

@@ -52,6 +52,7 @@ type Scheduler struct {
 	adjuster    *policy.Adjuster
 	compression *policy.Compression
 	estimator   predict.Estimator
+	loads       *predict.LoadLog // the external loads reported (SetExternalLoad)
 }
 
 // New returns a scheduler for resources described by schema, configured by opts.
@@ -89,6 +90,9 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		return nil, err
 	}
 	if s.conformity, err = predict.NewConformityLog(cfg.window); err != nil {
+		return nil, err
+	}
+	if s.loads, err = predict.NewLoadLog(schema, cfg.loadWindow, cfg.loadQ); err != nil {
 		return nil, err
 	}
 	if s.adjuster, err = policy.NewAdjuster(schema, s.conformity, cfg.adjust...); err != nil {
@@ -327,6 +331,7 @@ func (s *Scheduler) RemoveNode(id string, now time.Duration) ([]string, error) {
 	}
 	_ = s.adjuster.RemoveServer(id)
 	s.conformity.Forget(id)
+	s.loads.Forget(id)
 	s.state.Advance(at)
 	s.logDebug("node removed", "node", id, "requeued", len(ids), "at", at)
 	return ids, nil
@@ -728,12 +733,15 @@ func (s *Scheduler) FreeSegments(id string, from, to time.Duration) ([]stage.Seg
 
 // SetExternalLoad tells the scheduler how much of node id is used, from now on, by
 // work it did not place — other applications sharing the server, the FGM paper's
-// "cloud" environment, as a node agent measures it. The load is held on the node's
-// timeline from now until the next report replaces it, so matching sees only what is
-// really left. Where the tasks already reserved there leave less than the load, the
-// scheduler holds what is free (the node is over-committed in fact; the adjuster sees
-// it in the usage reports); the amount held is returned. A zero load clears the
-// report.
+// "cloud" environment, as a node agent measures it. The scheduler forecasts their load
+// from the reports (WithExternalLoadForecast; by default the latest report is the
+// forecast) and holds the forecast on the node's timeline from now until the next
+// report replaces it, so matching sees only what is really left. Where the tasks
+// already reserved there leave less than the forecast, the scheduler holds what is
+// free (the node is over-committed in fact; the adjuster sees it in the usage
+// reports); the amount held is returned. A forecast of zero clears the hold. A load
+// that is invalid, or a report earlier than the node's previous one, is an error and
+// changes nothing.
 func (s *Scheduler) SetExternalLoad(id string, now time.Duration, load resource.Tuple) (resource.Tuple, error) {
 	if err := s.schema.Validate(load); err != nil {
 		return resource.Tuple{}, fmt.Errorf("finegrain: external load of node %q: %w", id, err)
@@ -748,8 +756,12 @@ func (s *Scheduler) SetExternalLoad(id string, now time.Duration, load resource.
 	if err != nil {
 		return resource.Tuple{}, err
 	}
+	forecast, err := s.loads.Add(id, at, load)
+	if err != nil {
+		return resource.Tuple{}, fmt.Errorf("finegrain: external load of node %q: %w", id, err)
+	}
 	s.state.Advance(at)
-	held, err := s.state.SetExternalLoad(n, at, load)
+	held, err := s.state.SetExternalLoad(n, at, forecast)
 	if err != nil {
 		return resource.Tuple{}, fmt.Errorf("finegrain: external load of node %q: %w", id, err)
 	}

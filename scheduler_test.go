@@ -3,6 +3,7 @@ package finegrain_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -620,6 +621,38 @@ func TestSetExternalLoad(t *testing.T) {
 	free, err = s.NodeFree("n0", time.Hour)
 	require.NoError(t, err)
 	assert.Equal(t, resource.Tuple{}, free, "rejected reports change nothing")
+}
+
+// WithExternalLoadForecast holds the quantile of the reports over its window on the
+// CPU and their largest memory; a node that leaves and comes back starts afresh.
+func TestExternalLoadForecast(t *testing.T) {
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithExternalLoadForecast(time.Minute, 0.5))
+	addNodes(t, s, 1, schema.MustTuple(8000, 16*gib))
+	for i, r := range []resource.Tuple{schema.MustTuple(1000, 4*gib), schema.MustTuple(5000, gib), schema.MustTuple(3000, 2*gib)} {
+		held, err := s.SetExternalLoad("n0", time.Duration(i)*20*time.Second, r)
+		require.NoError(t, err)
+		if i == 2 {
+			assert.Equal(t, schema.MustTuple(3000, 4*gib), held, "the median CPU, the most memory")
+		}
+	}
+	held, err := s.SetExternalLoad("n0", 100*time.Second, schema.MustTuple(2000, gib))
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(2000, 2*gib), held, "the first two reports are past the window; of 3 and 2 cores the median by nearest rank is the lower")
+	_, err = s.RemoveNode("n0", 100*time.Second)
+	require.NoError(t, err)
+	addNodes(t, s, 1, schema.MustTuple(8000, 16*gib))
+	held, err = s.SetExternalLoad("n0", 110*time.Second, schema.MustTuple(500, gib))
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(500, gib), held, "the node's earlier reports were forgotten")
+
+	for _, o := range []finegrain.Option{
+		finegrain.WithExternalLoadForecast(-time.Second, 0.5),
+		finegrain.WithExternalLoadForecast(time.Minute, 1.01),
+		finegrain.WithExternalLoadForecast(time.Minute, math.NaN()),
+	} {
+		_, err := finegrain.New(schema, o)
+		assert.ErrorIs(t, err, finegrain.ErrInvalid)
+	}
 }
 
 // Decisions detail skipped jobs only when asked. Without details, a node that can take
