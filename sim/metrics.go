@@ -415,6 +415,9 @@ func (m *metrics) setUsed(s *Sim, n *node, used, bg resource.Tuple, bgRC resourc
 		m.squeezed++
 		m.slow += slow
 	}
+	if m.squeezed == 0 {
+		m.slow = 0 // no rounding left over from the additions and subtractions
+	}
 	n.used, n.bgUsed, n.bgSeen, n.bgSlow = used, bg, n.bg, slow
 }
 
