@@ -66,3 +66,20 @@ func TestObserveFlag(t *testing.T) {
 	_, err = parseFlags([]string{"-observe", "truth"})
 	assert.ErrorContains(t, err, `-observe "truth"`)
 }
+
+// -yield takes colocated-first (the default) or proportional; -penalty a number in
+// [0, 10].
+func TestYieldAndPenaltyFlags(t *testing.T) {
+	c, err := parseFlags(nil)
+	require.NoError(t, err)
+	assert.Equal(t, sim.ColocatedFirst, c.yield)
+	assert.Equal(t, sim.DefaultPenalty, c.penalty)
+	c, err = parseFlags([]string{"-yield", "proportional", "-penalty", "0.25"})
+	require.NoError(t, err)
+	assert.Equal(t, sim.Proportional, c.yield)
+	assert.Equal(t, 0.25, c.penalty)
+	for _, args := range [][]string{{"-yield", "fair"}, {"-penalty", "-0.1"}, {"-penalty", "11"}, {"-penalty", "NaN"}} {
+		_, err := parseFlags(args)
+		assert.ErrorContains(t, err, args[0], "%v", args)
+	}
+}
