@@ -65,6 +65,7 @@ type config struct {
 	edits       []pluginEdit // WithPlugin, WithPluginBefore, WithoutPlugin, in order
 	loadWindow  time.Duration
 	loadQ       float64
+	netting     bool // WithExternalLoadNetting
 }
 
 // WithEstimator replaces the similar-task estimator (predict.SimilarTask) by est.
@@ -132,6 +133,24 @@ func WithExternalLoadForecast(window time.Duration, q float64) Option {
 			return fmt.Errorf("finegrain: external load quantile %v not in [0, 1]: %w", q, ErrInvalid)
 		}
 		c.loadWindow, c.loadQ = window, q
+		return nil
+	}
+}
+
+// WithExternalLoadNetting sets whether a node's usage report (ReportUsage) lets the
+// scheduler hold, on the compressible dimensions, only the part of the external load
+// (SetExternalLoad) that the tasks' reservations there do not already cover: what the
+// tasks reserved now less what they used over the report's window (its actual usage
+// less the external load) is room the node leaves idle, and the other applications'
+// CPU is held net of it. The node is then planned on capacity less the larger of its
+// reservations and its measured usage — the idle resources the FGM paper's node agents
+// report — instead of on reservations and the external load added up. A task whose
+// usage rises towards its reservation while the others' load stays is compressed, as
+// it would be beside a load the forecast missed. Memory is always held whole. On by
+// default; without usage reports it has no effect.
+func WithExternalLoadNetting(on bool) Option {
+	return func(c *config) error {
+		c.netting = on
 		return nil
 	}
 }

@@ -73,6 +73,7 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		holdTail:    true,
 		escalate:    true,
 		skew:        DefaultClockSkew,
+		netting:     true,
 		retention:   DefaultRetention,
 		gangTimeout: DefaultGangTimeout,
 	}
@@ -809,7 +810,44 @@ func (s *Scheduler) ReportUsage(id string, now time.Duration, window []predict.I
 	if c.From != c.To {
 		s.logDebug("node mode changed", "node", id, "from", c.From, "to", c.To, "score", c.Score, "at", at)
 	}
+	if s.cfg.netting {
+		s.netExternalLoad(n, at, window)
+	}
 	return c, nil
+}
+
+// netExternalLoad holds node n's external load forecast net of the slack its tasks
+// leave on the compressible dimensions: what they reserve at now less what they used
+// over window (its actual usage less the forecast), per dimension
+// (WithExternalLoadNetting). The window was validated.
+func (s *Scheduler) netExternalLoad(n *cluster.NodeInfo, now time.Duration, window []predict.Interval) {
+	forecast, ok := s.loads.Forecast(n.ID())
+	if !ok || forecast.IsZero() {
+		return
+	}
+	var total time.Duration
+	var sum resource.Vector
+	for _, in := range window {
+		total += in.Duration
+		for k := 0; k < s.schema.Len(); k++ {
+			sum[k] += float64(in.Actual[k]) * in.Duration.Seconds()
+		}
+	}
+	if total <= 0 {
+		return
+	}
+	reserved := n.Capacity().Sub(n.Timeline().FreeAt(now)).Sub(n.ExternalHeld())
+	net := forecast
+	comp := s.schema.Compressible()
+	for k := 0; k < s.schema.Len(); k++ {
+		if !comp.Has(k) {
+			continue
+		}
+		used := max(0, int64(sum[k]/total.Seconds())-forecast[k])
+		net[k] = max(0, forecast[k]-max(0, reserved[k]-used))
+	}
+	// The load is valid (the forecast of valid reports) and n is held: this cannot fail.
+	_, _ = s.state.SetExternalLoad(n, now, net)
 }
 
 func (s *Scheduler) logDebug(msg string, args ...any) {

@@ -655,6 +655,41 @@ func TestExternalLoadForecast(t *testing.T) {
 	}
 }
 
+// A usage report lets the scheduler hold the other applications' CPU net of the slack
+// the tasks leave (what they reserve less what they use); memory is held whole; with
+// netting off the report changes no hold.
+func TestExternalLoadNetting(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		netting   bool
+		actualCPU int64 // the node's whole usage over the window: tasks and the others
+		wantFree  resource.Tuple
+	}{
+		{"the task uses 1 of its 4 cores: the others' 3 fit in the slack", true, 4000, schema.MustTuple(4000, 10*gib)},
+		{"the task uses 3 of 4: 1 core of slack, 2 held", true, 6000, schema.MustTuple(2000, 10*gib)},
+		{"the task uses all 4: the others held whole", true, 7000, schema.MustTuple(1000, 10*gib)},
+		{"netting off: held whole", false, 4000, schema.MustTuple(1000, 10*gib)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithExternalLoadNetting(tc.netting))
+			addNodes(t, s, 1, schema.MustTuple(8000, 16*gib))
+			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+			require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(4000, 2*gib)}))
+			_, err := s.Place("t", 0)
+			require.NoError(t, err)
+			held, err := s.SetExternalLoad("n0", time.Second, schema.MustTuple(3000, 4*gib))
+			require.NoError(t, err)
+			require.Equal(t, schema.MustTuple(3000, 4*gib), held)
+			window := []predict.Interval{{Duration: 10 * time.Second, Actual: schema.MustTuple(tc.actualCPU, 6*gib), Predicted: schema.MustTuple(7000, 6*gib)}}
+			_, err = s.ReportUsage("n0", time.Second, window)
+			require.NoError(t, err)
+			free, err := s.NodeFree("n0", time.Second)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantFree, free)
+		})
+	}
+}
+
 // Decisions detail skipped jobs only when asked. Without details, a node that can take
 // none of the pending tasks is not walked at all.
 func TestSkipDetails(t *testing.T) {

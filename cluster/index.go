@@ -162,6 +162,7 @@ func (s *State) SetExternalLoad(n *NodeInfo, now time.Duration, load resource.Tu
 			n.external, held = 0, resource.Tuple{}
 		}
 	}
+	n.held = held
 	s.reindex(n)
 	return held, nil
 }

@@ -27,6 +27,7 @@ type NodeInfo struct {
 	stale    bool                 // in State.stale: want may differ from key
 	external stage.Handle         // the reservation holding load the scheduler did not place
 	load     resource.Tuple       // the external load last reported (SetExternalLoad)
+	held     resource.Tuple       // what the external reservation holds of it
 	gpus     gpu.Devices          // the node's GPU devices (NodeSpec.GPU)
 }
 
@@ -48,6 +49,10 @@ func (n *NodeInfo) Capacity() resource.Tuple { return n.spec.Capacity }
 // ExternalLoad is the load of other applications last reported on the node
 // (State.SetExternalLoad); zero when none was.
 func (n *NodeInfo) ExternalLoad() resource.Tuple { return n.load }
+
+// ExternalHeld is what the node's timeline holds of its external load: the load, less
+// what the tasks reserved there left no room for when it was set.
+func (n *NodeInfo) ExternalHeld() resource.Tuple { return n.held }
 
 // Spec is the node as it was added.
 func (n *NodeInfo) Spec() NodeSpec { return n.spec }
