@@ -575,19 +575,8 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 		return fmt.Errorf("finegrain: finish of task %q at %v before its start %v: %w", id, at, t.Start(), ErrState)
 	}
 	if key := t.Key(); obs != nil && key.Logic != "" {
-		// A task cannot use more than the whole node it ran on: such an observation
-		// would teach the estimator a demand no node holds.
-		if obs.Profile.Len() > 0 && !s.schema.Equal(obs.Profile.Schema()) {
-			return fmt.Errorf("finegrain: finish of task %q: observation of schema %v, not the scheduler's %v: %w",
-				id, obs.Profile.Schema(), s.schema, resource.ErrSchemaMismatch)
-		}
-		peak := obs.Profile.Peak()
-		if obs.Profile.Len() == 0 {
-			peak = obs.Series.Peak()
-		}
-		if c := t.Node().Capacity(); !c.Covers(peak) {
-			return fmt.Errorf("finegrain: finish of task %q: observed peak %s exceeds node %q's capacity %s: %w",
-				id, s.schema.Format(peak), t.Node().ID(), s.schema.Format(c), ErrImplausible)
+		if err := s.plausible(t, id, "finish", obs); err != nil {
+			return err
 		}
 		if err := s.estimator.Observe(key, *obs); err != nil {
 			return fmt.Errorf("finegrain: finish of task %q: observation rejected: %w", id, err)
@@ -603,6 +592,59 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 	s.state.Advance(at)
 	if s.cfg.logger != nil { // the arguments would escape, and allocate, even unlogged
 		s.logDebug("task finished", "task", id, "node", node, "at", at)
+	}
+	return nil
+}
+
+// ReportRunning feeds the estimator what running task id has used so far, at now:
+// obs is the usage series its node agent has sampled since the task started
+// (obs.Series, End = now) or the stages it has run (obs.Profile). When the estimator
+// learns from running tasks (predict.RunningObserver, as predict.SimilarTask does
+// unless predict.WithoutRunning), the task's key becomes predictable before any of its
+// tasks has finished: its pending siblings are placed on what it uses rather than on
+// their requests (docs/methods.md §2, "learning from running tasks"). Report a task
+// now and then (when its samples have doubled, say), not at every sample: the
+// estimator divides every report into stages. A task without a key, or an estimator
+// that does not learn from running tasks, makes it a no-op. A report the estimator
+// rejects, or an implausible one (usage beyond the capacity of the node the task runs
+// on: ErrImplausible), is an error and changes nothing; so is a task that is not
+// running (ErrState, ErrUnknownTask).
+func (s *Scheduler) ReportRunning(id string, now time.Duration, obs predict.Observation) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, at, err := s.running(id, "running report of task", now)
+	if err != nil {
+		return err
+	}
+	ro, ok := s.estimator.(predict.RunningObserver)
+	if key := t.Key(); ok && key.Logic != "" {
+		if err := s.plausible(t, id, "running report", &obs); err != nil {
+			return err
+		}
+		if err := ro.ObserveRunning(key, obs); err != nil {
+			return fmt.Errorf("finegrain: running report of task %q: observation rejected: %w", id, err)
+		}
+	}
+	s.state.Advance(at)
+	return nil
+}
+
+// plausible refuses an observation of task t (named id by the caller), reported at an
+// event ("finish", "running report"), of another schema than the scheduler's or using more than the
+// whole node t runs on: such an observation would teach the estimator a demand no
+// node holds.
+func (s *Scheduler) plausible(t *cluster.TaskInfo, id, event string, obs *predict.Observation) error {
+	if obs.Profile.Len() > 0 && !s.schema.Equal(obs.Profile.Schema()) {
+		return fmt.Errorf("finegrain: %s of task %q: observation of schema %v, not the scheduler's %v: %w",
+			event, id, obs.Profile.Schema(), s.schema, resource.ErrSchemaMismatch)
+	}
+	peak := obs.Profile.Peak()
+	if obs.Profile.Len() == 0 {
+		peak = obs.Series.Peak()
+	}
+	if c := t.Node().Capacity(); !c.Covers(peak) {
+		return fmt.Errorf("finegrain: %s of task %q: observed peak %s exceeds node %q's capacity %s: %w",
+			event, id, s.schema.Format(peak), t.Node().ID(), s.schema.Format(c), ErrImplausible)
 	}
 	return nil
 }

@@ -22,6 +22,12 @@ import (
 // until the task finishes, so that a task outliving its prediction keeps its memory.
 // Off is the paper's literal behaviour (the reservation ends with the prediction).
 //
+// An estimate without an end (its last stage lasts until stage.Forever: learned from
+// tasks of the key still running, predict.SimilarTask.ObserveRunning) knows what they
+// used so far, not what they will reach: in its open stage it holds at least the
+// task's request on the non-compressible dimensions, and what the tasks used on the
+// others.
+//
 // A task that failed (cluster.TaskInfo.Failures: killed for running out of memory,
 // most often because it was placed beside others on a prediction or a request below
 // what it really uses) is not trusted to its plan again: it holds, for its request's
@@ -67,6 +73,7 @@ type keyDemand struct {
 	ref       predict.Ref
 	hasRef    bool
 	est, hold stage.Profile
+	req       resource.Tuple // the request hold was raised to, for an estimate without an end
 }
 
 // maxKeyDemands bounds the keys a demandCache keeps: about 150 bytes and one profile
@@ -137,7 +144,7 @@ func (p *Prediction) plan(st *cluster.State, t *cluster.TaskInfo) framework.Dema
 	if key := t.Key(); p.predicts(key) {
 		kd := p.keyDemand(key)
 		kd.mu.Lock()
-		d, ok := p.estimated(st, kd, key)
+		d, ok := p.estimated(st, kd, key, t.Request())
 		kd.mu.Unlock()
 		if ok {
 			return d
@@ -261,11 +268,12 @@ func (p *Prediction) estimateRef(st *cluster.State, ref *predict.Ref) (stage.Pro
 	return p.usable(st, prof, ok)
 }
 
-// estimated is the demand of a task of key, which kd keeps (locked by the caller),
-// when Estimate has a prediction for key: predicted, with the hold kd keeps when it was
-// built from this very estimate. The estimate is read through kd's reference to key
-// when the estimator hands them out, which answers, and records the use, as Estimate.
-func (p *Prediction) estimated(st *cluster.State, kd *keyDemand, key predict.Key) (framework.Demand, bool) {
+// estimated is the demand of a task of key requesting req, which kd keeps (locked by
+// the caller), when Estimate has a prediction for key: predicted, with the hold kd
+// keeps when it was built from this very estimate (and, for an estimate without an
+// end, this request). The estimate is read through kd's reference to key when the
+// estimator hands them out, which answers, and records the use, as Estimate.
+func (p *Prediction) estimated(st *cluster.State, kd *keyDemand, key predict.Key, req resource.Tuple) (framework.Demand, bool) {
 	var prof stage.Profile
 	var ok bool
 	if kd.hasRef {
@@ -276,7 +284,12 @@ func (p *Prediction) estimated(st *cluster.State, kd *keyDemand, key predict.Key
 	switch {
 	case !ok:
 		return framework.Demand{}, false
-	case !p.holdTail || prof.Duration() == stage.Forever:
+	case prof.Duration() == stage.Forever:
+		if !kd.est.Same(prof) || kd.req != req {
+			kd.est, kd.hold, kd.req = prof, p.openEnded(prof, req), req
+		}
+		return framework.Demand{Plan: kd.hold, Hold: kd.hold, Predicted: true}, true
+	case !p.holdTail:
 		return framework.Demand{Plan: prof, Hold: prof, Predicted: true}, true
 	case kd.est.Same(prof):
 		return framework.Demand{Plan: prof, Hold: kd.hold, Predicted: true}, true
@@ -284,6 +297,24 @@ func (p *Prediction) estimated(st *cluster.State, kd *keyDemand, key predict.Key
 	d := p.predicted(prof)
 	kd.est, kd.hold = prof, d.Hold
 	return d, true
+}
+
+// openEnded is the plan of a task requesting req on an estimate prof without an end:
+// prof with its last stage raised to req on the non-compressible dimensions (prof
+// itself when it holds that much already).
+func (p *Prediction) openEnded(prof stage.Profile, req resource.Tuple) stage.Profile {
+	last := prof.Stage(prof.Len() - 1).Demand
+	raised := last.Max(req.Only(p.schema.NonCompressible()))
+	if raised == last {
+		return prof
+	}
+	stages := prof.Stages()
+	stages[len(stages)-1].Demand = raised
+	q, err := stage.NewProfile(prof.Schema(), stages...)
+	if err != nil { // a request of another schema: keep the estimate
+		return prof
+	}
+	return q
 }
 
 // predicted is the demand of a task whose plan is prof (declared or estimated): prof,

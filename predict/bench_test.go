@@ -88,6 +88,90 @@ func BenchmarkEstimateNearestSize(b *testing.B) {
 	}
 }
 
+// warmFamilies returns an estimator holding n keys of 8-stage profiles in 10 families.
+func warmFamilies(b *testing.B, n int) (*predict.SimilarTask, []predict.Key) {
+	e := newEst(b)
+	r := rng(1)
+	keys := make([]predict.Key, n)
+	for i := range keys {
+		keys[i] = predict.Key{Logic: fmt.Sprintf("app-%08x/map", i), InputSize: 128 << 20, Family: fmt.Sprintf("app%d/map", i%10)}
+		if err := e.Observe(keys[i], predict.Observation{Profile: randProfile(r, 8)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return e, keys
+}
+
+// BenchmarkEstimateFamily is a key never seen predicted from its family's size class.
+func BenchmarkEstimateFamily(b *testing.B) {
+	e, _ := warmFamilies(b, 10000)
+	k := predict.Key{Logic: "unseen/map", InputSize: 130 << 20, Family: "app3/map"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkP, sinkOK = e.Estimate(k)
+	}
+}
+
+// BenchmarkEstimateFamilyNeighbour is a key never seen predicted from the next size
+// class of its family, scaled.
+func BenchmarkEstimateFamilyNeighbour(b *testing.B) {
+	e, _ := warmFamilies(b, 10000)
+	k := predict.Key{Logic: "unseen/map", InputSize: 100 << 20, Family: "app3/map"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkP, sinkOK = e.Estimate(k)
+	}
+}
+
+// BenchmarkEstimateRunning is a key predicted from a running task's report.
+func BenchmarkEstimateRunning(b *testing.B) {
+	e, _ := warmEstimator(b, 10000)
+	k := predict.Key{Logic: "running", InputSize: 1}
+	if err := e.ObserveRunning(k, predict.Observation{Profile: randProfile(rng(2), 4)}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkP, sinkOK = e.Estimate(k)
+	}
+}
+
+// BenchmarkObserve8StagesFamily is BenchmarkObserve8Stages for keys with a family:
+// each observation also updates the family's size class.
+func BenchmarkObserve8StagesFamily(b *testing.B) {
+	e, keys := warmFamilies(b, 1000)
+	r := rng(2)
+	obs := make([]predict.Observation, 64)
+	for i := range obs {
+		obs[i] = predict.Observation{Profile: randProfile(r, 8), Compression: randCompression(r, 8)}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := e.Observe(keys[i%len(keys)], obs[i%len(obs)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkObserveRunningHour is a running task's report of an hour sampled every
+// second, for a key with no finished task: divided, then held as the key's estimate.
+func BenchmarkObserveRunningHour(b *testing.B) {
+	e := newEst(b)
+	sr := hourSeries()
+	obs := predict.Observation{Series: sr}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := e.ObserveRunning(predict.Key{Logic: "k", InputSize: int64(i)}, obs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkObserve8Stages(b *testing.B) {
 	e, keys := warmEstimator(b, 1000)
 	r := rng(2)
@@ -349,5 +433,20 @@ func BenchmarkRedivide(b *testing.B) {
 			b.Fatal(err)
 		}
 		e.Redivide()
+	}
+}
+
+// BenchmarkRefEstimateHit is BenchmarkEstimateHit through references (predict.Ref),
+// as the scheduler asks.
+func BenchmarkRefEstimateHit(b *testing.B) {
+	e, keys := warmEstimator(b, 10000)
+	refs := make([]predict.Ref, len(keys))
+	for i, k := range keys {
+		refs[i] = e.Ref(k)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sinkP, sinkOK = refs[i%len(refs)].Estimate()
 	}
 }

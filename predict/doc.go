@@ -7,6 +7,9 @@
 //
 //	§2 Def. 3      Key (similar tasks: same logic, same input size), with optional size
 //	               buckets (LogBuckets, LinearBuckets) and nearest-size scaling
+//	§2 sooner      Key.Family and WithFamily (a new logic predicted from its application's
+//	               tasks of a similar size), RunningObserver and ObserveRunning (a key
+//	               predicted from its tasks still running until one finishes)
 //	§2 eq. 8       Estimator, SimilarTask: iterative per-stage, per-dimension update with
 //	               the compression-aware weight w' = w × (1 − rcObs) (the eq. 8 Reading)
 //	§2 stages      Segmenter, Segment: usage samples → stages (the segmentation Reading)

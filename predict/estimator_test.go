@@ -121,15 +121,15 @@ func TestSimilarTaskBuckets(t *testing.T) {
 	b, err := predict.LogBuckets(2)
 	require.NoError(t, err)
 	e := newEst(t, predict.WithSizeBuckets(b))
-	require.NoError(t, e.Observe(predict.Key{"job", 100}, predict.Observation{Profile: prof(t, [3]int64{10, 1000, 0})}))
-	p, ok := e.Estimate(predict.Key{"job", 127})
+	require.NoError(t, e.Observe(predict.Key{Logic: "job", InputSize: 100}, predict.Observation{Profile: prof(t, [3]int64{10, 1000, 0})}))
+	p, ok := e.Estimate(predict.Key{Logic: "job", InputSize: 127})
 	require.True(t, ok, "127 shares 100's bucket [64, 128)")
 	assert.Equal(t, 10*time.Second, p.Duration())
-	_, ok = e.Estimate(predict.Key{"job", 128})
+	_, ok = e.Estimate(predict.Key{Logic: "job", InputSize: 128})
 	assert.False(t, ok, "128 starts the next bucket")
-	_, ok = e.Estimate(predict.Key{"other", 100})
+	_, ok = e.Estimate(predict.Key{Logic: "other", InputSize: 100})
 	assert.False(t, ok, "another logic is not similar")
-	assert.True(t, e.Forget(predict.Key{"job", 64}))
+	assert.True(t, e.Forget(predict.Key{Logic: "job", InputSize: 64}))
 	assert.Equal(t, 0, e.Len())
 }
 
@@ -164,20 +164,20 @@ func TestBucketings(t *testing.T) {
 
 func TestSimilarTaskNearestSize(t *testing.T) {
 	e := newEst(t, predict.WithNearestSize(2), predict.WithMinObservations(1))
-	require.NoError(t, e.Observe(predict.Key{"job", 100}, predict.Observation{Profile: prof(t, [3]int64{10, 1000, 5}, [3]int64{20, 0, 5})}))
-	require.NoError(t, e.Observe(predict.Key{"job", 400}, predict.Observation{Profile: prof(t, [3]int64{80, 3000, 5})}))
+	require.NoError(t, e.Observe(predict.Key{Logic: "job", InputSize: 100}, predict.Observation{Profile: prof(t, [3]int64{10, 1000, 5}, [3]int64{20, 0, 5})}))
+	require.NoError(t, e.Observe(predict.Key{Logic: "job", InputSize: 400}, predict.Observation{Profile: prof(t, [3]int64{80, 3000, 5})}))
 
-	p, ok := e.Estimate(predict.Key{"job", 150})
+	p, ok := e.Estimate(predict.Key{Logic: "job", InputSize: 150})
 	require.True(t, ok)
 	assert.Equal(t, prof(t, [3]int64{15, 1000, 5}, [3]int64{30, 0, 5}).Stages(), p.Stages(), "durations scale ×1.5")
 
-	p, ok = e.Estimate(predict.Key{"job", 200})
+	p, ok = e.Estimate(predict.Key{Logic: "job", InputSize: 200})
 	require.True(t, ok)
 	assert.Equal(t, prof(t, [3]int64{40, 3000, 5}).Stages(), p.Stages(), "tie between 100 and 400: the larger wins")
 
-	_, ok = e.Estimate(predict.Key{"job", 1000})
+	_, ok = e.Estimate(predict.Key{Logic: "job", InputSize: 1000})
 	assert.False(t, ok, "400 is more than a factor 2 away")
-	_, ok = e.Estimate(predict.Key{"job", 40})
+	_, ok = e.Estimate(predict.Key{Logic: "job", InputSize: 40})
 	assert.False(t, ok, "100 is more than a factor 2 away")
 	assert.Equal(t, 2, e.Len(), "a scaled estimate learns nothing")
 }
@@ -185,10 +185,10 @@ func TestSimilarTaskNearestSize(t *testing.T) {
 func TestSimilarTaskNearestSkipsUnpredictable(t *testing.T) {
 	e := newEst(t, predict.WithNearestSize(4), predict.WithMinObservations(2))
 	obs := predict.Observation{Profile: prof(t, [3]int64{10, 1000, 0})}
-	require.NoError(t, e.Observe(predict.Key{"job", 110}, obs)) // one observation only
-	require.NoError(t, e.Observe(predict.Key{"job", 200}, obs))
-	require.NoError(t, e.Observe(predict.Key{"job", 200}, obs))
-	p, ok := e.Estimate(predict.Key{"job", 100})
+	require.NoError(t, e.Observe(predict.Key{Logic: "job", InputSize: 110}, obs)) // one observation only
+	require.NoError(t, e.Observe(predict.Key{Logic: "job", InputSize: 200}, obs))
+	require.NoError(t, e.Observe(predict.Key{Logic: "job", InputSize: 200}, obs))
+	p, ok := e.Estimate(predict.Key{Logic: "job", InputSize: 100})
 	require.True(t, ok)
 	assert.Equal(t, 5*time.Second, p.Duration(), "scaled from 200, not from the unpredictable 110")
 }
@@ -196,7 +196,7 @@ func TestSimilarTaskNearestSkipsUnpredictable(t *testing.T) {
 func TestSimilarTaskLRU(t *testing.T) {
 	e := newEst(t, predict.WithMaxKeys(2))
 	obs := predict.Observation{Profile: prof(t, [3]int64{1, 1, 1})}
-	a, b, c := predict.Key{"a", 1}, predict.Key{"b", 1}, predict.Key{"c", 1}
+	a, b, c := predict.Key{Logic: "a", InputSize: 1}, predict.Key{Logic: "b", InputSize: 1}, predict.Key{Logic: "c", InputSize: 1}
 	require.NoError(t, e.Observe(a, obs))
 	require.NoError(t, e.Observe(b, obs))
 	_, ok := e.Estimate(a) // a is now more recent than b
@@ -217,8 +217,8 @@ func TestSimilarTaskErrors(t *testing.T) {
 		obs  predict.Observation
 		want error
 	}{
-		{"empty logic", predict.Key{"", 1}, predict.Observation{Profile: good}, predict.ErrInvalidKey},
-		{"negative size", predict.Key{"x", -1}, predict.Observation{Profile: good}, predict.ErrInvalidKey},
+		{"empty logic", predict.Key{Logic: "", InputSize: 1}, predict.Observation{Profile: good}, predict.ErrInvalidKey},
+		{"negative size", predict.Key{Logic: "x", InputSize: -1}, predict.Observation{Profile: good}, predict.ErrInvalidKey},
 		{"empty profile", key, predict.Observation{}, stage.ErrEmptyProfile},
 		{"other schema", key, predict.Observation{Profile: stage.MustProfile(other, stage.Stage{Duration: 1, Demand: resource.Tuple{1}})}, resource.ErrSchemaMismatch},
 		{"compression count", key, predict.Observation{Profile: good, Compression: []resource.Vector{{}}}, predict.ErrStageCount},
@@ -290,7 +290,7 @@ func TestEstimatorOptionErrors(t *testing.T) {
 
 func TestSimilarTaskInvalidKeyIsUnpredictable(t *testing.T) {
 	e := newEst(t)
-	for _, k := range []predict.Key{{"", 1}, {"x", -1}} {
+	for _, k := range []predict.Key{{Logic: "", InputSize: 1}, {Logic: "x", InputSize: -1}} {
 		_, ok := e.Estimate(k)
 		assert.False(t, ok)
 		assert.False(t, e.Forget(k))

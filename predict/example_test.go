@@ -7,6 +7,7 @@ import (
 
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // Learn a demand profile from two similar tasks (same logic, same input size) and
@@ -79,6 +80,60 @@ func ExampleWithNearestSize() {
 	p, ok := est.Estimate(predict.Key{Logic: "scan", InputSize: 250})
 	fmt.Println(p, ok)
 	// Output: [2m30s {cpu=1000}] true
+}
+
+// A job seen for the first time is predicted from its family: other runs of the same
+// application, on inputs of a similar size. The family learns every run, per
+// power-of-two class of input size, and a class not seen yet borrows its neighbour's
+// estimate, durations scaled by the size ratio.
+func ExampleWithFamily() {
+	schema := resource.Standard()
+	est, _ := predict.NewSimilarTask(schema) // family learning is on by default
+	run, _ := predict.Segment(schema, []predict.Sample{{Usage: schema.MustTuple(1000, 512<<20)}}, predict.WithLastDuration(time.Minute))
+	_ = est.Observe(predict.Key{Logic: "wordcount --in=/logs/a/map", InputSize: 100 << 20, Family: "wordcount/map"}, predict.Observation{Profile: run})
+
+	for _, k := range []predict.Key{
+		{Logic: "wordcount --in=/logs/b/map", InputSize: 120 << 20, Family: "wordcount/map"}, // same class [64, 128) MiB
+		{Logic: "wordcount --in=/logs/c/map", InputSize: 200 << 20, Family: "wordcount/map"}, // next class up
+		{Logic: "wordcount --in=/logs/d/map", InputSize: 900 << 20, Family: "wordcount/map"}, // too far
+		{Logic: "sort --in=/logs/a/map", InputSize: 100 << 20, Family: "sort/map"},           // another application
+	} {
+		p, ok := est.Estimate(k)
+		fmt.Println(k.Logic, p, ok)
+	}
+	// Output:
+	// wordcount --in=/logs/b/map [1m0s {cpu=1000,memory=536870912}] true
+	// wordcount --in=/logs/c/map [2m0s {cpu=1000,memory=536870912}] true
+	// wordcount --in=/logs/d/map [] false
+	// sort --in=/logs/a/map [] false
+}
+
+// Siblings started together need not wait for one of them to finish: what a running
+// one has used so far predicts them — its stages so far, then its peak with no end
+// (a scheduler holds that until the task finishes, as it holds a request). The first
+// task to finish replaces it.
+func ExampleSimilarTask_ObserveRunning() {
+	schema := resource.Standard()
+	est, _ := predict.NewSimilarTask(schema)
+	key := predict.Key{Logic: "etl/j42/t3", InputSize: 0}
+	// One sibling sampled every 10 s so far: a start-up, then steady work.
+	sofar := predict.Series{End: 40 * time.Second}
+	for i, cpu := range []int64{300, 1500, 1500, 1500} {
+		sofar.Samples = append(sofar.Samples, predict.Sample{At: time.Duration(i) * 10 * time.Second, Usage: schema.MustTuple(cpu, 1<<30)})
+	}
+	_ = est.ObserveRunning(key, predict.Observation{Series: sofar})
+	p, ok := est.Estimate(key)
+	seen, _ := stage.NewProfile(schema, p.Stages()[:p.Len()-1]...)
+	open := p.Stage(p.Len() - 1)
+	fmt.Println("running: ", seen, "then for ever", schema.Format(open.Demand), ok, open.Duration == stage.Forever, est.Observations(key))
+
+	done, _ := predict.Segment(schema, []predict.Sample{{Usage: schema.MustTuple(1500, 1<<30)}}, predict.WithLastDuration(5*time.Minute))
+	_ = est.Observe(key, predict.Observation{Profile: done})
+	p, ok = est.Estimate(key)
+	fmt.Println("finished:", p, ok, est.Observations(key))
+	// Output:
+	// running:  [10s {cpu=300,memory=1073741824}, 30s {cpu=1500,memory=1073741824}] then for ever cpu=1500,memory=1073741824 true true 0
+	// finished: [5m0s {cpu=1500,memory=1073741824}] true 1
 }
 
 func ExampleSegment() {

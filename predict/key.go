@@ -29,6 +29,16 @@ import (
 //     from a scaled estimate, and the scaled profile is built per call (it allocates).
 //
 // Both may be combined: bucketing first, then the nearest bucket.
+//
+// Exact matching also learns nothing before a key's first task finishes: in replays of
+// production traces about a third of the tasks are the first of their key (a job seen
+// once, the last partial block of a job). A key may therefore name its Family, a coarser
+// class — the same application code with other arguments, plus the task type — and
+// SimilarTask learns every family too, per class of input size (WithFamily): a key
+// without an estimate of its own is predicted from its family's tasks of the same size
+// class, or of the nearest learned class within a factor, scaled by the SizeScaler.
+// Tasks of a family are less alike than tasks of a key, so a family estimate is a
+// fallback only, never mixed into a key's own.
 type Key struct {
 	// Logic identifies the execution logic: an opaque string the embedder chooses, e.g.
 	// the MD5 of the application code and its arguments plus the task type (map,
@@ -37,6 +47,14 @@ type Key struct {
 	// InputSize is the amount of input data the task processes, in a unit the embedder
 	// chooses consistently (bytes, records). Must not be negative.
 	InputSize int64
+	// Family optionally names the class of logics Logic belongs to: what similar
+	// logics share once their arguments are set aside, e.g. the MD5 of the
+	// application code alone plus the task type ("wordcount.jar/map"), for the logics
+	// of every run of that application. Empty means none is known: the key is
+	// predicted from its own observations only. Family is not part of the key's
+	// identity for learning: an estimator learns Logic and InputSize under one
+	// estimate whatever the Family, so one logic should always name the same Family.
+	Family string
 }
 
 func (k Key) validate() error {

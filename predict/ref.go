@@ -18,18 +18,21 @@ import "github.com/finegrain/finegrain/stage"
 type Ref struct {
 	s      *SimilarTask
 	key    Key    // canonical
+	fam    Key    // the family's key in s.fam; zero: none
 	e      *entry // key's entry when last looked up; nil: none
 	looked bool   // e was looked up
 	seen   uint64 // SimilarTask.inserts before that lookup
 }
 
-// Ref returns a reference to k's key (its bucket, with WithSizeBuckets). A reference
-// to an invalid key is unpredictable, as the key is to Estimate.
+// Ref returns a reference to k's key (its bucket, with WithSizeBuckets), and its
+// family (Key.Family). A reference to an invalid key is unpredictable, as the key is
+// to Estimate.
 func (s *SimilarTask) Ref(k Key) Ref {
 	if k.validate() != nil {
 		return Ref{}
 	}
-	return Ref{s: s, key: s.canon(k)}
+	fk, _ := s.familyKey(k)
+	return Ref{s: s, key: s.canon(k), fam: fk}
 }
 
 // Estimate is SimilarTask.Estimate for the key r refers to; false for the zero Ref
@@ -48,12 +51,15 @@ func (r *Ref) Estimate() (stage.Profile, bool) {
 			r.e, r.looked, r.seen = r.s.load(r.key), true, n
 		}
 	}
-	return r.s.estimate(r.key, r.e)
+	if p, ok := r.s.own(r.e); ok {
+		return p, true
+	}
+	return r.s.fallback(r.key, r.e, r.fam)
 }
 
-// Key is the canonical key r refers to: the key it was made for, with its input size
-// mapped to its bucket's (WithSizeBuckets). The zero Ref's (and a nil one's) is the zero
-// Key.
+// Key is the canonical key r refers to: the key it was made for without its Family,
+// with its input size mapped to its bucket's (WithSizeBuckets). The zero Ref's (and a
+// nil one's) is the zero Key.
 func (r *Ref) Key() Key {
 	if r == nil {
 		return Key{}

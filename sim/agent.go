@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
@@ -222,15 +223,44 @@ func (s *Sim) applyUsage(x *exec) {
 	x.sampleHWM = x.sampleHWM.Max(x.use)
 }
 
+// runningReporter is the optional call through which the node agents of a policy
+// with Feedback report what a task still running has used so far
+// (finegrain.Scheduler.ReportRunning).
+type runningReporter interface {
+	ReportRunning(task string, now time.Duration, obs predict.Observation) error
+}
+
+var _ runningReporter = (*finegrain.Scheduler)(nil)
+
 // sampleTasks is the node agent's sample at now of every task computing on node n
 // (moving input is not sampled): the average of what it got on the compressible
 // dimensions since its last sample, as cumulative counters give it (cgroup CPU time,
 // I/O bytes), and the most it held on the others meanwhile, as a high-water mark reset
 // at each reading gives it (cgroup v2 memory.peak); with the largest compression it
-// experienced meanwhile.
+// experienced meanwhile. Under Measured, a run placed on its request (its key had no
+// prediction) is reported to a scheduler that takes running reports (runningReporter)
+// at its 1st, 2nd, 4th, 8th, ... sample: its series so far, from which the scheduler
+// may predict its pending siblings before any of them finishes.
 func (s *Sim) sampleTasks(n *node) {
+	rr, report := s.sched.(runningReporter)
+	report = report && s.cfg.observe == Measured
 	for _, x := range n.running {
 		s.sampleTask(x)
+		if k := len(x.series); report && k > 0 && k&(k-1) == 0 && !x.backup && !x.task.predicted {
+			s.reportRunning(rr, x)
+		}
+	}
+}
+
+// reportRunning reports running run x's series so far to the scheduler. A report the
+// scheduler refuses is counted with the refused observations (Summary.ObsRejected).
+func (s *Sim) reportRunning(rr runningReporter, x *exec) {
+	sr := predict.Series{Samples: x.series, End: s.now}
+	if x.anyRC {
+		sr.Compression = x.seriesRC
+	}
+	if err := rr.ReportRunning(x.task.wt.ID, s.now, predict.Observation{Series: sr}); err != nil {
+		s.m.obsRejected++
 	}
 }
 

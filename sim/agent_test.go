@@ -153,3 +153,74 @@ func TestAgentNoSampleNoObservation(t *testing.T) {
 	x.sampling, x.sampleAt = true, s.now
 	assert.Nil(t, s.measured(x), "sampled from now: nothing yet")
 }
+
+// runRecorder is the reference scheduler with the running reports it is handed kept:
+// the sample counts of each task's reports, and the placements made on a prediction
+// before any task finished.
+type runRecorder struct {
+	*finegrain.Scheduler
+	reports        map[string][]int
+	finished       int
+	predictedEarly int
+}
+
+func (r *runRecorder) ReportRunning(id string, now time.Duration, obs predict.Observation) error {
+	r.reports[id] = append(r.reports[id], obs.Series.Len())
+	return r.Scheduler.ReportRunning(id, now, obs)
+}
+
+func (r *runRecorder) Finished(id string, now time.Duration, obs *predict.Observation) error {
+	r.finished++
+	return r.Scheduler.Finished(id, now, obs)
+}
+
+func (r *runRecorder) Heartbeat(node string, now time.Duration) (finegrain.Decision, error) {
+	d, err := r.Scheduler.Heartbeat(node, now)
+	for _, a := range d.Assignments {
+		if a.Predicted && r.finished == 0 {
+			r.predictedEarly++
+		}
+	}
+	return d, err
+}
+
+// A run placed on its request is reported to the scheduler at its 1st, 2nd, 4th, ...
+// sample; from the reports, the scheduler places its siblings on what it uses before
+// any of them has finished — unless its estimator does not learn from running tasks.
+func TestAgentReportsRunningTasks(t *testing.T) {
+	cl := oneNode(tuple(5000, 8*gib, 100<<20, 100<<20))
+	// Eight 2-minute tasks using one core of the two they ask for: two fit by request,
+	// with a core to spare.
+	var profiles []stage.Profile
+	for range 8 {
+		profiles = append(profiles, oneStage(2*time.Minute, tuple(1000, gib, 0, 0)))
+	}
+	w := workload.Workload{Name: "siblings", Jobs: []workload.Job{handJob("j", "q", 0, tuple(2000, 2*gib, 0, 0), profiles...)}}
+	run := func(opts ...predict.EstimatorOption) *runRecorder {
+		rec := &runRecorder{reports: map[string][]int{}}
+		p := FGM()
+		p.New = func(schema *resource.Schema) (Scheduler, error) {
+			est, err := predict.NewSimilarTask(schema, opts...)
+			if err != nil {
+				return nil, err
+			}
+			s, err := finegrain.New(schema, finegrain.WithEstimator(est))
+			rec.Scheduler = s
+			return rec, err
+		}
+		res, err := Run(&w, &cl, p, WithVariation(NoVariation))
+		require.NoError(t, err)
+		assert.Zero(t, res.Summary.ObsRejected)
+		return rec
+	}
+	rec := run()
+	require.NotEmpty(t, rec.reports["j/m0"])
+	assert.Equal(t, []int{1, 2, 4, 8, 16, 32}, rec.reports["j/m0"], "at the 1st, 2nd, 4th ... of its 40 samples")
+	assert.Positive(t, rec.predictedEarly, "siblings placed on a report before any task finished")
+	for id, counts := range rec.reports {
+		assert.Equal(t, 1, counts[0], "%s: reported from its first sample", id)
+	}
+
+	rec = run(predict.WithoutRunning())
+	assert.Zero(t, rec.predictedEarly, "without learning from running tasks, every sibling waits for a finish")
+}

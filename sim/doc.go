@@ -127,6 +127,11 @@
 //     stage boundary, no exact peak and no stage demand is handed over: a CPU spike is
 //     averaged into its interval, and a change of stage is known only to within a
 //     sample, as it would be by a real agent.
+//   - A run placed on its request (no prediction for its key yet) is also reported while
+//     it runs, at its 1st, 2nd, 4th, 8th, ... sample, with its series so far, to a
+//     scheduler that takes such reports (Scheduler.ReportRunning): its estimator may
+//     then predict the run's pending siblings before any of them finishes (under
+//     Measured only; a refused report counts in Summary.ObsRejected).
 //   - The node's usage windows are built at the same instants — averages on the
 //     compressible dimensions, what is held at the instant on memory — with what the scheduler holds
 //     reserved there (capacity − Scheduler.NodeFree: Predicted) and what is left (Idle).

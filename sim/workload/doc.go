@@ -9,7 +9,8 @@
 // (equation, definition and algorithm numbers are the sources', kept there):
 //
 //	§2 Def. 3       SimilarityKey, Job.Key: (job logic + task kind, input bytes); map
-//	                tasks of full 128 MiB blocks of the same application share a key
+//	                tasks of full 128 MiB blocks of the same application share a key;
+//	                Job.Family, the key's family (application + task kind)
 //	§2 stages       AppClass.Profile: the task model — map = read (disk-io) → compute
 //	                (cpu) → spill (disk-io + memory); reduce = shuffle (net-io) → sort
 //	                (cpu + memory) → reduce (cpu + disk-io); Jitter; Overestimate

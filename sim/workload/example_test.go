@@ -41,7 +41,7 @@ func Example() {
 	// Output:
 	// fgm-offline-FB-2009-100GiB: 224 jobs, 1290 tasks, 100 GiB in 1012 blocks
 	// job job0002 (pagerank, queue1): 49 maps, 8 reduces
-	// key {Logic:pagerank/map InputSize:134217728}
+	// key {Logic:pagerank/map InputSize:134217728 Family:pagerank/map}
 	//   read      2.8s cpu=287,memory=1111224955,disk-io=47632564
 	//   compute  16.4s cpu=1044,memory=1030952325
 	//   spill     4.5s cpu=606,memory=1515606419,disk-io=38625260

@@ -27,8 +27,9 @@ import (
 // that each map task outputs its input × the class's MapOutputRatio and each reduce its
 // input × ReduceOutputRatio (rounded), the job's shuffle and output being the sums: so
 // tasks of one class with the same input are exactly alike across jobs (but for
-// jitter). Jobs are named job0000, job0001, ... in submission order; a job's Logic is
-// its class name, so full-block map tasks of the same class share a similarity key.
+// jitter). Jobs are named job0000, job0001, ... in submission order; a job's Logic and
+// Family are its class name, so full-block map tasks of the same class share a
+// similarity key, and its other tasks a family.
 func FGM(r *rand.Rand, opts ...Option) (Workload, error) {
 	if r == nil {
 		return Workload{}, fieldErr("rand", nil, ErrNilRand)
@@ -268,10 +269,10 @@ type jobSpec struct {
 // Requests: per kind, the largest true peak of the job's tasks of that kind,
 // over-estimated by s.factor.
 func build(w *Workload, c *config, r *rand.Rand, s jobSpec) Job {
-	j := Job{ID: s.id, Queue: s.queue, Submit: s.submit, App: s.app.Name, Logic: s.logic, InputBytes: s.in}
+	j := Job{ID: s.id, Queue: s.queue, Submit: s.submit, App: s.app.Name, Logic: s.logic, Family: s.app.Name, InputBytes: s.in}
 	switch {
 	case s.thesisTime > 0:
-		j.App = s.thesisClass
+		j.App, j.Family = s.thesisClass, ""
 	case s.trace:
 		j.ShuffleBytes, j.OutputBytes = s.shuffle, s.out
 	default:

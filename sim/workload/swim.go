@@ -269,7 +269,10 @@ func parseSeconds(b []byte) (time.Duration, error) {
 //   - each job draws a queue (WithQueues) and an application class (WithApps), whose
 //     rates and footprints give the true profiles; the sizes come from the trace. The
 //     trace's jobs are all different, so each job's Logic is name + "/" + ID: its own
-//     full-block map tasks share a similarity key, other jobs' do not.
+//     full-block map tasks share a similarity key, other jobs' do not. Its Family is
+//     the class's name: the jobs of one class run the same application, and an
+//     estimator that learns families (predict.WithFamily) predicts a job's tasks from
+//     the class's earlier tasks of a similar size.
 //
 // It fails on a nil r, an invalid option, a job with an empty or duplicate ID or a
 // negative field, or more tasks than WithMaxTasks (FB-2010 unscaled has about 8.6

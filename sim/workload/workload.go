@@ -50,6 +50,15 @@ type Job struct {
 	// for jobs running the same application with the same arguments. A task's logic is
 	// Logic plus its kind (see Job.Key).
 	Logic string
+	// Family names the application the job runs, its code without the arguments that
+	// make Logic (predict.Key.Family): jobs of one Family but different Logic run the
+	// same code on other arguments or data, so an estimator that has not seen a
+	// task's logic may predict it from the family's tasks of a similar input size.
+	// Empty when the application is not known. FGM and FromSWIM set it to the
+	// application class's name (AppClass.Name); Thesis (whose Logic is already its
+	// class's), FromAlibaba2017 (whose sample names no application) and FromOpenB
+	// leave it empty.
+	Family string
 	// InputBytes is the job's total input (the sum of its map tasks' input).
 	InputBytes int64
 	// ShuffleBytes is the data moved from map to reduce tasks (the sum of the reduce
@@ -151,18 +160,27 @@ type SimilarityKey struct {
 	Logic string
 	// InputSize is the task's InputBytes.
 	InputSize int64
+	// Family is the job's Family, "/", and the task kind, e.g. "wordcount/map";
+	// empty when the job has no Family.
+	Family string
 }
 
 // Key returns the similarity key of task t of job j: the job's Logic, the task's own
-// Logic when it has one, and its kind, with its input size. Map tasks of full blocks
-// of jobs with the same Logic share a key, so an estimator learns from the first of
-// them; the last, partial block of each job has a key of its own.
+// Logic when it has one, and its kind, with its input size, and likewise its family
+// when the job has one. Map tasks of full blocks of jobs with the same Logic share a
+// key, so an estimator learns from the first of them; the last, partial block of each
+// job has a key of its own, which an estimator with family learning
+// (predict.WithFamily) predicts from the family's tasks of a similar size.
 func (j *Job) Key(t *Task) SimilarityKey {
-	logic := j.Logic + "/"
+	var own string
 	if t.Logic != "" {
-		logic += t.Logic + "/"
+		own = t.Logic + "/"
 	}
-	return SimilarityKey{Logic: logic + t.Kind.String(), InputSize: t.InputBytes}
+	k := SimilarityKey{Logic: j.Logic + "/" + own + t.Kind.String(), InputSize: t.InputBytes}
+	if j.Family != "" {
+		k.Family = j.Family + "/" + own + t.Kind.String()
+	}
+	return k
 }
 
 // NumTasks returns the number of the job's tasks of kind k.

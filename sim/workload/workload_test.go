@@ -184,7 +184,7 @@ func TestFGMOffline(t *testing.T) {
 			keys[j.Key(&j.Tasks[k])]++
 		}
 	}
-	assert.Greater(t, keys[workload.SimilarityKey{Logic: "wordcount/map", InputSize: workload.DefaultBlockSize}], 100)
+	assert.Greater(t, keys[workload.SimilarityKey{Logic: "wordcount/map", InputSize: workload.DefaultBlockSize, Family: "wordcount/map"}], 100)
 }
 
 func TestFGMOnlineAndOptions(t *testing.T) {
@@ -807,4 +807,38 @@ func TestCustomInputSizes(t *testing.T) {
 	w, err = workload.FGM(rng(1), workload.WithInputSizes(fixedSizes(workload.TiB)), workload.WithTotalInput(workload.GiB))
 	require.NoError(t, err)
 	assert.Len(t, w.Jobs, 4, "jobs capped at a quarter of the total")
+}
+
+// The similarity key's family: the job's application and the task's kind, for the
+// loaders that know the application (the generator, SWIM); none for a job without one.
+func TestKeyFamily(t *testing.T) {
+	tests := []struct {
+		name string
+		job  workload.Job
+		task workload.Task
+		want workload.SimilarityKey
+	}{
+		{"family and kind", workload.Job{Logic: "swim/job7", Family: "sort"}, workload.Task{Kind: workload.Reduce, InputBytes: 9},
+			workload.SimilarityKey{Logic: "swim/job7/reduce", InputSize: 9, Family: "sort/reduce"}},
+		{"a task's own logic joins both", workload.Job{Logic: "dag/j1", Family: "spark-sql"}, workload.Task{Logic: "t3"},
+			workload.SimilarityKey{Logic: "dag/j1/t3/map", Family: "spark-sql/t3/map"}},
+		{"no family", workload.Job{Logic: "ali/j1", App: "batch"}, workload.Task{Logic: "t3"},
+			workload.SimilarityKey{Logic: "ali/j1/t3/map"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.job.Key(&tt.task))
+		})
+	}
+
+	jobs := []workload.SWIMJob{{ID: "a", InputBytes: 300 << 20, ShuffleBytes: 1 << 20}, {ID: "b", InputBytes: 1}}
+	w, err := workload.FromSWIM("swim", jobs, rng(1))
+	require.NoError(t, err)
+	for _, j := range w.Jobs {
+		assert.NotEmpty(t, j.Family)
+		assert.Equal(t, j.App, j.Family, "SWIM jobs' family is the application class drawn for them")
+	}
+	g, err := workload.FGM(rng(1), workload.WithScale(0.01))
+	require.NoError(t, err)
+	assert.Equal(t, g.Jobs[0].App, g.Jobs[0].Family)
 }
