@@ -52,9 +52,9 @@ type Class struct {
 // ClassOf is task t's demand class.
 func (s *State) ClassOf(t *TaskInfo) ClassID {
 	if p := t.Declared(); p.Len() > 0 {
-		return ClassID{Key: t.key, Declared: true, First: p.Stage(0).Demand.Only(s.schema.NonCompressible()), Failures: t.failures}
+		return ClassID{Key: t.Key(), Declared: true, First: p.Stage(0).Demand.Only(s.schema.NonCompressible()), Failures: t.failures}
 	}
-	return ClassID{Key: t.key, Request: t.demand.request, Duration: t.demand.duration, Failures: t.failures}
+	return ClassID{Key: t.Key(), Request: t.demand.request, Duration: t.demand.duration, Failures: t.failures}
 }
 
 // Classes yields the cluster's demand classes in the order of their slots, the same

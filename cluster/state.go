@@ -354,8 +354,8 @@ func (s *State) Submit(specs ...TaskSpec) error {
 // newTask is a pending task of spec, which has been validated.
 func (s *State) newTask(spec *TaskSpec) *TaskInfo {
 	t := &TaskInfo{
-		key:            spec.Key,
-		demand:         s.jobs[spec.Job].demandOf(spec.Request, spec.Duration),
+		key:            taskKey{logic: spec.Key.Logic, size: spec.Key.InputSize},
+		demand:         s.jobs[spec.Job].demandOf(spec.Request, spec.Duration, spec.Key.Family),
 		deadline:       spec.Deadline,
 		state:          Pending,
 		nonPreemptible: spec.NonPreemptible,

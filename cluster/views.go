@@ -195,8 +195,8 @@ type TaskInfo struct {
 	// the home of its ID, job, priority, submission time and inputs (pe.Nodes); pe.Racks
 	// are the inputs' racks when it was last indexed.
 	pe           fairness.PendingEntry[*TaskInfo]
-	key          predict.Key
-	demand       *demand // its request and declared duration, shared (demand)
+	key          taskKey     // its predict.Key but the Family, which demand holds
+	demand       *demand     // its request, declared duration and key family, shared (demand)
 	deadline     time.Duration
 	start        time.Duration // when its reservation begins, or when it reported starting
 	pendingSince time.Duration // when it last became pending (PendingSince)
@@ -216,21 +216,23 @@ type TaskInfo struct {
 type demand struct {
 	request  resource.Tuple
 	duration time.Duration
+	family   string // the tasks' predict.Key.Family
 	profile  atomic.Pointer[stage.Profile] // the request held for duration (RequestProfile)
 }
 
 // recentDemands is how many distinct demands a job keeps for its next tasks to share.
 const recentDemands = 4
 
-// demandOf returns a demand of request held for duration: one job j keeps, when one of
-// its latest is alike, else a new one it keeps instead of its oldest.
-func (j *JobInfo) demandOf(request resource.Tuple, duration time.Duration) *demand {
+// demandOf returns a demand of request held for duration by tasks of key family
+// family: one job j keeps, when one of its latest is alike, else a new one it keeps
+// instead of its oldest.
+func (j *JobInfo) demandOf(request resource.Tuple, duration time.Duration, family string) *demand {
 	for _, d := range j.demands {
-		if d != nil && d.duration == duration && d.request == request {
+		if d != nil && d.duration == duration && d.request == request && d.family == family {
 			return d
 		}
 	}
-	d := &demand{request: request, duration: duration}
+	d := &demand{request: request, duration: duration, family: family}
 	j.demands[j.nextDemand] = d
 	j.nextDemand = (j.nextDemand + 1) % recentDemands
 	return d
@@ -326,7 +328,7 @@ func (t *TaskInfo) Job() string { return t.pe.Job }
 // the fields they need (Inputs, Request, Deadline…) instead.
 func (t *TaskInfo) Spec() TaskSpec {
 	spec := TaskSpec{
-		ID: t.pe.ID, Job: t.pe.Job, Key: t.key, Request: t.demand.request, Duration: t.demand.duration,
+		ID: t.pe.ID, Job: t.pe.Job, Key: t.Key(), Request: t.demand.request, Duration: t.demand.duration,
 		Deadline: t.deadline, Inputs: slices.Clone(t.pe.Nodes), Priority: t.pe.Priority, Submitted: t.pe.Submitted,
 		NonPreemptible: t.nonPreemptible,
 	}
@@ -337,7 +339,16 @@ func (t *TaskInfo) Spec() TaskSpec {
 }
 
 // Key is the task's similarity key.
-func (t *TaskInfo) Key() predict.Key { return t.key }
+func (t *TaskInfo) Key() predict.Key {
+	return predict.Key{Logic: t.key.logic, InputSize: t.key.size, Family: t.demand.family}
+}
+
+// taskKey is a task's predict.Key but its Family, which the tasks of a job share
+// (demand): a TaskInfo stays in its size class (size_test.go).
+type taskKey struct {
+	logic string
+	size  int64
+}
 
 // Inputs are the nodes holding the task's input (TaskSpec.Inputs). The slice is the
 // pending index's own: read it, never change it.
