@@ -195,8 +195,8 @@ type TaskInfo struct {
 	// the home of its ID, job, priority, submission time and inputs (pe.Nodes); pe.Racks
 	// are the inputs' racks when it was last indexed.
 	pe           fairness.PendingEntry[*TaskInfo]
-	key          taskKey     // its predict.Key but the Family, which demand holds
-	demand       *demand     // its request, declared duration and key family, shared (demand)
+	key          taskKey // its predict.Key but the Family, which demand holds
+	demand       *demand // its request, declared duration and key family, shared (demand)
 	deadline     time.Duration
 	start        time.Duration // when its reservation begins, or when it reported starting
 	pendingSince time.Duration // when it last became pending (PendingSince)
@@ -216,7 +216,7 @@ type TaskInfo struct {
 type demand struct {
 	request  resource.Tuple
 	duration time.Duration
-	family   string // the tasks' predict.Key.Family
+	family   string                        // the tasks' predict.Key.Family
 	profile  atomic.Pointer[stage.Profile] // the request held for duration (RequestProfile)
 }
 
