@@ -312,3 +312,35 @@ func benchPlacements(b *testing.B, s *finegrain.Scheduler, ids []string, fill in
 		}
 	}
 }
+
+// BenchmarkUsageReportCloud is a node agent's report in the cloud: the co-located
+// applications' load (SetExternalLoad) then the usage window (ReportUsage), on a node
+// running 16 tasks, with the hold netted of the tasks' slack (the default) or not.
+func BenchmarkUsageReportCloud(b *testing.B) {
+	for _, netting := range []bool{true, false} {
+		b.Run(fmt.Sprintf("netting=%v", netting), func(b *testing.B) {
+			s, ids := benchCluster(b, 1, 1, 16, 4, finegrain.WithExternalLoadNetting(netting), finegrain.WithoutDelayScheduling())
+			for _, id := range ids {
+				if _, err := s.Place(id, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			window := make([]predict.Interval, 4)
+			for i := range window {
+				window[i] = predict.Interval{Duration: 3 * time.Second, Actual: schema.MustTuple(24000, 40*gib), Predicted: schema.MustTuple(30000, 40*gib)}
+			}
+			load := schema.MustTuple(8000, 4*gib)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				now := time.Duration(i) * 12 * time.Second
+				if _, err := s.SetExternalLoad("n000000", now, load); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.ReportUsage("n000000", now, window); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
