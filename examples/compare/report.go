@@ -130,8 +130,8 @@ func report(c *config, runs []*run, out io.Writer) error {
 	table = append(table, []string{"scenario", "policy", "makespan_s", "jct_mean_s", "jct_p95_s", "response_mean_s",
 		"small_task_mean_s", "large_task_mean_s", "small_run_mean_s", "large_run_mean_s", "jain", "backlogged_jain", "cpu_used", "memory_used", "cpu_allocated", "memory_allocated", "oom_kills",
 		"placed_compressed", "placed_predicted", "predicted_runs", "pred_mae_cpu", "pred_mae_memory", "pred_under_cpu", "pred_under_memory",
-		"unfinished_jobs", "fgm_gain_makespan_pct", "fgm_gain_jct_pct", "fgm_gain_jct_p95_pct",
-		"colocated_cpu_shortfall", "colocated_squeezed", "colocated_slowdown"})
+		"unfinished_jobs", "colocated_cpu_shortfall", "colocated_squeezed", "colocated_slowdown",
+		"fgm_gain_makespan_pct", "fgm_gain_jct_pct", "fgm_gain_jct_p95_pct"})
 	for _, sc := range order {
 		if !sc.table {
 			continue
@@ -156,8 +156,8 @@ func report(c *config, runs []*run, out io.Writer) error {
 			}
 			table = append(table, append([]string{sc.name(), r.policy, f3(r.makespan), f3(r.jct), f3(r.p95), f3(r.resp), f3(r.small),
 				f3(r.large), f3(r.smallRun), f3(r.largeRun), f4(r.jain), f4(r.blJain), f4(r.cpu), f4(r.mem), f4(r.allocCPU), f4(r.allocMem), f3(r.kills), f3(r.compressed), f3(r.predicted),
-				f3(r.predRuns), f4(r.mae[0]), f4(r.mae[1]), f4(r.under[0]), f4(r.under[1]), strconv.Itoa(r.unfinished)},
-				append(gains, f4(r.coloCPU), f4(r.coloSqueezed), f4(r.coloSlow))...))
+				f3(r.predRuns), f4(r.mae[0]), f4(r.mae[1]), f4(r.under[0]), f4(r.under[1]), strconv.Itoa(r.unfinished),
+				f4(r.coloCPU), f4(r.coloSqueezed), f4(r.coloSlow)}, gains...))
 		}
 		if err := scenarioFiles(c, sc, rs, rows); err != nil {
 			return err
