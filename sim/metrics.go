@@ -295,9 +295,10 @@ type ColocatedLoss struct {
 	// Squeezed is the share of node-time (nodes × the run's span) during which they got
 	// less than their demand on some dimension.
 	Squeezed float64
-	// Slowdown is how much longer their work takes while squeezed, if it runs at the
-	// share of its demand it gets on its most squeezed dimension: the time-weighted
-	// mean of 1/(1 − rc) − 1 over the squeezed node-time (0 when never squeezed).
+	// Slowdown is how much longer their work takes while squeezed, if it progresses at
+	// the share of its demand it gets on its most squeezed dimension (1 − rc): the
+	// squeezed node-time over the work it did in it, less 1 — 1/mean(1 − rc) − 1, the
+	// mean taken over the squeezed node-time (0 when never squeezed).
 	Slowdown float64
 }
 
@@ -312,8 +313,8 @@ func (m *metrics) colocated(s *Sim) ColocatedLoss {
 	if span := s.now.Seconds() * float64(len(s.nodes)); span > 0 {
 		out.Squeezed = m.squeezedInt / span
 	}
-	if m.squeezedInt > 0 {
-		out.Slowdown = m.slowInt / m.squeezedInt
+	if m.squeezedInt > 0 && m.speedInt > 0 {
+		out.Slowdown = m.squeezedInt/m.speedInt - 1
 	}
 	return out
 }
@@ -342,9 +343,9 @@ type metrics struct {
 	bgDemand    resource.Tuple  // their demand, cluster-wide
 	bgDemInt    resource.Vector // ∫ bgDemand dt
 	squeezed    int             // nodes where they get less than their demand
-	slow        float64         // Σ node.bgSlow
+	speed       float64         // Σ node.bgSpeed over those nodes
 	squeezedInt float64         // ∫ squeezed dt, node·seconds
-	slowInt     float64         // ∫ slow dt
+	speedInt    float64         // ∫ speed dt
 
 	active     []int
 	pending    []int // per queue: its tasks pending (submitted, not placed)
@@ -389,36 +390,37 @@ func (m *metrics) integrate(now time.Duration) {
 		m.bgDemInt[k] += float64(m.bgDemand[k]) * dt
 	}
 	m.squeezedInt += float64(m.squeezed) * dt
-	m.slowInt += m.slow * dt
+	m.speedInt += m.speed * dt
 	m.lastInt = now
 }
 
 // setUsed records that on node n the tasks now get used and the co-located
 // applications bg of their demand n.bg, squeezed by bgRC.
 func (m *metrics) setUsed(s *Sim, n *node, used, bg resource.Tuple, bgRC resource.Vector) {
-	slow := 0.0
-	if r := slices.Max(bgRC[:]); r > 0 {
-		slow = 1/(1-r) - 1
+	r := slices.Max(bgRC[:])
+	sq, speed := r > 0, 0.0
+	if sq {
+		speed = 1 - r
 	}
-	if used == n.used && bg == n.bgUsed && n.bg == n.bgSeen && slow == n.bgSlow {
+	if used == n.used && bg == n.bgUsed && n.bg == n.bgSeen && sq == n.bgSq && speed == n.bgSpeed {
 		return
 	}
 	m.integrate(s.now)
 	m.used = m.used.Sub(n.used).Add(used)
 	m.bgUsed = m.bgUsed.Sub(n.bgUsed).Add(bg)
 	m.bgDemand = m.bgDemand.Sub(n.bgSeen).Add(n.bg)
-	if n.bgSlow > 0 {
+	if n.bgSq {
 		m.squeezed--
-		m.slow -= n.bgSlow
+		m.speed -= n.bgSpeed
 	}
-	if slow > 0 {
+	if sq {
 		m.squeezed++
-		m.slow += slow
+		m.speed += speed
 	}
 	if m.squeezed == 0 {
-		m.slow = 0 // no rounding left over from the additions and subtractions
+		m.speed = 0 // no rounding left over from the additions and subtractions
 	}
-	n.used, n.bgUsed, n.bgSeen, n.bgSlow = used, bg, n.bg, slow
+	n.used, n.bgUsed, n.bgSeen, n.bgSq, n.bgSpeed = used, bg, n.bg, sq, speed
 }
 
 func (m *metrics) placed(s *Sim, t *simTask, a *finegrain.Assignment) {

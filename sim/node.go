@@ -21,14 +21,15 @@ type node struct {
 
 	running []*exec // in start order: the last is the most recently started
 
-	bg     resource.Tuple // background demand
-	bgVer  uint64
-	used   resource.Tuple // what the tasks get (allocated), background excluded
-	bgUsed resource.Tuple // what the background gets
-	bgSeen resource.Tuple // the background demand bgUsed was shared out of
-	bgSlow float64        // how much slower the background runs: 1/(1 − its largest rc) − 1
-	last   time.Duration  // progress is integrated up to here
-	ver    uint64         // bumped at every reschedule; stale evNode events are dropped
+	bg      resource.Tuple // background demand
+	bgVer   uint64
+	used    resource.Tuple // what the tasks get (allocated), background excluded
+	bgUsed  resource.Tuple // what the background gets
+	bgSeen  resource.Tuple // the background demand bgUsed was shared out of
+	bgSq    bool           // the background gets less than its demand (bgRC > 0 somewhere)
+	bgSpeed float64        // then the share of its demand it progresses at: 1 − its largest rc
+	last    time.Duration  // progress is integrated up to here
+	ver     uint64         // bumped at every reschedule; stale evNode events are dropped
 
 	usedInt    resource.Vector // ∫ (used + bgUsed) dt since sampleFrom, unit·seconds
 	bgInt      resource.Vector // ∫ bgUsed dt since reportFrom, unit·seconds
