@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/finegrain/finegrain/resource"
 )
@@ -34,7 +33,7 @@ const (
 
 // MinTaskShare is the share of a node's capacity, on each compressible dimension, the
 // tasks keep under ColocatedFirst while they want it, however much the co-located
-// applications want: 1%. The Linux scheduler never starves a runnable cgroup, whatever
+// applications want: 1% (rounded down to whole units). The Linux scheduler never starves a runnable cgroup, whatever
 // its weight, and a simulated task that made no progress at all on a node the
 // applications fill would never end.
 const MinTaskShare = 0.01
@@ -92,7 +91,7 @@ func (y Yield) squeeze(capa, d, bg resource.Tuple, comp resource.Mask, dims int)
 			continue
 		}
 		tasks := d[k] - bg[k]
-		floor := min(tasks, int64(math.Ceil(float64(capa[k])*MinTaskShare)))
+		floor := min(tasks, int64(float64(capa[k])*MinTaskShare))
 		got := bg[k]
 		if room := capa[k] - floor; got > room {
 			got = room

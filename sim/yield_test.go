@@ -80,7 +80,7 @@ func TestPropertySqueeze(t *testing.T) {
 					}
 					continue
 				}
-				floor := min(tasks[k], int64(math.Ceil(float64(capa[k])*MinTaskShare)))
+				floor := min(tasks[k], int64(float64(capa[k])*MinTaskShare))
 				want := min(bg[k], capa[k]-floor)
 				if math.Abs(float64(gotBG[k]-want)) > 1 { // share rounds down
 					return fmt.Sprintf("co-located first: dim %d: they got %d of %d, want %d (capacity %d, tasks %d)", k, gotBG[k], bg[k], want, capa[k], tasks[k])
@@ -119,7 +119,7 @@ func TestPropertyColocatedLoss(t *testing.T) {
 			loss := res.Summary.Colocated
 			over := theirs+demand > capa
 			if y == ColocatedFirst {
-				over = theirs > capa-min(demand, int64(math.Ceil(capa*MinTaskShare)))
+				over = theirs > capa-min(demand, int64(capa*MinTaskShare))
 			}
 			switch {
 			case loss.Shortfall[workload.SlotMemory] != 0:
