@@ -46,8 +46,9 @@ func (n *NodeInfo) Rack() string { return n.spec.Rack }
 // Capacity is the node's total resources.
 func (n *NodeInfo) Capacity() resource.Tuple { return n.spec.Capacity }
 
-// ExternalLoad is the load of other applications last reported on the node
-// (State.SetExternalLoad); zero when none was.
+// ExternalLoad is the load of other applications last set on the node
+// (State.SetExternalLoad: through finegrain.Scheduler, the forecast of their reports,
+// netted of the tasks' slack at each usage report); zero when none was.
 func (n *NodeInfo) ExternalLoad() resource.Tuple { return n.load }
 
 // ExternalHeld is what the node's timeline holds of its external load: the load, less
