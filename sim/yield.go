@@ -33,9 +33,9 @@ const (
 
 // MinTaskShare is the share of a node's capacity, on each compressible dimension, the
 // tasks keep under ColocatedFirst while they want it, however much the co-located
-// applications want: 1% (rounded down to whole units). The Linux scheduler never starves a runnable cgroup, whatever
-// its weight, and a simulated task that made no progress at all on a node the
-// applications fill would never end.
+// applications want: 1% (rounded down to whole units). The Linux scheduler never
+// starves a runnable cgroup, whatever its weight, and a simulated task that made no
+// progress at all on a node the applications fill would never end.
 const MinTaskShare = 0.01
 
 // DefaultYield is the model the simulator applies unless WithYield says otherwise.
