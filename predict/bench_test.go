@@ -143,18 +143,7 @@ func BenchmarkEstimateRunning(b *testing.B) {
 // each observation also updates the family's size class.
 func BenchmarkObserve8StagesFamily(b *testing.B) {
 	e, keys := warmFamilies(b, 1000)
-	r := rng(2)
-	obs := make([]predict.Observation, 64)
-	for i := range obs {
-		obs[i] = predict.Observation{Profile: randProfile(r, 8), Compression: randCompression(r, 8)}
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := e.Observe(keys[i%len(keys)], obs[i%len(obs)]); err != nil {
-			b.Fatal(err)
-		}
-	}
+	observe8Stages(b, e, keys)
 }
 
 // BenchmarkObserveRunningHour is a running task's report of an hour sampled every
@@ -174,6 +163,12 @@ func BenchmarkObserveRunningHour(b *testing.B) {
 
 func BenchmarkObserve8Stages(b *testing.B) {
 	e, keys := warmEstimator(b, 1000)
+	observe8Stages(b, e, keys)
+}
+
+// observe8Stages times e's observations of random 8-stage profiles, with compression,
+// of keys in turn.
+func observe8Stages(b *testing.B, e *predict.SimilarTask, keys []predict.Key) {
 	r := rng(2)
 	obs := make([]predict.Observation, 64)
 	for i := range obs {
