@@ -175,8 +175,9 @@ func TestSimilarTaskRunning(t *testing.T) {
 		otherKey bool // a key of the same family
 	}
 	tests := []struct {
-		name string
-		opts []predict.EstimatorOption
+		name   string
+		family bool // the key names a family; else it names none
+		opts   []predict.EstimatorOption
 		do   []step
 		want stage.Profile // zero: unpredictable
 	}{
@@ -233,18 +234,34 @@ func TestSimilarTaskRunning(t *testing.T) {
 			want: finished,
 		},
 		{
-			name: "the family's estimate comes before a report",
+			name:   "a key that names a family learns nothing from reports",
+			family: true,
+			do:     []step{{running: true, obs: series(20*time.Second, 200, 800)}},
+		},
+		{
+			name:   "a key that names a family is taught by its family",
+			family: true,
 			do: []step{
 				{running: true, obs: series(20*time.Second, 200, 800)},
 				{obs: predict.Observation{Profile: finished}, otherKey: true},
 			},
 			want: finished,
 		},
+		{
+			name:   "without family learning, a key's family is ignored and reports teach it",
+			family: true,
+			opts:   []predict.EstimatorOption{predict.WithFamily(0)},
+			do:     []step{{running: true, obs: series(20*time.Second, 200, 800)}},
+			want:   open([3]int64{10, 200, 200 << 20}, [3]int64{10, 800, 800 << 20}),
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEst(t, tt.opts...)
-			k := fam(1, 100)
+			k := predict.Key{Logic: "own", InputSize: 100}
+			if tt.family {
+				k = fam(1, 100)
+			}
 			for _, s := range tt.do {
 				at := k
 				if s.otherKey {
