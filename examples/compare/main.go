@@ -8,7 +8,8 @@
 // fine-grained matching with bounded compression, policy adjustment), and reports, per
 // scenario, a table with one row per policy — makespan, job completion, scheduling
 // response, Jain's index (and over backlogged queues), utilisation used and allocated,
-// kills, compressed placements — and FGM's gain over each policy in percent.
+// kills, compressed placements — and FGM's gain over each policy in percent, and
+// its Jain's index less the policy's at the instants both had a backlog (paired).
 //
 //	go run ./examples/compare                    # everything, ~30 s on 2 cores
 //	go run ./examples/compare -policies DRF,FGM,FGM+Tetris -series=false

@@ -352,7 +352,7 @@ func TestComparePolicyList(t *testing.T) {
 	rows := strings.Split(strings.TrimSpace(string(table)), "\n")
 	require.Len(t, rows, 1+4)
 	// DRF and DRF-2 are the same policy: the same gain.
-	gains := func(r string) string { f := strings.Split(r, ","); return strings.Join(f[len(f)-3:], ",") }
+	gains := func(r string) string { f := strings.Split(r, ","); return strings.Join(f[len(f)-5:len(f)-2], ",") }
 	assert.Equal(t, gains(rows[3]), gains(rows[4]))
 	assert.Equal(t, "0.000,0.000,0.000", gains(rows[1]), "no gain of FGM over itself")
 	svg, err := os.ReadFile(filepath.Join(dir, "compare-offline-dedicated.svg"))
@@ -446,6 +446,57 @@ func TestCompareBadInputLeavesNoOut(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.NoDirExists(t, out)
+		})
+	}
+}
+
+// The paired Jain difference compares FGM and a policy only at the instants both had
+// at least two backlogged queues in the run of the same seed.
+func TestPairedJain(t *testing.T) {
+	sample := func(at time.Duration, backlogged int, j float64) sim.Sample {
+		return sim.Sample{At: at * time.Second, Backlogged: backlogged, BackloggedJain: j}
+	}
+	mk := func(policy sim.Policy, seed uint64, samples ...sim.Sample) *run {
+		return &run{seed: seed, policy: policy, res: &sim.Result{Samples: samples}}
+	}
+	fgm, drf := sim.FGM(), sim.DRF()
+	tests := []struct {
+		name  string
+		runs  []*run
+		diff  float64
+		count int
+	}{
+		{
+			name: "only shared backlogged instants count",
+			runs: []*run{
+				mk(fgm, 1, sample(0, 2, 0.9), sample(10, 2, 0.5), sample(20, 1, 1)),
+				// DRF is backlogged longer; its instants at 20 s and 30 s have no FGM pair.
+				mk(drf, 1, sample(0, 2, 0.7), sample(10, 3, 0.5), sample(20, 2, 1), sample(30, 2, 1)),
+			},
+			diff: 0.1, count: 2, // ((0.9−0.7) + (0.5−0.5)) / 2
+		},
+		{
+			name: "seeds pair with their own seed",
+			runs: []*run{
+				mk(fgm, 1, sample(0, 2, 1)), mk(fgm, 2, sample(0, 2, 0.6)),
+				mk(drf, 2, sample(0, 2, 0.8)), mk(drf, 1, sample(0, 2, 0.6)),
+			},
+			diff: 0.1, count: 2, // ((1−0.6) + (0.6−0.8)) / 2
+		},
+		{
+			name: "no shared instant",
+			runs: []*run{mk(fgm, 1, sample(0, 2, 1)), mk(drf, 1, sample(10, 2, 0.5))},
+		},
+		{
+			name: "a seed without its pair is left out",
+			runs: []*run{mk(fgm, 1, sample(0, 2, 1)), mk(drf, 2, sample(0, 2, 0.5))},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			diff, n := pairedJain(tt.runs, drf.Name)
+			assert.Equal(t, tt.count, n)
+			assert.InDelta(t, tt.diff, diff, 1e-12)
 		})
 	}
 }

@@ -30,6 +30,8 @@ type row struct {
 	cloud                                      bool    // a background shared the nodes
 	coloCPU, coloSqueezed, coloSlow            float64 // sim.ColocatedLoss: CPU shortfall, squeezed node-time, slowdown
 	gainMakespan, gainJCT, gainP95             float64 // FGM's gain over this policy, %
+	pairedJain                                 float64 // FGM's backlogged Jain less this policy's at the same instants (pairedJain)
+	pairedN                                    int     // how many instants pairedJain covers
 }
 
 // reference is the policy the others are measured against: FGM.
@@ -104,8 +106,57 @@ func aggregate(runs []*run) []row {
 		rows[i].gainMakespan = gain(rows[i].makespan, fgm.makespan)
 		rows[i].gainJCT = gain(rows[i].jct, fgm.jct)
 		rows[i].gainP95 = gain(rows[i].p95, fgm.p95)
+		rows[i].pairedJain, rows[i].pairedN = pairedJain(runs, rows[i].policy)
 	}
 	return rows
+}
+
+// pairedJain is FGM's backlogged Jain's index less policy's, each averaged over the
+// same instants: those at which, in the runs of one seed, both had at least two
+// backlogged queues (sim.Sample.BackloggedJain), over every seed; n counts the
+// instants (0: none, and diff 0). sim.Summary.BackloggedJain averages a run over its
+// own backlogged instants, so a policy that drains its backlog sooner is averaged over
+// fewer of them, mostly the moments after a burst arrives while another queue holds
+// the cluster, and the two means are not like for like; the paired difference compares
+// the two schedulers at the same moments of the same workload.
+func pairedJain(runs []*run, policy string) (diff float64, n int) {
+	bySeed := map[uint64]map[string]*sim.Result{}
+	for _, x := range runs {
+		if x.policy.Name != reference && x.policy.Name != policy {
+			continue
+		}
+		if bySeed[x.seed] == nil {
+			bySeed[x.seed] = map[string]*sim.Result{}
+		}
+		bySeed[x.seed][x.policy.Name] = x.res
+	}
+	backlogged := func(r *sim.Result) map[time.Duration]float64 {
+		m := map[time.Duration]float64{}
+		for _, sm := range r.Samples {
+			if sm.Backlogged >= 2 {
+				m[sm.At] = sm.BackloggedJain
+			}
+		}
+		return m
+	}
+	sum := 0.0
+	for _, pair := range bySeed {
+		f, o := pair[reference], pair[policy]
+		if f == nil || o == nil {
+			continue
+		}
+		fj := backlogged(f)
+		for at, j := range backlogged(o) {
+			if jf, ok := fj[at]; ok {
+				sum += jf - j
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return sum / float64(n), n
 }
 
 // gain is how much lower (better) fgm is than base, in percent of base.
@@ -131,7 +182,7 @@ func report(c *config, runs []*run, out io.Writer) error {
 		"small_task_mean_s", "large_task_mean_s", "small_run_mean_s", "large_run_mean_s", "jain", "backlogged_jain", "cpu_used", "memory_used", "cpu_allocated", "memory_allocated", "oom_kills",
 		"placed_compressed", "placed_predicted", "predicted_runs", "pred_mae_cpu", "pred_mae_memory", "pred_under_cpu", "pred_under_memory",
 		"unfinished_jobs", "colocated_cpu_shortfall", "colocated_squeezed", "colocated_slowdown",
-		"fgm_gain_makespan_pct", "fgm_gain_jct_pct", "fgm_gain_jct_p95_pct"})
+		"fgm_gain_makespan_pct", "fgm_gain_jct_pct", "fgm_gain_jct_p95_pct", "fgm_paired_backlogged_jain", "paired_instants"})
 	for _, sc := range order {
 		if !sc.table {
 			continue
@@ -150,9 +201,12 @@ func report(c *config, runs []*run, out io.Writer) error {
 		}
 		hasRef := slices.ContainsFunc(rows, func(r row) bool { return r.policy == reference })
 		for _, r := range rows {
-			gains := []string{"", "", ""} // no FGM in the lineup: no gains
+			gains := []string{"", "", "", "", ""} // no FGM in the lineup: no gains
 			if hasRef {
-				gains = []string{f3(r.gainMakespan), f3(r.gainJCT), f3(r.gainP95)}
+				gains = []string{f3(r.gainMakespan), f3(r.gainJCT), f3(r.gainP95), "", ""}
+			}
+			if hasRef && r.policy != reference {
+				gains[3], gains[4] = f4(r.pairedJain), strconv.Itoa(r.pairedN)
 			}
 			table = append(table, append([]string{sc.name(), r.policy, f3(r.makespan), f3(r.jct), f3(r.p95), f3(r.resp), f3(r.small),
 				f3(r.large), f3(r.smallRun), f3(r.largeRun), f4(r.jain), f4(r.blJain), f4(r.cpu), f4(r.mem), f4(r.allocCPU), f4(r.allocMem), f3(r.kills), f3(r.compressed), f3(r.predicted),
@@ -177,12 +231,16 @@ func f4(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 
 func printTable(out io.Writer, rows []row) error {
 	tw := tabwriterFor(out)
-	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tJain all\tcpu used\tmem used\tcpu alloc\tmem alloc\tkills\tcompressed\tpred err\tmem under\tcolo lost\tcolo sq.\tcolo slow\tFGM gain: makespan\tJCT mean\tJCT p95\t")
+	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tJain all\tcpu used\tmem used\tcpu alloc\tmem alloc\tkills\tcompressed\tpred err\tmem under\tcolo lost\tcolo sq.\tcolo slow\tFGM gain: makespan\tJCT mean\tJCT p95\tJain paired\t")
 	hasRef := slices.ContainsFunc(rows, func(r row) bool { return r.policy == reference })
 	for _, r := range rows {
-		g := fmt.Sprintf("%+.1f%%\t%+.1f%%\t%+.1f%%", r.gainMakespan, r.gainJCT, r.gainP95)
+		pj := "—" // no instant at which both had two backlogged queues
+		if r.pairedN > 0 {
+			pj = fmt.Sprintf("%+.3f", r.pairedJain)
+		}
+		g := fmt.Sprintf("%+.1f%%\t%+.1f%%\t%+.1f%%\t%s", r.gainMakespan, r.gainJCT, r.gainP95, pj)
 		if r.policy == reference || !hasRef {
-			g = "—\t—\t—"
+			g = "—\t—\t—\t—"
 		}
 		unf := ""
 		if r.unfinished > 0 {
