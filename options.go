@@ -21,9 +21,10 @@ import (
 
 // Option configures a Scheduler. The defaults are FGM's: DRF ordering, prediction from
 // similar tasks, fine-grained stage matching with at most 10% compression, the Alg. 3
-// adjuster, the eq. 15 deadline check, delay scheduling with W1 = 5 s and W2 = 20 s
-// whose node-locality waits last only while a node holding the input has room
-// (WithLocalityWaitForRoom), the fair packing bound (DefaultPackingBound).
+// adjuster, the eq. 15 deadline check, locality waits by the clock rule with W1 = 5 s
+// and W2 = 20 s (WithLocalityClock) whose node-locality waits last only while a node
+// holding the input has room (WithLocalityWaitForRoom), the fair packing bound
+// (DefaultPackingBound).
 type Option func(*config) error
 
 type config struct {
@@ -37,7 +38,9 @@ type config struct {
 	ihConform   resource.Vector
 	hasIh       bool
 	delay       []fairness.DelayOption
-	useDelay    bool
+	useDelay    bool          // locality waits: Alg. 2.1's (delay) or the clock rule's (clock)
+	clock       bool          // the clock rule (WithLocalityClock) rather than Alg. 2.1's
+	w1, w2      time.Duration // the clock rule's waits
 	waitForRoom bool
 	scorer      match.Scorer
 	gpuScorer   gpu.Scorer
@@ -203,8 +206,30 @@ func WithConformityIdleThreshold(th resource.Vector) Option {
 	}
 }
 
-// WithDelayScheduling configures delay scheduling for locality (docs/methods.md §10, Alg. 2.1);
-// with no options it uses W1 = 5 s and W2 = 20 s. It is on by default.
+// WithLocalityClock sets the locality waits of the clock rule (fairness.LocalityClock,
+// docs/methods.md §10), the default with W1 = fairness.DefaultW1 and W2 =
+// fairness.DefaultW2: a job may launch node-local only for W1 after its last launch (or
+// its arrival, Job.Submitted), rack-local for W2 more, then anywhere, whether or not it
+// was offered a node meanwhile — as YARN's Fair Scheduler counts it with continuous
+// scheduling. A heartbeat passes a job that may not launch on the node over at once,
+// without looking at it further. Both waits must be ≥ 0 (0 and 0: no waits). It
+// replaces WithDelayScheduling.
+func WithLocalityClock(w1, w2 time.Duration) Option {
+	return func(c *config) error {
+		if _, err := fairness.NewLocalityClock(w1, w2); err != nil {
+			return fmt.Errorf("finegrain: locality clock: %w", err)
+		}
+		c.useDelay, c.clock, c.delay, c.w1, c.w2 = true, true, nil, w1, w2
+		return nil
+	}
+}
+
+// WithDelayScheduling sets the locality waits of Alg. 2.1 (docs/methods.md §10, the PRRL
+// thesis' rule and Hadoop's original Fair Scheduler's) instead of the default clock
+// rule: a job's wait grows only while it passes offers up; with no options W1 = 5 s and
+// W2 = 20 s. Every job a heartbeat reaches is offered the node, so that the waits of
+// those that pass it up grow. The YARN baselines of package sim use it. It replaces
+// WithLocalityClock.
 //
 // In the time-based variant a job's wait grows in steps of at least DelayUpdate of
 // cluster time, as Hadoop's Fair Scheduler updates it from its update thread: a job
@@ -218,7 +243,7 @@ func WithDelayScheduling(opts ...fairness.DelayOption) Option {
 				return fmt.Errorf("finegrain: delay scheduling option %d is nil: %w", i, ErrInvalid)
 			}
 		}
-		c.useDelay, c.delay = true, opts
+		c.useDelay, c.clock, c.delay = true, false, opts
 		return nil
 	}
 }
@@ -227,7 +252,7 @@ func WithDelayScheduling(opts ...fairness.DelayOption) Option {
 // the locality of its best task there.
 func WithoutDelayScheduling() Option {
 	return func(c *config) error {
-		c.useDelay, c.delay = false, nil
+		c.useDelay, c.clock, c.delay = false, false, nil
 		return nil
 	}
 }

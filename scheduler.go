@@ -67,6 +67,9 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		penalty:     policy.DefaultPenalty,
 		window:      5,
 		useDelay:    true,
+		clock:       true,
+		w1:          fairness.DefaultW1,
+		w2:          fairness.DefaultW2,
 		waitForRoom: true,
 		scorer:      match.LeastAllocated{},
 		candidates:  16,
@@ -197,13 +200,23 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 		}
 		list = append(list, p)
 	} else {
-		var d *fairness.Delay
-		if cfg.useDelay {
-			if d, err = fairness.NewDelay(cfg.delay...); err != nil {
-				return nil, fmt.Errorf("finegrain: delay scheduling: %w", err)
+		var ds *plugins.DelayScheduling
+		switch {
+		case cfg.useDelay && cfg.clock:
+			clock, err := fairness.NewLocalityClock(cfg.w1, cfg.w2)
+			if err != nil {
+				return nil, fmt.Errorf("finegrain: locality clock: %w", err)
 			}
+			ds = plugins.NewClockScheduling(clock, plugins.WaitForRoom(cfg.waitForRoom))
+		default:
+			var d *fairness.Delay
+			if cfg.useDelay {
+				if d, err = fairness.NewDelay(cfg.delay...); err != nil {
+					return nil, fmt.Errorf("finegrain: delay scheduling: %w", err)
+				}
+			}
+			ds = plugins.NewDelayScheduling(d, plugins.WaitForRoom(cfg.waitForRoom))
 		}
-		ds := plugins.NewDelayScheduling(d, plugins.WaitForRoom(cfg.waitForRoom))
 		bound := cfg.packBound
 		if !cfg.hasPack {
 			bound = math.Inf(1)

@@ -57,9 +57,13 @@ const DelayUpdate = 500 * time.Millisecond
 // job's local nodes may stay full long after W1, so small jobs at the head of the
 // order wait for nothing. Waits for a rack-local offer (W2) are not changed.
 type DelayScheduling struct {
-	delay *fairness.Delay // nil: no locality waits
-	tick  time.Duration   // when the waits last grew; -DelayUpdate before the first heartbeat
-	room  bool            // WaitForRoom: wait for node locality only while a local node has room
+	delay *fairness.Delay         // Alg. 2.1's offer-counting waits; nil: none
+	clock *fairness.LocalityClock // the clock rule (NewClockScheduling); nil: none
+	tick  time.Duration           // when the waits last grew; -DelayUpdate before the first heartbeat
+	room  bool                    // WaitForRoom: wait for node locality only while a local node has room
+	brute bool                    // tests: find a job's best locality by its first task, not the index's probes
+
+	clocks []jobClock // by job slot: the job's state under the clock rule (clockOf)
 
 	probed, keepTurn bool // whether the ordering keeps a job's turn, decided once
 
@@ -91,8 +95,9 @@ func WaitForRoom(on bool) DelayOption {
 	return func(p *DelayScheduling) { p.room = on }
 }
 
-// NewDelayScheduling returns the strategy with delay scheduling d; nil d walks the
-// fairness order with no locality waits.
+// NewDelayScheduling returns the strategy with delay scheduling d, Alg. 2.1's rule (a
+// job's wait grows only while it passes offers up); nil d walks the fairness order with
+// no locality waits.
 func NewDelayScheduling(d *fairness.Delay, opts ...DelayOption) *DelayScheduling {
 	p := &DelayScheduling{delay: d, tick: -DelayUpdate, bound: math.Inf(1)}
 	for _, o := range opts {
@@ -101,6 +106,27 @@ func NewDelayScheduling(d *fairness.Delay, opts ...DelayOption) *DelayScheduling
 		}
 	}
 	return p
+}
+
+// NewClockScheduling returns the strategy with locality waits by the clock rule c
+// (fairness.LocalityClock): what a job may launch at depends on the time since its last
+// launch (or its arrival, JobSpec.Submitted) alone. A job that may not launch on the
+// heartbeat's node — its best task there is at a locality worse than it may launch at,
+// and WaitForRoom does not waive the wait — is passed over first, before the job
+// filters and the packing bound, at the cost of the pending index's probes for its
+// best locality there (cluster.State.BestLocality) and one comparison; nothing about it
+// changes, since an offer passed up does not count. Nil c walks the fairness order with
+// no locality waits.
+func NewClockScheduling(c *fairness.LocalityClock, opts ...DelayOption) *DelayScheduling {
+	p := NewDelayScheduling(nil, opts...)
+	p.clock = c
+	return p
+}
+
+// jobClock is one job slot's state under the clock rule.
+type jobClock struct {
+	job *cluster.JobInfo // the job the state is of; another job in the slot starts afresh
+	s   fairness.ClockState
 }
 
 // SetPackingBound sets the fair packing bound b, a weighted dominant share (a fraction
@@ -130,8 +156,20 @@ func (p *DelayScheduling) PackingBound() float64 { return p.bound }
 // Name implements framework.Plugin.
 func (*DelayScheduling) Name() string { return "DelayScheduling" }
 
-// Delay is the delay-scheduling state, nil without one.
+// Delay is the delay-scheduling state, nil without one (or with the clock rule).
 func (p *DelayScheduling) Delay() *fairness.Delay { return p.delay }
+
+// Clock is the clock rule, nil without one (NewClockScheduling).
+func (p *DelayScheduling) Clock() *fairness.LocalityClock { return p.clock }
+
+// ClockState is job j's state under the clock rule: the level it last launched at and
+// when, or its arrival; false without the clock rule.
+func (p *DelayScheduling) ClockState(c *framework.Cycle, j *cluster.JobInfo) (fairness.ClockState, bool) {
+	if p.clock == nil {
+		return fairness.ClockState{}, false
+	}
+	return p.clockOf(c, j).s, true
+}
 
 // Pass implements framework.PassPlugin.
 func (p *DelayScheduling) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
@@ -171,6 +209,10 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 			c.PassOver(j, framework.Skip{})
 			return true
 		}
+		if p.clock != nil && !p.launchable(c, j, n) {
+			c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
+			return true
+		}
 		if p.ahead(c, j) {
 			c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.AheadOfOrder})
 			return true
@@ -188,15 +230,14 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 				c.PassOver(j, framework.Skip{})
 				return true
 			}
-			allowed, waived := fairness.OffSwitch, false
 			var wait *fairness.WaitRef
 			if p.delay != nil {
 				wait = p.wait(c, j)
-				allowed = p.delay.AllowedByRef(wait, j.ID())
 			}
+			allowed, waived := p.allowed(c, j, wait), false
 			if best > allowed {
-				if !p.room || allowed != fairness.NodeLocal || best > fairness.RackLocal || p.localRoom(c, j, n) {
-					_, _, _ = p.delay.OfferByRef(wait, j.ID(), best)
+				if !p.waivable(c, j, n, best, allowed) {
+					p.passUp(wait, j, best)
 					c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
 					return true
 				}
@@ -223,8 +264,8 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 				goOn = s.Code != framework.Closed
 				return goOn
 			}
-			if p.delay != nil && !waived {
-				_, _, _ = p.delay.OfferByRef(wait, j.ID(), level)
+			if !waived {
+				p.launched(c, wait, j, level)
 			}
 			if goOn = c.Room(); !goOn {
 				return false
@@ -238,6 +279,76 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 		}
 	})
 	return goOn
+}
+
+// launchable reports, under the clock rule, whether job j may launch a task on node n
+// now: its best locality there is no worse than it may launch at, or WaitForRoom
+// waives the wait. A job without pending tasks is left to the walk.
+func (p *DelayScheduling) launchable(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo) bool {
+	var best fairness.Level
+	var ok bool
+	if p.brute {
+		_, best, ok = c.State().FirstPending(j, n, fairness.OffSwitch)
+	} else {
+		best, ok = c.State().BestLocality(j, n)
+	}
+	if !ok {
+		return true
+	}
+	allowed := p.clock.Allowed(p.clockOf(c, j).s, c.Now())
+	return best <= allowed || p.waivable(c, j, n, best, allowed)
+}
+
+// allowed is the worst locality job j may launch at now (wait: its reference in the
+// offer-counting state, nil without one); OffSwitch without locality waits.
+func (p *DelayScheduling) allowed(c *framework.Cycle, j *cluster.JobInfo, wait *fairness.WaitRef) fairness.Level {
+	switch {
+	case p.clock != nil:
+		return p.clock.Allowed(p.clockOf(c, j).s, c.Now())
+	case p.delay != nil:
+		return p.delay.AllowedByRef(wait, j.ID())
+	}
+	return fairness.OffSwitch
+}
+
+// waivable reports whether WaitForRoom waives job j's wait for a task at locality best
+// on node n, where it may launch at allowed only: it waits for a node-local offer, its
+// best here is rack-local, and no node holding its input could start its task now.
+func (p *DelayScheduling) waivable(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo, best, allowed fairness.Level) bool {
+	return p.room && allowed == fairness.NodeLocal && best == fairness.RackLocal && !p.localRoom(c, j, n)
+}
+
+// passUp records that job j passed up an offer at locality best: its wait grows under
+// Alg. 2.1; the clock rule counts no offers.
+func (p *DelayScheduling) passUp(wait *fairness.WaitRef, j *cluster.JobInfo, best fairness.Level) {
+	if p.delay != nil {
+		_, _, _ = p.delay.OfferByRef(wait, j.ID(), best)
+	}
+}
+
+// launched records that job j launched a task at locality level.
+func (p *DelayScheduling) launched(c *framework.Cycle, wait *fairness.WaitRef, j *cluster.JobInfo, level fairness.Level) {
+	switch {
+	case p.clock != nil:
+		if s, err := fairness.Launch(level, c.Now()); err == nil {
+			p.clockOf(c, j).s = s
+		}
+	case p.delay != nil:
+		_, _, _ = p.delay.OfferByRef(wait, j.ID(), level)
+	}
+}
+
+// clockOf is job j's state under the clock rule, kept by j's slot: a job the slot has
+// not held yet starts from its arrival (JobSpec.Submitted).
+func (p *DelayScheduling) clockOf(c *framework.Cycle, j *cluster.JobInfo) *jobClock {
+	if n := c.State().JobSlots(); len(p.clocks) < n {
+		p.clocks = append(p.clocks, make([]jobClock, n-len(p.clocks))...)
+	}
+	k := &p.clocks[j.Index()]
+	if k.job != j {
+		*k = jobClock{job: j, s: fairness.Arrived(j.Spec().Submitted)}
+	}
+	return k
 }
 
 // wait is the reference to job j's state in the delay-scheduling state, kept by j's
@@ -340,6 +451,9 @@ func (p *DelayScheduling) Forget(j *cluster.JobInfo) {
 	if p.delay != nil {
 		p.delay.Forget(j.ID())
 	}
+	if i := j.Index(); i < len(p.clocks) && p.clocks[i].job == j {
+		p.clocks[i] = jobClock{}
+	}
 }
 
 // maxTries bounds the tasks of one job a pass offers the node to before it passes
@@ -379,9 +493,16 @@ func (p *DelayScheduling) try(c *framework.Cycle, j *cluster.JobInfo, n *cluster
 		if t == nil {
 			break
 		}
-		if p.delay != nil && !(waived && level <= best) {
-			wait := p.wait(c, j)
-			if level > p.delay.AllowedByRef(wait, j.ID()) {
+		if (p.delay != nil || p.clock != nil) && !(waived && level <= best) {
+			var wait *fairness.WaitRef
+			if p.delay != nil {
+				wait = p.wait(c, j)
+			}
+			if level > p.allowed(c, j, wait) {
+				if p.clock != nil {
+					s = framework.Refuse(framework.LocalityWait)
+					break
+				}
 				if _, ok, _ := p.delay.OfferByRef(wait, j.ID(), level); !ok {
 					s = framework.Refuse(framework.LocalityWait)
 					break

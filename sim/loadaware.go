@@ -142,7 +142,7 @@ func NewLoadAwareScheduler(schema *resource.Schema, opts ...LoadAwareOption) (*L
 		return nil, fmt.Errorf("sim: load aware: %w: %w", ErrInvalidOption, err)
 	}
 	fopts := append([]finegrain.Option{
-		finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{}),
+		finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{}), finegrain.WithDelayScheduling(),
 		finegrain.WithPlugin(la), finegrain.WithoutPlugin("NodeScore"), finegrain.WithoutPlugin("DemandClasses"),
 		finegrain.WithoutPackingBound(), finegrain.WithLocalityWaitForRoom(false),
 	}, cfg.options...)

@@ -125,12 +125,14 @@ func (p *Policy) requestDims() resource.Mask {
 	return p.RequestDims
 }
 
-// yarn is opts and what the YARN baselines keep of YARN: Hadoop's delay scheduling, where
-// a job passes up offers for locality until its wait is over, whether or not the nodes
-// holding its input have room (finegrain.WithLocalityWaitForRoom off), and a killed
-// task re-run on its request (finegrain.WithFailureEscalation off).
+// yarn is opts and what the YARN baselines keep of YARN: Hadoop's delay scheduling
+// (Alg. 2.1, finegrain.WithDelayScheduling, unless opts say otherwise), where a job's
+// wait grows while it passes up offers for locality, whether or not the nodes holding
+// its input have room (finegrain.WithLocalityWaitForRoom off), and a killed task re-run
+// on its request (finegrain.WithFailureEscalation off).
 func yarn(opts ...finegrain.Option) []finegrain.Option {
-	return append(opts, finegrain.WithLocalityWaitForRoom(false), finegrain.WithFailureEscalation(false))
+	all := append([]finegrain.Option{finegrain.WithDelayScheduling()}, opts...)
+	return append(all, finegrain.WithLocalityWaitForRoom(false), finegrain.WithFailureEscalation(false))
 }
 
 // FIFO is Hadoop's FIFO scheduler as FGM's baseline: request-based allocation (every
