@@ -67,18 +67,22 @@ func benchCluster(b *testing.B, nodes, jobs, perJob, stages int, opts ...finegra
 
 // BenchmarkHeartbeat is one pull decision (Alg. 1) with 1,000 jobs and 100,000 pending
 // tasks: a node with room for about 30 tasks asks for work; the tasks it gets are then
-// returned to pending (untimed) so that every heartbeat sees the same load. With delay
-// scheduling, most jobs wait for locality on any one node and are passed over; by
-// default each such job first looks at whether a node holding its input has room
-// (WithLocalityWaitForRoom), "delay-hadoop" passes them over without looking.
+// returned to pending (untimed) so that every heartbeat sees the same load. With
+// locality waits, most jobs wait for locality on any one node and are passed over: by
+// the clock rule (the default, "clock") or by Alg. 2.1's offer counting
+// (WithDelayScheduling, "delay"). By default each job waiting for node locality first
+// looks at whether a node holding its input has room (WithLocalityWaitForRoom); the
+// "-hadoop" cases pass them over without looking.
 func BenchmarkHeartbeat(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		opts []finegrain.Option
 	}{
 		{"nodelay", []finegrain.Option{finegrain.WithoutDelayScheduling()}},
-		{"delay", nil},
-		{"delay-hadoop", []finegrain.Option{finegrain.WithLocalityWaitForRoom(false)}},
+		{"clock", nil},
+		{"clock-hadoop", []finegrain.Option{finegrain.WithLocalityWaitForRoom(false)}},
+		{"delay", []finegrain.Option{finegrain.WithDelayScheduling()}},
+		{"delay-hadoop", []finegrain.Option{finegrain.WithDelayScheduling(), finegrain.WithLocalityWaitForRoom(false)}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			s, _ := benchCluster(b, 100, 1000, 100, 4, tc.opts...)

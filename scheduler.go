@@ -3,6 +3,7 @@ package finegrain
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -264,6 +265,11 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 		if list, err = e.apply(list); err != nil {
 			return nil, err
 		}
+	}
+	// The demand classes check a predicted first stage's window as the stage matcher
+	// would, while both are in the chain.
+	if slices.Contains(list, framework.Plugin(classes)) && slices.Contains(list, framework.Plugin(matcher)) {
+		classes.FirstStageWindow(matcher)
 	}
 	return list, nil
 }

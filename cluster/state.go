@@ -696,6 +696,14 @@ func (s *State) BestLocality(j *JobInfo, n *NodeInfo) (fairness.Level, bool) {
 	return s.pending.Best(j.spec.ID, n.spec.ID, n.spec.Rack)
 }
 
+// EachPending calls fn with every pending task of job j, in task order, until fn
+// returns false: O(n) for its n pending tasks, from the job's own record alone, not
+// the pending index's node and rack tables (which BestLocality and FirstPending read).
+// With Locality it is the reference the index's answers can be checked against.
+func (s *State) EachPending(j *JobInfo, fn func(t *TaskInfo) bool) {
+	s.pending.AscendJob(j.spec.ID, func(e *fairness.PendingEntry[*TaskInfo]) bool { return fn(e.Owner) })
+}
+
 // FirstPending is job j's first pending task, in task order, at locality worst or
 // better for node n.
 func (s *State) FirstPending(j *JobInfo, n *NodeInfo, worst fairness.Level) (*TaskInfo, fairness.Level, bool) {

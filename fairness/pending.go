@@ -417,6 +417,15 @@ func (p *PendingIndex[T]) AscendByRef(ref *JobRef[T], job, node, rack string, wo
 	p.ascend(p.job(ref, job), node, rack, worst, fn)
 }
 
+// AscendJob calls fn with all of a job's entries in task order, until fn returns
+// false, reading only the job's own tree (none of the node and rack tables): O(n) for
+// the job's n entries. fn must not change the index. An unknown job has no entries.
+func (p *PendingIndex[T]) AscendJob(job string, fn func(e *PendingEntry[T]) bool) {
+	if j := p.jobs[job]; j != nil {
+		j.all.Ascend(fn)
+	}
+}
+
 // ascend is Ascend for the job whose record is j (nil: no entries).
 func (p *PendingIndex[T]) ascend(j *pjob[T], node, rack string, worst Level, fn func(e *PendingEntry[T], l Level) bool) {
 	if j == nil {

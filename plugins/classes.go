@@ -20,10 +20,17 @@ import (
 //     the matcher), and a task matched by its request must find all of its request
 //     free (match.RequestQuantity compares the request with the least free amount
 //     over the run, at most what is free now).
+//
 //   - Undeclared tasks of one class are matched against the same profile, so once one
 //     did not fit the node (NoRoom), none of the class fits it for the rest of the
 //     heartbeat: a heartbeat only takes resources from its node. The refusal is
 //     remembered when other jobs have tasks of the class.
+//
+//   - With FirstStageWindow, a predicted task (undeclared, never failed) must fit its
+//     first stage over the stage's whole window on the node, as the node's
+//     fine-grained matcher checks it (StageMatch): most tasks that do not fit a node
+//     fail in their first stage, short of CPU a few seconds in, which the amount free
+//     now does not show.
 //
 // A job it passes over could not have started a task; a job it lets through is
 // matched as usual. Jobs with more than 8 classes are let through, and the
@@ -32,6 +39,7 @@ import (
 // then walked and its skip recorded).
 type DemandClasses struct {
 	demand  *Prediction
+	stages  *StageMatch // FirstStageWindow: the matcher a predicted first stage's window is checked by; nil: none
 	needs   []classNeed // by class slot
 	refused []uint64    // by class slot: the cycle in which the class was refused
 	serials []uint64    // by class slot: the serial of the class refused
@@ -48,6 +56,13 @@ type classNeed struct {
 	fixed       bool        // the class's need does not depend on an estimate
 	ref         predict.Ref // the class's key's estimate, when hasRef
 	hasRef      bool
+
+	first    stage.Profile // the predicted first stage alone, when hasFirst (FirstStageWindow)
+	hasFirst bool
+	// The window check's last answer, for the cycle, node timeline version and class
+	// serial it was given for.
+	winGen, winVersion, winSerial uint64
+	winFits                       bool
 }
 
 const (
@@ -62,6 +77,14 @@ func NewDemandClasses(p *Prediction) (*DemandClasses, error) {
 	}
 	return &DemandClasses{demand: p}, nil
 }
+
+// FirstStageWindow makes the filter check a predicted class's first stage over its
+// whole window on the node, as m's fine-grained matcher would (nil m: off, the
+// default). The reference scheduler turns it on with its StageMatch. The check is
+// exact in what it refuses: a job it passes over would have had its task tried and
+// refused there (NoRoom), with the same consequences for the fair packing bound
+// (DelayScheduling's floor), and the job's skip says NoClassFits instead.
+func (d *DemandClasses) FirstStageWindow(m *StageMatch) { d.stages = m }
 
 // Name implements framework.Plugin.
 func (*DemandClasses) Name() string { return "DemandClasses" }
@@ -82,7 +105,7 @@ func (d *DemandClasses) FilterPass(c *framework.Cycle, _ *cluster.NodeInfo) fram
 }
 
 // FilterJob implements framework.JobFilterPlugin.
-func (d *DemandClasses) FilterJob(c *framework.Cycle, j *cluster.JobInfo, _ *cluster.NodeInfo) framework.Status {
+func (d *DemandClasses) FilterJob(c *framework.Cycle, j *cluster.JobInfo, node *cluster.NodeInfo) framework.Status {
 	classes := j.Classes()
 	if len(classes) > maxClasses {
 		return framework.Status{}
@@ -93,11 +116,27 @@ func (d *DemandClasses) FilterJob(c *framework.Cycle, j *cluster.JobInfo, _ *clu
 		if cl.Slot < len(d.refused) && d.refused[cl.Slot] == c.Gen() && d.serials[cl.Slot] == cl.Serial {
 			continue
 		}
-		if n := d.need(c, cl); free.CoversOn(n.need, n.dims) {
+		if n := d.need(c, cl); free.CoversOn(n.need, n.dims) && d.windowFits(c, node, n, cl) {
 			return framework.Status{}
 		}
 	}
 	return framework.Refuse(framework.NoClassFits)
+}
+
+// windowFits reports whether class cl, whose need is n, fits its first stage's window
+// on node at the cycle's time (FirstStageWindow; true when off or not predicted),
+// remembered for the cycle while the node's timeline does not change.
+func (d *DemandClasses) windowFits(c *framework.Cycle, node *cluster.NodeInfo, n *classNeed, cl *cluster.Class) bool {
+	if d.stages == nil || !n.hasFirst || node == nil {
+		return true
+	}
+	v := node.Timeline().Version()
+	if n.winGen == c.Gen() && n.winVersion == v && n.winSerial == cl.Serial {
+		return n.winFits
+	}
+	n.winFits = d.stages.firstFits(c, node, c.Now(), n.first)
+	n.winGen, n.winVersion, n.winSerial = c.Gen(), v, cl.Serial
+	return n.winFits
 }
 
 // Refused implements framework.JobFilterPlugin: a NoRoom refusal of an undeclared
@@ -142,12 +181,32 @@ func (d *DemandClasses) need(c *framework.Cycle, cl *cluster.Class) *classNeed {
 	n.gen, n.serial = c.Gen(), cl.Serial
 	n.need, n.dims = cl.ID.Request, schema.All()
 	n.fixed = cl.ID.Declared || !d.demand.predicts(cl.ID.Key)
+	hasFirst := false
 	if cl.ID.Declared {
 		n.need, n.dims = cl.ID.First, schema.NonCompressible()
 	} else if p, ok := d.estimate(c.State(), n, cl); ok {
 		n.need, n.dims = p.Stage(0).Demand, schema.NonCompressible()
+		// A failed task is not placed on its class's profile (Prediction raises it).
+		if d.stages != nil && cl.ID.Failures == 0 {
+			hasFirst = d.setFirst(schema, n, p.Stage(0))
+		}
 	}
+	n.hasFirst = hasFirst
 	return n
+}
+
+// setFirst makes n.first the profile of first stage s alone, built anew only when s
+// changed; false when it cannot be built (then the window is not checked).
+func (d *DemandClasses) setFirst(schema *resource.Schema, n *classNeed, s stage.Stage) bool {
+	if n.hasFirst && n.first.Len() == 1 && n.first.Stage(0) == s {
+		return true
+	}
+	p, err := stage.NewProfile(schema, s)
+	if err != nil {
+		return false
+	}
+	n.first = p
+	return true
 }
 
 // estimate is the prediction for undeclared class cl, whose scratch is n: read

@@ -57,11 +57,11 @@ const DelayUpdate = 500 * time.Millisecond
 // job's local nodes may stay full long after W1, so small jobs at the head of the
 // order wait for nothing. Waits for a rack-local offer (W2) are not changed.
 type DelayScheduling struct {
-	delay *fairness.Delay         // Alg. 2.1's offer-counting waits; nil: none
-	clock *fairness.LocalityClock // the clock rule (NewClockScheduling); nil: none
-	tick  time.Duration           // when the waits last grew; -DelayUpdate before the first heartbeat
-	room  bool                    // WaitForRoom: wait for node locality only while a local node has room
-	brute bool                    // tests: find a job's best locality by its first task, not the index's probes
+	delay   *fairness.Delay         // Alg. 2.1's offer-counting waits; nil: none
+	clock   *fairness.LocalityClock // the clock rule (NewClockScheduling); nil: none
+	tick    time.Duration           // when the waits last grew; -DelayUpdate before the first heartbeat
+	room    bool                    // WaitForRoom: wait for node locality only while a local node has room
+	scanAll bool                    // ScanLocality: a job's best locality from all its tasks, not the index's tables
 
 	clocks []jobClock // by job slot: the job's state under the clock rule (clockOf)
 
@@ -93,6 +93,15 @@ type DelayOption func(*DelayScheduling)
 // as in Hadoop's delay scheduling.
 func WaitForRoom(on bool) DelayOption {
 	return func(p *DelayScheduling) { p.room = on }
+}
+
+// ScanLocality makes a walk under the clock rule (NewClockScheduling) find a job's
+// best locality on the node by looking at every pending task of the job
+// (cluster.State.EachPending, cluster.State.Locality) instead of asking the pending
+// index's node and rack tables (cluster.State.BestLocality): O(tasks) a job instead of
+// O(1). The decisions are the same; it is the reference the index is checked against.
+func ScanLocality() DelayOption {
+	return func(p *DelayScheduling) { p.scanAll = true }
 }
 
 // NewDelayScheduling returns the strategy with delay scheduling d, Alg. 2.1's rule (a
@@ -287,8 +296,8 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 func (p *DelayScheduling) launchable(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo) bool {
 	var best fairness.Level
 	var ok bool
-	if p.brute {
-		_, best, ok = c.State().FirstPending(j, n, fairness.OffSwitch)
+	if p.scanAll {
+		best, ok = scanLocality(c.State(), j, n)
 	} else {
 		best, ok = c.State().BestLocality(j, n)
 	}
@@ -297,6 +306,17 @@ func (p *DelayScheduling) launchable(c *framework.Cycle, j *cluster.JobInfo, n *
 	}
 	allowed := p.clock.Allowed(p.clockOf(c, j).s, c.Now())
 	return best <= allowed || p.waivable(c, j, n, best, allowed)
+}
+
+// scanLocality is the best locality of job j's pending tasks on node n, from every
+// task's inputs (ScanLocality); false when j has none pending.
+func scanLocality(st *cluster.State, j *cluster.JobInfo, n *cluster.NodeInfo) (fairness.Level, bool) {
+	best, ok := fairness.OffSwitch, false
+	st.EachPending(j, func(t *cluster.TaskInfo) bool {
+		best, ok = min(best, st.Locality(t, n)), true
+		return best > fairness.NodeLocal
+	})
+	return best, ok
 }
 
 // allowed is the worst locality job j may launch at now (wait: its reference in the

@@ -2,11 +2,13 @@ package plugins
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/policy"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // QueueAdmission (PreFilter) refuses a task whose job, or a queue above it, would go
@@ -104,6 +106,27 @@ func (m *StageMatch) Filter(c *framework.Cycle, a *framework.Attempt) framework.
 		return framework.Refuse(framework.NoRoom)
 	}
 	return framework.Status{}
+}
+
+// firstFits reports whether a predicted task whose first stage alone is the profile
+// first could start on node n at start as far as that stage goes: false only when the
+// node mode's matcher is match.FineGrained and refuses first there. Fine-grained
+// matching checks each stage on its own window (the stages laid end to end from
+// start, compression does not stretch them), so a task whose first stage it refuses
+// is refused whatever its later stages; with a compression manager that is a
+// match.MonotoneAllowance, as policy.Compression is, the answer costs one least free
+// amount over the stage's window (stage.Timeline.MinFree) and, when that is short on a
+// compressible dimension, one allowance. Any other matcher is not asked (true).
+func (m *StageMatch) firstFits(c *framework.Cycle, n *cluster.NodeInfo, start time.Duration, first stage.Profile) bool {
+	mode := m.modes.mode(c, n)
+	if int(mode) >= len(m.matchers) {
+		return true
+	}
+	mt, ok := m.matchers[mode].(match.FineGrained)
+	if !ok {
+		return true
+	}
+	return mt.Match(m.compression.Server(n.ID(), n.Timeline()), start, first).Code.OK()
 }
 
 // QoS (Filter) runs a QoS check on a match that compresses anything (Alg. 1 line 17):

@@ -178,8 +178,8 @@ func TestSimilarTaskRunning(t *testing.T) {
 		name   string
 		family bool // the key names a family; else it names none
 		opts   []predict.EstimatorOption
-		do   []step
-		want stage.Profile // zero: unpredictable
+		do     []step
+		want   stage.Profile // zero: unpredictable
 	}{
 		{
 			name: "a report spanning the minimum predicts the key",
