@@ -30,8 +30,9 @@
 //	scheduler.go           Scheduler.Heartbeat: validate, advance the clock
 //	framework/run.go       Framework.Heartbeat: a Cycle; the Pass plugins in order
 //	plugins/delay.go       DelayScheduling.Pass: the jobs in fairness order
-//	                       (cluster.State.Walk), delay scheduling picks the locality
-//	                       and the task (Alg. 1 lines 4–6)
+//	                       (cluster.State.Walk); a job the clock rule does not let
+//	                       launch on the node is passed over at once; delay scheduling
+//	                       picks the locality and the task (Alg. 1 lines 4–6)
 //	framework/cycle.go     Cycle.Room, FilterPass, FilterJob, then Try for the task:
 //	plugins/gate.go          NodeGate: idle threshold and mode (Alg. 1 line 1)
 //	plugins/classes.go       JobFilter: demand classes pass over jobs that cannot start
@@ -82,7 +83,7 @@
 //	policy     per-server scheduling mode, the adjuster, compression manager, idle
 //	           threshold (§3 Alg. 1 line 1, §5 Alg. 3)
 //	fairness   FIFO, Fair, weighted DRF, Capacity, hierarchical queues, delay
-//	           scheduling, Jain's index (§3 line 4, §10)
+//	           scheduling (the clock rule and Alg. 2.1), Jain's index (§3 line 4, §10)
 //	speculate  LATE, the pre-release resource list for speculation and fair
 //	           placement, straggler scale-up with reclaim and preemption (§8–11)
 //	cluster    the scheduling state with two-phase reservations

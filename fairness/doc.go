@@ -19,6 +19,8 @@
 //	                    PendingIndex over entries the caller's task records embed)
 //	§10 Alg. 2.1        Delay: node-local / rack-local / off-switch with W1, W2 (5 s, 20 s),
 //	                    time-based or skip-count
+//	§10 clock rule      LocalityClock, ClockState: the same levels and waits, counted by
+//	                    the clock since a job's last launch (or arrival)
 //	§7 metric           Jain
 //
 // A scheduler keeps a Tree of its queues and jobs, told of every task submitted

@@ -26,7 +26,12 @@ const DelayUpdate = 500 * time.Millisecond
 //     next job after one task, and passes repeat, re-ordered, while tasks start. When
 //     a queue has a max share, the order is re-taken after every start, so that max
 //     shares are checked against up-to-date usage.
-//  3. Each job passes the JobFilter plugins; delay scheduling then decides whether it
+//  3. Under the clock rule (NewClockScheduling, the reference scheduler's default), a
+//     job that may not launch on the node — its best locality there, from the
+//     pending index's tables, is worse than its clock allows, and WaitForRoom does
+//     not waive the wait — is passed over first (LocalityWait), before the packing
+//     bound and the job filters: nothing about it changes, so it is not looked at.
+//     Each other job passes the JobFilter plugins; delay scheduling then decides whether it
 //     takes the node at the locality of its best task there (line 6), and its first
 //     task at that level is tried (framework.Cycle.Try). When that task fits no node
 //     of the cluster even empty, the job's next task not known to fit no node is
@@ -40,7 +45,7 @@ const DelayUpdate = 500 * time.Millisecond
 //     node, jobs of queues more than the bound richer are passed over for the rest
 //     of the heartbeat (AheadOfOrder).
 //
-// In the time-based variant a job's wait grows in steps of at least DelayUpdate of
+// In Alg. 2.1's time-based variant (NewDelayScheduling) a job's wait grows in steps of at least DelayUpdate of
 // cluster time, as Hadoop's Fair Scheduler updates it from its update thread: a job
 // that passed up an offer during a step is credited with the whole step. A launch is
 // recorded only once a task has started, so a task that does not fit does not reset

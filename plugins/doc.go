@@ -21,7 +21,8 @@
 //	HeartbeatCap     NodeGate    at most n starts per heartbeat
 //	IdleGate         NodeGate    the idle threshold and the node's mode
 //	DemandClasses    JobFilter   pass over jobs none of whose tasks can start here
-//	DelayScheduling  Pass        fairness order with delay scheduling (Alg. 1, Alg. 2.1)
+//	DelayScheduling  Pass        fairness order with locality waits: the clock rule
+//	                             (NewClockScheduling) or Alg. 2.1 (Alg. 1)
 //	PreReleaseList   Pass        the pre-release resource list (Alg. 4.1/4.2)
 //	Tetris           Pass        Tetris' packing choice: alignment, ε·SRPT, fairness
 //	                             knob (§14)
