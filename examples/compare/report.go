@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -139,16 +140,18 @@ func pairedJain(runs []*run, policy string) (diff float64, n int) {
 		}
 		return m
 	}
+	// Seeds and instants in order: a sum of floats depends on its order, and the output
+	// must not depend on a map's.
 	sum := 0.0
-	for _, pair := range bySeed {
-		f, o := pair[reference], pair[policy]
+	for _, seed := range slices.Sorted(maps.Keys(bySeed)) {
+		f, o := bySeed[seed][reference], bySeed[seed][policy]
 		if f == nil || o == nil {
 			continue
 		}
-		fj := backlogged(f)
-		for at, j := range backlogged(o) {
+		fj, oj := backlogged(f), backlogged(o)
+		for _, at := range slices.Sorted(maps.Keys(oj)) {
 			if jf, ok := fj[at]; ok {
-				sum += jf - j
+				sum += jf - oj[at]
 				n++
 			}
 		}
