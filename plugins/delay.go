@@ -28,9 +28,10 @@ const DelayUpdate = 500 * time.Millisecond
 //     shares are checked against up-to-date usage.
 //  3. Under the clock rule (NewClockScheduling, the reference scheduler's default), a
 //     job that may not launch on the node — its best locality there, from the
-//     pending index's tables, is worse than its clock allows, and WaitForRoom does
-//     not waive the wait — is passed over first (LocalityWait), before the packing
-//     bound and the job filters: nothing about it changes, so it is not looked at.
+//     pending index's tables, is worse than its clock allows, and it is not a wait
+//     WaitForRoom might waive (node-local allowed, rack-local at best) — is passed
+//     over first (LocalityWait), before the packing bound and the job filters:
+//     nothing about it changes, so it is not looked at.
 //     Each other job passes the JobFilter plugins; delay scheduling then decides whether it
 //     takes the node at the locality of its best task there (line 6), and its first
 //     task at that level is tried (framework.Cycle.Try). When that task fits no node
@@ -310,7 +311,16 @@ func (p *DelayScheduling) launchable(c *framework.Cycle, j *cluster.JobInfo, n *
 		return true
 	}
 	allowed := p.clock.Allowed(p.clockOf(c, j).s, c.Now())
-	return best <= allowed || p.waivable(c, j, n, best, allowed)
+	// A wait WaitForRoom may waive is left to the walk, which asks after the job
+	// filters: whether a node holding the job's input has room costs a look at the
+	// input nodes of its first tasks, which most jobs the filters pass over never need.
+	return best <= allowed || p.mayWaive(best, allowed)
+}
+
+// mayWaive reports whether WaitForRoom could waive a wait for a task at locality best
+// where the job may launch at allowed only (waivable then decides).
+func (p *DelayScheduling) mayWaive(best, allowed fairness.Level) bool {
+	return p.room && allowed == fairness.NodeLocal && best == fairness.RackLocal
 }
 
 // scanLocality is the best locality of job j's pending tasks on node n, from every
@@ -340,7 +350,7 @@ func (p *DelayScheduling) allowed(c *framework.Cycle, j *cluster.JobInfo, wait *
 // on node n, where it may launch at allowed only: it waits for a node-local offer, its
 // best here is rack-local, and no node holding its input could start its task now.
 func (p *DelayScheduling) waivable(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo, best, allowed fairness.Level) bool {
-	return p.room && allowed == fairness.NodeLocal && best == fairness.RackLocal && !p.localRoom(c, j, n)
+	return p.mayWaive(best, allowed) && !p.localRoom(c, j, n)
 }
 
 // passUp records that job j passed up an offer at locality best: its wait grows under
