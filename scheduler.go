@@ -188,6 +188,7 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 		return nil, err
 	}
 	list = append(list, idle, classes)
+	var ds *plugins.DelayScheduling // the locality strategy, when it is delay scheduling
 	if cfg.tetris != nil {
 		p, err := plugins.NewTetris(*cfg.tetris, pred)
 		if err != nil {
@@ -201,7 +202,6 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 		}
 		list = append(list, p)
 	} else {
-		var ds *plugins.DelayScheduling
 		switch {
 		case cfg.useDelay && cfg.clock:
 			clock, err := fairness.NewLocalityClock(cfg.w1, cfg.w2)
@@ -266,9 +266,12 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 			return nil, err
 		}
 	}
-	// The demand classes check a predicted first stage's window as the stage matcher
-	// would, while both are in the chain.
-	if slices.Contains(list, framework.Plugin(classes)) && slices.Contains(list, framework.Plugin(matcher)) {
+	// Under delay scheduling, which tries a job's task only once the job filters let it
+	// through, the demand classes check a predicted first stage's window as the stage
+	// matcher would, while all three are in the chain. (Tetris and the pre-release
+	// list weigh every job's tasks in their own way: the check would only add to it.)
+	inChain := func(p framework.Plugin) bool { return slices.Contains(list, p) }
+	if ds != nil && inChain(ds) && inChain(classes) && inChain(matcher) {
 		classes.FirstStageWindow(matcher)
 	}
 	return list, nil

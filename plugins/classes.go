@@ -39,10 +39,11 @@ import (
 // then walked and its skip recorded).
 type DemandClasses struct {
 	demand  *Prediction
-	stages  *StageMatch // FirstStageWindow: the matcher a predicted first stage's window is checked by; nil: none
-	needs   []classNeed // by class slot
-	refused []uint64    // by class slot: the cycle in which the class was refused
-	serials []uint64    // by class slot: the serial of the class refused
+	stages  *StageMatch   // FirstStageWindow: the matcher a predicted first stage's window is checked by; nil: none
+	needs   []classNeed   // by class slot
+	windows []classWindow // by class slot, with FirstStageWindow
+	refused []uint64      // by class slot: the cycle in which the class was refused
+	serials []uint64      // by class slot: the serial of the class refused
 }
 
 // classNeed is what a class needs free on a node to start now, worked out once per
@@ -56,11 +57,15 @@ type classNeed struct {
 	fixed       bool        // the class's need does not depend on an estimate
 	ref         predict.Ref // the class's key's estimate, when hasRef
 	hasRef      bool
+}
 
-	first    stage.Profile // the predicted first stage alone, when hasFirst (FirstStageWindow)
-	hasFirst bool
-	// The window check's last answer, for the cycle, node timeline version and class
-	// serial it was given for.
+// classWindow is what FirstStageWindow keeps of a class, by class slot, apart from
+// classNeed so that the need stays small when the check is off: the predicted first
+// stage alone, and the check's last answer for the cycle, node timeline version and
+// class serial it was given for.
+type classWindow struct {
+	first                         stage.Profile
+	hasFirst                      bool // first is the class's (set when its need is worked out)
 	winGen, winVersion, winSerial uint64
 	winFits                       bool
 }
@@ -116,18 +121,22 @@ func (d *DemandClasses) FilterJob(c *framework.Cycle, j *cluster.JobInfo, node *
 		if cl.Slot < len(d.refused) && d.refused[cl.Slot] == c.Gen() && d.serials[cl.Slot] == cl.Serial {
 			continue
 		}
-		if n := d.need(c, cl); free.CoversOn(n.need, n.dims) && d.windowFits(c, node, n, cl) {
+		if n := d.need(c, cl); free.CoversOn(n.need, n.dims) && d.windowFits(c, node, cl) {
 			return framework.Status{}
 		}
 	}
 	return framework.Refuse(framework.NoClassFits)
 }
 
-// windowFits reports whether class cl, whose need is n, fits its first stage's window
-// on node at the cycle's time (FirstStageWindow; true when off or not predicted),
-// remembered for the cycle while the node's timeline does not change.
-func (d *DemandClasses) windowFits(c *framework.Cycle, node *cluster.NodeInfo, n *classNeed, cl *cluster.Class) bool {
-	if d.stages == nil || !n.hasFirst || node == nil {
+// windowFits reports whether class cl, whose need was just worked out, fits its first
+// stage's window on node at the cycle's time (FirstStageWindow; true when off or not
+// predicted), remembered for the cycle while the node's timeline does not change.
+func (d *DemandClasses) windowFits(c *framework.Cycle, node *cluster.NodeInfo, cl *cluster.Class) bool {
+	if d.stages == nil || node == nil {
+		return true
+	}
+	n := &d.windows[cl.Slot]
+	if !n.hasFirst {
 		return true
 	}
 	v := node.Timeline().Version()
@@ -181,32 +190,40 @@ func (d *DemandClasses) need(c *framework.Cycle, cl *cluster.Class) *classNeed {
 	n.gen, n.serial = c.Gen(), cl.Serial
 	n.need, n.dims = cl.ID.Request, schema.All()
 	n.fixed = cl.ID.Declared || !d.demand.predicts(cl.ID.Key)
-	hasFirst := false
+	var first *stage.Stage // the predicted first stage, for FirstStageWindow
 	if cl.ID.Declared {
 		n.need, n.dims = cl.ID.First, schema.NonCompressible()
 	} else if p, ok := d.estimate(c.State(), n, cl); ok {
 		n.need, n.dims = p.Stage(0).Demand, schema.NonCompressible()
 		// A failed task is not placed on its class's profile (Prediction raises it).
-		if d.stages != nil && cl.ID.Failures == 0 {
-			hasFirst = d.setFirst(schema, n, p.Stage(0))
+		if cl.ID.Failures == 0 {
+			s0 := p.Stage(0)
+			first = &s0
 		}
 	}
-	n.hasFirst = hasFirst
+	if d.stages != nil {
+		d.setFirst(schema, cl.Slot, first)
+	}
 	return n
 }
 
-// setFirst makes n.first the profile of first stage s alone, built anew only when s
-// changed; false when it cannot be built (then the window is not checked).
-func (d *DemandClasses) setFirst(schema *resource.Schema, n *classNeed, s stage.Stage) bool {
-	if n.hasFirst && n.first.Len() == 1 && n.first.Stage(0) == s {
-		return true
+// setFirst makes the window record of class slot i hold first stage s alone (nil:
+// none, the window is not checked), its profile built anew only when s changed.
+func (d *DemandClasses) setFirst(schema *resource.Schema, i int, s *stage.Stage) {
+	for len(d.windows) <= i {
+		d.windows = append(d.windows, classWindow{})
 	}
-	p, err := stage.NewProfile(schema, s)
-	if err != nil {
-		return false
+	w := &d.windows[i]
+	switch {
+	case s == nil:
+		w.hasFirst = false
+	case w.first.Len() == 1 && w.first.Stage(0) == *s:
+		w.hasFirst = true
+	default:
+		p, err := stage.NewProfile(schema, *s)
+		w.first, w.hasFirst = p, err == nil
+		w.winGen = 0 // another stage: the last answer is not its
 	}
-	n.first = p
-	return true
 }
 
 // estimate is the prediction for undeclared class cl, whose scratch is n: read
