@@ -2,6 +2,7 @@ package fairness
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -58,9 +59,11 @@ func (c *LocalityClock) Allowed(s ClockState, now time.Duration) Level {
 	if s.Level >= OffSwitch {
 		return OffSwitch
 	}
-	waited := now - s.Since
-	if now < s.Since {
-		waited = 0
+	var waited time.Duration // now − s.Since, saturated; none when now is before it
+	if now > s.Since {
+		if waited = now - s.Since; waited < 0 {
+			waited = math.MaxInt64 // past the int64 range
+		}
 	}
 	switch s.Level {
 	case RackLocal:

@@ -154,3 +154,22 @@ func ExampleDelay() {
 	// 6s 6s node-local false
 	// 30s 0s off-switch true
 }
+
+// The clock rule: what a job may launch at depends on the time since its last launch
+// alone. Its owner keeps each job's ClockState and replaces it on every launch.
+func ExampleLocalityClock() {
+	clock, _ := fairness.NewLocalityClock(5*time.Second, 20*time.Second)
+	job := fairness.Arrived(0) // never launched: counts from its arrival
+	for _, now := range []time.Duration{2 * time.Second, 5 * time.Second, 25 * time.Second} {
+		fmt.Printf("at %v: %v\n", now, clock.Allowed(job, now))
+	}
+	job, _ = fairness.Launch(fairness.RackLocal, 30*time.Second) // it took a rack-local task
+	fmt.Printf("at 31s: %v\n", clock.Allowed(job, 31*time.Second))
+	fmt.Printf("at 50s: %v\n", clock.Allowed(job, 50*time.Second))
+	// Output:
+	// at 2s: node-local
+	// at 5s: rack-local
+	// at 25s: off-switch
+	// at 31s: rack-local
+	// at 50s: off-switch
+}

@@ -254,3 +254,35 @@ func TestWaterFillExtremes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLocalityClock builds the clock rule from arbitrary waits and asks it about
+// arbitrary states and times: NewLocalityClock fails exactly on a negative wait or a
+// sum past the int64 range, never panics, and the level it allows never falls as time
+// passes and is never better than the level last launched at.
+func FuzzLocalityClock(f *testing.F) {
+	f.Add(int64(5e9), int64(20e9), uint8(0), int64(0), int64(3e9), int64(7e9))
+	f.Add(int64(-1), int64(0), uint8(1), int64(0), int64(0), int64(0))
+	f.Add(int64(math.MaxInt64), int64(1), uint8(2), int64(-5), int64(math.MinInt64), int64(math.MaxInt64))
+	f.Fuzz(func(t *testing.T, w1, w2 int64, level uint8, since, a, b int64) {
+		c, err := NewLocalityClock(time.Duration(w1), time.Duration(w2))
+		bad := w1 < 0 || w2 < 0 || w1 > math.MaxInt64-w2
+		if bad != (err != nil) {
+			t.Fatalf("NewLocalityClock(%d, %d): err %v", w1, w2, err)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrInvalidWait) {
+				t.Fatalf("error %v is not ErrInvalidWait", err)
+			}
+			return
+		}
+		l := Level(level % 3)
+		s := ClockState{Level: l, Since: time.Duration(since)}
+		if a > b {
+			a, b = b, a
+		}
+		x, y := c.Allowed(s, time.Duration(a)), c.Allowed(s, time.Duration(b))
+		if x > y || x < l || y > OffSwitch {
+			t.Fatalf("state %v, waits %d/%d: allowed %v at %d, %v at %d", s, w1, w2, x, a, y, b)
+		}
+	})
+}
