@@ -211,8 +211,9 @@ func GPUSharing(name string, s gpu.Scorer) Policy {
 
 // FGM is the paper's scheduler with its defaults: DRF ordering, stage profiles predicted
 // from similar tasks, fine-grained matching (Alg. 2) with at most 10% compression, the
-// Alg. 3 adjuster fed by usage reports, delay scheduling whose node-locality waits last
-// only while a node holding the input has room (finegrain.WithLocalityWaitForRoom),
+// Alg. 3 adjuster fed by usage reports, locality waits by the clock rule
+// (finegrain.WithLocalityClock) whose node-locality waits last only while a node
+// holding the input has room (finegrain.WithLocalityWaitForRoom),
 // with the fair packing bound (finegrain.DefaultPackingBound); unpredictable tasks fall
 // back to their request. Every queue has a max share of FGMMaxShare (FGMQueue).
 func FGM() Policy {
