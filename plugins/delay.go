@@ -127,7 +127,7 @@ func NewDelayScheduling(d *fairness.Delay, opts ...DelayOption) *DelayScheduling
 // (fairness.LocalityClock): what a job may launch at depends on the time since its last
 // launch (or its arrival, JobSpec.Submitted) alone. A job that may not launch on the
 // heartbeat's node — its best task there is at a locality worse than it may launch at,
-// and WaitForRoom does not waive the wait — is passed over first, before the job
+// and it is not a wait WaitForRoom might waive — is passed over first, before the job
 // filters and the packing bound, at the cost of the pending index's probes for its
 // best locality there (cluster.State.BestLocality) and one comparison; nothing about it
 // changes, since an offer passed up does not count. Nil c walks the fairness order with
@@ -176,15 +176,6 @@ func (p *DelayScheduling) Delay() *fairness.Delay { return p.delay }
 
 // Clock is the clock rule, nil without one (NewClockScheduling).
 func (p *DelayScheduling) Clock() *fairness.LocalityClock { return p.clock }
-
-// ClockState is job j's state under the clock rule: the level it last launched at and
-// when, or its arrival; false without the clock rule.
-func (p *DelayScheduling) ClockState(c *framework.Cycle, j *cluster.JobInfo) (fairness.ClockState, bool) {
-	if p.clock == nil {
-		return fairness.ClockState{}, false
-	}
-	return p.clockOf(c, j).s, true
-}
 
 // Pass implements framework.PassPlugin.
 func (p *DelayScheduling) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
@@ -297,8 +288,8 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 }
 
 // launchable reports, under the clock rule, whether job j may launch a task on node n
-// now: its best locality there is no worse than it may launch at, or WaitForRoom
-// waives the wait. A job without pending tasks is left to the walk.
+// now: its best locality there is no worse than it may launch at, or WaitForRoom might
+// waive the wait (the walk decides). A job without pending tasks is left to the walk.
 func (p *DelayScheduling) launchable(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo) bool {
 	var best fairness.Level
 	var ok bool
