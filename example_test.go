@@ -111,3 +111,35 @@ func ExampleWithRetention() {
 	// finished: 3
 	// true
 }
+
+// Locality waits by the clock (the default, WithLocalityClock): a job whose input is on
+// node-a, in rack r1, may launch only node-local for W1 after it arrived and rack-local
+// for W2 more, whatever it is offered meanwhile; node-b, in another rack, gets its task
+// once W1 + W2 have passed.
+func ExampleWithLocalityClock() {
+	s := resource.MustSchema(resource.CPU, resource.Memory)
+	sched, err := finegrain.New(s,
+		finegrain.WithLocalityClock(2*time.Second, 3*time.Second),
+		finegrain.WithLocalityWaitForRoom(false), // wait even though node-a has room
+	)
+	if err != nil {
+		panic(err)
+	}
+	_ = sched.AddNode(finegrain.Node{ID: "node-a", Rack: "r1", Capacity: s.MustTuple(4000, 8<<30)})
+	_ = sched.AddNode(finegrain.Node{ID: "node-b", Rack: "r2", Capacity: s.MustTuple(4000, 8<<30)})
+	_ = sched.SubmitJob(finegrain.Job{ID: "sort", Submitted: 0})
+	_ = sched.Submit(finegrain.Task{ID: "sort-0", Job: "sort", Request: s.MustTuple(1000, 1<<30), Inputs: []string{"node-a"}})
+	for _, at := range []time.Duration{time.Second, 3 * time.Second, 5 * time.Second} {
+		d, _ := sched.Heartbeat("node-b", at)
+		for _, a := range d.Assignments {
+			fmt.Printf("%v: %s on %s, %v\n", at, a.Task, a.Node, a.Locality)
+		}
+		if len(d.Assignments) == 0 {
+			fmt.Printf("%v: node-b passed over (the job waits for locality)\n", at)
+		}
+	}
+	// Output:
+	// 1s: node-b passed over (the job waits for locality)
+	// 3s: node-b passed over (the job waits for locality)
+	// 5s: sort-0 on node-b, off-switch
+}
