@@ -132,8 +132,8 @@ func (d *DemandClasses) FilterJob(c *framework.Cycle, j *cluster.JobInfo, node *
 // stage's window on node at the cycle's time (FirstStageWindow; true when off or not
 // predicted), remembered for the cycle while the node's timeline does not change.
 func (d *DemandClasses) windowFits(c *framework.Cycle, node *cluster.NodeInfo, cl *cluster.Class) bool {
-	if d.stages == nil || node == nil {
-		return true
+	if d.stages == nil || node == nil || cl.Slot >= len(d.windows) {
+		return true // off, or the need was worked out before FirstStageWindow
 	}
 	n := &d.windows[cl.Slot]
 	if !n.hasFirst {
