@@ -14,9 +14,11 @@ import (
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/plugins"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // TestClockIndexMatchesScan replays random event sequences on two schedulers with
@@ -155,4 +157,66 @@ func TestClockRuleWaitsByTheClock(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, d.Assignments, 1)
 	assert.Equal(t, fairness.OffSwitch, d.Assignments[0].Locality)
+}
+
+// The demand classes refuse a predicted task whose first stage the node cannot hold
+// over the stage's window, though enough is free now: a declared task on the node
+// takes most of its CPU from 4 s on, and the predicted task's first stage lasts 10 s.
+// Without the check the task is tried and refused by the matcher; with it the job is
+// passed over first. A first stage that ends before the busy stretch fits.
+func TestFirstStageWindow(t *testing.T) {
+	schema := resource.MustSchema(resource.CPU, resource.Memory)
+	tests := []struct {
+		name    string
+		first   time.Duration // the predicted first stage's length
+		without bool          // without the demand classes
+		want    framework.Reason
+		starts  bool
+	}{
+		{name: "window too busy: the classes pass the job over", first: 10 * time.Second, want: framework.NoClassFits},
+		{name: "window too busy, no classes: the matcher refuses", first: 10 * time.Second, without: true, want: framework.NoRoom},
+		{name: "first stage ends before the busy stretch", first: 3 * time.Second, starts: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := []finegrain.Option{finegrain.WithoutDelayScheduling(), finegrain.WithSkipDetails(8), finegrain.WithCompressionLimit(0)}
+			if tt.without {
+				opts = append(opts, finegrain.WithoutPlugin("DemandClasses"))
+			}
+			s, err := finegrain.New(schema, opts...)
+			require.NoError(t, err)
+			require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8<<30)}))
+			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "busy"}))
+			busy := stage.MustProfile(schema,
+				stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(500, 1<<30)},
+				stage.Stage{Duration: time.Minute, Demand: schema.MustTuple(3500, 1<<30)})
+			require.NoError(t, s.Submit(finegrain.Task{ID: "busy-0", Job: "busy", Profile: busy}))
+			d, err := s.Heartbeat("n", 0)
+			require.NoError(t, err)
+			require.Len(t, d.Assignments, 1)
+
+			key := predict.Key{Logic: "etl", InputSize: 1}
+			learned := stage.MustProfile(schema,
+				stage.Stage{Duration: tt.first, Demand: schema.MustTuple(2000, 1<<30)},
+				stage.Stage{Duration: time.Second, Demand: schema.MustTuple(100, 1<<30)})
+			require.NoError(t, s.Estimator().Observe(key, predict.Observation{Profile: learned}))
+			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "etl"}))
+			require.NoError(t, s.Submit(finegrain.Task{ID: "etl-0", Job: "etl", Key: key, Request: schema.MustTuple(2000, 1<<30)}))
+			d, err = s.Heartbeat("n", time.Second)
+			require.NoError(t, err)
+			if tt.starts {
+				require.Len(t, d.Assignments, 1)
+				assert.Equal(t, "etl-0", d.Assignments[0].Task)
+				return
+			}
+			assert.Empty(t, d.Assignments)
+			var reasons []framework.Reason
+			for _, sk := range d.Skips {
+				if sk.Job == "etl" {
+					reasons = append(reasons, sk.Reason)
+				}
+			}
+			assert.Equal(t, []framework.Reason{tt.want}, reasons)
+		})
+	}
 }
