@@ -167,19 +167,26 @@ func TestClockRuleWaitsByTheClock(t *testing.T) {
 func TestFirstStageWindow(t *testing.T) {
 	schema := resource.MustSchema(resource.CPU, resource.Memory)
 	tests := []struct {
-		name    string
-		first   time.Duration // the predicted first stage's length
-		without bool          // without the demand classes
-		want    framework.Reason
-		starts  bool
+		name     string
+		first    time.Duration // the predicted first stage's length
+		busyCPU  int64         // what the node's other task takes from 4 s on
+		compress bool          // the default compression limit (10%), else none
+		without  bool          // without the demand classes
+		want     framework.Reason
+		starts   bool
 	}{
-		{name: "window too busy: the classes pass the job over", first: 10 * time.Second, want: framework.NoClassFits},
-		{name: "window too busy, no classes: the matcher refuses", first: 10 * time.Second, without: true, want: framework.NoRoom},
-		{name: "first stage ends before the busy stretch", first: 3 * time.Second, starts: true},
+		{name: "window too busy: the classes pass the job over", first: 10 * time.Second, busyCPU: 3500, want: framework.NoClassFits},
+		{name: "window too busy, no classes: the matcher refuses", first: 10 * time.Second, busyCPU: 3500, without: true, want: framework.NoRoom},
+		{name: "first stage ends before the busy stretch", first: 3 * time.Second, busyCPU: 3500, starts: true},
+		{name: "short by less than compression allows: it starts compressed", first: 10 * time.Second, busyCPU: 2100, compress: true, starts: true},
+		{name: "short by more than compression allows", first: 10 * time.Second, busyCPU: 3000, compress: true, want: framework.NoClassFits},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := []finegrain.Option{finegrain.WithoutDelayScheduling(), finegrain.WithSkipDetails(8), finegrain.WithCompressionLimit(0)}
+			opts := []finegrain.Option{finegrain.WithoutDelayScheduling(), finegrain.WithSkipDetails(8)}
+			if !tt.compress {
+				opts = append(opts, finegrain.WithCompressionLimit(0))
+			}
 			if tt.without {
 				opts = append(opts, finegrain.WithoutPlugin("DemandClasses"))
 			}
@@ -189,7 +196,7 @@ func TestFirstStageWindow(t *testing.T) {
 			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "busy"}))
 			busy := stage.MustProfile(schema,
 				stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(500, 1<<30)},
-				stage.Stage{Duration: time.Minute, Demand: schema.MustTuple(3500, 1<<30)})
+				stage.Stage{Duration: time.Minute, Demand: schema.MustTuple(tt.busyCPU, 1<<30)})
 			require.NoError(t, s.Submit(finegrain.Task{ID: "busy-0", Job: "busy", Profile: busy}))
 			d, err := s.Heartbeat("n", 0)
 			require.NoError(t, err)
@@ -207,6 +214,7 @@ func TestFirstStageWindow(t *testing.T) {
 			if tt.starts {
 				require.Len(t, d.Assignments, 1)
 				assert.Equal(t, "etl-0", d.Assignments[0].Task)
+				assert.Equal(t, tt.compress, d.Assignments[0].Result.Compressed())
 				return
 			}
 			assert.Empty(t, d.Assignments)
