@@ -88,10 +88,9 @@ func NewDemandClasses(p *Prediction) (*DemandClasses, error) {
 // default). The reference scheduler turns it on with its StageMatch. The check is
 // exact in what it refuses: a job it passes over would have had its task refused there
 // (NoRoom) had it been tried, with the same consequences for the fair packing bound
-// (DelayScheduling's floor), and the job's skip says NoClassFits instead. One
-// exception: under the clock rule with WaitForRoom, a job whose wait the room rule
-// might waive meets the job filters before the walk decides whether it waits, and a
-// refusal here may set the floor where the walk would have let the job wait.
+// (DelayScheduling's floor: under the clock rule, only for a job that would have
+// launched rather than waited for locality), and the job's skip says NoClassFits
+// instead.
 func (d *DemandClasses) FirstStageWindow(m *StageMatch) { d.stages = m }
 
 // Name implements framework.Plugin.

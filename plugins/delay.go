@@ -224,7 +224,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 			return true
 		}
 		if s := c.CheckJob(j); !s.OK() {
-			if s.Reason == framework.NoClassFits && p.lowers(c, j) && fitsEmpty(st, j, n) && firstHeld(c, j, n) {
+			if s.Reason == framework.NoClassFits && p.lowers(c, j) && fitsEmpty(st, j, n) && firstHeld(c, j, n) && p.wouldLaunch(c, j, n) {
 				p.noRoom(c, j)
 			}
 			return true
@@ -306,6 +306,23 @@ func (p *DelayScheduling) launchable(c *framework.Cycle, j *cluster.JobInfo, n *
 	// filters: whether a node holding the job's input has room costs a look at the
 	// input nodes of its first tasks, which most jobs the filters pass over never need.
 	return best <= allowed || p.mayWaive(best, allowed)
+}
+
+// wouldLaunch reports whether job j, passed over by its classes, would have had a
+// task tried on node n rather than waiting for locality: always under Alg. 2.1 (whose
+// job filters come before the locality check), and under the clock rule when its best
+// locality here is no worse than it may launch at or WaitForRoom waives the wait. A job
+// that would have waited sets no packing floor, as it sets none in the walk.
+func (p *DelayScheduling) wouldLaunch(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo) bool {
+	if p.clock == nil {
+		return true
+	}
+	best, ok := c.State().BestLocality(j, n)
+	if !ok {
+		return false
+	}
+	allowed := p.clock.Allowed(p.clockOf(c, j).s, c.Now())
+	return best <= allowed || p.waivable(c, j, n, best, allowed)
 }
 
 // mayWaive reports whether WaitForRoom could waive a wait for a task at locality best
