@@ -1,7 +1,6 @@
 package finegrain_test
 
 import (
-	"fmt"
 	"math/rand"
 	"testing"
 	"time"
@@ -12,9 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/finegrain/finegrain"
-	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
-	"github.com/finegrain/finegrain/stage"
 )
 
 // TestQuickCheckChangesNoDecision replays random event sequences on two schedulers,
@@ -44,7 +41,6 @@ func TestQuickCheckChangesNoDecision(t *testing.T) {
 
 func replayBoth(seed int64, steps int) string {
 	schema := resource.Standard()
-	gib := int64(1) << 30
 	r := rand.New(rand.NewSource(seed))
 	var opts []finegrain.Option
 	switch r.Intn(3) {
@@ -74,47 +70,7 @@ func replayBoth(seed int64, steps int) string {
 	if msg != "" {
 		return msg
 	}
-	for step := 0; step < steps; step++ {
-		w.tick()
-		switch op := r.Intn(10); {
-		case op < 4:
-			task := w.task(step)
-			switch r.Intn(3) {
-			case 0:
-				task.Key = predict.Key{Logic: fmt.Sprintf("app%d", r.Intn(2)), InputSize: 1}
-			case 1:
-				task.Profile = stage.MustProfile(schema,
-					stage.Stage{Duration: time.Duration(1+r.Intn(9)) * time.Second, Demand: schema.MustTuple(int64(r.Intn(2000)), int64(1+r.Intn(4))*gib/2, 0, 0, 0, 0)},
-					stage.Stage{Duration: time.Duration(1+r.Intn(9)) * time.Second, Demand: schema.MustTuple(int64(r.Intn(2000)), int64(1+r.Intn(4))*gib/2, 0, 0, 0, 0)})
-			}
-			if msg := w.submit(task); msg != "" {
-				return msg
-			}
-		case op < 7:
-			if msg := w.heartbeat(step, [2]string{"with the check", "without"}); msg != "" {
-				return msg
-			}
-		case op < 9 && len(w.running) > 0:
-			id := w.pick()
-			var obs *predict.Observation
-			if r.Intn(2) == 0 {
-				o := w.observation()
-				obs = &o
-			}
-			if r.Intn(4) == 0 {
-				if msg := w.fail(id); msg != "" {
-					return msg
-				}
-				continue
-			}
-			if msg := w.finish(id, obs); msg != "" {
-				return msg
-			}
-		default:
-			w.cancel(step)
-		}
-	}
-	return ""
+	return w.replay(steps, [2]string{"with the check", "without"})
 }
 
 // Seeds of replayBoth that once failed: a failed task raised above its class's plan

@@ -69,36 +69,7 @@ func replayClock(seed int64, steps int) string {
 	if msg != "" {
 		return msg
 	}
-	for step := 0; step < steps; step++ {
-		w.tick()
-		switch op := r.Intn(10); {
-		case op < 4:
-			task := w.task(step)
-			if r.Intn(2) == 0 {
-				task.Key = predict.Key{Logic: fmt.Sprintf("app%d", r.Intn(2)), InputSize: 1}
-			}
-			if msg := w.submit(task); msg != "" {
-				return msg
-			}
-		case op < 7:
-			if msg := w.heartbeat(step, [2]string{"indexed", "scan"}); msg != "" {
-				return msg
-			}
-		case op < 9 && len(w.running) > 0:
-			id := w.pick()
-			var obs *predict.Observation
-			if r.Intn(2) == 0 {
-				o := w.observation()
-				obs = &o
-			}
-			if msg := w.finish(id, obs); msg != "" {
-				return msg
-			}
-		default:
-			w.cancel(step)
-		}
-	}
-	return ""
+	return w.replay(steps, [2]string{"indexed", "scan"})
 }
 
 // The clock rule's waits, by the time since the last launch and the level launched at.

@@ -136,3 +136,51 @@ func (w *twins) cancel(step int) {
 		}
 	}
 }
+
+// replay runs steps random events on both schedulers — tasks submitted (a third with a
+// similarity key, a third with a declared profile), heartbeats compared (names say
+// which is which), tasks finished (half with an observation) or failed, tasks
+// cancelled — and says where they first disagree ("" when they never do).
+func (w *twins) replay(steps int, names [2]string) string {
+	for step := 0; step < steps; step++ {
+		w.tick()
+		switch op := w.r.Intn(10); {
+		case op < 4:
+			task := w.task(step)
+			switch w.r.Intn(3) {
+			case 0:
+				task.Key = predict.Key{Logic: fmt.Sprintf("app%d", w.r.Intn(2)), InputSize: 1}
+			case 1:
+				task.Profile = stage.MustProfile(w.schema,
+					stage.Stage{Duration: time.Duration(1+w.r.Intn(9)) * time.Second, Demand: w.schema.MustTuple(int64(w.r.Intn(2000)), int64(1+w.r.Intn(4))*twinGiB/2, 0, 0, 0, 0)},
+					stage.Stage{Duration: time.Duration(1+w.r.Intn(9)) * time.Second, Demand: w.schema.MustTuple(int64(w.r.Intn(2000)), int64(1+w.r.Intn(4))*twinGiB/2, 0, 0, 0, 0)})
+			}
+			if msg := w.submit(task); msg != "" {
+				return msg
+			}
+		case op < 7:
+			if msg := w.heartbeat(step, names); msg != "" {
+				return msg
+			}
+		case op < 9 && len(w.running) > 0:
+			id := w.pick()
+			var obs *predict.Observation
+			if w.r.Intn(2) == 0 {
+				o := w.observation()
+				obs = &o
+			}
+			if w.r.Intn(4) == 0 {
+				if msg := w.fail(id); msg != "" {
+					return msg
+				}
+				continue
+			}
+			if msg := w.finish(id, obs); msg != "" {
+				return msg
+			}
+		default:
+			w.cancel(step)
+		}
+	}
+	return ""
+}

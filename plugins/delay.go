@@ -291,17 +291,10 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 // now: its best locality there is no worse than it may launch at, or WaitForRoom might
 // waive the wait (the walk decides). A job without pending tasks is left to the walk.
 func (p *DelayScheduling) launchable(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo) bool {
-	var best fairness.Level
-	var ok bool
-	if p.scanAll {
-		best, ok = scanLocality(c.State(), j, n)
-	} else {
-		best, ok = c.State().BestLocality(j, n)
-	}
+	best, allowed, ok := p.levels(c, j, n)
 	if !ok {
 		return true
 	}
-	allowed := p.clock.Allowed(p.clockOf(c, j).s, c.Now())
 	// A wait WaitForRoom may waive is left to the walk, which asks after the job
 	// filters: whether a node holding the job's input has room costs a look at the
 	// input nodes of its first tasks, which most jobs the filters pass over never need.
@@ -317,12 +310,23 @@ func (p *DelayScheduling) wouldLaunch(c *framework.Cycle, j *cluster.JobInfo, n 
 	if p.clock == nil {
 		return true
 	}
-	best, ok := c.State().BestLocality(j, n)
-	if !ok {
-		return false
+	best, allowed, ok := p.levels(c, j, n)
+	return ok && (best <= allowed || p.waivable(c, j, n, best, allowed))
+}
+
+// levels is, under the clock rule, the best locality of job j's pending tasks on node
+// n (from the pending index, or a scan with ScanLocality) and the worst it may launch
+// at now; false when j has none pending.
+func (p *DelayScheduling) levels(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInfo) (best, allowed fairness.Level, ok bool) {
+	if p.scanAll {
+		best, ok = scanLocality(c.State(), j, n)
+	} else {
+		best, ok = c.State().BestLocality(j, n)
 	}
-	allowed := p.clock.Allowed(p.clockOf(c, j).s, c.Now())
-	return best <= allowed || p.waivable(c, j, n, best, allowed)
+	if ok {
+		allowed = p.clock.Allowed(p.clockOf(c, j).s, c.Now())
+	}
+	return best, allowed, ok
 }
 
 // mayWaive reports whether WaitForRoom could waive a wait for a task at locality best
