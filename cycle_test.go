@@ -14,6 +14,7 @@ import (
 	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/speculate"
 	"github.com/finegrain/finegrain/stage"
 )
@@ -97,7 +98,7 @@ func TestPluginOrder(t *testing.T) {
 		{[]finegrain.Option{finegrain.WithPlugin(offRack{job: "j", rack: "r0"})}, "StageMatch"},
 		{[]finegrain.Option{finegrain.WithPluginBefore("ModeGate", offRack{job: "j", rack: "r0"})}, "OffRack"},
 	} {
-		s := newScheduler(t, append(tc.opts, finegrain.WithoutPrediction())...)
+		s := newScheduler(t, append(tc.opts, finegrain.WithoutPrediction(), finegrain.WithUnresolvableAccepted(true))...)
 		addNodes(t, s, 1, schema.MustTuple(1000, gib))
 		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 		require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(2000, 2*gib)}))
@@ -112,8 +113,11 @@ func TestPluginOrder(t *testing.T) {
 // one that passes Filter and has the highest Score, and probing changes nothing.
 func TestProbesAgreeWithPlace(t *testing.T) {
 	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	nodeCapacity := map[string]resource.Tuple{}
 	for i, c := range []int64{4, 16, 8, 2} {
-		require.NoError(t, s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%d", i), Rack: "r", Capacity: schema.MustTuple(c*1000, c*gib)}))
+		id := fmt.Sprintf("n%d", i)
+		nodeCapacity[id] = schema.MustTuple(c*1000, c*gib)
+		require.NoError(t, s.AddNode(finegrain.Node{ID: id, Rack: "r", Capacity: nodeCapacity[id]}))
 	}
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	key := predict.Key{Logic: "k", InputSize: 1}
@@ -137,8 +141,12 @@ func TestProbesAgreeWithPlace(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, st, st2)
 			if !st.OK() {
-				assert.Equal(t, finegrain.NoRoom, st.Reason)
 				assert.Equal(t, match.NoRoom, r.Code)
+				if over := r.Demand > nodeCapacity[node][r.Dim] && !schema.Dim(r.Dim).Compressible; over {
+					assert.Equal(t, finegrain.OverCapacity, st.Reason, "%s is smaller than stage %d", node, r.Stage)
+				} else {
+					assert.Equal(t, finegrain.NoRoom, st.Reason)
+				}
 				continue
 			}
 			scores[node] = x

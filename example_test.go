@@ -67,15 +67,20 @@ func ExampleScheduler_Place() {
 	_ = sched.SubmitJob(finegrain.Job{ID: "web"})
 	_ = sched.Submit(
 		finegrain.Task{ID: "api", Job: "web", Request: s.MustTuple(1000, 2<<30)},
-		finegrain.Task{ID: "cache", Job: "web", Request: s.MustTuple(1000, 128<<30)},
+		finegrain.Task{ID: "db", Job: "web", Request: s.MustTuple(1000, 63<<30)},
 	)
 	a, err := sched.Place("api", 0)
 	fmt.Println(a.Node, err)
-	_, err = sched.Place("cache", 0)
+	// The large node has room for db, but not while api runs there.
+	_, err = sched.Place("db", 0)
+	fmt.Println(err)
+	// No node could ever hold 128 GiB: Submit refuses it.
+	err = sched.Submit(finegrain.Task{ID: "cache", Job: "web", Request: s.MustTuple(1000, 128<<30)})
 	fmt.Println(err)
 	// Output:
 	// large <nil>
-	// finegrain: task "cache": no node has enough memory free: no node fits the task
+	// finegrain: task "db": 0/2 nodes can take it: 1 short of memory, 1 too small for its memory; closest: node "large", stage 0 needs memory=67645734912 over [0s, forever) but 66571993088 is free (compression allowance 0, short by 1073741824): no node fits the task
+	// finegrain: task "cache": it needs memory=137438953472 (the largest node has memory=68719476736): no node could ever hold the task
 }
 
 // A long-running scheduler forgets finished work: here it remembers the last two

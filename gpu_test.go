@@ -189,10 +189,10 @@ func TestGPUModelConstraints(t *testing.T) {
 			require.NoError(t, s.Submit(gpuTask("w", gpu.Demand{Count: 2, Milli: gpu.Milli, Models: []string{"V100", "T4"}})))
 			_, err := s.Place("w", 0)
 			refusedNoGPU(t, err)
-			// A model no node has.
-			require.NoError(t, s.Submit(gpuTask("a100", gpu.Demand{Count: 1, Milli: 10, Models: []string{"A100"}})))
-			_, err = s.Place("a100", 0)
-			refusedNoGPU(t, err)
+			// A model no node has: refused at Submit.
+			err = s.Submit(gpuTask("a100", gpu.Demand{Count: 1, Milli: 10, Models: []string{"A100"}}))
+			require.ErrorIs(t, err, finegrain.ErrUnresolvable)
+			assert.Contains(t, err.Error(), "no node has the GPU devices it asks")
 			// Any model: a GPU node, never the node without GPUs.
 			a = gpuPlace(t, s, gpuTask("any", gpu.Share(100)), 0)
 			assert.Contains(t, []string{"t4", "v100"}, a.Node)
@@ -401,6 +401,7 @@ func TestGPUUnplaceableHeadTaskDoesNotBlockItsJob(t *testing.T) {
 		"no delay":         {finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithSkipDetails(4)},
 		"pre-release list": {finegrain.WithoutPrediction(), finegrain.WithPreReleaseList(placer), finegrain.WithSkipDetails(4)},
 	} {
+		opts := append(opts[:len(opts):len(opts)], finegrain.WithUnresolvableAccepted(true))
 		for name, huge := range map[string]gpu.Demand{
 			"more devices than any node": gpu.Whole(2),
 			"a model no node has":        {Count: 1, Milli: 100, Models: []string{"A100"}},
@@ -516,6 +517,8 @@ func runGPUEvents(seed int64, steps int) string {
 	if preempt {
 		opts = append(opts, finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 	}
+	// Tasks no node can hold are kept, so that pull mode must look past them.
+	opts = append(opts, finegrain.WithUnresolvableAccepted(true))
 	s, err := finegrain.New(schema, opts...)
 	if err != nil {
 		return err.Error()
@@ -904,7 +907,7 @@ func randGPUDemand(r *rand.Rand) gpu.Demand {
 // both, fits no node: it must not hold its job back in pull mode either
 // (cluster.State.HoldsTask checks the two on the same node).
 func TestGPUSplitUnplaceableHeadTaskDoesNotBlockItsJob(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling())
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithUnresolvableAccepted(true))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "gpu", Capacity: schema.MustTuple(32000, 64*gib), GPU: gpu.Spec{Model: "V100", Count: 8}}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "cpu", Capacity: schema.MustTuple(96000, 64*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))

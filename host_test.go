@@ -120,7 +120,11 @@ func TestHostReserveRefusals(t *testing.T) {
 		})
 	}
 	_, err = s.PostFilter("big2", 0, nil)
-	assert.EqualError(t, err, `finegrain: task "big2": no node has room: no node fits the task`)
+	var pe *finegrain.PlacementError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, []finegrain.Count{{Reason: finegrain.NoRoom, Dim: "memory", N: 1}}, pe.Refusals.Counts, "the node that has not room enough free")
+	assert.Equal(t, "n", pe.Refusals.Closest)
+	assert.Regexp(t, `^finegrain: task "big2": 0/1 nodes can take it: 1 short of memory; closest: node "n", stage 0 needs memory=.*: no node fits the task$`, err.Error())
 	// A held task that is cancelled is no longer held.
 	require.NoError(t, s.Cancel("big", time.Second))
 	_, ok := s.Held("big")
@@ -136,7 +140,7 @@ func TestHostReserveRefusals(t *testing.T) {
 // time, as Place does: the booked task starts.
 func TestHostRefusalsLeaveTheClock(t *testing.T) {
 	// b is booked on n to start at 10 s, when a ends; g1 waits on m for its gang.
-	s := newScheduler(t, finegrain.WithoutDelayScheduling(), finegrain.WithFutureStart(true))
+	s := newScheduler(t, finegrain.WithoutDelayScheduling(), finegrain.WithFutureStart(true), finegrain.WithUnresolvableAccepted(true))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 2*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	require.NoError(t, s.Submit(

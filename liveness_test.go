@@ -23,7 +23,7 @@ func TestUnfitHeadTaskDoesNotBlockItsJob(t *testing.T) {
 		"pre-release list": {finegrain.WithoutPrediction(), finegrain.WithPreReleaseList(placer)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := newScheduler(t, append(opts, finegrain.WithSkipDetails(4))...)
+			s := newScheduler(t, append(opts, finegrain.WithSkipDetails(4), finegrain.WithUnresolvableAccepted(true))...)
 			require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
 			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 			require.NoError(t, s.Submit(
@@ -35,7 +35,8 @@ func TestUnfitHeadTaskDoesNotBlockItsJob(t *testing.T) {
 			require.Len(t, d.Assignments, 1)
 			assert.Equal(t, "small", d.Assignments[0].Task)
 			require.NotEmpty(t, d.Skips)
-			assert.Equal(t, finegrain.Skip{Job: "j", Task: "huge", Reason: finegrain.NoRoom, Result: d.Skips[0].Result}, d.Skips[0])
+			assert.Equal(t, finegrain.Skip{Job: "j", Task: "huge", Reason: finegrain.OverCapacity, Plugin: "StageMatch", Result: d.Skips[0].Result}, d.Skips[0],
+				"the node is smaller than the task")
 			st, _ := s.State("huge")
 			assert.Equal(t, finegrain.Pending, st)
 		})
@@ -46,7 +47,7 @@ func TestUnfitHeadTaskDoesNotBlockItsJob(t *testing.T) {
 // passed the node up: its wait grows, and once it has waited W1 + W2 it takes its
 // off-switch task.
 func TestDelayWaitGrowsPastUnfitLocalTask(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithSkipDetails(4))
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithSkipDetails(4), finegrain.WithUnresolvableAccepted(true))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	require.NoError(t, s.Submit(
@@ -86,7 +87,7 @@ func TestUnfitDeclaredTaskDoesNotBlockItsClass(t *testing.T) {
 	} {
 		for _, jobs := range [][2]string{{"a", "a"}, {"a", "b"}} {
 			t.Run(name+"/jobs "+jobs[0]+jobs[1], func(t *testing.T) {
-				s := newScheduler(t, opts...)
+				s := newScheduler(t, append(opts, finegrain.WithUnresolvableAccepted(true))...)
 				require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
 				require.NoError(t, s.SubmitJob(finegrain.Job{ID: "a"}))
 				require.NoError(t, s.SubmitJob(finegrain.Job{ID: "b", Submitted: 1}))

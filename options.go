@@ -58,6 +58,7 @@ type config struct {
 	prerelease  *speculate.FairPlacer
 	tetris      *plugins.TetrisConfig
 	speculator  speculate.Speculator
+	acceptUnres bool // WithUnresolvableAccepted
 	skipDetails int
 	holdTail    bool
 	escalate    bool
@@ -516,6 +517,19 @@ func WithSkipDetails(n int) Option {
 			return fmt.Errorf("finegrain: skip details %d, want 0..%d: %w", n, MaxSkips, ErrInvalid)
 		}
 		c.skipDetails = n
+		return nil
+	}
+}
+
+// WithUnresolvableAccepted makes Submit accept a task that no node of the cluster
+// could hold even empty (ErrUnresolvable) and keep it pending, for a cluster that may
+// grow — a node autoscaler adds nodes for what waits. Such a task waits until a node
+// that can hold it joins: Explain and PlacementError.Refusals flag it Unresolvable,
+// and heartbeats look past it. Off by default: Submit refuses it, as YARN refuses a
+// request above its maximum allocation.
+func WithUnresolvableAccepted(on bool) Option {
+	return func(c *config) error {
+		c.acceptUnres = on
 		return nil
 	}
 }

@@ -384,15 +384,55 @@ func (s *Scheduler) SubmitJob(j Job) error {
 
 // Submit adds tasks, all or none: it fails, adding nothing, when any task has an empty
 // or duplicate ID, an unknown job, an invalid request, key, profile or GPU demand
-// (Task.GPU), or a negative time, or when it would leave a gang job (Job.MinMember) that has not run yet with
-// fewer tasks than its MinMember.
+// (Task.GPU), or a negative time, or when it would leave a gang job (Job.MinMember)
+// that has not run yet with fewer tasks than its MinMember. It refuses a task that
+// says nothing of what it needs (ErrNoDemand: no request, profile, GPU demand or key
+// to learn from) and, unless WithUnresolvableAccepted, one that no node could ever
+// hold (ErrUnresolvable, with an *UnresolvableError saying what).
 func (s *Scheduler) Submit(tasks ...Task) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.state.Submit(tasks...); err != nil {
+	if err := s.state.Check(tasks...); err != nil {
 		return err
 	}
-	return nil
+	for i := range tasks {
+		if err := s.admissible(&tasks[i]); err != nil {
+			return err
+		}
+	}
+	return s.state.Submit(tasks...)
+}
+
+// learns reports whether tasks of key may be placed by a learned profile.
+func (s *Scheduler) learns(key predict.Key) bool {
+	return s.cfg.predict && key.Logic != ""
+}
+
+// admissible refuses task t when it declares no demand (ErrNoDemand) or, unless
+// WithUnresolvableAccepted, when no node could hold it even empty: the
+// non-compressible part of its declared profile's peak, or of its request when it is
+// placed by its request (no key to learn from), with its GPU demand
+// (cluster.State.CouldHold; ErrUnresolvable). With no node yet, it accepts.
+func (s *Scheduler) admissible(t *Task) error {
+	declared := t.Profile.Len() > 0
+	if !declared && t.Request.IsZero() && t.GPU.IsZero() && !s.learns(t.Key) {
+		return fmt.Errorf("finegrain: task %q: no request, no profile, no GPU demand and no key to learn one from: %w", t.ID, ErrNoDemand)
+	}
+	if s.cfg.acceptUnres || s.state.NumNodes() == 0 {
+		return nil
+	}
+	var peak resource.Tuple
+	switch {
+	case declared:
+		peak = t.Profile.Peak()
+	case !s.learns(t.Key):
+		peak = t.Request
+	}
+	if s.state.CouldHold(peak, t.GPU) {
+		return nil
+	}
+	need := peak.Only(s.schema.NonCompressible())
+	return &UnresolvableError{Task: t.ID, Need: need, GPU: t.GPU, Largest: s.state.Largest(), schema: s.schema}
 }
 
 // Heartbeat is pull mode, FGM's Algorithm 1: node id reports room at now, and the

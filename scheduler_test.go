@@ -94,11 +94,12 @@ func TestPullPredictedProfiles(t *testing.T) {
 	assert.Equal(t, finegrain.NoRoom, d.Skips[0].Reason)
 	assert.Equal(t, "memory", d.Skips[0].Result.DimName, "the fifth task's second stage lacks memory")
 	assert.Equal(t, 1, d.Skips[0].Result.Stage)
-	assert.Equal(t, finegrain.NoPending, d.Stop)
+	assert.Equal(t, finegrain.PassedOver, d.Stop, "a task is still pending")
+	assert.Equal(t, []finegrain.Count{{Reason: finegrain.NoRoom, Dim: "memory", N: d.Skipped}}, d.Refusals.Counts)
 }
 
 func TestPushPlacement(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction())
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithUnresolvableAccepted(true))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "small", Capacity: schema.MustTuple(2000, 2*gib)}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "big", Capacity: schema.MustTuple(8000, 16*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
@@ -690,31 +691,50 @@ func TestExternalLoadNetting(t *testing.T) {
 	}
 }
 
-// Decisions detail skipped jobs only when asked. Without details, a node that can take
-// none of the pending tasks is not walked at all.
+// Decisions detail skipped jobs as many as asked, and tally them all. A node that can
+// take none of the pending tasks is not walked at all: the heartbeat says so
+// (NoClassFits) and details nothing.
 func TestSkipDetails(t *testing.T) {
 	for _, n := range []int{0, 1, 3} {
-		s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithSkipDetails(n))
-		addNodes(t, s, 1, schema.MustTuple(1000, gib))
-		for j := 0; j < 3; j++ {
-			require.NoError(t, s.SubmitJob(finegrain.Job{ID: fmt.Sprintf("j%d", j)}))
-			require.NoError(t, s.Submit(finegrain.Task{ID: fmt.Sprintf("t%d", j), Job: fmt.Sprintf("j%d", j), Request: schema.MustTuple(1000, 2*gib)}))
+		for _, walk := range []bool{false, true} {
+			opts := []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithSkipDetails(n)}
+			if walk {
+				opts = append(opts, finegrain.WithoutPlugin("DemandClasses"))
+			}
+			s := newScheduler(t, opts...)
+			addNodes(t, s, 2, schema.MustTuple(1000, 2*gib))
+			_, err := s.Place(placeFiller(t, s), 0) // n0 is left with 1 GiB free
+			require.NoError(t, err)
+			for j := 0; j < 3; j++ {
+				require.NoError(t, s.SubmitJob(finegrain.Job{ID: fmt.Sprintf("j%d", j)}))
+				require.NoError(t, s.Submit(finegrain.Task{ID: fmt.Sprintf("t%d", j), Job: fmt.Sprintf("j%d", j), Request: schema.MustTuple(100, 2*gib)}))
+			}
+			d, err := s.Heartbeat("n0", 0)
+			require.NoError(t, err)
+			if !walk {
+				assert.Equal(t, finegrain.NoClassFits, d.Stop, "details %d", n)
+				assert.Zero(t, d.Skipped)
+				assert.Empty(t, d.Skips)
+				continue
+			}
+			assert.Equal(t, finegrain.PassedOver, d.Stop, "details %d", n)
+			assert.Equal(t, 3, d.Skipped)
+			assert.Len(t, d.Skips, n)
+			assert.Equal(t, finegrain.Tally{Of: 3, Counts: []finegrain.Count{{Reason: finegrain.NoRoom, Dim: "memory", N: 3}}}, d.Refusals)
 		}
-		d, err := s.Heartbeat("n0", 0)
-		require.NoError(t, err)
-		assert.Equal(t, finegrain.NoPending, d.Stop)
-		if n == 0 {
-			assert.Zero(t, d.Skipped)
-			assert.Empty(t, d.Skips)
-			continue
-		}
-		assert.Equal(t, 3, d.Skipped)
-		assert.Len(t, d.Skips, n)
 	}
 	for _, n := range []int{-1, finegrain.MaxSkips + 1} {
 		_, err := finegrain.New(schema, finegrain.WithSkipDetails(n))
 		assert.ErrorIs(t, err, finegrain.ErrInvalid)
 	}
+}
+
+// placeFiller submits a task holding 1 GiB on the first node and returns its ID.
+func placeFiller(t *testing.T, s *finegrain.Scheduler) string {
+	t.Helper()
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "filler"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "filler", Job: "filler", Request: schema.MustTuple(100, gib), Inputs: []string{"n0"}}))
+	return "filler"
 }
 
 // Delay scheduling's waits grow in steps of DelayUpdate: the job passes up an offer at
@@ -741,12 +761,16 @@ func TestDelayWaitsGrowInUpdateSteps(t *testing.T) {
 // A job that the demand classes pass over before a task is chosen is reported as such,
 // not as a task with no room and a result that fits.
 func TestClassSkipIsReported(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithSkipDetails(4))
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithSkipDetails(4), finegrain.WithUnresolvableAccepted(true))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "big"}))
 	require.NoError(t, s.Submit(finegrain.Task{ID: "huge", Job: "big", Request: schema.MustTuple(1000, 16*gib)}))
+	// A task that fits, so that the heartbeat walks the jobs.
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "small", Submitted: 1}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "tiny", Job: "small", Request: schema.MustTuple(1000, gib)}))
 	d, err := s.Heartbeat("n", 0)
 	require.NoError(t, err)
+	require.Len(t, d.Assignments, 1)
 	require.Len(t, d.Skips, 1)
 	sk := d.Skips[0]
 	assert.Equal(t, finegrain.NoClassFits, sk.Reason)

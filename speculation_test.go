@@ -17,7 +17,8 @@ import (
 // progress at 100 s — a straggler by eq. 3.3 that has run longer than LATE's minimum.
 func stragglerCluster(t *testing.T, sp speculate.Speculator) *finegrain.Scheduler {
 	t.Helper()
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithSpeculation(sp))
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithSpeculation(sp),
+		finegrain.WithUnresolvableAccepted(true))
 	for i := 0; i < 5; i++ {
 		require.NoError(t, s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%d", i), Rack: "r", Capacity: schema.MustTuple(1000, gib)}))
 	}

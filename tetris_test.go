@@ -34,7 +34,7 @@ func tetrisConfig(f, m float64) finegrain.TetrisConfig {
 // request and count.
 func tetrisNode(t *testing.T, capacity, filler resource.Tuple, jobs []tetrisJob, opts ...finegrain.Option) *finegrain.Scheduler {
 	t.Helper()
-	s, err := finegrain.New(schema, append([]finegrain.Option{finegrain.WithoutPrediction()}, opts...)...)
+	s, err := finegrain.New(schema, append([]finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithUnresolvableAccepted(true)}, opts...)...)
 	require.NoError(t, err)
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: capacity}))
 	if !filler.IsZero() {

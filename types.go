@@ -1,6 +1,8 @@
 package finegrain
 
 import (
+	"errors"
+
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/plugins"
@@ -40,6 +42,12 @@ type (
 	// Eviction is a running task evicted to make room for another (framework.Eviction;
 	// WithPreemption): the embedder stops it; it is pending again.
 	Eviction = framework.Eviction
+	// Tally counts why nodes refused a task, by reason, dimension and plugin, in the
+	// kube-scheduler style (framework.Tally; Explain, PlacementError.Refusals,
+	// Decision.Refusals).
+	Tally = framework.Tally
+	// Count is one line of a Tally (framework.Count).
+	Count = framework.Count
 )
 
 // DefaultRetention remembers the last 12,500 finished tasks and the last 1,000
@@ -78,6 +86,8 @@ const (
 	GangShort         = framework.GangShort
 	NoGPU             = framework.NoGPU
 	AheadOfOrder      = framework.AheadOfOrder
+	OverCapacity      = framework.OverCapacity
+	PassedOver        = framework.PassedOver
 )
 
 // Sentinel errors; every error the Scheduler returns wraps one of these (or a sentinel
@@ -92,6 +102,16 @@ var (
 	ErrState        = cluster.ErrState
 	ErrNotPlaced    = framework.ErrNotPlaced
 	ErrImplausible  = predict.ErrImplausible
+	// ErrUnresolvable: no node of the cluster could hold the task even empty — its
+	// request or declared profile exceeds every node's capacity on a non-compressible
+	// dimension (memory, disk, …), or no node has the GPU devices it asks — so Submit
+	// refuses it (WithUnresolvableAccepted keeps it
+	// waiting instead, for a cluster that may grow). An *UnresolvableError says what.
+	ErrUnresolvable = errors.New("no node could ever hold the task")
+	// ErrNoDemand: the task says nothing of what it needs — no request, no declared
+	// profile, no GPU demand and no key the scheduler could learn a profile for — so
+	// it would be placed as needing nothing, any number of it on one node.
+	ErrNoDemand = errors.New("the task declares no demand")
 )
 
 // BackupSuffix ends the ID of a backup attempt (WithSpeculation).

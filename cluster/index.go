@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -135,6 +136,28 @@ func (s *State) ByFree(need int64, fn func(n *NodeInfo) bool) {
 		return fn(it.node)
 	})
 }
+
+// FirstBelow returns the roomiest node whose indexed free amount of IndexDim is below
+// need — the first node that ByFree(need) does not visit — and false when every node
+// has at least need. It brings the index up to date first, as ByFree does.
+func (s *State) FirstBelow(need int64) (*NodeInfo, bool) {
+	if len(s.stale) > 0 {
+		s.flush()
+	}
+	if need == math.MinInt64 {
+		return nil, false
+	}
+	var found *NodeInfo
+	s.byFree.AscendGreaterOrEqual(freeItem{key: need - 1, node: &belowPivot}, func(it freeItem) bool {
+		found = it.node
+		return false
+	})
+	return found, found != nil
+}
+
+// belowPivot is FirstBelow's pivot node: its empty ID orders before every node's of
+// the same key.
+var belowPivot NodeInfo
 
 // SetExternalLoad holds on node n, from now until the next report replaces it, load
 // that the scheduler did not place (other applications sharing the server). Where the

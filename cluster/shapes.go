@@ -68,6 +68,40 @@ func (sh *shapes) holds(t resource.Tuple) bool {
 // could ever hold t at once, even empty.
 func (s *State) Holds(t resource.Tuple) bool { return s.shapes.holds(t) }
 
+// CouldHold reports whether some one node, empty, holds the non-compressible part of
+// peak together with GPU demand d (HoldsTask): false means no node could ever run a
+// task of that peak — a wait or an eviction cannot help, only a larger node. A
+// compressible demand beyond a node's capacity is not counted: the task may run
+// there compressed.
+func (s *State) CouldHold(peak resource.Tuple, d gpu.Demand) bool {
+	return s.HoldsTask(peak.Only(s.schema.NonCompressible()), d)
+}
+
+// Largest is, dimension by dimension, the largest capacity of any node (zero with no
+// nodes): no one node need have all of it.
+func (s *State) Largest() resource.Tuple {
+	var l resource.Tuple
+	for _, c := range s.shapes.frontier {
+		l = l.Max(c)
+	}
+	return l
+}
+
+// CountSmaller counts the nodes whose capacity of dimension dim is below need: they
+// could not hold that much of it even empty. It looks at the distinct node shapes.
+func (s *State) CountSmaller(dim int, need int64) int {
+	n := 0
+	if dim < 0 || dim >= resource.MaxDims {
+		return 0
+	}
+	for c, k := range s.shapes.count {
+		if c[dim] < need {
+			n += k
+		}
+	}
+	return n
+}
+
 // Offers reports whether some node would have t free once the scheduler's own tasks
 // there were gone: its capacity less the external load last reported there
 // (SetExternalLoad) covers t. It looks at every node.

@@ -332,13 +332,7 @@ func (s *State) AddJob(spec JobSpec) error {
 // negative time, or when it would leave a gang job (JobSpec.MinMember) that has not gathered
 // yet (JobInfo.Gathered) with fewer live and finished tasks than its MinMember.
 func (s *State) Submit(specs ...TaskSpec) error {
-	seen := make(map[string]bool, len(specs))
-	for i := range specs {
-		if err := s.validateTask(&specs[i], seen); err != nil {
-			return err
-		}
-	}
-	if err := s.checkGangs(specs); err != nil {
+	if err := s.Check(specs...); err != nil {
 		return err
 	}
 	for i := range specs {
@@ -349,6 +343,19 @@ func (s *State) Submit(specs ...TaskSpec) error {
 		s.enqueue(t)
 	}
 	return nil
+}
+
+// Check is Submit's validation alone: it reports the error Submit would return for
+// specs, and adds nothing. A caller with checks of its own runs them between Check
+// and Submit, on specs known to be valid.
+func (s *State) Check(specs ...TaskSpec) error {
+	seen := make(map[string]bool, len(specs))
+	for i := range specs {
+		if err := s.validateTask(&specs[i], seen); err != nil {
+			return err
+		}
+	}
+	return s.checkGangs(specs)
 }
 
 // newTask is a pending task of spec, which has been validated.

@@ -41,6 +41,7 @@ type Framework struct {
 	prepared  Attempt  // the attempt a Prepare builds, while preparing holds it
 	preparing atomic.Bool
 	cands     []Attempt
+	tally     Tally           // the refusals of the placement under way (Place, host mode)
 	locator   cluster.Locator // the locality of a push placement's task
 	totals    []float64
 	scores1   []float64

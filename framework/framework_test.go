@@ -159,8 +159,11 @@ func TestPlaceNoNodeWithEnoughOfTheIndexDimension(t *testing.T) {
 	_, err := fw.Place(tk, 0)
 	perr := placementError(t, err)
 	assert.Equal(t, 0, perr.Tried)
-	assert.Equal(t, framework.NoRoom, perr.Reason)
+	assert.Equal(t, framework.OverCapacity, perr.Reason, "every node is smaller than the task")
 	assert.Equal(t, "memory", perr.Dim)
+	assert.Equal(t, []framework.Count{{Reason: framework.OverCapacity, Dim: "memory", N: 3}}, perr.Refusals.Counts)
+	assert.True(t, perr.Refusals.Unresolvable)
+	assert.Empty(t, perr.Refusals.Closest, "no node is short of room only")
 	assert.Zero(t, calls, "the free index stops before any node")
 }
 
@@ -205,7 +208,8 @@ func TestStageMatchResultTravelsInTheAttempt(t *testing.T) {
 	tk := f.submit(t, "j", "t1", 1000, 6) // 6 GiB: fits n1 and n2, not n3
 	fw := f.framework(t, f.base(t))
 	st, res := fw.Filter(tk, f.node(t, "n3"), 0)
-	assert.Equal(t, framework.Status{Code: framework.Unschedulable, Reason: framework.NoRoom, Plugin: "StageMatch"}, st)
+	assert.Equal(t, framework.Status{Code: framework.Unschedulable, Reason: framework.OverCapacity, Plugin: "StageMatch"}, st,
+		"n3 is smaller than the task: the probe says so")
 	assert.Equal(t, match.NoRoom, res.Code)
 	assert.Equal(t, "memory", res.DimName)
 

@@ -24,7 +24,10 @@ func (f *Framework) Reserve(t *cluster.TaskInfo, n *cluster.NodeInfo, now time.D
 	c := f.cycle(Push, now, nil)
 	a := &f.scratch
 	if st := c.probe(a, t, n, now); !st.OK() {
-		return Assignment{}, &PlacementError{Task: t.ID(), Tried: 1, Reason: st.Reason, Plugin: st.Plugin, Result: a.Result}
+		tl := f.tallying()
+		tl.Add(n, c.explained(st, a), a.Result)
+		tl.Unresolvable = !f.state.CouldHold(a.Demand.Hold.Peak(), t.GPU())
+		return Assignment{}, c.placementError(a, 1, tl, Status{})
 	}
 	return c.hold(a, 1)
 }
@@ -43,20 +46,61 @@ func (f *Framework) PostFilter(t *cluster.TaskInfo, now time.Duration, allow fun
 	base := &f.scratch
 	c.prepare(base, t, nil, now, 0, false)
 	if st := c.preFilter(base); !st.OK() {
-		return Assignment{}, &PlacementError{Task: t.ID(), Reason: st.Reason, Plugin: st.Plugin}
+		return Assignment{}, c.refusedBefore(base, st)
 	}
 	a, ok := c.postFilter(base)
 	if !ok {
-		return Assignment{}, &PlacementError{Task: t.ID(), Reason: NoRoom, Evicted: c.evicted}
+		tl, tried := c.explain(base)
+		return Assignment{}, c.placementError(base, tried, tl, Status{})
 	}
 	return c.hold(&a, 0)
+}
+
+// Explain says why pending task t cannot start now, node by node, without placing
+// it: the PreFilter plugins, then the Filter plugins on the nodes the free index
+// offers for its first stage, the rest counted as short of the index dimension
+// (Place's walk, without scoring or reserving). A task that passes somewhere has a
+// tally with fewer refusals than nodes. Whether a heartbeat offers it those nodes
+// also depends on the fairness order and the locality waits (Decision.Refusals). It
+// changes nothing but brings the free index up to date, so it must not run
+// concurrently with other calls.
+func (f *Framework) Explain(t *cluster.TaskInfo, now time.Duration) Tally {
+	c := f.cycle(Probe, now, nil)
+	var base Attempt
+	c.prepare(&base, t, nil, now, 0, false)
+	if st := c.preFilter(&base); !st.OK() {
+		return c.refusedBefore(&base, st).Refusals
+	}
+	tl, _ := c.explain(&base)
+	return tl.Sorted()
+}
+
+// explain tallies why the task of attempt base passes no filter: Place's walk over the
+// free index, without candidates. It returns the tally and how many nodes it tried.
+func (c *Cycle) explain(base *Attempt) (*Tally, int) {
+	f := c.fw
+	tl := f.tallying()
+	tried := 0
+	f.state.Locate(&f.locator, base.Task)
+	a := *base
+	f.state.ByFree(c.indexNeed(base), func(n *cluster.NodeInfo) bool {
+		tried++
+		a.Node, a.Level = n, f.locator.Level(n)
+		c.filterCounted(&a, tl)
+		return true
+	})
+	c.ruledOut(base, tl, tried)
+	return tl, tried
 }
 
 // hold reserves attempt a for the host and keeps it until Commit or Unreserve.
 func (c *Cycle) hold(a *Attempt, tried int) (Assignment, error) {
 	c.chooseDevices(a)
 	if st := c.reserve(a); !st.OK() {
-		return Assignment{}, &PlacementError{Task: a.Task.ID(), Tried: tried, Reason: st.Reason, Plugin: st.Plugin, Result: a.Result, Evicted: c.evicted}
+		tl := c.fw.tallying()
+		tl.Of = 1
+		tl.count(countOf(st, a.Result), 1)
+		return Assignment{}, c.placementError(a, tried, tl, st)
 	}
 	f := c.fw
 	if len(f.held) >= f.heldSweep {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/resource"
 )
 
 // This file runs the cycles: pull (Heartbeat: node × jobs), push (Place: task ×
@@ -40,10 +41,15 @@ func (f *Framework) Heartbeat(n *cluster.NodeInfo, now time.Duration) (Decision,
 	for _, p := range f.passes {
 		if err := p.Pass(c, n); err != nil {
 			d.Evicted = c.evicted
+			d.Refusals.sort()
 			return *d, err
 		}
 	}
 	d.Evicted = c.evicted
+	d.Refusals.sort()
+	if d.Stop == NoPending && f.state.Count(cluster.Pending) > 0 {
+		d.Stop = PassedOver
+	}
 	f.started = len(d.Assignments)
 	if f.logger != nil {
 		f.debug("heartbeat", "node", n.ID(), "at", now, "started", len(d.Assignments), "stop", d.Stop, "skipped", d.Skipped)
@@ -64,21 +70,22 @@ func (f *Framework) Heartbeat(n *cluster.NodeInfo, now time.Duration) (Decision,
 //  4. When none passed, the PostFilter plugins may propose a placement.
 //  5. Reserve, Permit, commit.
 //
-// It fails with a *PlacementError saying why, and the task stays pending.
+// It fails with a *PlacementError saying why — every node's refusal counted by reason
+// (PlacementError.Refusals) — and the task stays pending.
 func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, error) {
 	c := f.cycle(Push, now, nil)
 	c.expire()
 	base := &f.scratch
 	c.prepare(base, t, nil, now, 0, false)
 	if st := c.preFilter(base); !st.OK() {
-		return Assignment{}, &PlacementError{Task: t.ID(), Reason: st.Reason, Plugin: st.Plugin}
+		return Assignment{}, c.refusedBefore(base, st)
 	}
-	dim := f.state.IndexDim()
-	perr := PlacementError{Task: t.ID(), Reason: NoRoom, Dim: f.state.Schema().DimName(dim)}
+	tl := f.tallying()
+	tried := 0
 	cands := f.cands[:0]
 	f.state.Locate(&f.locator, t)
-	f.state.ByFree(base.Demand.Hold.Stage(0).Demand[dim], func(n *cluster.NodeInfo) bool {
-		perr.Tried++
+	f.state.ByFree(c.indexNeed(base), func(n *cluster.NodeInfo) bool {
+		tried++
 		if len(cands) == cap(cands) {
 			cands = append(cands, Attempt{})
 		} else {
@@ -86,8 +93,7 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 		}
 		a := &cands[len(cands)-1]
 		a.Task, a.Demand, a.Node, a.Start, a.Level, a.Backup = t, base.Demand, n, now, f.locator.Level(n), false
-		if st := c.Filter(a); !st.OK() {
-			perr.Reason, perr.Plugin, perr.Result = st.Reason, st.Plugin, a.Result
+		if !c.filterCounted(a, tl) {
 			cands = cands[:len(cands)-1]
 			return true
 		}
@@ -104,16 +110,17 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 		c.chooseDevices(best)
 	}
 	if best == nil {
-		perr.Evicted = c.evicted
-		return Assignment{}, perr.escape()
+		c.ruledOut(base, tl, tried)
+		return Assignment{}, c.placementError(base, tried, tl, Status{})
 	}
 	as, st := c.bind(best)
 	switch {
 	case st.Code == Wait:
-		return Assignment{}, &PlacementError{Task: t.ID(), Tried: perr.Tried, Reason: PermitWaiting, Plugin: st.Plugin, Evicted: c.evicted}
+		return Assignment{}, &PlacementError{Task: t.ID(), Tried: tried, Reason: PermitWaiting, Plugin: st.Plugin, Evicted: c.evicted}
 	case !st.OK():
-		perr.Reason, perr.Plugin, perr.Evicted = st.Reason, st.Plugin, c.evicted
-		return Assignment{}, perr.escape()
+		tl.count(countOf(st, best.Result), 1) // its node counted in Of when it passed the filters
+		c.ruledOut(base, tl, tried)
+		return Assignment{}, c.placementError(base, tried, tl, st)
 	}
 	return as, nil
 }
@@ -131,9 +138,83 @@ func (c *Cycle) postFilter(base *Attempt) (Attempt, bool) {
 	return Attempt{}, false
 }
 
-// escape returns a copy of e on the heap, so that a placement that succeeds does not
-// allocate its error.
-func (e PlacementError) escape() *PlacementError { return &e }
+// indexNeed is what attempt a's first stage needs of the free index's dimension.
+func (c *Cycle) indexNeed(a *Attempt) int64 {
+	return a.Demand.Hold.Stage(0).Demand[c.fw.state.IndexDim()]
+}
+
+// tallying returns the framework's scratch tally, emptied: a placement counts its
+// refusals there, and copies it out only when it fails.
+func (f *Framework) tallying() *Tally {
+	f.tally = Tally{Counts: f.tally.Counts[:0]}
+	return &f.tally
+}
+
+// filterCounted runs the Filter plugins on attempt a and counts the node's answer in
+// tl; it reports whether the node passed.
+func (c *Cycle) filterCounted(a *Attempt, tl *Tally) bool {
+	st := c.Filter(a)
+	tl.Add(a.Node, c.explained(st, a), a.Result)
+	return st.OK()
+}
+
+// explained is refusal st of attempt a as explanations report it: NoRoom becomes
+// OverCapacity where the failing stage needs more of a non-compressible dimension
+// than the node has at all. Plugins see st itself.
+func (c *Cycle) explained(st Status, a *Attempt) Status {
+	r := a.Result
+	if st.Reason == NoRoom && r.Code == match.NoRoom && a.Node != nil && r.Dim >= 0 && r.Dim < resource.MaxDims &&
+		!c.fw.state.Schema().Compressible().Has(r.Dim) && r.Demand > a.Node.Capacity()[r.Dim] {
+		st.Reason = OverCapacity
+	}
+	return st
+}
+
+// ruledOut counts in tl the nodes of a push walk that visited tried of them: those the
+// free index ruled out, short of its dimension for attempt a's first stage — smaller
+// than that (OverCapacity) or with less of it free (NoRoom). It filters the roomiest
+// of them, so that the closest node may be one the walk did not reach.
+func (c *Cycle) ruledOut(a *Attempt, tl *Tally, tried int) {
+	st := c.fw.state
+	dim, need := st.IndexDim(), c.indexNeed(a)
+	if skipped := st.NumNodes() - tried; skipped > 0 {
+		name := st.Schema().DimName(dim)
+		over := min(st.CountSmaller(dim, need), skipped)
+		tl.Of += skipped
+		tl.count(Count{Reason: OverCapacity, Dim: name}, over)
+		tl.count(Count{Reason: NoRoom, Dim: name}, skipped-over)
+		if n, ok := st.FirstBelow(need); ok && skipped > over {
+			b := *a
+			b.Node, b.Level = n, st.Locality(a.Task, n)
+			tl.closer(n, c.explained(c.Filter(&b), &b), b.Result)
+		}
+	}
+	tl.Unresolvable = !st.CouldHold(a.Demand.Hold.Peak(), a.Task.GPU())
+}
+
+// refusedBefore is the error of a placement of attempt a refused by PreFilter status
+// st, before any node was looked at: every node counts as refusing it for st's
+// reason.
+func (c *Cycle) refusedBefore(a *Attempt, st Status) *PlacementError {
+	tl := c.fw.tallying()
+	n := c.fw.state.NumNodes()
+	tl.Of = n
+	tl.count(countOf(st, match.Result{}), n)
+	tl.Unresolvable = !c.fw.state.CouldHold(a.Demand.Hold.Peak(), a.Task.GPU())
+	return c.placementError(a, 0, tl, st)
+}
+
+// placementError is the error of a placement of attempt a that tried tried nodes and
+// counted their refusals in tl; st, when not OK, is the refusal of a step after the
+// filters (Reserve, Permit), which the error's Reason and Plugin then say.
+func (c *Cycle) placementError(a *Attempt, tried int, tl *Tally, st Status) *PlacementError {
+	e := &PlacementError{Task: a.Task.ID(), Tried: tried, Refusals: tl.Sorted(), Evicted: c.evicted}
+	e.refused()
+	if !st.OK() {
+		e.Reason, e.Plugin, e.Dim = st.Reason, st.Plugin, ""
+	}
+	return e
+}
 
 // pick scores the candidates and returns the index of the best: the highest total
 // over the Score plugins (each normalised over the candidates when it implements
@@ -183,7 +264,7 @@ func (f *Framework) Filter(t *cluster.TaskInfo, n *cluster.NodeInfo, start time.
 	c := f.cycle(Probe, start, n)
 	var a Attempt
 	st := c.probe(&a, t, n, start)
-	return st, a.Result
+	return c.explained(st, &a), a.Result
 }
 
 // Score is a probe: node n's total score for pending task t from start, over the
@@ -193,7 +274,7 @@ func (f *Framework) Score(t *cluster.TaskInfo, n *cluster.NodeInfo, start time.D
 	c := f.cycle(Probe, start, n)
 	var a Attempt
 	if st := c.probe(&a, t, n, start); !st.OK() {
-		return 0, st
+		return 0, c.explained(st, &a)
 	}
 	return c.score(&a), Status{}
 }

@@ -78,8 +78,8 @@ const (
 	NodeBusy
 	// PolicyStop: the node's mode is StopAllocation (Alg. 3).
 	PolicyStop
-	// NoPending: no job has a task to offer the node (none is pending, or every job
-	// was passed over).
+	// NoPending: no job has a task to offer the node: none is pending (or, under the
+	// pre-release list, none is left that the node could take).
 	NoPending
 	// CapReached: the heartbeat started as many tasks as its cap allows.
 	CapReached
@@ -104,7 +104,9 @@ const (
 	// NoClassFits: the job was passed over before a task was chosen because none of
 	// its pending tasks can start on the node: what each class of them needs free
 	// (DemandClasses) exceeds the node's free room, or a task of the class was
-	// refused there earlier in the heartbeat.
+	// refused there earlier in the heartbeat. As a Decision's Stop: the heartbeat
+	// found at once, from the demands of the pending tasks, that none of them can
+	// start on the node, and walked no job.
 	NoClassFits
 	// Preempted: the task was evicted to make room for a task of a higher-priority
 	// job (Eviction.Reason).
@@ -129,9 +131,17 @@ const (
 	// room on the node (plugins.DelayScheduling's fair packing bound): it may not
 	// take the node out of the fairness order.
 	AheadOfOrder
+	// OverCapacity: the task does not fit the node because a stage needs more of a
+	// dimension than the node has at all, even empty: no wait and no eviction can
+	// place it there (kube-scheduler's UnschedulableAndUnresolvable). Explanations
+	// (Tally, Skip, probes) report it; plugins see NoRoom.
+	OverCapacity
+	// PassedOver: as a Decision's Stop, tasks are pending but the heartbeat passed
+	// every job that has one over (Decision.Refusals says why).
+	PassedOver
 )
 
-var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere", "refused by a plugin", "waiting for permit", "permit denied", "no class of its tasks fits", "preempted", "reclaimed for a guarantee", "another gang is gathering", "gang short of MinMember tasks", "no GPU device fits", "ahead of the fairness order"}
+var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere", "refused by a plugin", "waiting for permit", "permit denied", "no class of its tasks fits", "preempted", "reclaimed for a guarantee", "another gang is gathering", "gang short of MinMember tasks", "no GPU device fits", "its queue is ahead of a queue waiting for room here (packing bound)", "smaller than the task", "every job passed over"}
 
 func (r Reason) String() string {
 	if int(r) < len(reasonNames) {
@@ -191,8 +201,8 @@ type Skip struct {
 	Reason    Reason
 	// Plugin names the plugin that passed the job over, when one did.
 	Plugin string
-	// Result is the task's match result when Reason is NoRoom or QoS; the zero Result
-	// otherwise, which means nothing.
+	// Result is the task's match result when Reason is NoRoom, OverCapacity or QoS;
+	// the zero Result otherwise, which means nothing.
 	Result match.Result
 }
 
@@ -208,7 +218,7 @@ func (s Skip) String() string {
 	if s.Plugin != "" {
 		fmt.Fprintf(&b, " (%s)", s.Plugin)
 	}
-	if s.Task != "" && (s.Reason == NoRoom || s.Reason == QoS) {
+	if s.Task != "" && (s.Reason == NoRoom || s.Reason == OverCapacity || s.Reason == QoS) {
 		fmt.Fprintf(&b, ": %v", s.Result)
 	}
 	return b.String()
@@ -224,17 +234,24 @@ type Decision struct {
 	Node        string
 	At          time.Duration
 	Assignments []Assignment
-	// Stop says why the heartbeat ended: NodeBusy, PolicyStop, NoPending, CapReached
-	// or PromisedElsewhere.
+	// Stop says why the heartbeat ended: NodeBusy, PolicyStop, CapReached,
+	// PromisedElsewhere; NoPending when no task is pending; PassedOver when tasks
+	// are pending but every job that has one was passed over (Refusals says why);
+	// NoClassFits when the heartbeat could tell at once, from the demands of the
+	// pending tasks, that none of them can start on the node — it then walks no job,
+	// and Skipped is 0.
 	Stop Reason
 	// Skips details the first refusals — a job passed over, or one of its tasks
-	// refused (Task set) — as many as the skip details setting asks (none by
-	// default); Skipped counts all of them. A job appears once per task of it that
-	// was refused: a pass that looks past a task that fits no node may refuse
-	// several. Without details, a heartbeat that can tell at once that no pending
-	// task can start on the node walks no job: Stop is NoPending and Skipped 0.
+	// refused (Task set) — as many as the skip details setting asks; Skipped counts
+	// all of them, and Refusals tallies all of them by reason. A job appears once
+	// per task of it that was refused: a pass that looks past a task that fits no
+	// node may refuse several.
 	Skips   []Skip
 	Skipped int
+	// Refusals counts every skip of the heartbeat by reason, dimension and plugin
+	// ("7 locality wait, 3 short of memory"); its Of is Skipped, and it names no
+	// closest node (there is one node).
+	Refusals Tally
 	// Evicted lists the evictions of the heartbeat that no Assignment carries: those
 	// made for a task that then waits for a permit (a gang) or was refused after all.
 	// Like Assignment.Evicted, the embedder must stop these tasks.
@@ -248,6 +265,8 @@ func (d *Decision) Details() int { return d.details }
 
 func (d *Decision) skip(sk Skip) {
 	d.Skipped++
+	d.Refusals.Of++
+	d.Refusals.count(countOf(Status{Reason: sk.Reason, Plugin: sk.Plugin}, sk.Result), 1)
 	if len(d.Skips) < d.details {
 		if d.Skips == nil {
 			d.Skips = make([]Skip, 0, d.details)
@@ -260,41 +279,68 @@ func (d *Decision) skip(sk Skip) {
 // why.
 var ErrNotPlaced = errors.New("no node fits the task")
 
-// PlacementError is the error of a push placement that found no node: the task, how
-// many nodes were tried, and why the last of them refused.
+// PlacementError is the error of a placement that found no node (push, host
+// Reserve and PostFilter): the task, how many nodes were tried, and why they refused
+// it, counted by reason in the kube style with the node that came closest
+// (Refusals). Its fields agree with its message: Reason, Dim and Plugin are the first
+// count's, Result the closest node's.
 type PlacementError struct {
 	Task string
-	// Tried counts the nodes filtered. Zero with Reason NoRoom means the index found no
-	// node with enough of dimension Dim free for the task's first stage.
-	Tried  int
-	Dim    string
+	// Tried counts the nodes the filters ran on. The free index rules out, without a
+	// match, the nodes with less free of its dimension (cluster.State.IndexDim) than
+	// the task's first stage needs: Refusals counts them as short of it.
+	Tried int
+	// Refusals counts the nodes of the cluster by why they refused the task (its Of
+	// is every node considered), names the node that came closest and what it lacked,
+	// and says whether the task is Unresolvable: no node could hold it even empty.
+	// A task refused before any node was looked at (a PreFilter plugin) is counted
+	// as refused by every node for that reason; one refused after the filters (a
+	// Reserve or Permit plugin) by its chosen node.
+	Refusals Tally
+	// Reason is why the task was not placed: the reason of Refusals' first count —
+	// or of the step that refused it after the filters passed it somewhere
+	// (PermitDenied, PermitWaiting, a Reserve plugin's).
 	Reason Reason
-	// Plugin names the plugin that refused last, when one did.
+	// Dim names the dimension short of room when Reason is NoRoom or OverCapacity.
+	Dim string
+	// Plugin names the plugin that refused, when one did.
 	Plugin string
-	// Result is the last refusing node's match result, for NoRoom and QoS.
+	// Result is the match result of the node that came closest (Refusals.Closest):
+	// Code match.NoRoom and the stage, dimension and amounts it lacked. With no node
+	// short of room, it is the last refusing node's verdict (match.Unschedulable,
+	// DeadlineMissed, …), or the zero Result when no matcher refused.
 	Result match.Result
 	// Evicted lists tasks evicted for this one before it was kept waiting for a permit
 	// (or refused after all): the embedder must stop them.
 	Evicted []Eviction
 }
 
+// refused sets the error's Reason, Dim and Plugin from its tally's first count, after
+// sorting it, and its Result from the closest node.
+func (e *PlacementError) refused() *PlacementError {
+	e.Refusals.sort()
+	e.Result = e.Refusals.Short
+	if e.Refusals.Closest == "" {
+		e.Result = e.Refusals.last
+	}
+	if len(e.Refusals.Counts) > 0 {
+		c := e.Refusals.Counts[0]
+		e.Reason, e.Dim, e.Plugin = c.Reason, c.Dim, c.Plugin
+	}
+	return e
+}
+
 func (e *PlacementError) Error() string {
 	if e.Reason == PermitWaiting {
 		return fmt.Sprintf("finegrain: task %q: reserved, waiting for a permit (%s): not placed yet", e.Task, e.Plugin)
 	}
-	if e.Tried == 0 && e.Reason == NoRoom && e.Dim == "" {
-		return fmt.Sprintf("finegrain: task %q: no node has room: %v", e.Task, ErrNotPlaced)
+	if len(e.Refusals.Counts) == 0 && !e.Refusals.Unresolvable {
+		if e.Plugin != "" {
+			return fmt.Sprintf("finegrain: task %q: %v (%s): %v", e.Task, e.Reason, e.Plugin, ErrNotPlaced)
+		}
+		return fmt.Sprintf("finegrain: task %q: %v: %v", e.Task, e.Reason, ErrNotPlaced)
 	}
-	if e.Tried == 0 && e.Reason == NoRoom {
-		return fmt.Sprintf("finegrain: task %q: no node has enough %s free: %v", e.Task, e.Dim, ErrNotPlaced)
-	}
-	if e.Reason == NoRoom || e.Reason == QoS {
-		return fmt.Sprintf("finegrain: task %q: %v after %d node(s): %v: %v", e.Task, e.Reason, e.Tried, e.Result, ErrNotPlaced)
-	}
-	if e.Plugin != "" {
-		return fmt.Sprintf("finegrain: task %q: %v (%s) after %d node(s): %v", e.Task, e.Reason, e.Plugin, e.Tried, ErrNotPlaced)
-	}
-	return fmt.Sprintf("finegrain: task %q: %v after %d node(s): %v", e.Task, e.Reason, e.Tried, ErrNotPlaced)
+	return fmt.Sprintf("finegrain: task %q: %s: %v", e.Task, e.Refusals.Explain(), ErrNotPlaced)
 }
 
 // Unwrap returns ErrNotPlaced (for PermitWaiting too: the task is not placed yet).

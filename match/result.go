@@ -2,6 +2,7 @@ package match
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -117,6 +118,17 @@ func (r Result) Shortfall() int64 {
 		return 0
 	}
 	return r.Demand - r.Free - r.Allowed
+}
+
+// ShortfallShare is the shortfall as a share of capacity's amount on Dim: how far a
+// server of that capacity is from holding the failing stage, comparable across
+// dimensions and servers (smaller is closer). It is +Inf when the Code is not NoRoom
+// or the capacity on Dim is zero.
+func (r Result) ShortfallShare(capacity resource.Tuple) float64 {
+	if r.Code != NoRoom || r.Dim < 0 || r.Dim >= resource.MaxDims || capacity[r.Dim] <= 0 {
+		return math.Inf(1)
+	}
+	return float64(r.Shortfall()) / float64(capacity[r.Dim])
 }
 
 // Late is how much after its deadline Task would finish (positive for DeadlineMissed,

@@ -211,10 +211,15 @@ type Placement struct {
 	// Score is the chosen server's score.
 	Score float64
 	// Result is the chosen server's match result; when the task fits none, the result
-	// of the first server (explaining why it did not fit there), or an Invalid result
-	// wrapping ErrNoServers when there are no servers and ErrNilArgument for a nil
-	// matcher or scorer.
+	// of the server named by Closest (explaining why it did not fit there), or an
+	// Invalid result wrapping ErrNoServers when there are no servers and
+	// ErrNilArgument for a nil matcher or scorer.
 	Result Result
+	// Closest names, when the task fits none, the server that came closest: of those
+	// short of room, the one whose shortfall is the smallest share of its capacity
+	// (Result.ShortfallShare), ties to the earlier; with none short of room, the first
+	// server.
+	Closest string
 }
 
 var errPlaceNone = fmt.Errorf("match: choose server: %w", ErrNoServers)
@@ -270,6 +275,7 @@ func ChooseServer(servers []Server, start time.Duration, t Work, m Matcher, q Qo
 		best.Result = invalid(fieldErr("scorer", nil, ErrNilArgument))
 		return best
 	}
+	closest := math.Inf(1)
 	for i := range servers {
 		s := servers[i]
 		r := m.Match(s, start, t.Profile)
@@ -277,8 +283,8 @@ func ChooseServer(servers []Server, start time.Duration, t Work, m Matcher, q Qo
 			r = q.CheckQoS(s, start, t, r)
 		}
 		if !r.Code.OK() {
-			if i == 0 {
-				best.Result = r
+			if share := r.ShortfallShare(serverCapacity(s)); best.Index < 0 && (i == 0 || share < closest) {
+				best.Result, best.Closest, closest = r, s.ID, share
 			}
 			continue
 		}
@@ -288,4 +294,12 @@ func ChooseServer(servers []Server, start time.Duration, t Work, m Matcher, q Qo
 		}
 	}
 	return best
+}
+
+// serverCapacity is s's capacity, or the zero Tuple without a timeline.
+func serverCapacity(s Server) resource.Tuple {
+	if s.Timeline == nil {
+		return resource.Tuple{}
+	}
+	return s.Timeline.Capacity()
 }

@@ -97,12 +97,20 @@ func TestChooseServer(t *testing.T) {
 	assert.Equal(t, "y", p.Server)
 	assert.Equal(t, 1, p.Index)
 
-	// Nothing fits: the first server's reason.
+	// Nothing fits: the closest server's reason (the most free, whatever the order).
 	big := match.Work{ID: "big", Profile: prof(st(1, 5000, 0, 0))}
-	p = match.ChooseServer(servers, 0, big, match.FineGrained{}, nil, match.LeastAllocated{})
-	assert.Equal(t, -1, p.Index)
-	assert.Equal(t, match.NoRoom, p.Result.Code)
-	assert.Equal(t, int64(500), p.Result.Free, "the first server, full, has 500 free")
+	for _, order := range [][]match.Server{servers, {loose, tight, full}, {tight, full, loose}} {
+		p = match.ChooseServer(order, 0, big, match.FineGrained{}, nil, match.LeastAllocated{})
+		assert.Equal(t, -1, p.Index)
+		assert.Equal(t, match.NoRoom, p.Result.Code)
+		assert.Equal(t, "loose", p.Closest)
+		assert.Equal(t, int64(3500), p.Result.Free, "the loose server has 3500 free")
+		assert.Equal(t, int64(1500), p.Result.Shortfall())
+	}
+	// A fit after a closer refusal keeps the fit.
+	p = match.ChooseServer([]match.Server{full, loose}, 0, task, match.FineGrained{}, nil, match.LeastAllocated{})
+	assert.Equal(t, "loose", p.Server)
+	assert.Empty(t, p.Closest)
 
 	// No servers.
 	p = match.ChooseServer(nil, 0, task, match.FineGrained{}, nil, match.LeastAllocated{})

@@ -35,8 +35,8 @@ import (
 // A job it passes over could not have started a task; a job it lets through is
 // matched as usual. Jobs with more than 8 classes are let through, and the
 // whole-cluster check looks at most at 256 classes, so that the checks cost O(1) a
-// job. The whole-cluster check is off while the Decision details skips (every job is
-// then walked and its skip recorded).
+// job. When the whole-cluster check ends the heartbeat, no job is walked and no skip
+// is recorded: its Stop is NoClassFits.
 type DemandClasses struct {
 	demand  *Prediction
 	stages  *StageMatch   // FirstStageWindow: the matcher a predicted first stage's window is checked by; nil: none
@@ -99,7 +99,7 @@ func (*DemandClasses) Name() string { return "DemandClasses" }
 // FilterPass implements framework.JobFilterPlugin.
 func (d *DemandClasses) FilterPass(c *framework.Cycle, _ *cluster.NodeInfo) framework.Status {
 	st := c.State()
-	if c.Decision().Details() > 0 || st.NumClasses() > maxGlobalClasses {
+	if st.NumClasses() > maxGlobalClasses {
 		return framework.Status{}
 	}
 	free := c.Free()
@@ -108,7 +108,10 @@ func (d *DemandClasses) FilterPass(c *framework.Cycle, _ *cluster.NodeInfo) fram
 			return framework.Status{}
 		}
 	}
-	return framework.Close(framework.NoPending)
+	if st.NumClasses() == 0 {
+		return framework.Close(framework.NoPending)
+	}
+	return framework.Close(framework.NoClassFits)
 }
 
 // FilterJob implements framework.JobFilterPlugin.

@@ -645,15 +645,22 @@ func TestReservedBackground(t *testing.T) {
 	}
 }
 
-// A task no node can hold stalls the run, which stops with ErrTimeLimit after a
-// simulated day without progress rather than running to the time limit.
+// A task no node can hold is refused by the scheduler, which fails the run; kept
+// waiting (finegrain.WithUnresolvableAccepted), it stalls the run, which stops with
+// ErrTimeLimit after a simulated day without progress rather than running to the time
+// limit.
 func TestStall(t *testing.T) {
 	cl := oneNode(tuple(1000, 2*gib, 100<<20, 100<<20))
 	w := workload.Workload{Name: "big", Jobs: []workload.Job{
 		handJob("ok", "q", 0, tuple(1000, gib, 0, 0), oneStage(time.Second, tuple(1000, gib, 0, 0))),
 		handJob("big", "q", time.Second, tuple(1000, 4*gib, 0, 0), oneStage(time.Second, tuple(1000, gib, 0, 0))),
 	}}
-	r, err := Run(&w, &cl, FIFO())
+	_, err := Run(&w, &cl, FIFO())
+	require.ErrorIs(t, err, finegrain.ErrUnresolvable, "the scheduler refuses the task at once")
+	require.ErrorIs(t, err, ErrScheduler)
+	p := FIFO()
+	p.Options = append(p.Options, finegrain.WithUnresolvableAccepted(true))
+	r, err := Run(&w, &cl, p)
 	require.ErrorIs(t, err, ErrTimeLimit)
 	require.NotNil(t, r)
 	assert.Equal(t, 1, r.Summary.JobsFinished)
