@@ -507,10 +507,10 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithSkipDetails makes each Decision detail the first n jobs a heartbeat passed over
-// (Decision.Skips: the job, the task, the reason and the match result), for debugging
-// why tasks wait. Off (0) by default: a heartbeat that passes over many jobs then
-// allocates nothing for them, and Decision.Skipped still counts them. n must be in [0,
-// MaxSkips].
+// (Decision.Skips: the job, the task, the reason, the plugin and the match result), to
+// see why tasks wait; Decision.Skipped counts them all and Decision.Refusals tallies
+// them all by reason whatever n. n must be in [0, MaxSkips]; default
+// DefaultSkipDetails (8). 0 allocates nothing for them.
 func WithSkipDetails(n int) Option {
 	return func(c *config) error {
 		if n < 0 || n > MaxSkips {

@@ -74,6 +74,7 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 		waitForRoom: true,
 		scorer:      match.LeastAllocated{},
 		candidates:  16,
+		skipDetails: framework.DefaultSkipDetails,
 		holdTail:    true,
 		escalate:    true,
 		skew:        DefaultClockSkew,
@@ -416,7 +417,11 @@ func (s *Scheduler) learns(key predict.Key) bool {
 func (s *Scheduler) admissible(t *Task) error {
 	declared := t.Profile.Len() > 0
 	if !declared && t.Request.IsZero() && t.GPU.IsZero() && !s.learns(t.Key) {
-		return fmt.Errorf("finegrain: task %q: no request, no profile, no GPU demand and no key to learn one from: %w", t.ID, ErrNoDemand)
+		key := "no key to learn one from"
+		if t.Key.Logic != "" {
+			key = "a key but prediction off (WithoutPrediction)"
+		}
+		return fmt.Errorf("finegrain: task %q: no request, no profile, no GPU demand and %s: %w", t.ID, key, ErrNoDemand)
 	}
 	if s.cfg.acceptUnres || s.state.NumNodes() == 0 {
 		return nil

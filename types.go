@@ -123,6 +123,9 @@ func BackupID(id string) string { return cluster.BackupID(id) }
 // MaxSkips is the most skips a Decision can detail (WithSkipDetails).
 const MaxSkips = framework.MaxSkips
 
+// DefaultSkipDetails is how many skips a Decision details by default (WithSkipDetails).
+const DefaultSkipDetails = framework.DefaultSkipDetails
+
 // DelayUpdate is the step in which delay scheduling's waits grow (WithDelayScheduling):
 // Hadoop's Fair Scheduler update interval.
 const DelayUpdate = plugins.DelayUpdate

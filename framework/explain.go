@@ -124,6 +124,9 @@ func (t *Tally) count(k Count, n int) {
 		}
 	}
 	k.N = n
+	if t.Counts == nil {
+		t.Counts = make([]Count, 0, 4)
+	}
 	t.Counts = append(t.Counts, k)
 }
 

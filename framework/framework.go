@@ -69,7 +69,7 @@ func WithCandidates(n int) Option {
 }
 
 // WithSkipDetails makes each Decision detail the first n jobs a heartbeat passed over
-// (Decision.Skips). n must be in [0, MaxSkips]; default 0.
+// (Decision.Skips). n must be in [0, MaxSkips]; default DefaultSkipDetails.
 func WithSkipDetails(n int) Option {
 	return func(f *Framework) error {
 		if n < 0 || n > MaxSkips {
@@ -98,7 +98,7 @@ func New(state *cluster.State, plugins []Plugin, opts ...Option) (*Framework, er
 	if state == nil {
 		return nil, fmt.Errorf("framework: nil state: %w", cluster.ErrInvalid)
 	}
-	f := &Framework{state: state, candidates: 16, waiting: map[string]*waiter{}, held: map[string]*Attempt{}, heldSweep: 64}
+	f := &Framework{state: state, candidates: 16, details: DefaultSkipDetails, waiting: map[string]*waiter{}, held: map[string]*Attempt{}, heldSweep: 64}
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("framework: nil option: %w", cluster.ErrInvalid)

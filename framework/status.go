@@ -227,6 +227,11 @@ func (s Skip) String() string {
 // MaxSkips is the most skips a Decision can detail.
 const MaxSkips = 64
 
+// DefaultSkipDetails is how many skips a Decision details unless told otherwise
+// (WithSkipDetails): enough to see why the first jobs in order waited, at the cost of
+// one small allocation in a heartbeat that passes a job over.
+const DefaultSkipDetails = 8
+
 // Decision is the outcome of one heartbeat (pull mode): the tasks to start on the node,
 // why the pass stopped, how many jobs were passed over and, when asked, the first of
 // them and why.
