@@ -30,10 +30,13 @@ type Count struct {
 
 // String is the count in the kube style: "3 short of memory", "2 gang short of
 // MinMember tasks (Gang)".
-func (c Count) String() string { return fmt.Sprintf("%d %s", c.N, c.phrase()) }
+func (c Count) String() string { return fmt.Sprintf("%d %s", c.N, c.Why()) }
 
-// phrase is the count's reason, dimension and plugin in words.
-func (c Count) phrase() string {
+// Why is the count's reason, dimension and plugin in words, without the number:
+// "short of memory". Refusals of one key read the same, so that a host scheduler that
+// aggregates its nodes' messages (kube-scheduler's "0/5 nodes are available: …")
+// counts them together.
+func (c Count) Why() string {
 	switch {
 	case c.Reason == NoRoom && c.Dim != "":
 		return "short of " + c.Dim
@@ -83,7 +86,7 @@ func (t *Tally) Add(node *cluster.NodeInfo, st Status, r match.Result) {
 	if st.OK() {
 		return
 	}
-	t.count(countOf(st, r), 1)
+	t.count(CountOf(st, r), 1)
 	t.closer(node, st, r)
 	if r.Code != match.Fit && r.Code != match.FitCompressed {
 		t.last = r
@@ -101,14 +104,17 @@ func (t *Tally) closer(node *cluster.NodeInfo, st Status, r match.Result) {
 	}
 }
 
-// countOf is the key st and r are counted under.
-func countOf(st Status, r match.Result) Count {
+// CountOf is the key under which a Tally counts refusal st with match result r
+// (N is 1): its reason, and the dimension short of room (NoRoom, OverCapacity with a
+// match verdict) or else the plugin that refused.
+func CountOf(st Status, r match.Result) Count {
 	c := Count{Reason: st.Reason}
 	if (st.Reason == NoRoom || st.Reason == OverCapacity) && r.Code == match.NoRoom {
 		c.Dim = r.DimName
 	} else {
 		c.Plugin = st.Plugin
 	}
+	c.N = 1
 	return c
 }
 

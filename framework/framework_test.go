@@ -670,14 +670,14 @@ func TestJobFilterPassesOverAJob(t *testing.T) {
 		} else {
 			assert.Equal(t, []framework.Skip{{Job: "a", Reason: framework.PluginRefused, Plugin: "NotA"}}, d.Skips)
 		}
-		assert.Equal(t, 1, countOf(jf.jobs, "a"), "a passed over job is not asked again in the heartbeat")
+		assert.Equal(t, 1, CountOf(jf.jobs, "a"), "a passed over job is not asked again in the heartbeat")
 		assert.Empty(t, jf.refused)
 		tk := f.task(t, "a1")
 		assert.Equal(t, cluster.Pending, tk.State())
 	}
 }
 
-func countOf(xs []string, x string) int {
+func CountOf(xs []string, x string) int {
 	n := 0
 	for _, y := range xs {
 		if y == x {

@@ -99,7 +99,7 @@ func (c *Cycle) hold(a *Attempt, tried int) (Assignment, error) {
 	if st := c.reserve(a); !st.OK() {
 		tl := c.fw.tallying()
 		tl.Of = 1
-		tl.count(countOf(st, a.Result), 1)
+		tl.count(CountOf(st, a.Result), 1)
 		return Assignment{}, c.placementError(a, tried, tl, st)
 	}
 	f := c.fw

@@ -118,7 +118,7 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 	case st.Code == Wait:
 		return Assignment{}, &PlacementError{Task: t.ID(), Tried: tried, Reason: PermitWaiting, Plugin: st.Plugin, Evicted: c.evicted}
 	case !st.OK():
-		tl.count(countOf(st, best.Result), 1) // its node counted in Of when it passed the filters
+		tl.count(CountOf(st, best.Result), 1) // its node counted in Of when it passed the filters
 		c.ruledOut(base, tl, tried)
 		return Assignment{}, c.placementError(base, tried, tl, st)
 	}
@@ -199,7 +199,7 @@ func (c *Cycle) refusedBefore(a *Attempt, st Status) *PlacementError {
 	tl := c.fw.tallying()
 	n := c.fw.state.NumNodes()
 	tl.Of = n
-	tl.count(countOf(st, match.Result{}), n)
+	tl.count(CountOf(st, match.Result{}), n)
 	tl.Unresolvable = !c.fw.state.CouldHold(a.Demand.Hold.Peak(), a.Task.GPU())
 	return c.placementError(a, 0, tl, st)
 }

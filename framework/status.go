@@ -271,7 +271,7 @@ func (d *Decision) Details() int { return d.details }
 func (d *Decision) skip(sk Skip) {
 	d.Skipped++
 	d.Refusals.Of++
-	d.Refusals.count(countOf(Status{Reason: sk.Reason, Plugin: sk.Plugin}, sk.Result), 1)
+	d.Refusals.count(CountOf(Status{Reason: sk.Reason, Plugin: sk.Plugin}, sk.Result), 1)
 	if len(d.Skips) < d.details {
 		if d.Skips == nil {
 			d.Skips = make([]Skip, 0, d.details)

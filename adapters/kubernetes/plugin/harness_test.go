@@ -234,9 +234,16 @@ func (c *cluster) create(p pod) {
 			NodeName:      p.node,
 			Priority:      &p.priority,
 			Containers: []v1.Container{{Name: "main", Image: "busybox", Resources: v1.ResourceRequirements{
-				Requests: v1.ResourceList{v1.ResourceCPU: apiresource.MustParse(p.cpu), v1.ResourceMemory: apiresource.MustParse(p.mem)},
+				Requests: v1.ResourceList{},
 			}}},
 		},
+	}
+	// An empty amount requests none of it (a BestEffort pod requests nothing).
+	if p.cpu != "" {
+		obj.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = apiresource.MustParse(p.cpu)
+	}
+	if p.mem != "" {
+		obj.Spec.Containers[0].Resources.Requests[v1.ResourceMemory] = apiresource.MustParse(p.mem)
 	}
 	if p.scheduler != "" {
 		obj.Spec.SchedulerName = p.scheduler

@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/policy"
 	"github.com/finegrain/finegrain/resource"
@@ -306,7 +307,7 @@ func (p *Plugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni 
 		return fwk.AsStatus(err)
 	}
 	if !st.OK() {
-		return fwk.NewStatus(fwk.Unschedulable, refusal(st, res))
+		return refusal(st, res)
 	}
 	return nil
 }
@@ -329,12 +330,20 @@ func (p *Plugin) fitsOthers(pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
 	return nil
 }
 
-// refusal says why finegrain refused a node, for the pod's events.
-func refusal(st finegrain.Status, res match.Result) string {
-	if res.Code != match.Fit && res.Code != match.FitCompressed {
-		return fmt.Sprintf("finegrain: %v: %v", st.Reason, res)
+// refusal is finegrain's refusal of a node as the scheduler reports it: one short
+// phrase per reason and dimension ("finegrain: short of memory"), the same on every
+// node refused for it, so that the pod's FailedScheduling event counts them together
+// as kube-scheduler does its own ("0/5 nodes are available: 3 finegrain: short of
+// memory, 2 Insufficient pods."); UnschedulableAndUnresolvable where the node is
+// smaller than the pod (finegrain.OverCapacity), so that preemption does not try it.
+// The stage, the amounts and the time are in the match result; the library's
+// Scheduler.Explain reports them for a pending pod's task.
+func refusal(st finegrain.Status, res match.Result) *fwk.Status {
+	code := fwk.Unschedulable
+	if st.Reason == finegrain.OverCapacity {
+		code = fwk.UnschedulableAndUnresolvable
 	}
-	return fmt.Sprintf("finegrain: %v", st)
+	return fwk.NewStatus(code, "finegrain: "+framework.CountOf(st, res).Why())
 }
 
 // Score is finegrain's score of the node, from the least free over the pod's run,

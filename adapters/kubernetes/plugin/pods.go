@@ -71,6 +71,9 @@ func (p *Plugin) task(pod *v1.Pod, id string) (finegrain.Task, *podRecord, error
 	if err != nil {
 		return finegrain.Task{}, nil, fmt.Errorf("requests: %w", err)
 	}
+	if req.IsZero() {
+		req = p.scheme.bestEffort()
+	}
 	t := finegrain.Task{ID: id, Job: id, Request: req}
 	if text, ok := pod.Annotations[StagesAnnotation]; ok {
 		stages, err := ParseStages(text)

@@ -331,6 +331,29 @@ func TestPodCountAndExtendedResourcesAreChecked(t *testing.T) {
 	assert.Equal(t, "gpu", c.waitBound("one-too-many"))
 }
 
+// finegrain's refusals read the same on every node refused for one reason, so that
+// the pod's event counts nodes per reason as kube-scheduler's own do; a pod larger than
+// every node is refused as unresolvable, and a BestEffort pod is placed by
+// kube-scheduler's stand-in request.
+func TestRefusalsAreCountedByReason(t *testing.T) {
+	c := startCluster(t, setup{})
+	c.node("n1", "4", "8Gi")
+	c.node("n2", "4", "8Gi")
+	c.create(pod{name: "theirs-1", cpu: "100m", mem: "7Gi", scheduler: "default-scheduler", node: "n1"})
+	c.create(pod{name: "theirs-2", cpu: "100m", mem: "7Gi", scheduler: "default-scheduler", node: "n2"})
+	c.waitFor("the foreign pods' load", func() bool {
+		a, err1 := c.plugin.Scheduler().NodeFree("n1", 0)
+		b, err2 := c.plugin.Scheduler().NodeFree("n2", 0)
+		return err1 == nil && err2 == nil && a[1] == gib && b[1] == gib
+	})
+	c.create(pod{name: "short", cpu: "1", mem: "2Gi"})
+	assert.Contains(t, c.waitUnschedulable("short"), "0/2 nodes are available: 2 finegrain: short of memory.")
+	c.create(pod{name: "huge", cpu: "1", mem: "64Gi"})
+	assert.Contains(t, c.waitUnschedulable("huge"), "no node could ever hold the task")
+	c.create(pod{name: "best-effort"})
+	assert.Contains(t, []string{"n1", "n2"}, c.waitBound("best-effort"))
+}
+
 // A bound pod of another scheduler is held on its node as its requests; when it is
 // deleted, the room is the plugin's again.
 func TestPodsOfOtherSchedulersAreHeldByRequest(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	schedutil "k8s.io/kubernetes/pkg/scheduler/util"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/finegrain/finegrain/resource"
@@ -204,6 +205,22 @@ func (s *scheme) tuple(rl v1.ResourceList, lenient bool) (resource.Tuple, error)
 		t[i] = v
 	}
 	return t, s.schema.Validate(t)
+}
+
+// bestEffort is the request held for a pod that requests nothing of finegrain's
+// resources (a BestEffort pod): kube-scheduler's own stand-in for such containers when
+// it scores nodes (0.1 core, 200 MiB), rather than nothing at all — finegrain would
+// refuse a task that says nothing of what it needs (finegrain.ErrNoDemand), and
+// planning nothing would start any number of them on one node.
+func (s *scheme) bestEffort() resource.Tuple {
+	var t resource.Tuple
+	if i := s.slot(v1.ResourceCPU); i >= 0 {
+		t[i] = schedutil.DefaultMilliCPURequest
+	}
+	if i := s.slot(v1.ResourceMemory); i >= 0 {
+		t[i] = schedutil.DefaultMemoryRequest
+	}
+	return t
 }
 
 func (s *scheme) slot(name v1.ResourceName) int {
