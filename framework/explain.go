@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/resource"
 )
 
 // This file explains refusals the way kube-scheduler does ("0/5 nodes are available:
@@ -78,29 +78,29 @@ type Tally struct {
 	last  match.Result // the latest refusal's match verdict, when it had one
 }
 
-// Add counts node's refusal: status st, with the match result r when st is NoRoom or
-// OverCapacity, and the node's capacity, to rank how close it came. A status that is
-// OK counts in Of only.
-func (t *Tally) Add(node *cluster.NodeInfo, st Status, r match.Result) {
+// Add counts node's answer: status st, with its match result r, and the node's
+// capacity, to rank how close it came. A status that is OK counts in Of only. A host
+// scheduler that probes node by node (Scheduler.Filter) tallies its answers this way.
+func (t *Tally) Add(node string, capacity resource.Tuple, st Status, r match.Result) {
 	t.Of++
 	if st.OK() {
 		return
 	}
 	t.count(CountOf(st, r), 1)
-	t.closer(node, st, r)
+	t.closer(node, capacity, st, r)
 	if r.Code != match.Fit && r.Code != match.FitCompressed {
 		t.last = r
 	}
 }
 
-// closer makes node the Closest if it refused for want of room (st NoRoom, with its
-// match result r) and came closer than the Closest so far.
-func (t *Tally) closer(node *cluster.NodeInfo, st Status, r match.Result) {
-	if st.Reason != NoRoom || r.Code != match.NoRoom || node == nil {
+// closer makes node, of capacity, the Closest if it refused for want of room (st
+// NoRoom, with its match result r) and came closer than the Closest so far.
+func (t *Tally) closer(node string, capacity resource.Tuple, st Status, r match.Result) {
+	if st.Reason != NoRoom || r.Code != match.NoRoom || node == "" {
 		return
 	}
-	if share := r.ShortfallShare(node.Capacity()); t.Closest == "" || share < t.share {
-		t.Closest, t.Short, t.share = node.ID(), r, share
+	if share := r.ShortfallShare(capacity); t.Closest == "" || share < t.share {
+		t.Closest, t.Short, t.share = node, r, share
 	}
 }
 

@@ -25,7 +25,7 @@ func (f *Framework) Reserve(t *cluster.TaskInfo, n *cluster.NodeInfo, now time.D
 	a := &f.scratch
 	if st := c.probe(a, t, n, now); !st.OK() {
 		tl := f.tallying()
-		tl.Add(n, c.explained(st, a), a.Result)
+		tl.Add(n.ID(), n.Capacity(), c.explained(st, a), a.Result)
 		tl.Unresolvable = !f.state.CouldHold(a.Demand.Hold.Peak(), t.GPU())
 		return Assignment{}, c.placementError(a, 1, tl, Status{})
 	}

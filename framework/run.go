@@ -154,7 +154,7 @@ func (f *Framework) tallying() *Tally {
 // tl; it reports whether the node passed.
 func (c *Cycle) filterCounted(a *Attempt, tl *Tally) bool {
 	st := c.Filter(a)
-	tl.Add(a.Node, c.explained(st, a), a.Result)
+	tl.Add(a.Node.ID(), a.Node.Capacity(), c.explained(st, a), a.Result)
 	return st.OK()
 }
 
@@ -186,7 +186,7 @@ func (c *Cycle) ruledOut(a *Attempt, tl *Tally, tried int) {
 		if n, ok := st.FirstBelow(need); ok && skipped > over {
 			b := *a
 			b.Node, b.Level = n, st.Locality(a.Task, n)
-			tl.closer(n, c.explained(c.Filter(&b), &b), b.Result)
+			tl.closer(n.ID(), n.Capacity(), c.explained(c.Filter(&b), &b), b.Result)
 		}
 	}
 	tl.Unresolvable = !st.CouldHold(a.Demand.Hold.Peak(), a.Task.GPU())
