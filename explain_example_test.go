@@ -39,6 +39,10 @@ func ExamplePlacementError() {
 	}
 	fmt.Println(err)
 	// Output:
+	// 2 node(s): no room, memory
+	// 1 node(s): no room, cpu
+	// closest: n3 short by 536870912 bytes of memory
+	// finegrain: task "report": 0/3 nodes can take it: 2 short of memory, 1 short of cpu; closest: node "n3", stage 0 needs memory=2147483648 over [0s, forever) but 1610612736 is free (compression allowance 0, short by 536870912): no node fits the task
 }
 
 // Pull mode: a heartbeat says why it started nothing — every job was passed over, and
@@ -51,6 +55,8 @@ func ExampleScheduler_Explain() {
 	why, _ := sched.Explain("report", 0)
 	fmt.Println(why.Explain())
 	// Output:
+	// every job passed over - 1 short of memory
+	// 0/3 nodes can take it: 2 short of memory, 1 short of cpu; closest: node "n3", stage 0 needs memory=2147483648 over [0s, forever) but 1610612736 is free (compression allowance 0, short by 536870912)
 }
 
 // Host mode: a host scheduler asks Filter node by node and tallies the answers the
@@ -66,4 +72,6 @@ func ExampleTally_Add() {
 	_, err := sched.PostFilter("report", 0, nil)
 	fmt.Println(err)
 	// Output:
+	// 0/3 nodes can take it: 2 short of memory, 1 short of cpu; closest: node "n3", stage 0 needs memory=2147483648 over [0s, forever) but 1610612736 is free (compression allowance 0, short by 536870912)
+	// finegrain: task "report": 0/3 nodes can take it: 2 short of memory, 1 short of cpu; closest: node "n3", stage 0 needs memory=2147483648 over [0s, forever) but 1610612736 is free (compression allowance 0, short by 536870912): no node fits the task
 }
