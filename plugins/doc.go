@@ -26,6 +26,9 @@
 //	PreReleaseList   Pass        the pre-release resource list (Alg. 4.1/4.2)
 //	Tetris           Pass        Tetris' packing choice: alignment, ε·SRPT, fairness
 //	                             knob (§14)
+//	QoSVectorScheduling  Pass,   QoS-vector matching in capacity scheduling (§12):
+//	                 Forget      queue of most free capacity, sub-queue by the node's
+//	                             i-th largest QoS feature, best finalvalue with aging
 //	Speculation      Pass        backup attempts (LATE, PRRL)
 //	LoadAwareScheduling  (not in the default list: add it with finegrain.WithPlugin)
 //	                 Demand,     usage-aware overcommit (Koordinator's plugin, §15):
@@ -35,7 +38,7 @@
 //
 // Each file holds one extension point's plugins, or one idea's: demand.go, filter.go
 // (PreFilter and Filter), score.go (Score, and the future starts of PostFilter and
-// Booking), gate.go, classes.go, delay.go, prerelease.go, tetris.go, speculation.go, gang.go,
-// preempt.go, loadaware.go; unfit.go holds the checks several passes share. A plugin
+// Booking), gate.go, classes.go, delay.go, prerelease.go, tetris.go, qosvector.go,
+// speculation.go, gang.go, preempt.go, loadaware.go; unfit.go holds the checks several passes share. A plugin
 // instance belongs to one Framework.
 package plugins
