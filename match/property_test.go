@@ -1,6 +1,7 @@
 package match_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -304,6 +305,82 @@ func TestQoSProperties(t *testing.T) {
 		}
 		return true
 	}, vectors))
+	props.Property("pick: the first non-empty sub-queue, never a job whose hard QoS fails, the best final value", prop.ForAll(func(seed int64) string {
+		r := rand.New(rand.NewSource(seed))
+		vec := func() match.QoSVector {
+			var v match.QoSVector
+			for i := range v {
+				v[i] = float64(1 + r.Intn(10)) // integers: ties between features too
+			}
+			return v
+		}
+		node := match.QoSNode{Res: vec(), Remaining: match.Hard{Memory: int64(r.Intn(20)), Disk: int64(r.Intn(20))}}
+		jobs := make([]match.QoSJob, r.Intn(8))
+		for i := range jobs {
+			var k match.Weights
+			k[r.Intn(match.QoSLen)] = 1
+			if r.Intn(2) == 0 { // spread over two features, sometimes a tie
+				a, b := r.Intn(match.QoSLen), r.Intn(match.QoSLen)
+				k = match.Weights{}
+				k[a] += 0.5
+				k[b] += 0.5
+			}
+			jobs[i] = match.QoSJob{ID: fmt.Sprint(i), Req: vec(), Weights: k, Need: match.Hard{Memory: int64(r.Intn(20)), Disk: int64(r.Intn(20))}}
+		}
+		var a match.Aging
+		for range r.Intn(3) { // some earlier refusals
+			if _, err := a.Pick(node, jobs); err != nil {
+				return err.Error()
+			}
+		}
+		before := make([]int, len(jobs))
+		for i, j := range jobs {
+			before[i] = a.Priority(j.ID)
+		}
+		got, err := a.Pick(node, jobs)
+		if err != nil {
+			return err.Error()
+		}
+		// The first rank whose sub-queue is non-empty; none only without jobs.
+		class, rank := match.Feature(-1), 0
+		for rank = 1; rank <= match.QoSLen && class < 0; rank++ {
+			f, _ := node.Res.Class(rank)
+			for _, j := range jobs {
+				if j.Weights.Class() == f {
+					class = f
+				}
+			}
+		}
+		if class < 0 {
+			if len(jobs) > 0 || got != -1 {
+				return fmt.Sprintf("no sub-queue found among %d jobs, pick %d", len(jobs), got)
+			}
+			return ""
+		}
+		best, bestV := -1, 0.0
+		for i, j := range jobs {
+			_, met := match.MustValue(j.Need, node.Remaining)
+			inSub := j.Weights.Class() == class
+			if want := before[i] + map[bool]int{true: 1}[inSub && !met]; a.Priority(j.ID) != want {
+				return fmt.Sprintf("job %d: priority %d, want %d", i, a.Priority(j.ID), want)
+			}
+			if !inSub || !met {
+				continue
+			}
+			if v := match.FinalValue(match.Value(j.Req, node.Res, j.Weights), true, before[i]); best < 0 || v > bestV {
+				best, bestV = i, v
+			}
+		}
+		if got >= 0 {
+			if _, met := match.MustValue(jobs[got].Need, node.Remaining); !met {
+				return fmt.Sprintf("picked job %d, whose hard QoS fails", got)
+			}
+		}
+		if got != best {
+			return fmt.Sprintf("picked %d, want %d (class %v, rank %d)", got, best, class, rank-1)
+		}
+		return ""
+	}, gen.Int64().WithShrinker(gopter.NoShrinker)))
 	props.Property("aging: one bump per refusal", prop.ForAll(func(res match.QoSVector, k match.Weights, need, rem int64) bool {
 		var a match.Aging
 		j := match.QoSJob{ID: "j", Req: res, Weights: k, Need: match.Hard{Memory: need, Disk: 1}}
