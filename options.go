@@ -57,6 +57,7 @@ type config struct {
 	matchers    map[policy.Mode]match.Matcher
 	prerelease  *speculate.FairPlacer
 	tetris      *plugins.TetrisConfig
+	qosVector   *plugins.QoSVectorScheduling // WithQoSVectorScheduling
 	speculator  speculate.Speculator
 	acceptUnres bool // WithUnresolvableAccepted
 	skipDetails int
@@ -573,6 +574,31 @@ func WithTetris(cfg TetrisConfig) Option {
 			return fmt.Errorf("finegrain: %w", err) // wraps ErrInvalid
 		}
 		c.tetris, c.prerelease = &cfg, nil
+		return nil
+	}
+}
+
+// WithQoSVectorScheduling makes pull mode choose tasks by QoS-vector matching in
+// capacity scheduling (plugins.QoSVectorScheduling, docs/methods.md §12, steps 1–7)
+// instead of the fairness order with delay scheduling: on a heartbeat, of the queues
+// with a job waiting the one with the most free capacity (its min share, the capacity
+// configured with fairness.MinShare, less its use) is chosen; in it, the sub-queue of
+// the jobs whose class (largest preference weight) is the node's largest QoS feature,
+// or when that sub-queue is empty its 2nd largest, 3rd, ...; in that sub-queue, the job
+// of best finalvalue (eq. 4–6, with priority aging) among those whose hard QoS the node
+// meets. Give each job its demand with SetJobQoSVector and each node its supply with
+// SetNodeQoSVector, with every heartbeat; a job without one waits, a node without one
+// takes nothing from this pass. The paper builds on capacity scheduling: use it with
+// WithOrdering(fairness.Capacity{}) and queues with min shares.
+//
+// It is not WithQoS, which replaces the eq. 15 deadline check, another method. There
+// are no locality waits (delay-scheduling options and the packing bound have no
+// effect). New refuses it together with WithTetris or WithPreReleaseList, which would
+// choose the tasks in its place. Push mode (Place) and the other passes (WithPreemption,
+// WithReservations, WithSpeculation) are unaffected.
+func WithQoSVectorScheduling() Option {
+	return func(c *config) error {
+		c.qosVector = plugins.NewQoSVectorScheduling()
 		return nil
 	}
 }

@@ -190,6 +190,9 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 	}
 	list = append(list, idle, classes)
 	var ds *plugins.DelayScheduling // the locality strategy, when it is delay scheduling
+	if err := cfg.qosVectorConflict(); err != nil {
+		return nil, err
+	}
 	if cfg.tetris != nil {
 		p, err := plugins.NewTetris(*cfg.tetris, pred)
 		if err != nil {
@@ -202,6 +205,8 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 			return nil, err
 		}
 		list = append(list, p)
+	} else if cfg.qosVector != nil {
+		list = append(list, cfg.qosVector)
 	} else {
 		switch {
 		case cfg.useDelay && cfg.clock:
