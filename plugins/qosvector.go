@@ -123,7 +123,7 @@ func (s QoSVectorSupply) validate() error {
 // and is not safe for concurrent use: the reference Scheduler serialises its calls.
 type QoSVectorScheduling struct {
 	aging    match.Aging
-	demands  map[string]qosDemand // by job ID
+	demands  []qosDemand          // by job slot (cluster.JobInfo.Index)
 	supplies map[string]qosSupply // by node ID
 	try      DelayScheduling      // its try, with no locality waits
 
@@ -137,8 +137,9 @@ type QoSVectorScheduling struct {
 	picks  []int // index in cands of each of jobs
 }
 
-// qosDemand is a job's demand, with the job it was set for: a later job of the same
-// ID (after the first was forgotten) has none until it is set again.
+// qosDemand is a job's demand, with the job it was set for: a later job in the same
+// slot, or of the same ID after the first was forgotten, has none until it is set.
+// A zero qosDemand (nil job) is none.
 type qosDemand struct {
 	job *cluster.JobInfo
 	d   QoSVectorDemand
@@ -169,7 +170,6 @@ type qosQueue struct {
 // NewQoSVectorScheduling returns the pass with no demands and no supplies.
 func NewQoSVectorScheduling() *QoSVectorScheduling {
 	p := &QoSVectorScheduling{
-		demands:  make(map[string]qosDemand),
 		supplies: make(map[string]qosSupply),
 		byID:     make(map[string]int),
 		try:      *NewDelayScheduling(nil),
@@ -190,17 +190,28 @@ func (p *QoSVectorScheduling) SetDemand(j *cluster.JobInfo, d QoSVectorDemand) e
 	if err := d.validate(); err != nil {
 		return fmt.Errorf("plugins: job %q: %w", j.ID(), err)
 	}
-	p.demands[j.ID()] = qosDemand{job: j, d: d}
+	i := j.Index()
+	if i >= len(p.demands) {
+		p.demands = append(p.demands, make([]qosDemand, i+1-len(p.demands))...)
+	}
+	p.demands[i] = qosDemand{job: j, d: d}
 	return nil
+}
+
+// demand is job j's demand; false when none was set for it.
+func (p *QoSVectorScheduling) demand(j *cluster.JobInfo) (*QoSVectorDemand, bool) {
+	if i := j.Index(); i < len(p.demands) && p.demands[i].job == j {
+		return &p.demands[i].d, true
+	}
+	return nil, false
 }
 
 // Demand is job j's demand; false when none was set for it.
 func (p *QoSVectorScheduling) Demand(j *cluster.JobInfo) (QoSVectorDemand, bool) {
-	e, ok := p.demands[j.ID()]
-	if !ok || e.job != j {
-		return QoSVectorDemand{}, false
+	if d, ok := p.demand(j); ok {
+		return *d, true
 	}
-	return e.d, true
+	return QoSVectorDemand{}, false
 }
 
 // SetSupply records node n's report, replacing the earlier one: its hard values are
@@ -236,8 +247,8 @@ func (p *QoSVectorScheduling) Priority(j *cluster.JobInfo) int { return p.aging.
 
 // Forget implements framework.ForgetPlugin: a forgotten job's demand and priority go.
 func (p *QoSVectorScheduling) Forget(j *cluster.JobInfo) {
-	if e, ok := p.demands[j.ID()]; ok && e.job == j {
-		delete(p.demands, j.ID())
+	if i := j.Index(); i < len(p.demands) && p.demands[i].job == j {
+		p.demands[i] = qosDemand{}
 	}
 	p.aging.Forget(j.ID())
 }
@@ -333,22 +344,27 @@ func (p *QoSVectorScheduling) collect(j *cluster.JobInfo) bool {
 		c.PassOver(j, framework.Skip{})
 		return true
 	}
-	e, ok := p.demands[j.ID()]
-	if !ok || e.job != j {
+	d, ok := p.demand(j)
+	if !ok {
 		c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.PluginRefused, Plugin: p.Name()})
 		return true
 	}
 	if !c.FilterJob(j) {
 		return true
 	}
+	// The walk takes a queue's jobs one after another: most often j's queue is the
+	// last one seen.
 	q := j.Spec().Queue
-	qi, ok := p.byID[q]
-	if !ok {
-		qi = len(p.queues)
-		p.queues = append(p.queues, qosQueue{id: q})
-		p.byID[q] = qi
+	qi := len(p.queues) - 1
+	if qi < 0 || p.queues[qi].id != q {
+		var seen bool
+		if qi, seen = p.byID[q]; !seen {
+			qi = len(p.queues)
+			p.queues = append(p.queues, qosQueue{id: q})
+			p.byID[q] = qi
+		}
 	}
-	p.cands = append(p.cands, qosCand{job: j, queue: qi, d: e.d})
+	p.cands = append(p.cands, qosCand{job: j, queue: qi, d: *d})
 	return true
 }
 
