@@ -271,7 +271,7 @@ const DefaultPackingBound = plugins.DefaultPackingBound
 // queue is waiting for, from running ahead of the fairness order. The default is
 // DefaultPackingBound with DRF ordering and none with the others (their orders are not
 // by dominant share); FIFO never has one. It has no effect with WithPreReleaseList,
-// with WithTetris or in push mode. b must be ≥ 0 and not NaN (0: strict).
+// with WithTetris, with WithQoSVectorScheduling or in push mode. b must be ≥ 0 and not NaN (0: strict).
 func WithPackingBound(b float64) Option {
 	return func(c *config) error {
 		if !(b >= 0) {
@@ -300,8 +300,8 @@ func WithoutPackingBound() Option {
 // or not its nodes could take it: when room is scarce — other applications' load held
 // on the nodes (SetExternalLoad), a busy cluster — the offers it passes up go to the
 // jobs behind it, and a small job at the head of the fairness order can wait many
-// times W1. It has no effect without delay scheduling, with WithPreReleaseList or with
-// WithTetris.
+// times W1. It has no effect without delay scheduling, with WithPreReleaseList, with
+// WithTetris or with WithQoSVectorScheduling.
 func WithLocalityWaitForRoom(on bool) Option {
 	return func(c *config) error {
 		c.waitForRoom = on
