@@ -94,8 +94,8 @@ func (s QoSVectorSupply) validate() error {
 //     the fairness order. Jobs submitted to no queue are in the root queue, whose use
 //     is the whole cluster's. Reading: only queues with a job waiting compete; the
 //     printed "if the queue is empty, assign nothing" is read as "no queue has a job
-//     waiting", since the literal reading would idle the node whenever the emptiest
-//     queue had nothing to run.
+//     waiting", since the literal reading would idle the node whenever the queue of
+//     most free capacity had nothing to run.
 //  4. The sub-queue of the node's class is chosen; when it is empty, i ← i + 1 and
 //  5. the node is classified by its i-th largest feature, back to 4 (at most five
 //     ranks: a queue with a job waiting has a non-empty sub-queue).
