@@ -244,7 +244,8 @@ type Decision struct {
 	// are pending but every job that has one was passed over (Refusals says why);
 	// NoClassFits when the heartbeat could tell at once, from the demands of the
 	// pending tasks, that none of them can start on the node — it then walks no job,
-	// and Skipped is 0.
+	// and Skipped is 0; PluginRefused when a pass plugin ends it
+	// (plugins.QoSVectorScheduling: the node has not reported its QoS supply).
 	Stop Reason
 	// Skips details the first refusals — a job passed over, or one of its tasks
 	// refused (Task set) — as many as the skip details setting asks; Skipped counts
