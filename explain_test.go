@@ -2,9 +2,15 @@ package finegrain_test
 
 import (
 	"errors"
+	"fmt"
+	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -243,3 +249,87 @@ func TestDecisionRefusals(t *testing.T) {
 }
 
 func predictKey(logic string) predict.Key { return predict.Key{Logic: logic, InputSize: 1} }
+
+// TestPlacementErrorAgreesWithItself replays random clusters and placements: every
+// failed push placement counts each node once (Of is the cluster's size, every node
+// refused), its Reason, Dim and Plugin are its first count's, its Result the closest
+// node's verdict, its message lists every count, and Explain, asked the same
+// question just before, tallies the same.
+func TestPlacementErrorAgreesWithItself(t *testing.T) {
+	params := gopter.DefaultTestParameters()
+	params.MinSuccessfulTests = 200
+	// The seed is fresh on every run; gopter prints it when a property fails (replay
+	// with params.SetSeed(seed)).
+	props := gopter.NewProperties(params)
+	props.Property("a placement error's fields, counts and message agree", prop.ForAll(placementErrorsAgree, gen.Int64()))
+	props.TestingRun(t)
+}
+
+func placementErrorsAgree(seed int64) string {
+	r := rand.New(rand.NewSource(seed))
+	opts := []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithUnresolvableAccepted(true)}
+	if r.Intn(2) == 0 {
+		opts = append(opts, finegrain.WithCandidates(1))
+	}
+	s, err := finegrain.New(schema, opts...)
+	if err != nil {
+		return err.Error()
+	}
+	nodes := 1 + r.Intn(8)
+	for i := 0; i < nodes; i++ {
+		spec := finegrain.Node{ID: fmt.Sprintf("n%d", i), Capacity: schema.MustTuple(int64(1+r.Intn(8))*1000, int64(1+r.Intn(8))*gib)}
+		if r.Intn(3) == 0 {
+			spec.GPU = gpu.Spec{Model: "T4", Count: 1 + r.Intn(2)}
+		}
+		if err := s.AddNode(spec); err != nil {
+			return err.Error()
+		}
+	}
+	if err := s.SubmitJob(finegrain.Job{ID: "j"}); err != nil {
+		return err.Error()
+	}
+	for i := 0; i < 40; i++ {
+		task := finegrain.Task{ID: fmt.Sprintf("t%d", i), Job: "j", Request: schema.MustTuple(int64(r.Intn(4000)+1), int64(r.Intn(6)+1)*gib/2)}
+		if r.Intn(5) == 0 {
+			task.GPU = gpu.Share(int64(100 * (1 + r.Intn(10))))
+		}
+		if err := s.Submit(task); err != nil {
+			return err.Error()
+		}
+		why, err := s.Explain(task.ID, 0)
+		if err != nil {
+			return err.Error()
+		}
+		_, err = s.Place(task.ID, 0)
+		var pe *finegrain.PlacementError
+		switch {
+		case err == nil:
+			if why.Refused() == why.Of {
+				return fmt.Sprintf("%s: placed, but Explain said no node can take it: %s", task.ID, why.Explain())
+			}
+			continue
+		case !errors.As(err, &pe):
+			return fmt.Sprintf("%s: %v", task.ID, err)
+		}
+		tl := pe.Refusals
+		first := tl.Counts[0]
+		switch {
+		case tl.Of != nodes || tl.Refused() != nodes:
+			return fmt.Sprintf("%s: %d of %d counted, %d refused: %s", task.ID, tl.Of, nodes, tl.Refused(), err)
+		case pe.Reason != first.Reason || pe.Dim != first.Dim || pe.Plugin != first.Plugin:
+			return fmt.Sprintf("%s: fields %v/%s/%s, first count %+v", task.ID, pe.Reason, pe.Dim, pe.Plugin, first)
+		case tl.Closest != "" && pe.Result != tl.Short:
+			return fmt.Sprintf("%s: result %v, closest's %v", task.ID, pe.Result, tl.Short)
+		case !strings.Contains(err.Error(), tl.Explain()):
+			return fmt.Sprintf("%s: message %q lacks %q", task.ID, err, tl.Explain())
+		case why.Explain() != tl.Explain() || why.Unresolvable != tl.Unresolvable:
+			return fmt.Sprintf("%s: Explain says %q, Place %q", task.ID, why.Explain(), tl.Explain())
+		}
+		for i := 1; i < len(tl.Counts); i++ {
+			if tl.Counts[i].N > tl.Counts[i-1].N {
+				return fmt.Sprintf("%s: counts out of order: %v", task.ID, tl.Counts)
+			}
+		}
+	}
+	return ""
+}
