@@ -54,8 +54,8 @@ func Example() {
 	}
 	// Output:
 	// unpredictable, by request: 2 started; node busy
-	// map-2 predicted: true [20s {cpu=1000,memory=1073741824}]
-	// map-3 predicted: true [20s {cpu=1000,memory=1073741824}]
+	// map-2 predicted: true [20s {cpu=1,memory=1Gi}]
+	// map-3 predicted: true [20s {cpu=1,memory=1Gi}]
 }
 
 // Push mode: a task is pending; the scheduler picks the node.

@@ -139,5 +139,5 @@ func ExampleScheduler_ReportRunning() {
 	fmt.Println("on i0's report:", len(d.Assignments), "started, predicted", a.Predicted, "holding", s.Format(a.Profile.Peak()))
 	// Output:
 	// by request: 2 started
-	// on i0's report: 4 started, predicted true holding cpu=1000,memory=2147483648
+	// on i0's report: 4 started, predicted true holding cpu=1,memory=2Gi
 }

@@ -54,7 +54,7 @@ func ExampleFineGrained_Match() {
 	fmt.Println(r.Code, "allowance", s.Format(r.Allowance))
 	fmt.Printf("stage 0 compressed %.4f, stage 1 %.4f; %v instead of %v\n", r.StageRatio(0), r.StageRatio(1), d, task.Duration())
 	// Output:
-	// FitCompressed allowance cpu=200
+	// FitCompressed allowance cpu=200m
 	// stage 0 compressed 0.0476, stage 1 0.0000; 4.05s instead of 4s
 }
 

@@ -49,9 +49,9 @@ func Example() {
 	_, ok = est.Estimate(predict.Key{Logic: key.Logic, InputSize: 64 << 20})
 	fmt.Println("other input size predictable:", ok)
 	// Output:
-	// observed:  [40s {cpu=2000,memory=536870912}, 20s {cpu=400,memory=2147483648}]
-	// observed:  [50s {cpu=2000,memory=536870912}, 30s {cpu=500,memory=1610612736}]
-	// predicted: [45s {cpu=2000,memory=536870912}, 25s {cpu=450,memory=2147483648}] true
+	// observed:  [40s {cpu=2,memory=512Mi}, 20s {cpu=400m,memory=2Gi}]
+	// observed:  [50s {cpu=2,memory=512Mi}, 30s {cpu=500m,memory=1536Mi}]
+	// predicted: [45s {cpu=2,memory=512Mi}, 25s {cpu=450m,memory=2Gi}] true
 	// other input size predictable: false
 }
 
@@ -68,7 +68,7 @@ func ExampleSimilarTask_Observe() {
 	_ = est.Observe(key, predict.Observation{Profile: squeezed, Compression: []resource.Vector{{0.2}}})
 	p, _ := est.Estimate(key)
 	fmt.Println(p)
-	// Output: [1m6s {cpu=1840}]
+	// Output: [1m6s {cpu=1840m}]
 }
 
 // Nearest-size scaling answers for an input size never seen, from the nearest one seen.
@@ -79,7 +79,7 @@ func ExampleWithNearestSize() {
 	_ = est.Observe(predict.Key{Logic: "scan", InputSize: 100}, predict.Observation{Profile: seen})
 	p, ok := est.Estimate(predict.Key{Logic: "scan", InputSize: 250})
 	fmt.Println(p, ok)
-	// Output: [2m30s {cpu=1000}] true
+	// Output: [2m30s {cpu=1}] true
 }
 
 // A job seen for the first time is predicted from its family: other runs of the same
@@ -102,8 +102,8 @@ func ExampleWithFamily() {
 		fmt.Println(k.Logic, p, ok)
 	}
 	// Output:
-	// wordcount --in=/logs/b/map [1m0s {cpu=1000,memory=536870912}] true
-	// wordcount --in=/logs/c/map [2m0s {cpu=1000,memory=536870912}] true
+	// wordcount --in=/logs/b/map [1m0s {cpu=1,memory=512Mi}] true
+	// wordcount --in=/logs/c/map [2m0s {cpu=1,memory=512Mi}] true
 	// wordcount --in=/logs/d/map [] false
 	// sort --in=/logs/a/map [] false
 }
@@ -132,8 +132,8 @@ func ExampleSimilarTask_ObserveRunning() {
 	p, ok = est.Estimate(key)
 	fmt.Println("finished:", p, ok, est.Observations(key))
 	// Output:
-	// running:  [10s {cpu=300,memory=1073741824}, 30s {cpu=1500,memory=1073741824}] then for ever cpu=1500,memory=1073741824 true true 0
-	// finished: [5m0s {cpu=1500,memory=1073741824}] true 1
+	// running:  [10s {cpu=300m,memory=1Gi}, 30s {cpu=1500m,memory=1Gi}] then for ever cpu=1500m,memory=1Gi true true 0
+	// finished: [5m0s {cpu=1500m,memory=1Gi}] true 1
 }
 
 func ExampleSegment() {
@@ -147,8 +147,8 @@ func ExampleSegment() {
 	p, _ = predict.Segment(schema, samples, predict.WithMinStage(10*time.Minute))
 	fmt.Println(p)
 	// Output:
-	// [15m0s {cpu=120}, 20m0s {cpu=900}, 5m0s {cpu=300}]
-	// [15m0s {cpu=120}, 25m0s {cpu=900}]
+	// [15m0s {cpu=120m}, 20m0s {cpu=900m}, 5m0s {cpu=300m}]
+	// [15m0s {cpu=120m}, 25m0s {cpu=900m}]
 }
 
 func ExampleConformity() {
@@ -207,7 +207,7 @@ func ExampleDetectRedundant() {
 	usage := []resource.Tuple{schema.MustTuple(800, 2<<30), schema.MustTuple(1000, 3<<30)}
 	r, _ := predict.DetectRedundant(schema, usage, schema.MustTuple(4000, 4<<30), resource.Uniform(schema.All(), 0.8))
 	fmt.Println("redundant:", r.IsRedundant(), "reclaim:", schema.Format(r.Reclaimable))
-	// Output: redundant: true reclaim: cpu=2750,memory=268435456
+	// Output: redundant: true reclaim: cpu=2750m,memory=256Mi
 }
 
 // Stages follow the data. A key first seen as two stages starts to run as three (a new
@@ -249,6 +249,6 @@ func ExampleSimilarTask_Redivide() {
 	// Output:
 	// before: 2 stages
 	// re-divided keys: 1
-	// after:  [37.5s {cpu=2000,memory=536870912}, 45s {cpu=4000,memory=2147483648}, 37.5s {cpu=500,memory=2147483648}]
-	// later:  [39.929381188s {cpu=2000,memory=536870912}, 40.141237625s {cpu=4000,memory=1104072373}, 39.929381188s {cpu=500,memory=2147483648}]
+	// after:  [37.5s {cpu=2,memory=512Mi}, 45s {cpu=4,memory=2Gi}, 37.5s {cpu=500m,memory=2Gi}]
+	// later:  [39.929381188s {cpu=2,memory=512Mi}, 40.141237625s {cpu=4,memory=1104072373}, 39.929381188s {cpu=500m,memory=2Gi}]
 }

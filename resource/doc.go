@@ -24,4 +24,9 @@
 // Schema.Parse, which reject unknown and duplicate dimensions and negative amounts with a
 // *DimensionError naming the dimension and value; errors.Is matches the sentinels
 // (ErrNegative, ErrUnknownDimension, ...).
+//
+// As text, amounts are Kubernetes resource quantities in each dimension's whole units
+// (Dimension.BaseUnitsPerQuantity): Parse reads "cpu=500m, memory=16Gi" as 500
+// millicores and 17179869184 bytes, "cpu=1.5" as 1500 millicores, and Format writes
+// tuples back in the same form ("cpu=2,memory=1536Mi").
 package resource

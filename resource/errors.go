@@ -34,8 +34,12 @@ var (
 	// ErrOverflow reports amounts whose sum leaves the int64 range, or an amount given
 	// to Parse that does.
 	ErrOverflow = errors.New("amount overflows int64")
-	// ErrSyntax reports malformed text given to Parse.
+	// ErrSyntax reports malformed text given to Parse: a pair that is not name=amount,
+	// or an amount that is not a quantity.
 	ErrSyntax = errors.New("syntax error")
+	// ErrInvalidScale reports a Dimension.BaseUnitsPerQuantity that is not 0 or a
+	// power of ten up to 10^18.
+	ErrInvalidScale = errors.New("invalid base units per quantity")
 )
 
 // DimensionError is the error returned for bad input concerning one dimension. It names

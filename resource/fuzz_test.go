@@ -9,9 +9,12 @@ import (
 )
 
 // FuzzParse checks that Parse never panics, that what it accepts is a valid tuple, and
-// that Format writes it back to text that parses to the same tuple.
+// that Format writes it back to text that parses to the same tuple. The seeds are
+// Kubernetes quantities and near misses.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"cpu=2000,memory=4Gi", "", "cpu=", "gpu=1,gpu=1", "memory=-1", "disk=9999999999Pi", " net-io = 10Mi ", "cpu=10000000000000000P", "cpu=9223372036854775808"} {
+	for _, s := range []string{"cpu=2,memory=4Gi", "", "cpu=", "gpu=1,gpu=1", "memory=-1", "disk=9999999999Pi", " net-io = 10Mi ", "cpu=10000000000000000P", "cpu=9223372036854775808",
+		"cpu=500m", "cpu=1.5", "memory=0.5Gi", "cpu=1e3", "memory=1E3", "cpu=0.1m", "cpu=+.5", "cpu=1.", "cpu=-0", "cpu=-1m", "memory=7.99Ei", "memory=8Ei",
+		"cpu=9223372036854775.807", "cpu=1e-400", "cpu=2e+2", "disk-io=1.5k,net-io=3u", "cpu=1n", "cpu=NaN", "cpu=Inf", "cpu=0x10", "cpu=1_000", "cpu=1e", "cpu=1K", "memory=1GiB"} {
 		f.Add(s)
 	}
 	s := resource.Standard()
@@ -30,6 +33,43 @@ func FuzzParse(f *testing.F) {
 		back, err := s.Parse(s.Format(v))
 		if err != nil || back != v {
 			t.Fatalf("round trip of %v through %q gave %v, %v", v, s.Format(v), back, err)
+		}
+	})
+}
+
+// FuzzParseAmount checks ParseAmount on a dimension of any valid scale: it never
+// panics, fails only with a *DimensionError wrapping ErrSyntax, ErrNegative or
+// ErrOverflow, and what it accepts is non-negative and written back by FormatAmount to
+// text that reads the same.
+func FuzzParseAmount(f *testing.F) {
+	for _, c := range []struct {
+		text   string
+		p      uint8
+		binary bool
+	}{{"500m", 3, false}, {"16Gi", 0, true}, {"1.5", 2, false}, {"1e3", 9, true}, {"0.1m", 18, false}, {"-0", 0, false}, {"1E", 1, true}, {"9.2E", 0, false}, {"1e-99999", 4, false}} {
+		f.Add(c.text, c.p, c.binary)
+	}
+	f.Fuzz(func(t *testing.T, text string, p uint8, binary bool) {
+		scale := int64(1)
+		for range p % 19 {
+			scale *= 10
+		}
+		d := resource.Dimension{Name: "d", BaseUnitsPerQuantity: scale, BinarySI: binary}
+		v, err := d.ParseAmount(text)
+		if err != nil {
+			var de *resource.DimensionError
+			if !errors.As(err, &de) || de.Dim != "d" ||
+				!(errors.Is(err, resource.ErrSyntax) || errors.Is(err, resource.ErrNegative) || errors.Is(err, resource.ErrOverflow)) {
+				t.Fatalf("ParseAmount(%q) at scale %d: error %v", text, scale, err)
+			}
+			return
+		}
+		if v < 0 {
+			t.Fatalf("ParseAmount(%q) at scale %d = %d", text, scale, v)
+		}
+		out := d.FormatAmount(v)
+		if back, err := d.ParseAmount(out); err != nil || back != v {
+			t.Fatalf("%q at scale %d: %d written %q, read back %d, %v", text, scale, v, out, back, err)
 		}
 	})
 }

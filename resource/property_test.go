@@ -2,6 +2,7 @@ package resource_test
 
 import (
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/leanovate/gopter"
@@ -104,5 +105,62 @@ func TestCompressionLaws(t *testing.T) {
 		rc, err := resource.MaxCompression(b, lim)
 		return err == nil && rc >= 0 && rc <= lim
 	}, gen.Float64Range(0.001, 100), gen.Float64Range(0, 100), gen.Float64Range(0, 1), ratio))
+	props.TestingRun(t)
+}
+
+// amounts generates valid amounts that reach every form Format writes: any int64 ≥ 0,
+// small counts, and multiples of powers of 1024 and of 10 (the suffixed forms).
+func amounts() gopter.Gen {
+	return gen.OneGenOf(
+		gen.Int64Range(0, math.MaxInt64),
+		gen.Int64Range(0, 5000),
+		gen.IntRange(0, 60).FlatMap(func(v any) gopter.Gen {
+			shift := v.(int)
+			return gen.Int64Range(0, math.MaxInt64>>shift).Map(func(k int64) int64 { return k << shift })
+		}, reflect.TypeOf(int64(0))),
+		gen.IntRange(0, 18).FlatMap(func(v any) gopter.Gen {
+			p := int64(1)
+			for range v.(int) {
+				p *= 10
+			}
+			return gen.Int64Range(0, math.MaxInt64/p).Map(func(k int64) int64 { return k * p })
+		}, reflect.TypeOf(int64(0))),
+	)
+}
+
+// validTuples generates valid tuples of a schema of n dimensions.
+func validTuples(n int) gopter.Gen {
+	return gen.SliceOfN(n, amounts()).Map(func(s []int64) resource.Tuple {
+		var t resource.Tuple
+		copy(t[:], s)
+		return t
+	})
+}
+
+// Format then Parse gives back every valid tuple exactly, in the standard schema and in
+// one whose dimensions have other scales (0 meaning 1, tenths, hundredths, micro-,
+// nano-, atto-units, a binary count).
+func TestFormatParseRoundTrip(t *testing.T) {
+	odd := resource.MustSchema(
+		resource.Dimension{Name: "plain"},
+		resource.Dimension{Name: "tenths", BaseUnitsPerQuantity: 10},
+		resource.Dimension{Name: "cents", BaseUnitsPerQuantity: 100, BinarySI: true},
+		resource.Dimension{Name: "micro", BaseUnitsPerQuantity: 1e6},
+		resource.Dimension{Name: "nano", BaseUnitsPerQuantity: 1e9, BinarySI: true},
+		resource.Dimension{Name: "atto", BaseUnitsPerQuantity: 1e18},
+		resource.Dimension{Name: "bytes", BinarySI: true},
+		resource.Dimension{Name: "e4", BaseUnitsPerQuantity: 1e4},
+	)
+	props := gopter.NewProperties(params())
+	for _, s := range []*resource.Schema{resource.Standard(), odd} {
+		props.Property("Parse(Format(t)) == t in "+s.String(), prop.ForAll(func(v resource.Tuple) bool {
+			back, err := s.Parse(s.Format(v))
+			return err == nil && back == v
+		}, validTuples(s.Len())))
+	}
+	props.Property("FormatAmount of a negative amount is the amount's with a minus sign", prop.ForAll(func(v int64) bool {
+		return resource.CPU.FormatAmount(-v) == "-"+resource.CPU.FormatAmount(v) &&
+			resource.Memory.FormatAmount(-v) == "-"+resource.Memory.FormatAmount(v)
+	}, gen.Int64Range(1, math.MaxInt64)))
 	props.TestingRun(t)
 }

@@ -83,7 +83,8 @@ func TestTupleConstructorErrors(t *testing.T) {
 		{"Parse garbage amount", func() (resource.Tuple, error) { return s.Parse("cpu=lots") }, resource.ErrSyntax, "cpu"},
 		{"Parse overflow", func() (resource.Tuple, error) { return s.Parse("memory=9000000Pi") }, resource.ErrOverflow, "memory"},
 		{"Parse overflow by a decimal suffix", func() (resource.Tuple, error) { return s.Parse("cpu=10000000000000000P") }, resource.ErrOverflow, "cpu"},
-		{"Parse overflow without a suffix", func() (resource.Tuple, error) { return s.Parse("cpu=9223372036854775808") }, resource.ErrOverflow, "cpu"},
+		{"Parse overflow without a suffix", func() (resource.Tuple, error) { return s.Parse("cpu=9223372036854775808m") }, resource.ErrOverflow, "cpu"},
+		{"Parse overflow in whole cores", func() (resource.Tuple, error) { return s.Parse("cpu=9223372036854776") }, resource.ErrOverflow, "cpu"},
 		{"Parse overflow of many digits", func() (resource.Tuple, error) { return s.Parse("memory=99999999999999999999999999k") }, resource.ErrOverflow, "memory"},
 		{"Parse garbage after many digits", func() (resource.Tuple, error) { return s.Parse("cpu=99999999999999999999999999x") }, resource.ErrSyntax, "cpu"},
 	}
@@ -98,7 +99,7 @@ func TestTupleConstructorErrors(t *testing.T) {
 		})
 	}
 	_, err := s.Parse("cpu=10000000000000000P")
-	assert.EqualError(t, err, `resource: dimension "cpu": amount overflows int64 (10000000000000000P is too large: at most 9223372036854775807 in the base unit)`)
+	assert.EqualError(t, err, `resource: dimension "cpu": amount overflows int64 (10000000000000000P is too large: at most 9223372036854775807m)`)
 	_, err = s.Parse("cpu")
 	assert.ErrorIs(t, err, resource.ErrSyntax)
 	_, err = s.Parse("=3")
@@ -123,10 +124,10 @@ func TestValidate(t *testing.T) {
 
 func TestParseFormat(t *testing.T) {
 	s := resource.Standard()
-	v, err := s.Parse(" cpu = 2500 , memory=4Gi, disk=1T,net-io=10Mi,gpu=1")
+	v, err := s.Parse(" cpu = 2.5 , memory=4Gi, disk=1T,net-io=10Mi,gpu=1")
 	require.NoError(t, err)
 	assert.Equal(t, resource.Tuple{2500, 4 << 30, 0, 10 << 20, 1e12, 1}, v)
-	assert.Equal(t, "cpu=2500,memory=4294967296,net-io=10485760,disk=1000000000000,gpu=1", s.Format(v))
+	assert.Equal(t, "cpu=2500m,memory=4Gi,net-io=10Mi,disk=1T,gpu=1", s.Format(v))
 	back, err := s.Parse(s.Format(v))
 	require.NoError(t, err)
 	assert.Equal(t, v, back)
@@ -136,7 +137,10 @@ func TestParseFormat(t *testing.T) {
 	assert.Equal(t, "", s.Format(zero))
 	k, err := s.Parse("cpu=2k")
 	require.NoError(t, err)
-	assert.Equal(t, int64(2000), k[0])
+	assert.Equal(t, int64(2000000), k[0], "2k cores")
+	m, err := s.Parse("cpu=2500m")
+	require.NoError(t, err)
+	assert.Equal(t, int64(2500), m[0])
 }
 
 func TestTupleAlgebra(t *testing.T) {

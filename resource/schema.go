@@ -1,9 +1,7 @@
 package resource
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,22 +24,36 @@ type Dimension struct {
 	// only slower (CPU time, disk or network bandwidth): docs/methods.md §1, Def. 1. Memory,
 	// disk space and GPUs are not compressible.
 	Compressible bool
+	// BaseUnitsPerQuantity is how many base units the plain quantity 1 stands for when
+	// amounts are written as text (Schema.Parse, Schema.Format), as in Kubernetes: CPU
+	// counts millicores but "1" is one core, so its BaseUnitsPerQuantity is 1000 and
+	// "cpu=2" is 2000 millicores, "cpu=500m" 500; memory counts bytes and "1" is one
+	// byte (1). It is a power of ten from 1 to 10^18; zero means 1, the base unit itself.
+	BaseUnitsPerQuantity int64
+	// BinarySI marks a dimension counted in bytes (or bytes per second), whose amounts
+	// Format writes with binary suffixes where they divide exactly ("16Gi", "1536Mi"),
+	// as Kubernetes writes memory. It changes nothing in Parse, which reads every
+	// suffix on every dimension.
+	BinarySI bool
 }
 
-// The standard dimensions. Amounts are integers in the unit named.
+// The standard dimensions. Amounts are integers in the unit named; as text, CPU counts
+// cores and the others their unit (see Dimension.BaseUnitsPerQuantity).
 var (
-	// CPU is processor time in thousandths of a core (1000 = one core). Compressible.
-	CPU = Dimension{Name: "cpu", Unit: "millicore", Compressible: true}
-	// Memory is resident memory in bytes. Not compressible.
-	Memory = Dimension{Name: "memory", Unit: "byte"}
-	// DiskIO is disk bandwidth in bytes per second. Compressible.
-	DiskIO = Dimension{Name: "disk-io", Unit: "byte/s", Compressible: true}
-	// NetIO is network bandwidth in bytes per second. Compressible.
-	NetIO = Dimension{Name: "net-io", Unit: "byte/s", Compressible: true}
-	// Disk is local disk space in bytes. Not compressible.
-	Disk = Dimension{Name: "disk", Unit: "byte"}
-	// GPU is whole accelerator devices. Not compressible.
-	GPU = Dimension{Name: "gpu", Unit: "device"}
+	// CPU is processor time in thousandths of a core (1000 = one core); as text, "2" is
+	// two cores and "500m" half a core. Compressible.
+	CPU = Dimension{Name: "cpu", Unit: "millicore", Compressible: true, BaseUnitsPerQuantity: 1000}
+	// Memory is resident memory in bytes ("16Gi"). Not compressible.
+	Memory = Dimension{Name: "memory", Unit: "byte", BaseUnitsPerQuantity: 1, BinarySI: true}
+	// DiskIO is disk bandwidth in bytes per second ("100Mi"). Compressible.
+	DiskIO = Dimension{Name: "disk-io", Unit: "byte/s", Compressible: true, BaseUnitsPerQuantity: 1, BinarySI: true}
+	// NetIO is network bandwidth in bytes per second ("10Mi"). Compressible.
+	NetIO = Dimension{Name: "net-io", Unit: "byte/s", Compressible: true, BaseUnitsPerQuantity: 1, BinarySI: true}
+	// Disk is local disk space in bytes ("100Gi"). Not compressible.
+	Disk = Dimension{Name: "disk", Unit: "byte", BaseUnitsPerQuantity: 1, BinarySI: true}
+	// GPU is whole accelerator devices ("2"). Not compressible. (Shares of one device
+	// are package gpu's Demand, not this dimension.)
+	GPU = Dimension{Name: "gpu", Unit: "device", BaseUnitsPerQuantity: 1}
 )
 
 // Schema names the dimensions of the tuples used together: which slot of a Tuple holds
@@ -55,7 +67,8 @@ type Schema struct {
 }
 
 // NewSchema returns a schema of the given dimensions, in slot order. It fails when a name
-// is empty, malformed or repeated, or when there are more than MaxDims dimensions.
+// is empty, malformed or repeated, when a BaseUnitsPerQuantity is not 0 or a power of
+// ten up to 10^18 (ErrInvalidScale), or when there are more than MaxDims dimensions.
 func NewSchema(dims ...Dimension) (*Schema, error) {
 	if len(dims) > MaxDims {
 		return nil, &DimensionError{Dim: fmt.Sprintf("#%d", MaxDims), Value: len(dims), Err: ErrTooManyDimensions,
@@ -71,6 +84,9 @@ func NewSchema(dims ...Dimension) (*Schema, error) {
 				return nil, &DimensionError{Dim: d.Name, Value: i, Err: ErrDuplicateDimension,
 					Detail: fmt.Sprintf("positions %d and %d", j, i)}
 			}
+		}
+		if err := d.validScale(); err != nil {
+			return nil, err
 		}
 		s.dims[i] = d
 		if d.Compressible {
@@ -242,30 +258,49 @@ func (s *Schema) ValidateRatios(v Vector, max float64, compressibleOnly bool) er
 }
 
 // Format writes t as "name=amount" pairs separated by commas, in slot order, omitting
-// zero amounts ("cpu=2000,memory=4294967296"). The zero tuple formats as "". Parse reads
-// it back.
+// zero amounts. Each amount is written as a Kubernetes resource quantity by
+// Dimension.FormatAmount: CPU in whole cores when it is a multiple of 1000 millicores,
+// else in millicores ("cpu=2", "cpu=2500m"); bytes and bytes per second with the largest
+// binary suffix that divides them exactly, else the largest decimal one, else none, the
+// shorter where both divide ("memory=16Gi", "memory=1536Mi", "disk=1T",
+// "net-io=12345"); device counts plain ("gpu=1"). The zero tuple formats as "". Parse
+// reads the text back to t exactly.
+//
+// Slots past the schema's last dimension are written in base units under their "#i"
+// names, which Parse refuses: only a valid tuple round-trips.
 func (s *Schema) Format(t Tuple) string {
-	var b strings.Builder
+	var b []byte
 	for i := 0; i < MaxDims; i++ {
 		if t[i] == 0 {
 			continue
 		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
+		if len(b) > 0 {
+			b = append(b, ',')
 		}
-		b.WriteString(s.DimName(i))
-		b.WriteByte('=')
-		b.WriteString(strconv.FormatInt(t[i], 10))
+		b = append(b, s.DimName(i)...)
+		b = append(b, '=')
+		if i < s.n {
+			b = s.dims[i].appendAmount(b, t[i])
+		} else {
+			b = strconv.AppendInt(b, t[i], 10)
+		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // Parse reads a tuple written as comma-separated "name=amount" pairs, e.g.
-// "cpu=2500, memory=4Gi". Spaces around names and amounts are ignored; a dimension may
-// appear once. Amounts are non-negative integers in the dimension's base unit with an
-// optional suffix: k, M, G, T, P (powers of 1000) or Ki, Mi, Gi, Ti, Pi (powers of
-// 1024); an amount beyond the int64 range, suffix applied, fails with ErrOverflow. The
-// empty string is the zero tuple.
+// "cpu=2.5, memory=4Gi". Spaces around names and amounts are ignored; a dimension may
+// appear once; dimensions not named are zero; the empty string is the zero tuple.
+//
+// Each amount is a Kubernetes resource quantity read by Dimension.ParseAmount, in the
+// dimension's whole quantities: "cpu=2" is two cores (2000 millicores), "cpu=500m" half
+// a core, "cpu=1.5" 1500 millicores, "memory=16Gi" 17179869184 bytes, "memory=1e3" 1000
+// bytes. An amount finer than the base unit is rounded up to it, as Kubernetes does
+// ("cpu=0.1m" is 1 millicore). Parse fails, changing nothing, on a pair without '='
+// (ErrSyntax), an unknown or repeated dimension (ErrUnknownDimension,
+// ErrDuplicateDimension), an amount that is not a quantity (ErrSyntax), is negative
+// (ErrNegative) or is beyond the int64 range in base units (ErrOverflow); all but the
+// first inside a *DimensionError naming the dimension.
 func (s *Schema) Parse(text string) (Tuple, error) {
 	var t Tuple
 	var seen Mask
@@ -287,54 +322,13 @@ func (s *Schema) Parse(text string) (Tuple, error) {
 				Detail: fmt.Sprintf("given twice in %q", text)}
 		}
 		seen |= 1 << i
-		v, err := parseAmount(amount)
+		v, err := s.dims[i].ParseAmount(amount)
 		if err != nil {
-			de := &DimensionError{Dim: name, Value: amount, Err: err}
-			if errors.Is(err, ErrOverflow) {
-				de.Detail = fmt.Sprintf("%s is too large: at most %d in the base unit", amount, int64(math.MaxInt64))
-			}
-			return Tuple{}, de
+			return Tuple{}, err
 		}
 		t[i] = v
 	}
 	return t, nil
-}
-
-var suffixes = []struct {
-	s string
-	m int64
-}{
-	{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40}, {"Pi", 1 << 50},
-	{"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15},
-}
-
-func parseAmount(text string) (int64, error) {
-	mult := int64(1)
-	for _, sf := range suffixes {
-		if strings.HasSuffix(text, sf.s) {
-			text, mult = strings.TrimSuffix(text, sf.s), sf.m
-			break
-		}
-	}
-	if text == "" || text[0] == '+' || text[0] == '-' {
-		if strings.HasPrefix(text, "-") {
-			return 0, ErrNegative
-		}
-		return 0, ErrSyntax
-	}
-	v, err := strconv.ParseInt(text, 10, 64)
-	if err != nil {
-		// ParseInt reports a range error as soon as the digits read overflow, before it
-		// reads the rest: the amount overflows only if the rest are digits too.
-		if errors.Is(err, strconv.ErrRange) && strings.Trim(text, "0123456789") == "" {
-			return 0, ErrOverflow
-		}
-		return 0, ErrSyntax
-	}
-	if v > (1<<63-1)/mult {
-		return 0, ErrOverflow
-	}
-	return v * mult, nil
 }
 
 // String describes the schema, e.g. "cpu[millicore,c] memory[byte]"; ",c" marks a

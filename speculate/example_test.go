@@ -105,10 +105,10 @@ func ExamplePlanner_Plan() {
 	}
 	fmt.Println("R_IDLE", schema.Format(plan.Idle), "R_NE", schema.Format(plan.Need), "R_M", schema.Format(plan.Available))
 	// Output:
-	// reclaim  etl-1  on n1: cpu=800
-	// preempt  etl-2  on n1: cpu=700
-	// expand   web-7  on n1: cpu=1500
-	// R_IDLE memory=17179869184 R_NE cpu=1500 R_M cpu=1500,memory=17179869184
+	// reclaim  etl-1  on n1: cpu=800m
+	// preempt  etl-2  on n1: cpu=700m
+	// expand   web-7  on n1: cpu=1500m
+	// R_IDLE memory=16Gi R_NE cpu=1500m R_M cpu=1500m,memory=16Gi
 }
 
 // From monitoring to a plan: predict.DetectStraggler flags a latency-sensitive task
@@ -124,5 +124,5 @@ func ExampleScaleUp() {
 	schema := resource.Standard()
 	extra, _ := speculate.ScaleUp(schema, v, 30*time.Second, 0, slo, schema.MustTuple(1000, 1<<30))
 	fmt.Printf("straggler %v, predicted run time %v, needs %s more\n", v.Straggler, v.Runtime, schema.Format(extra))
-	// Output: straggler true, predicted run time 2m40s, needs cpu=3334 more
+	// Output: straggler true, predicted run time 2m40s, needs cpu=3334m more
 }

@@ -33,11 +33,11 @@ func Example() {
 
 	fmt.Println(server.Release(h), server.Len())
 	// Output:
-	// [0s, 1s) free cpu=4000,memory=8589934592
-	// [1s, 3s) free cpu=3000,memory=6442450944
-	// [3s, 6s) free cpu=1000,memory=7516192768
-	// [6s, 8s) free cpu=4000,memory=8589934592
-	// coarse Ax over [0, 8s): cpu=1000,memory=6442450944
+	// [0s, 1s) free cpu=4,memory=8Gi
+	// [1s, 3s) free cpu=3,memory=6Gi
+	// [3s, 6s) free cpu=1,memory=7Gi
+	// [6s, 8s) free cpu=4,memory=8Gi
+	// coarse Ax over [0, 8s): cpu=1,memory=6Gi
 	// earliest start: 6s with compression: 0s
 	// <nil> 1
 }

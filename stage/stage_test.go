@@ -51,7 +51,7 @@ func TestProfile(t *testing.T) {
 	stages[0].Duration = time.Hour // a copy: the profile is immutable
 	assert.Equal(t, 2*time.Second, p.Stage(0).Duration)
 	assert.Equal(t, schema, p.Schema())
-	assert.Equal(t, "[2s {cpu=1000,memory=2000}, 3s {cpu=3000,memory=1000}, 1s {cpu=500,memory=4000}]", p.String())
+	assert.Equal(t, "[2s {cpu=1,memory=2k}, 3s {cpu=3,memory=1k}, 1s {cpu=500m,memory=4k}]", p.String())
 
 	open, err := stage.Constant(schema, tup(100, 100), stage.Forever)
 	require.NoError(t, err)

@@ -43,6 +43,6 @@ func ExampleParseAlibaba2017() {
 	// line 4: job 4 task 7, 393 instances, Waiting, cpu given false, 10 s
 	// line 5: job 9741 task 63357, 2 instances, Terminated, cpu given true, 3816 s
 	// 3 rows used, 1 skipped (1 not Terminated): 2 jobs, 6 tasks
-	// j9741 at 0s: 2 tasks; j9741/t63357/i00000 key {Logic:ali/j9741/t63357/map InputSize:0 Family:} request cpu=1000,memory=371408569, 1h3m36s
-	// j3 at 2h5m35s: 4 tasks; j3/t5/i00000 key {Logic:ali/j3/t5/map InputSize:0 Family:} request cpu=1000,memory=302036257, 1m16s
+	// j9741 at 0s: 2 tasks; j9741/t63357/i00000 key {Logic:ali/j9741/t63357/map InputSize:0 Family:} request cpu=1,memory=371408569, 1h3m36s
+	// j3 at 2h5m35s: 4 tasks; j3/t5/i00000 key {Logic:ali/j3/t5/map InputSize:0 Family:} request cpu=1,memory=302036257, 1m16s
 }

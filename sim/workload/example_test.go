@@ -42,10 +42,10 @@ func Example() {
 	// fgm-offline-FB-2009-100GiB: 224 jobs, 1290 tasks, 100 GiB in 1012 blocks
 	// job job0002 (pagerank, queue1): 49 maps, 8 reduces
 	// key {Logic:pagerank/map InputSize:134217728 Family:pagerank/map}
-	//   read      2.8s cpu=287,memory=1111224955,disk-io=47632564
-	//   compute  16.4s cpu=1044,memory=1030952325
-	//   spill     4.5s cpu=606,memory=1515606419,disk-io=38625260
-	// request cpu=1700,memory=2550136832,disk-io=87031808
+	//   read      2.8s cpu=287m,memory=1111224955,disk-io=47632564
+	//   compute  16.4s cpu=1044m,memory=1030952325
+	//   spill     4.5s cpu=606m,memory=1515606419,disk-io=38625260
+	// request cpu=1700m,memory=2432Mi,disk-io=83Mi
 	// replicas on node07, node08, node09
 }
 
@@ -64,11 +64,11 @@ func ExampleAppClass_Profile() {
 	req, _ := workload.Overestimate(p.Peak(), 1.3, workload.DefaultRequestRounding())
 	fmt.Printf("peak {%s}\nrequest at 1.3x {%s}\n", s.Format(p.Peak()), s.Format(req))
 	// Output:
-	// read    2.6s {cpu=300,memory=805306368,disk-io=51622203}
-	// compute 25.6s {cpu=1000,memory=805306368}
-	// spill   533.333333ms {cpu=500,memory=1073741824,disk-io=62914560}
-	// peak {cpu=1000,memory=1073741824,disk-io=62914560}
-	// request at 1.3x {cpu=1300,memory=1476395008,disk-io=81788928}
+	// read    2.6s {cpu=300m,memory=768Mi,disk-io=51622203}
+	// compute 25.6s {cpu=1,memory=768Mi}
+	// spill   533.333333ms {cpu=500m,memory=1Gi,disk-io=60Mi}
+	// peak {cpu=1,memory=1Gi,disk-io=60Mi}
+	// request at 1.3x {cpu=1300m,memory=1408Mi,disk-io=78Mi}
 }
 
 // The PRRL thesis' setup: experiment 1 (small jobs) scaled to one job per queue on the
