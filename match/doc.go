@@ -56,6 +56,6 @@
 //		_, err := tl.Reserve(now, profile, r.Allowance)
 //		...
 //	} else {
-//		log.Print(r) // "stage 1 needs cpu=3000 over [1s, 3s) but 2000 is free ..."
+//		log.Print(r) // "stage 1 needs cpu=3 over [1s, 3s) but 2 is free ..."
 //	}
 package match

@@ -33,8 +33,8 @@ func Example() {
 	_, err := tl.Reserve(2*time.Second, task, r.Allowance)
 	fmt.Println("reserved:", err == nil)
 	// Output:
-	// coarse at 0s: stage 1 needs cpu=2000 over [0s, 2s) but 1000 is free (compression allowance 0, short by 1000)
-	// fine at 0s:   stage 1 needs cpu=2000 over [1s, 2s) but 1000 is free (compression allowance 400, short by 600)
+	// coarse at 0s: stage 1 needs cpu=2 over [0s, 2s) but 1 is free (compression allowance 0, short by 1)
+	// fine at 0s:   stage 1 needs cpu=2 over [1s, 2s) but 1 is free (compression allowance 400m, short by 600m)
 	// fine at 1s:   fits by compressing cpu by 4.76%
 	// fine at 2s:   fits
 	// reserved: true

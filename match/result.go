@@ -3,6 +3,7 @@ package match
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -169,7 +170,10 @@ func (r Result) Err() error {
 	return &Error{Result: r}
 }
 
-// String explains the result in one line.
+// String explains the result in one line, e.g. "stage 1 needs cpu=2 over [0s, 2s) but
+// 1 is free (compression allowance 400m, short by 600m)": amounts are written as
+// Kubernetes quantities of the dimension (resource.Dimension.FormatAmount), or as
+// plain base units in a Result built by hand.
 func (r Result) String() string {
 	switch r.Code {
 	case Fit:
@@ -188,8 +192,8 @@ func (r Result) String() string {
 		if r.Until != stage.Forever {
 			until = r.Until.String()
 		}
-		return fmt.Sprintf("stage %d needs %s=%d over [%v, %s) but %d is free (compression allowance %d, short by %d)",
-			r.Stage, r.DimName, r.Demand, r.From, until, r.Free, r.Allowed, r.Shortfall())
+		return fmt.Sprintf("stage %d needs %s=%s over [%v, %s) but %s is free (compression allowance %s, short by %s)",
+			r.Stage, r.DimName, r.amount(r.Demand), r.From, until, r.amount(r.Free), r.amount(r.Allowed), r.amount(r.Shortfall()))
 	case DeadlineMissed:
 		return fmt.Sprintf("task %q would finish at %v under compression, %v after its deadline %v",
 			r.Task, r.Finish, r.Late(), r.Deadline)
@@ -231,6 +235,16 @@ func (e *Error) Unwrap() error {
 		return ErrUnschedulable
 	}
 	return e.Result.Cause
+}
+
+// amount writes v, an amount of dimension Dim, as a Kubernetes quantity of that
+// dimension ("2", "500m", "16Gi"), or as plain base units in a Result built without a
+// schema.
+func (r Result) amount(v int64) string {
+	if r.schema == nil || r.Dim < 0 || r.Dim >= r.schema.Len() {
+		return strconv.FormatInt(v, 10)
+	}
+	return r.schema.Dim(r.Dim).FormatAmount(v)
 }
 
 func (r Result) dimName(k int) string {

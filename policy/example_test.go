@@ -69,7 +69,7 @@ func ExampleCompression() {
 	// 0.10
 	// 0.00
 	// idle fits by compressing cpu by 4.76%
-	// busy stage 0 needs cpu=2200 over [0s, 1s) but 2000 is free (compression allowance 0, short by 200)
+	// busy stage 0 needs cpu=2200m over [0s, 1s) but 2 is free (compression allowance 0, short by 200m)
 }
 
 // staticModes is a fixed ModeSource; servers not listed are FineGrained.

@@ -733,7 +733,7 @@ func (p *Planner) Apply(nodes []Node, steps []Step) ([]Node, error) {
 			for d := range a {
 				if nc.Has(d) && t[d] > 0 && a[d] > out[n].Capacity[d] {
 					return fieldErr(fmt.Sprintf("Steps[%d] (%s %s on %s)", i, steps[i].Kind, steps[i].Task, node),
-						p.schema.DimName(d)+" "+fmt.Sprint(a[d])+" > capacity "+fmt.Sprint(out[n].Capacity[d]), ErrOverCapacity)
+						p.schema.DimName(d)+" "+p.schema.Dim(d).FormatAmount(a[d])+" > capacity "+p.schema.Dim(d).FormatAmount(out[n].Capacity[d]), ErrOverCapacity)
 				}
 			}
 		} else {

@@ -240,6 +240,9 @@ func TestApplyErrors(t *testing.T) {
 			assert.Equal(t, cm(500, 1), nodes[0].Allocated)
 		})
 	}
+	// The message writes amounts as quantities of their dimension.
+	_, err := newPlanner(t).Apply(nodes, []speculate.Step{{Kind: speculate.Restore, Task: "t", Node: "n1", Amount: cm(0, 2)}})
+	assert.ErrorContains(t, err, "memory 3Gi > capacity 2Gi")
 	// CPU may go over capacity (it is compressible); memory may not.
 	out, err := newPlanner(t).Apply(nodes, []speculate.Step{{Kind: speculate.Expand, Task: "t", Node: "n1", Amount: cm(900, 1)}})
 	require.NoError(t, err)

@@ -49,5 +49,5 @@ func ExampleTimeline_Reserve_refused() {
 	_, err := server.Reserve(0, greedy, resource.Tuple{})
 	fmt.Println(err)
 	// Output:
-	// stage: stage 0 needs memory=9663676416 over [0s, forever) but 8589934592 is free (compression allowance 0): not enough free resources
+	// stage: stage 0 needs memory=9Gi over [0s, forever) but 8Gi is free (compression allowance 0): not enough free resources
 }

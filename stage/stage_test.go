@@ -235,9 +235,9 @@ func TestTimelineCompression(t *testing.T) {
 	var fe *stage.FitError
 	require.ErrorAs(t, err, &fe)
 	assert.ErrorIs(t, err, stage.ErrNoRoom)
-	assert.Equal(t, stage.FitError{Stage: 0, Dim: 0, DimName: "cpu", From: 0, Until: stage.Forever, Demand: 4300, Free: 4000}, *fe)
+	assert.EqualExportedValues(t, stage.FitError{Stage: 0, Dim: 0, DimName: "cpu", From: 0, Until: stage.Forever, Demand: 4300, Free: 4000}, *fe)
 	assert.Equal(t, int64(300), fe.Shortfall())
-	assert.Contains(t, err.Error(), "cpu=4300")
+	assert.Contains(t, err.Error(), "needs cpu=4300m over [0s, forever) but 4 is free (compression allowance 0)")
 	assert.Equal(t, 1, tl.Len())
 
 	// With 10% of capacity allowed on CPU it fits, and free CPU goes below zero.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/finegrain/finegrain/resource"
@@ -244,19 +245,33 @@ type FitError struct {
 	// Demand is the stage's demand on the dimension, Free what the timeline had free
 	// there and Allowance how far below zero compression could have taken it.
 	Demand, Free, Allowance int64
+
+	// dim is the dimension, for writing the amounts in its units; zero in a FitError
+	// built by hand, whose amounts are written as plain base units.
+	dim resource.Dimension
 }
 
 // Shortfall is how much more of the dimension the stage would need: Demand − Free −
 // Allowance.
 func (e *FitError) Shortfall() int64 { return e.Demand - e.Free - e.Allowance }
 
+// Error reads, for example, "stage: stage 0 needs memory=9Gi over [0s, forever) but
+// 8Gi is free (compression allowance 0): not enough free resources", the amounts
+// written as Kubernetes quantities of the dimension (resource.Dimension.FormatAmount).
 func (e *FitError) Error() string {
 	until := "forever"
 	if e.Until != Forever {
 		until = e.Until.String()
 	}
-	return fmt.Sprintf("stage: stage %d needs %s=%d over [%v, %s) but %d is free (compression allowance %d): %v",
-		e.Stage, e.DimName, e.Demand, e.From, until, e.Free, e.Allowance, ErrNoRoom)
+	return fmt.Sprintf("stage: stage %d needs %s=%s over [%v, %s) but %s is free (compression allowance %s): %v",
+		e.Stage, e.DimName, e.amount(e.Demand), e.From, until, e.amount(e.Free), e.amount(e.Allowance), ErrNoRoom)
+}
+
+func (e *FitError) amount(v int64) string {
+	if e.dim.Name == "" {
+		return strconv.FormatInt(v, 10)
+	}
+	return e.dim.FormatAmount(v)
 }
 
 // Unwrap returns ErrNoRoom.
@@ -473,11 +488,15 @@ type conflict struct {
 }
 
 func (tl *Timeline) fitError(c conflict, allow resource.Tuple) error {
-	return &FitError{
+	e := &FitError{
 		Stage: c.stage, Dim: c.dim, DimName: tl.schema.DimName(c.dim),
 		From: c.from, Until: c.until,
 		Demand: c.demand, Free: c.free, Allowance: allow[c.dim],
 	}
+	if c.dim < tl.schema.Len() {
+		e.dim = tl.schema.Dim(c.dim)
+	}
+	return e
 }
 
 // conflict finds the first segment, in time order, where some stage of p, started at
