@@ -28,7 +28,8 @@ type Dimension struct {
 	// amounts are written as text (Schema.Parse, Schema.Format), as in Kubernetes: CPU
 	// counts millicores but "1" is one core, so its BaseUnitsPerQuantity is 1000 and
 	// "cpu=2" is 2000 millicores, "cpu=500m" 500; memory counts bytes and "1" is one
-	// byte (1). It is a power of ten from 1 to 10^18; zero means 1, the base unit itself.
+	// byte, so its BaseUnitsPerQuantity is 1. It is a power of ten from 1 to 10^18; zero
+	// means 1, the base unit itself.
 	BaseUnitsPerQuantity int64
 	// BinarySI marks a dimension counted in bytes (or bytes per second), whose amounts
 	// Format writes with binary suffixes where they divide exactly ("16Gi", "1536Mi"),
