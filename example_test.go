@@ -79,8 +79,8 @@ func ExampleScheduler_Place() {
 	fmt.Println(err)
 	// Output:
 	// large <nil>
-	// finegrain: task "db": 0/2 nodes can take it: 1 short of memory, 1 too small for its memory; closest: node "large", stage 0 needs memory=67645734912 over [0s, forever) but 66571993088 is free (compression allowance 0, short by 1073741824): no node fits the task
-	// finegrain: task "cache": it needs memory=137438953472 (the largest node has memory=68719476736): no node could ever hold the task
+	// finegrain: task "db": 0/2 nodes can take it: 1 short of memory, 1 too small for its memory; closest: node "large", stage 0 needs memory=63Gi over [0s, forever) but 62Gi is free (compression allowance 0, short by 1Gi): no node fits the task
+	// finegrain: task "cache": it needs memory=128Gi (the largest node has memory=64Gi): no node could ever hold the task
 }
 
 // A long-running scheduler forgets finished work: here it remembers the last two

@@ -54,7 +54,11 @@ type UnresolvableError struct {
 func (e *UnresolvableError) Error() string {
 	var over []string
 	for i := 0; i < e.schema.Len(); i++ {
-		if e.Need[i] > e.Largest[i] {
+		switch {
+		case e.Need[i] <= e.Largest[i]:
+		case e.Largest[i] == 0:
+			over = append(over, fmt.Sprintf("%s (no node has any)", e.schema.Format(only(e.Need, i))))
+		default:
 			over = append(over, fmt.Sprintf("%s (the largest node has %s)", e.schema.Format(only(e.Need, i)), e.schema.Format(only(e.Largest, i))))
 		}
 	}

@@ -35,14 +35,15 @@ func ExamplePlacementError() {
 		for _, c := range pe.Refusals.Counts {
 			fmt.Printf("%d node(s): %v, %s\n", c.N, c.Reason, c.Dim)
 		}
-		fmt.Println("closest:", pe.Refusals.Closest, "short by", pe.Result.Shortfall(), "bytes of", pe.Result.DimName)
+		dim := sched.Schema().Dim(pe.Result.Dim)
+		fmt.Println("closest:", pe.Refusals.Closest, "short of", dim.Name, "by", dim.FormatAmount(pe.Result.Shortfall()))
 	}
 	fmt.Println(err)
 	// Output:
 	// 2 node(s): no room, memory
 	// 1 node(s): no room, cpu
-	// closest: n3 short by 536870912 bytes of memory
-	// finegrain: task "report": 0/3 nodes can take it: 2 short of memory, 1 short of cpu; closest: node "n3", stage 0 needs memory=2147483648 over [0s, forever) but 1610612736 is free (compression allowance 0, short by 536870912): no node fits the task
+	// closest: n3 short of memory by 512Mi
+	// finegrain: task "report": 0/3 nodes can take it: 2 short of memory, 1 short of cpu; closest: node "n3", stage 0 needs memory=2Gi over [0s, forever) but 1536Mi is free (compression allowance 0, short by 512Mi): no node fits the task
 }
 
 // Pull mode: a heartbeat says why it started nothing — every job was passed over, and
@@ -56,7 +57,7 @@ func ExampleScheduler_Explain() {
 	fmt.Println(why.Explain())
 	// Output:
 	// every job passed over - 1 short of memory
-	// 0/3 nodes can take it: 2 short of memory, 1 short of cpu; closest: node "n3", stage 0 needs memory=2147483648 over [0s, forever) but 1610612736 is free (compression allowance 0, short by 536870912)
+	// 0/3 nodes can take it: 2 short of memory, 1 short of cpu; closest: node "n3", stage 0 needs memory=2Gi over [0s, forever) but 1536Mi is free (compression allowance 0, short by 512Mi)
 }
 
 // Host mode: a host scheduler asks Filter node by node and tallies the answers the
@@ -72,6 +73,6 @@ func ExampleTally_Add() {
 	_, err := sched.PostFilter("report", 0, nil)
 	fmt.Println(err)
 	// Output:
-	// 0/3 nodes can take it: 2 short of memory, 1 short of cpu; closest: node "n3", stage 0 needs memory=2147483648 over [0s, forever) but 1610612736 is free (compression allowance 0, short by 536870912)
-	// finegrain: task "report": 0/3 nodes can take it: 2 short of memory, 1 short of cpu; closest: node "n3", stage 0 needs memory=2147483648 over [0s, forever) but 1610612736 is free (compression allowance 0, short by 536870912): no node fits the task
+	// 0/3 nodes can take it: 2 short of memory, 1 short of cpu; closest: node "n3", stage 0 needs memory=2Gi over [0s, forever) but 1536Mi is free (compression allowance 0, short by 512Mi)
+	// finegrain: task "report": 0/3 nodes can take it: 2 short of memory, 1 short of cpu; closest: node "n3", stage 0 needs memory=2Gi over [0s, forever) but 1536Mi is free (compression allowance 0, short by 512Mi): no node fits the task
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
 )
 
 // explainCluster is four nodes of <4 cores, 8 GiB> and one small one, partly taken:
@@ -193,11 +194,21 @@ func TestUnresolvableAtSubmit(t *testing.T) {
 			assert.Equal(t, errors.Is(tc.want, finegrain.ErrUnresolvable), errors.As(err, &ue))
 		})
 	}
+	// A dimension no node has.
+	std := resource.Standard()
+	plain, err := finegrain.New(std)
+	require.NoError(t, err)
+	require.NoError(t, plain.AddNode(finegrain.Node{ID: "n", Capacity: std.MustTuple(4000, 8*gib, 0, 0, 0, 0)}))
+	require.NoError(t, plain.SubmitJob(finegrain.Job{ID: "j"}))
+	err = plain.Submit(finegrain.Task{ID: "t", Job: "j", Request: std.MustTuple(100, gib, 0, 0, 10*gib, 0)})
+	require.ErrorIs(t, err, finegrain.ErrUnresolvable)
+	assert.Contains(t, err.Error(), "it needs disk=10Gi (no node has any)")
+
 	// CPU beyond every node is not unresolvable: a compressible demand may run
 	// compressed.
 	require.NoError(t, s.Submit(finegrain.Task{ID: "cpu-heavy", Job: "j", Request: schema.MustTuple(16000, gib)}))
 	// A key is a demand when the scheduler learns from it.
-	err := s.Submit(finegrain.Task{ID: "keyed", Job: "j", Key: predictKey("k")})
+	err = s.Submit(finegrain.Task{ID: "keyed", Job: "j", Key: predictKey("k")})
 	require.ErrorIs(t, err, finegrain.ErrNoDemand, "prediction is off")
 	assert.Contains(t, err.Error(), "a key but prediction off")
 	learning := newScheduler(t)
