@@ -75,7 +75,7 @@ type Tally struct {
 	Unresolvable bool
 
 	share float64      // Closest's shortfall as a share of its capacity
-	last  match.Result // the latest refusal's match verdict, when it had one
+	last  match.Result // with no Closest, the latest refusal's match verdict other than NoRoom
 }
 
 // Add counts node's answer: status st, with its match result r, and the node's
@@ -87,8 +87,9 @@ func (t *Tally) Add(node string, capacity resource.Tuple, st Status, r match.Res
 		return
 	}
 	t.count(CountOf(st, r), 1)
-	t.closer(node, capacity, st, r)
-	if r.Code != match.Fit && r.Code != match.FitCompressed {
+	if r.Code == match.NoRoom {
+		t.closer(node, capacity, st, r)
+	} else if r.Code != match.Fit && r.Code != match.FitCompressed && t.Closest == "" {
 		t.last = r
 	}
 }

@@ -154,8 +154,12 @@ func (f *Framework) tallying() *Tally {
 // tl; it reports whether the node passed.
 func (c *Cycle) filterCounted(a *Attempt, tl *Tally) bool {
 	st := c.Filter(a)
+	if st.OK() {
+		tl.Of++ // as Add counts a pass, without copying the match result
+		return true
+	}
 	tl.Add(a.Node.ID(), a.Node.Capacity(), c.explained(st, a), a.Result)
-	return st.OK()
+	return false
 }
 
 // explained is refusal st of attempt a as explanations report it: NoRoom becomes
