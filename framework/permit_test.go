@@ -84,6 +84,10 @@ func TestPermitUnschedulableRollsBack(t *testing.T) {
 		perr := placementError(t, err)
 		assert.Equal(t, framework.PermitDenied, perr.Reason)
 		assert.Equal(t, "Deny", perr.Plugin)
+		assert.Equal(t, []framework.Count{{Reason: framework.PermitDenied, Plugin: "Deny", N: 1}}, perr.Refusals.Counts,
+			"the nodes that passed are not counted as refusing")
+		assert.Equal(t, 3, perr.Refusals.Of, "every node asked")
+		assert.Contains(t, err.Error(), "2/3 nodes can take it: 1 permit denied (Deny)")
 		assert.Equal(t, cluster.Pending, tk.State())
 		assert.Nil(t, tk.Node())
 		assert.Zero(t, f.st.Count(cluster.Reserved))

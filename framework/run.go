@@ -100,6 +100,7 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 		return f.candidates == 0 || len(cands) < f.candidates
 	})
 	f.cands = cands
+	walked := len(cands) == 0 // no node passed: the walk reached every node the index offers
 	var best *Attempt
 	if len(cands) > 0 {
 		best = &cands[c.pick(cands)]
@@ -119,7 +120,9 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 		return Assignment{}, &PlacementError{Task: t.ID(), Tried: tried, Reason: PermitWaiting, Plugin: st.Plugin, Evicted: c.evicted}
 	case !st.OK():
 		tl.count(CountOf(st, best.Result), 1) // its node counted in Of when it passed the filters
-		c.ruledOut(base, tl, tried)
+		if walked {
+			c.ruledOut(base, tl, tried)
+		} // else the walk stopped at enough candidates: the nodes after them were not asked
 		return Assignment{}, c.placementError(base, tried, tl, st)
 	}
 	return as, nil

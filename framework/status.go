@@ -301,7 +301,8 @@ type PlacementError struct {
 	// and says whether the task is Unresolvable: no node could hold it even empty.
 	// A task refused before any node was looked at (a PreFilter plugin) is counted
 	// as refused by every node for that reason; one refused after the filters (a
-	// Reserve or Permit plugin) by its chosen node.
+	// Reserve or Permit plugin) by its chosen node, and then Of counts only the nodes
+	// asked (a push walk stops once it has enough candidates: WithCandidates).
 	Refusals Tally
 	// Reason is why the task was not placed: the reason of Refusals' first count —
 	// or of the step that refused it after the filters passed it somewhere
