@@ -62,8 +62,9 @@ type Tally struct {
 	Counts []Count
 	// Closest is the node that came closest to holding the task among those short of
 	// room: the one whose shortfall is the smallest share of its capacity on the
-	// dimension short (ties to the node counted first). Empty when none was short of
-	// room.
+	// dimension short (ties to the node counted first). A push placement ranks the
+	// nodes it filtered and the roomiest of those the free index ruled out, not every
+	// one of them. Empty when none was short of room.
 	Closest string
 	// Short is the Closest node's match result (Code match.NoRoom): the stage, the
 	// dimension, what it needs and what is free there.
