@@ -462,15 +462,56 @@ func (t *Tree) Admit(job string, usage resource.Tuple) error {
 }
 
 // change applies a delta to a job and its ancestors, keeping the ordered sets right.
+// Each level is re-seated bottom-up (reseat): one whose key and eligibility the delta
+// leaves as they were (pending tasks added to a job that has some, under a policy
+// that keys by usage) keeps its place without a delete and an insert.
 func (t *Tree) change(j *tnode, running, pending int, usage, demand resource.Tuple) {
-	t.detach(j)
 	for n := j; n != nil; n = n.parent {
 		n.Running += running
 		n.Pending += pending
 		n.Usage = n.Usage.Add(usage)
 		n.Demand = n.Demand.Add(demand)
 	}
-	t.attach(j)
+	for n := j; n.parent != nil; n = n.parent {
+		t.reseat(n)
+	}
+}
+
+// reseat brings n's place in its parent's active set up to date after its stats
+// changed (its children's places already are): as detach and place, but a node that
+// stays eligible under the same key is left where it is. The set afterwards holds the
+// same nodes under the same keys either way, and so orders them alike.
+func (t *Tree) reseat(n *tnode) {
+	key, ok := t.eligibleKey(n)
+	if n.inParent {
+		if ok && key == n.key {
+			return
+		}
+		n.parent.active.Delete(n) // under its old key
+		n.inParent = false
+	}
+	if ok {
+		n.key = key
+		n.parent.active.ReplaceOrInsert(n)
+		n.inParent = true
+	}
+}
+
+// eligibleKey returns n's key under its parent's policy, and whether n is eligible
+// for its parent's active set: it has pending work (a job with pending tasks, a queue
+// with an eligible child) and is not at its max share.
+func (t *Tree) eligibleKey(n *tnode) (OrderKey, bool) {
+	p := n.parent.policy
+	switch {
+	case n.Kind == KindJob && n.Pending == 0, n.Kind == KindQueue && n.active.Len() == 0:
+		return OrderKey{}, false
+	}
+	if n.Share.HasMax() {
+		if used, _ := p.Measure(&n.Entry, t.capacity); used >= n.Share.Max {
+			return OrderKey{}, false
+		}
+	}
+	return p.Key(&n.Entry, t.capacity), true
 }
 
 // detach takes n and its ancestors out of their parents' active sets, before their
@@ -496,17 +537,11 @@ func (t *Tree) attach(n *tnode) {
 // set when eligible: it has pending work (a job with pending tasks, a queue with an
 // eligible child) and is not at its max share.
 func (t *Tree) place(n *tnode) {
-	p := n.parent.policy
-	switch {
-	case n.Kind == KindJob && n.Pending == 0, n.Kind == KindQueue && n.active.Len() == 0:
+	key, ok := t.eligibleKey(n)
+	if !ok {
 		return
 	}
-	if n.Share.HasMax() {
-		if used, _ := p.Measure(&n.Entry, t.capacity); used >= n.Share.Max {
-			return
-		}
-	}
-	n.key = p.Key(&n.Entry, t.capacity)
+	n.key = key
 	n.parent.active.ReplaceOrInsert(n)
 	n.inParent = true
 }
