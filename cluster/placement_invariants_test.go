@@ -229,6 +229,9 @@ func checkPlacements(s *State, all []*TaskInfo, submitted map[string]submittedDe
 	pending := 0
 	for _, t := range all {
 		live := s.tasks[t.pe.ID] == t
+		if t.held != live || (live && t.demand.owner != s) {
+			return fmt.Sprintf("task %s: held %v, in the state's tasks %v", t.pe.ID, t.held, live)
+		}
 		placed := t.state == Reserved || t.state == Booked || t.state == Running
 		if (t.run != nil) != (live && placed) {
 			return fmt.Sprintf("task %s %v (held %v): run %p", t.pe.ID, t.state, live, t.run)

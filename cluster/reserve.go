@@ -48,9 +48,10 @@ func (s *State) ownOn(t *TaskInfo, n *NodeInfo) error {
 	return nil
 }
 
-// own checks that t and n (nil: none to check) are this state's.
+// own checks that t and n (nil: none to check) are this state's: t is held
+// (TaskInfo.held, so that it is the one s.tasks has under its ID) by a job of s.
 func (s *State) own(t *TaskInfo, n *NodeInfo) error {
-	if t == nil || s.tasks[t.pe.ID] != t {
+	if t == nil || !t.held || t.demand == nil || t.demand.owner != s {
 		return fmt.Errorf("cluster: task: %w", ErrUnknownTask)
 	}
 	if n != nil && !s.holds(n) {
@@ -199,7 +200,7 @@ func (s *State) ReserveBackup(t *TaskInfo, n *NodeInfo, r Reservation) (*TaskInf
 	}
 	usage := r.Hold.Peak()
 	s.treeApply(treeOp{kind: opAllocate, job: t.pe.Job, a: usage})
-	s.tasks[id] = b
+	s.tasks[id], b.held = b, true
 	s.place(b, n, h, devs, r, usage)
 	b.run.backupOf, t.run.backup = t, b
 	return b, nil
@@ -575,7 +576,7 @@ func (s *State) dropBackup(t *TaskInfo, failed bool) {
 	delete(n.tasks, b.pe.ID)
 	s.treeApply(treeOp{kind: opRelease, job: t.pe.Job, a: b.run.usage})
 	delete(s.tasks, b.pe.ID)
-	t.run.backup, b.state = nil, Cancelled
+	t.run.backup, b.state, b.held = nil, Cancelled, false
 	s.unplace(b)
 	s.reindex(n)
 }

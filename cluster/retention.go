@@ -146,6 +146,7 @@ func (s *State) retire() {
 		s.ended = s.ended[1:]
 		if s.tasks[t.pe.ID] == t {
 			delete(s.tasks, t.pe.ID)
+			t.held = false
 		}
 	}
 	for j := s.idle.head; j != nil && (s.idle.n > s.keep.Jobs || old(j.doneAt)); j = s.idle.head {

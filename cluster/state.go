@@ -337,7 +337,7 @@ func (s *State) Submit(specs ...TaskSpec) error {
 	}
 	for i := range specs {
 		t := s.newTask(&specs[i])
-		s.tasks[t.pe.ID] = t
+		s.tasks[t.pe.ID], t.held = t, true
 		s.count[Pending]++
 		s.taskAdded(s.jobs[t.pe.Job])
 		s.enqueue(t)
@@ -362,7 +362,7 @@ func (s *State) Check(specs ...TaskSpec) error {
 func (s *State) newTask(spec *TaskSpec) *TaskInfo {
 	t := &TaskInfo{
 		key:            taskKey{logic: spec.Key.Logic, size: spec.Key.InputSize},
-		demand:         s.jobs[spec.Job].demandOf(spec.Request, spec.Duration, spec.Key.Family),
+		demand:         s.jobs[spec.Job].demandOf(s, spec.Request, spec.Duration, spec.Key.Family),
 		deadline:       spec.Deadline,
 		state:          Pending,
 		nonPreemptible: spec.NonPreemptible,

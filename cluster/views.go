@@ -209,6 +209,10 @@ type TaskInfo struct {
 	undisrupted    bool
 	failures       uint8 // runs lost to Fail, saturating (Failures)
 	nonPreemptible bool  // TaskSpec.NonPreemptible
+	// held: the state holds the task by its ID (State.tasks), so that a call that
+	// takes a *TaskInfo knows it for its state's (State.own) without a lookup by ID:
+	// from submission (or a backup's reservation) until it is forgotten or dropped.
+	held bool
 }
 
 // demand is a request held for a declared duration (TaskSpec.Request, Duration), shared
@@ -219,21 +223,22 @@ type demand struct {
 	duration time.Duration
 	family   string                        // the tasks' predict.Key.Family
 	profile  atomic.Pointer[stage.Profile] // the request held for duration (RequestProfile)
+	owner    *State                        // the state whose job keeps it
 }
 
 // recentDemands is how many distinct demands a job keeps for its next tasks to share.
 const recentDemands = 4
 
 // demandOf returns a demand of request held for duration by tasks of key family
-// family: one job j keeps, when one of its latest is alike, else a new one it keeps
+// family, owned by state s: one job j keeps, when one of its latest is alike, else a new one it keeps
 // instead of its oldest.
-func (j *JobInfo) demandOf(request resource.Tuple, duration time.Duration, family string) *demand {
+func (j *JobInfo) demandOf(s *State, request resource.Tuple, duration time.Duration, family string) *demand {
 	for _, d := range j.demands {
 		if d != nil && d.duration == duration && d.request == request && d.family == family {
 			return d
 		}
 	}
-	d := &demand{request: request, duration: duration, family: family}
+	d := &demand{request: request, duration: duration, family: family, owner: s}
 	j.demands[j.nextDemand] = d
 	j.nextDemand = (j.nextDemand + 1) % recentDemands
 	return d
