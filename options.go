@@ -271,7 +271,8 @@ const DefaultPackingBound = plugins.DefaultPackingBound
 // queue is waiting for, from running ahead of the fairness order. The default is
 // DefaultPackingBound with DRF ordering and none with the others (their orders are not
 // by dominant share); FIFO never has one. It has no effect with WithPreReleaseList,
-// with WithTetris, with WithQoSVectorScheduling or in push mode. b must be ≥ 0 and not NaN (0: strict).
+// with WithTetris, with WithQoSVectorScheduling or in push mode. b must be ≥ 0 and not
+// NaN (0: strict).
 func WithPackingBound(b float64) Option {
 	return func(c *config) error {
 		if !(b >= 0) {
