@@ -226,7 +226,7 @@ func checkPlacements(s *State, all []*TaskInfo, submitted map[string]submittedDe
 			return "a spare record is not cleared"
 		}
 	}
-	pending := 0
+	pending, parked := 0, 0
 	for _, t := range all {
 		live := s.tasks[t.pe.ID] == t
 		if t.held != live || (live && t.demand.owner != s) {
@@ -235,6 +235,14 @@ func checkPlacements(s *State, all []*TaskInfo, submitted map[string]submittedDe
 		placed := t.state == Reserved || t.state == Booked || t.state == Running
 		if (t.run != nil) != (live && placed) {
 			return fmt.Sprintf("task %s %v (held %v): run %p", t.pe.ID, t.state, live, t.run)
+		}
+		// A placed task keeps its place in the pending index (parked) until it is
+		// pending again or ends; nothing else is parked there.
+		if want := live && placed && !strings.HasSuffix(t.pe.ID, BackupSuffix); t.pe.Parked() != want {
+			return fmt.Sprintf("task %s %v (held %v): parked %v", t.pe.ID, t.state, live, t.pe.Parked())
+		}
+		if t.pe.Parked() {
+			parked++
 		}
 		if t.run != nil {
 			if o := owner[t.run]; o != nil {
@@ -300,6 +308,9 @@ func checkPlacements(s *State, all []*TaskInfo, submitted map[string]submittedDe
 	}
 	if pending != s.pending.Len() || pending != s.count[Pending] {
 		return fmt.Sprintf("%d pending tasks, index holds %d, count %d", pending, s.pending.Len(), s.count[Pending])
+	}
+	if parked != s.pending.Parked() {
+		return fmt.Sprintf("%d parked tasks, index holds %d", parked, s.pending.Parked())
 	}
 	return ""
 }

@@ -117,6 +117,10 @@ func (s *State) OnForget(fn func(j *JobInfo)) {
 // taskEnded is called when task t (not a backup) has just finished or been
 // cancelled at time at: it is remembered for a while, and its job may be complete.
 func (s *State) taskEnded(t *TaskInfo, at time.Duration) {
+	if t.pe.Parked() {
+		_ = s.pending.Delete(&t.pe) // it will not be pending again
+		t.pe.Racks = nil
+	}
 	s.ended = append(s.ended, ended{t: t, at: at})
 	j := s.jobs[t.pe.Job]
 	if j.live--; j.live == 0 {

@@ -447,10 +447,17 @@ func (s *State) enqueue(t *TaskInfo) {
 }
 
 // dequeue takes a pending task out of the fairness tree's pending demand (unless it
-// starts: then Tree.Start does), the locality index and its demand classes.
+// starts: then Tree.Start does), the locality index and its demand classes. A task
+// that starts is parked in the locality index, which keeps its place there should it
+// come back to pending (Unreserve, an eviction); it leaves the index when it ends
+// (taskEnded).
 func (s *State) dequeue(t *TaskInfo, starts bool) {
-	_ = s.pending.Delete(&t.pe) // pending: indexed
-	t.pe.Racks = nil
+	if starts {
+		_ = s.pending.Park(&t.pe) // pending: indexed; its racks stay as filed
+	} else {
+		_ = s.pending.Delete(&t.pe)
+		t.pe.Racks = nil
+	}
 	if !starts {
 		s.treeApply(treeOp{kind: opRemovePending, job: t.pe.Job, a: t.demand.request})
 	}
@@ -460,7 +467,13 @@ func (s *State) dequeue(t *TaskInfo, starts bool) {
 // index puts pending task t's entry in the pending index, with the racks its inputs
 // are in now.
 func (s *State) index(t *TaskInfo) {
-	t.pe.Racks = s.racks(t.pe.Nodes)
+	racks := s.racks(t.pe.Nodes)
+	if t.pe.Parked() && !slices.Equal(racks, t.pe.Racks) {
+		// Parked under racks its inputs are no longer in (a node left or joined
+		// since): filed anew.
+		_ = s.pending.Delete(&t.pe)
+	}
+	t.pe.Racks = racks
 	// Only fails on input validated at submission.
 	_ = s.pending.Insert(&t.pe)
 }

@@ -192,9 +192,10 @@ func (j *JobInfo) Progress() *predict.ProgressTracker { return j.progress }
 // the tasks of a job share (their request and duration) is held once; what few tasks
 // have (a declared profile, a GPU demand, nodes where backups failed) is held apart.
 type TaskInfo struct {
-	// pe is the task's entry in the pending index (indexed while it is pending), and
-	// the home of its ID, job, priority, submission time and inputs (pe.Nodes); pe.Racks
-	// are the inputs' racks when it was last indexed.
+	// pe is the task's entry in the pending index (indexed while it is pending, parked
+	// while it is placed), and the home of its ID, job, priority, submission time and
+	// inputs (pe.Nodes); pe.Racks are the inputs' racks when it was last indexed (nil
+	// once it ends).
 	pe           fairness.PendingEntry[*TaskInfo]
 	key          taskKey // its predict.Key but the Family, which demand holds
 	demand       *demand // its request, declared duration and key family, shared (demand)

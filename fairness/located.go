@@ -454,3 +454,18 @@ func (c *lcursor[T]) next() {
 		}
 	}
 }
+
+// seekItem puts the cursor at the first item not less than x: at x itself when the
+// tree holds it.
+func (c *lcursor[T]) seekItem(t *ltree[T], x located[T]) {
+	c.depth = 0
+	for n := t.root; n != nil; {
+		i := n.find(x)
+		c.path[c.depth] = lframe[T]{n, i}
+		c.depth++
+		if len(n.children) == 0 || (i < len(n.items) && n.items[i].e == x.e) {
+			break
+		}
+		n = n.children[i]
+	}
+}

@@ -60,11 +60,18 @@ type PendingEntry[T any] struct {
 	// Owner is what the index hands back for the entry (Ascend, First): typically a
 	// pointer to the record the entry is embedded in.
 	Owner T
-	job   *pjob[T] // the job's record while indexed; nil otherwise
+	// job is the job's record while the entry is indexed, its parked twin
+	// (pjob.parked) while it is parked, and nil otherwise.
+	job *pjob[T]
 }
 
-// Indexed reports whether the entry is in an index.
-func (e *PendingEntry[T]) Indexed() bool { return e.job != nil }
+// Indexed reports whether the entry is in an index (pending; not parked).
+func (e *PendingEntry[T]) Indexed() bool { return e.job != nil && !e.job.parked }
+
+// Parked reports whether the entry is parked in an index (Park): it answers no query,
+// but keeps its place in the index's node and rack tables until it is inserted again
+// or deleted.
+func (e *PendingEntry[T]) Parked() bool { return e.job != nil && e.job.parked }
 
 // rack is the rack of Nodes[i].
 func (e *PendingEntry[T]) rack(i int) string {
@@ -133,9 +140,27 @@ func lessTask[T any](a, b *PendingEntry[T]) bool { return taskOrder(a, b) < 0 }
 // place is the index of one node or rack: its located items in a tree, ordered by job
 // and then task order, and each job's first entry there, which answers Best and First
 // without a search of the tree.
+//
+// A parked entry (Park) stays in the tree, skipped by every read, but is no job's first:
+// first holds each job's first entry that is pending.
 type place[T any] struct {
-	items ltree[T]
-	first firsts[T]
+	items  ltree[T]
+	first  firsts[T]
+	parked int // items of parked entries
+}
+
+// nextPending returns the first pending entry of job j after e (which the tree holds)
+// in the tree, or nil for none.
+func (pl *place[T]) nextPending(j *pjob[T], e *PendingEntry[T]) *PendingEntry[T] {
+	var c lcursor[T]
+	c.seekItem(&pl.items, located[T]{job: j.seq, e: e})
+	for x, ok := c.item(); ok && x.job == j.seq; x, ok = c.item() {
+		c.next()
+		if x.e != e && x.e.job == j {
+			return x.e
+		}
+	}
+	return nil
 }
 
 // places are the indexes of the nodes, or of the racks, by ID. The last looked up is
@@ -192,9 +217,15 @@ func (ps *places[T]) drop(key string) {
 }
 
 type pjob[T any] struct {
-	id       string
-	owner    *PendingIndex[T] // the index holding the record
-	gone     bool             // dropped: its last entry was deleted
+	id    string
+	owner *PendingIndex[T] // the index holding the record
+	gone  bool             // dropped: its last entry was deleted
+	// parked: this is the twin of the record main, which the job's parked entries
+	// point to, so that an entry tells it is parked without a field of its own (its
+	// owner's record keeps its size).
+	parked   bool
+	main     *pjob[T] // of a twin: the job's record
+	twin     *pjob[T] // of a record: its twin, once an entry of the job is parked
 	seq      uint64
 	all      *btree.BTreeG[*PendingEntry[T]] // every task of the job
 	anywhere *btree.BTreeG[*PendingEntry[T]] // the tasks without nodes; nil until one comes
@@ -202,6 +233,14 @@ type pjob[T any] struct {
 }
 
 func (j *pjob[T]) anyAnywhere() bool { return j.anywhere != nil && j.anywhere.Len() > 0 }
+
+// parkedTwin returns the twin of record j, for its parked entries.
+func (j *pjob[T]) parkedTwin() *pjob[T] {
+	if j.twin == nil {
+		j.twin = &pjob[T]{id: j.id, owner: j.owner, parked: true, main: j, seq: j.seq}
+	}
+	return j.twin
+}
 
 // heldBy reports whether j is index p's current record of its job: not another
 // index's, and not dropped since.
@@ -231,6 +270,7 @@ func (j *pjob[T]) heldBy(p *PendingIndex[T]) bool { return j.owner == p && !j.go
 // (Delete refuses them).
 type PendingIndex[T any] struct {
 	n      int
+	parked int // entries parked
 	jobs   map[string]*pjob[T]
 	byNode places[T]
 	byRack places[T]
@@ -262,14 +302,16 @@ func (p *PendingIndex[T]) JobLen(job string) int {
 }
 
 // Insert indexes entry e. It fails, changing nothing, on a nil entry or one already
-// indexed, an empty task or job ID, an empty node, Racks of another length than Nodes
-// (but nil), or an entry alike in Priority, Submitted and ID to one of its job's
-// already indexed (ErrDuplicate).
+// indexed (or parked in another index), an empty task or job ID, an empty node, Racks
+// of another length than Nodes (but nil), or an entry alike in Priority, Submitted and
+// ID to one of its job's already indexed (ErrDuplicate). An entry parked in this index
+// (Park) takes up its places in the node and rack tables again, unless its job's
+// pending entries all left the index since: then it is filed anew.
 func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 	switch {
 	case e == nil:
 		return fieldErr("task", "nil", ErrInvalidID)
-	case e.job != nil:
+	case e.job != nil && (!e.job.parked || e.job.owner != p):
 		return fieldErr("task ID", e.ID, ErrDuplicate)
 	case e.ID == "":
 		return fieldErr("task ID", e.ID, ErrInvalidID)
@@ -293,7 +335,6 @@ func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 		j.all.ReplaceOrInsert(old)
 		return fieldErr("task ID", e.ID, ErrDuplicate)
 	}
-	e.job = j
 	if j.first == nil || taskOrder(e, j.first) < 0 {
 		j.first = e
 	}
@@ -303,11 +344,34 @@ func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 		}
 		j.anywhere.ReplaceOrInsert(e)
 	}
+	p.n++
+	if e.job != nil { // parked here
+		if e.job.main == j {
+			// Back where it was parked: it only becomes its job's first again where
+			// it comes before the job's first pending entry.
+			e.job = j
+			p.parked--
+			e.eachPlace(
+				func(n string) { unpark(p.byNode.m[n], j.seq, e) },
+				func(r string) { unpark(p.byRack.m[r], j.seq, e) })
+			return nil
+		}
+		p.purge(e) // filed under the number of a record since dropped
+	}
+	e.job = j
 	e.eachPlace(
 		func(n string) { p.index(&p.byNode, n, e) },
 		func(r string) { p.index(&p.byRack, r, e) })
-	p.n++
 	return nil
+}
+
+// unpark makes parked entry e, an item of pl of the job numbered seq, pending there
+// again.
+func unpark[T any](pl *place[T], seq uint64, e *PendingEntry[T]) {
+	pl.parked--
+	if f := pl.first.get(seq); f == nil || taskOrder(e, f) < 0 {
+		pl.first.set(seq, e)
+	}
 }
 
 // index puts entry e in the index of the node or rack key of m.
@@ -318,8 +382,15 @@ func (p *PendingIndex[T]) index(m *places[T], key string, e *PendingEntry[T]) {
 		m.add(key, pl)
 	}
 	seq := e.job.seq
-	if pred := pl.items.insert(located[T]{job: seq, e: e}); pred.e == nil || pred.job != seq {
-		pl.first.set(seq, e) // the job's first here
+	pred := pl.items.insert(located[T]{job: seq, e: e})
+	if pl.parked == 0 {
+		// Every item is pending: e is its job's first here when its predecessor is
+		// of another job.
+		if pred.e == nil || pred.job != seq {
+			pl.first.set(seq, e)
+		}
+	} else if f := pl.first.get(seq); f == nil || taskOrder(e, f) < 0 {
+		pl.first.set(seq, e)
 	}
 }
 
@@ -328,8 +399,20 @@ func (p *PendingIndex[T]) index(m *places[T], key string, e *PendingEntry[T]) {
 func (p *PendingIndex[T]) unindex(m *places[T], key string, e *PendingEntry[T]) {
 	pl := m.m[key]
 	seq := e.job.seq
-	x := located[T]{job: seq, e: e}
-	_, pred, succ := pl.items.remove(x)
+	if pl.parked > 0 || e.job.parked {
+		if !e.job.parked {
+			pl.leave(e.job, e)
+		} else {
+			pl.parked--
+		}
+		if pl.items.remove(located[T]{job: seq, e: e}); pl.items.Len() == 0 {
+			m.drop(key)
+		}
+		return
+	}
+	// Every item is pending: e's neighbours say whether it was its job's first here,
+	// and which is next.
+	_, pred, succ := pl.items.remove(located[T]{job: seq, e: e})
 	switch {
 	case pl.items.Len() == 0:
 		m.drop(key)
@@ -341,11 +424,57 @@ func (p *PendingIndex[T]) unindex(m *places[T], key string, e *PendingEntry[T]) 
 	}
 }
 
-// Delete drops entry e from the index (its task started, or was cancelled). It fails,
-// changing nothing, on an entry this index does not hold (a copy of one it holds
-// included: the index links entries by address).
+// leave hands job j's first place here on to its next pending entry, when pending
+// entry e, about to leave or be parked, holds it.
+func (pl *place[T]) leave(j *pjob[T], e *PendingEntry[T]) {
+	if pl.first.get(j.seq) != e {
+		return
+	}
+	if next := pl.nextPending(j, e); next != nil {
+		pl.first.set(j.seq, next)
+	} else {
+		pl.first.del(j.seq)
+	}
+}
+
+// purge takes parked entry e out of the node and rack tables.
+func (p *PendingIndex[T]) purge(e *PendingEntry[T]) {
+	e.eachPlace(
+		func(n string) { p.unindex(&p.byNode, n, e) },
+		func(r string) { p.unindex(&p.byRack, r, e) })
+	e.job = nil
+	p.parked--
+}
+
+// Delete drops entry e from the index (its task started, or was cancelled), or a
+// parked one (Park) from the node and rack tables it is kept in. It fails, changing
+// nothing, on an entry this index does not hold (a copy of one it holds included: the
+// index links entries by address).
 func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
-	if e == nil || e.job == nil || !e.job.heldBy(p) {
+	if e != nil && e.job != nil && e.job.parked && e.job.owner == p {
+		p.purge(e)
+		return nil
+	}
+	return p.take(e, false)
+}
+
+// Park takes pending entry e out of the index's answers as Delete does, but leaves it
+// filed in the node and rack tables, so that an Insert of e again (its task came back
+// to pending: a reservation given back, an eviction) costs a hash probe per node and
+// rack instead of a tree insert, and Park itself a tree search only at the places
+// where e was its job's first pending entry. A parked entry answers no query (Len,
+// Ascend, First, Best), and keeps nothing of the index alive but its tree items: Delete
+// it when its task is done for good (it finished, or was cancelled), or Insert it
+// again. A job whose pending entries all leave loses its record as with Delete; its
+// parked entries are then filed anew when they come back. While e is parked its owner
+// must not change its fields, Racks included: to file it under other racks, Delete it
+// and Insert it. Park fails, changing nothing, as Delete does on an entry not pending
+// in this index.
+func (p *PendingIndex[T]) Park(e *PendingEntry[T]) error { return p.take(e, true) }
+
+// take is Delete of a pending entry, or Park.
+func (p *PendingIndex[T]) take(e *PendingEntry[T], park bool) error {
+	if e == nil || e.job == nil || e.job.parked || !e.job.heldBy(p) {
 		id := "nil"
 		if e != nil {
 			id = e.ID
@@ -369,9 +498,18 @@ func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 		}
 		return fieldErr("task", e.ID, ErrUnknownTask)
 	}
-	e.eachPlace(
-		func(n string) { p.unindex(&p.byNode, n, e) },
-		func(r string) { p.unindex(&p.byRack, r, e) })
+	if park {
+		e.eachPlace(
+			func(n string) { park1(p.byNode.m[n], j, e) },
+			func(r string) { park1(p.byRack.m[r], j, e) })
+		e.job = j.parkedTwin()
+		p.parked++
+	} else {
+		e.eachPlace(
+			func(n string) { p.unindex(&p.byNode, n, e) },
+			func(r string) { p.unindex(&p.byRack, r, e) })
+		e.job = nil
+	}
 	if len(e.Nodes) == 0 {
 		j.anywhere.Delete(e)
 	}
@@ -382,10 +520,18 @@ func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 		delete(p.jobs, j.id)
 		j.gone = true
 	}
-	e.job = nil
 	p.n--
 	return nil
 }
+
+// park1 parks pending entry e of job j, an item of pl, there.
+func park1[T any](pl *place[T], j *pjob[T], e *PendingEntry[T]) {
+	pl.leave(j, e)
+	pl.parked++
+}
+
+// Parked is the number of entries parked in the index (Park).
+func (p *PendingIndex[T]) Parked() int { return p.parked }
 
 // Best returns the best locality any pending task of a job has on a node in a rack
 // ("" for none): what Delay.Offer needs. ok is false when the job has no pending task.
@@ -433,7 +579,7 @@ func (p *PendingIndex[T]) ascend(j *pjob[T], node, rack string, worst Level, fn 
 	}
 	more, skip := true, ""
 	if pl, f := p.byNode.first(node, j); f != nil {
-		more, skip = ascendPlace(pl, j.seq, f, "", NodeLocal, fn), node
+		more, skip = ascendPlace(pl, j, f, "", NodeLocal, fn), node
 	}
 	if more && j.anyAnywhere() {
 		j.anywhere.Ascend(func(x *PendingEntry[T]) bool {
@@ -447,7 +593,7 @@ func (p *PendingIndex[T]) ascend(j *pjob[T], node, rack string, worst Level, fn 
 	if rack != "" {
 		if pl, f := p.byRack.first(rack, j); f != nil {
 			// Only a job with entries on node has entries there to skip.
-			more = ascendPlace(pl, j.seq, f, skip, RackLocal, fn)
+			more = ascendPlace(pl, j, f, skip, RackLocal, fn)
 		}
 	}
 	if !more || worst < OffSwitch {
@@ -461,19 +607,20 @@ func (p *PendingIndex[T]) ascend(j *pjob[T], node, rack string, worst Level, fn 
 	})
 }
 
-// ascendPlace calls fn with the entries of the job numbered seq at a node or rack, in
-// task order, but those on node skip, until fn returns false; first is the job's first
-// entry there. It reports whether fn asked for more. The tree is searched only when fn
+// ascendPlace calls fn with the pending entries of job j at a node or rack, in task
+// order, but those on node skip, until fn returns false; first is the job's first
+// pending entry there. It reports whether fn asked for more. The tree is searched only when fn
 // asks for more than the first.
-func ascendPlace[T any](pl *place[T], seq uint64, first *PendingEntry[T], skip string, l Level, fn func(*PendingEntry[T], Level) bool) bool {
+func ascendPlace[T any](pl *place[T], j *pjob[T], first *PendingEntry[T], skip string, l Level, fn func(*PendingEntry[T], Level) bool) bool {
 	if (skip == "" || !first.onNode(skip)) && !fn(first, l) {
 		return false
 	}
+	// The job's items before its first pending one are all parked: start there.
 	var c lcursor[T]
-	c.seek(&pl.items, seq)
-	for x, ok := c.item(); ok && x.job == seq; x, ok = c.item() {
+	c.seekItem(&pl.items, located[T]{job: j.seq, e: first})
+	for x, ok := c.item(); ok && x.job == j.seq; x, ok = c.item() {
 		c.next()
-		if x.e != first && (skip == "" || !x.e.onNode(skip)) && !fn(x.e, l) {
+		if x.e != first && x.e.job == j && (skip == "" || !x.e.onNode(skip)) && !fn(x.e, l) {
 			return false
 		}
 	}
