@@ -19,99 +19,120 @@ import (
 // entries then refiled) and tasks start out of order.
 func TestPendingIndexParkProperties(t *testing.T) {
 	props := gopter.NewProperties(params())
-	nodes := []Location{{"n0", "r0"}, {"n1", "r0"}, {"n2", "r1"}, {"n3", "r1"}, {"n4", ""}}
 	props.Property("reads equal the model's through parks, returns and deletes; "+
-		"a drained index holds no place",
-		prop.ForAll(func(s *script) string {
-			model, idx := NewPending(), NewPendingIndex[*ownedTask]()
-			tasks := map[string]*ownedTask{} // pending or parked
-			specs := map[string]PendingTask{}
-			for !s.done() {
-				id := fmt.Sprint("t", s.next(12))
-				o := tasks[id]
-				switch {
-				case o == nil:
-					task := PendingTask{ID: id, Job: fmt.Sprint("j", s.next(3)), Priority: s.next(2), Submitted: time.Duration(s.next(3))}
-					for range s.next(4) {
-						task.Locations = append(task.Locations, nodes[s.next(len(nodes))])
-					}
-					o = &ownedTask{entry: PendingEntry[*ownedTask]{ID: task.ID, Job: task.Job, Priority: task.Priority, Submitted: task.Submitted}}
-					o.entry.Owner = o
-					for _, l := range task.Locations {
-						o.entry.Nodes = append(o.entry.Nodes, l.Node)
-						o.entry.Racks = append(o.entry.Racks, l.Rack)
-					}
-					if err := idx.Insert(&o.entry); err != nil {
-						return "insert: " + err.Error()
-					}
-					if err := model.Add(task); err != nil {
-						return "model add: " + err.Error()
-					}
-					tasks[id], specs[id] = o, task
-				case o.entry.Parked():
-					if s.next(3) == 0 { // it ends
-						if err := idx.Delete(&o.entry); err != nil || o.entry.Parked() || o.entry.Indexed() {
-							return fmt.Sprintf("delete parked %s: %v", id, err)
-						}
-						if idx.Delete(&o.entry) == nil || idx.Park(&o.entry) == nil {
-							return "deleted or parked a deleted " + id
-						}
-						delete(tasks, id)
-						continue
-					}
-					if idx.Park(&o.entry) == nil {
-						return "parked " + id + " twice"
-					}
-					if err := idx.Insert(&o.entry); err != nil || !o.entry.Indexed() || o.entry.Parked() {
-						return fmt.Sprintf("insert parked %s: %v", id, err)
-					}
-					if idx.Insert(&o.entry) == nil {
-						return "inserted " + id + " twice"
-					}
-					if err := model.Add(specs[id]); err != nil {
-						return "model add: " + err.Error()
-					}
-				default: // pending: it starts, or is cancelled
-					if err := model.Remove(id); err != nil {
-						return "model remove: " + err.Error()
-					}
-					if s.next(4) == 0 {
-						if err := idx.Delete(&o.entry); err != nil || o.entry.Indexed() || o.entry.Parked() {
-							return fmt.Sprintf("delete %s: %v", id, err)
-						}
-						delete(tasks, id)
-						continue
-					}
-					if err := idx.Park(&o.entry); err != nil || o.entry.Indexed() || !o.entry.Parked() {
-						return fmt.Sprintf("park %s: %v", id, err)
-					}
-				}
-				if msg := sameReads(idx, model, nodes); msg != "" {
-					return msg
-				}
-			}
-			parked := 0
-			for _, o := range tasks {
-				if o.entry.Parked() {
-					parked++
-				}
-			}
-			if idx.Parked() != parked || idx.Len() != len(tasks)-parked {
-				return fmt.Sprintf("parked %d, pending %d; want %d, %d", idx.Parked(), idx.Len(), parked, len(tasks)-parked)
-			}
-			// Every task ends: nothing is left, parked or not.
-			for _, o := range tasks {
-				if err := idx.Delete(&o.entry); err != nil {
-					return "drain: " + err.Error()
-				}
-			}
-			if idx.Len() != 0 || idx.Parked() != 0 || len(idx.jobs) != 0 || len(idx.byNode.m) != 0 || len(idx.byRack.m) != 0 {
-				return fmt.Sprintf("drained index holds %d pending, %d parked, %d jobs, %d nodes, %d racks",
-					idx.Len(), idx.Parked(), len(idx.jobs), len(idx.byNode.m), len(idx.byRack.m))
-			}
-			return ""
-		}, scripts(120)))
+		"a drained index holds no place", prop.ForAll(parkScript, scripts(120)))
 	props.TestingRun(t)
+}
+
+// FuzzPendingIndexPark is TestPendingIndexParkProperties on fuzzed scripts.
+func FuzzPendingIndexPark(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	f.Add([]byte{3, 3, 3, 1, 0, 3, 3, 2, 3, 3, 1, 3, 3, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := &script{}
+		for _, b := range data {
+			s.xs = append(s.xs, uint32(b))
+		}
+		if msg := parkScript(s); msg != "" {
+			t.Fatal(msg)
+		}
+	})
+}
+
+// parkNodes are the places of parkScript's tasks.
+var parkNodes = []Location{{"n0", "r0"}, {"n1", "r0"}, {"n2", "r1"}, {"n3", "r1"}, {"n4", ""}}
+
+// parkScript runs script s on a PendingIndex and its model, and returns what went
+// wrong ("" for nothing).
+func parkScript(s *script) string {
+	nodes := parkNodes
+	model, idx := NewPending(), NewPendingIndex[*ownedTask]()
+	tasks := map[string]*ownedTask{} // pending or parked
+	specs := map[string]PendingTask{}
+	for !s.done() {
+		id := fmt.Sprint("t", s.next(12))
+		o := tasks[id]
+		switch {
+		case o == nil:
+			task := PendingTask{ID: id, Job: fmt.Sprint("j", s.next(3)), Priority: s.next(2), Submitted: time.Duration(s.next(3))}
+			for range s.next(4) {
+				task.Locations = append(task.Locations, nodes[s.next(len(nodes))])
+			}
+			o = &ownedTask{entry: PendingEntry[*ownedTask]{ID: task.ID, Job: task.Job, Priority: task.Priority, Submitted: task.Submitted}}
+			o.entry.Owner = o
+			for _, l := range task.Locations {
+				o.entry.Nodes = append(o.entry.Nodes, l.Node)
+				o.entry.Racks = append(o.entry.Racks, l.Rack)
+			}
+			if err := idx.Insert(&o.entry); err != nil {
+				return "insert: " + err.Error()
+			}
+			if err := model.Add(task); err != nil {
+				return "model add: " + err.Error()
+			}
+			tasks[id], specs[id] = o, task
+		case o.entry.Parked():
+			if s.next(3) == 0 { // it ends
+				if err := idx.Delete(&o.entry); err != nil || o.entry.Parked() || o.entry.Indexed() {
+					return fmt.Sprintf("delete parked %s: %v", id, err)
+				}
+				if idx.Delete(&o.entry) == nil || idx.Park(&o.entry) == nil {
+					return "deleted or parked a deleted " + id
+				}
+				delete(tasks, id)
+				continue
+			}
+			if idx.Park(&o.entry) == nil {
+				return "parked " + id + " twice"
+			}
+			if err := idx.Insert(&o.entry); err != nil || !o.entry.Indexed() || o.entry.Parked() {
+				return fmt.Sprintf("insert parked %s: %v", id, err)
+			}
+			if idx.Insert(&o.entry) == nil {
+				return "inserted " + id + " twice"
+			}
+			if err := model.Add(specs[id]); err != nil {
+				return "model add: " + err.Error()
+			}
+		default: // pending: it starts, or is cancelled
+			if err := model.Remove(id); err != nil {
+				return "model remove: " + err.Error()
+			}
+			if s.next(4) == 0 {
+				if err := idx.Delete(&o.entry); err != nil || o.entry.Indexed() || o.entry.Parked() {
+					return fmt.Sprintf("delete %s: %v", id, err)
+				}
+				delete(tasks, id)
+				continue
+			}
+			if err := idx.Park(&o.entry); err != nil || o.entry.Indexed() || !o.entry.Parked() {
+				return fmt.Sprintf("park %s: %v", id, err)
+			}
+		}
+		if msg := sameReads(idx, model, nodes); msg != "" {
+			return msg
+		}
+	}
+	parked := 0
+	for _, o := range tasks {
+		if o.entry.Parked() {
+			parked++
+		}
+	}
+	if idx.Parked() != parked || idx.Len() != len(tasks)-parked {
+		return fmt.Sprintf("parked %d, pending %d; want %d, %d", idx.Parked(), idx.Len(), parked, len(tasks)-parked)
+	}
+	// Every task ends: nothing is left, parked or not.
+	for _, o := range tasks {
+		if err := idx.Delete(&o.entry); err != nil {
+			return "drain: " + err.Error()
+		}
+	}
+	if idx.Len() != 0 || idx.Parked() != 0 || len(idx.jobs) != 0 || len(idx.byNode.m) != 0 || len(idx.byRack.m) != 0 {
+		return fmt.Sprintf("drained index holds %d pending, %d parked, %d jobs, %d nodes, %d racks",
+			idx.Len(), idx.Parked(), len(idx.jobs), len(idx.byNode.m), len(idx.byRack.m))
+	}
+	return ""
 }
 
 // sameReads compares every read of idx with model's.
