@@ -109,6 +109,9 @@ func parkScript(s *script) string {
 				return fmt.Sprintf("park %s: %v", id, err)
 			}
 		}
+		if msg := checkSlots(idx); msg != "" {
+			return msg
+		}
 		if msg := sameReads(idx, model, nodes); msg != "" {
 			return msg
 		}
@@ -224,4 +227,65 @@ func TestPendingIndexParkErrors(t *testing.T) {
 	assert.False(t, e.Parked())
 	assert.Equal(t, 0, a.Parked())
 	require.NoError(t, b.Insert(e), "a deleted entry may go to another index")
+}
+
+// checkSlots checks every job slot of every node and rack of idx: it holds an item of
+// the place, filed under the job's number, that comes before every pending entry of the
+// job there, and a job with a pending entry there has a slot.
+func checkSlots(idx *PendingIndex[*ownedTask]) string {
+	for _, ps := range []*places[*ownedTask]{&idx.byNode, &idx.byRack} {
+		for key, pl := range ps.m {
+			if pl.items.Len() == 0 {
+				return "an empty place is kept: " + key
+			}
+			type jobItems struct {
+				items []*PendingEntry[*ownedTask]
+				live  bool
+			}
+			byJob := map[uint64]*jobItems{}
+			var c lcursor[*ownedTask]
+			for c.seek(&pl.items, 0); ; c.next() {
+				x, ok := c.item()
+				if !ok {
+					break
+				}
+				ji := byJob[x.job]
+				if ji == nil {
+					ji = &jobItems{}
+					byJob[x.job] = ji
+				}
+				ji.items = append(ji.items, x.e)
+				ji.live = ji.live || x.e.Indexed()
+			}
+			slots := 0
+			for _, sl := range pl.first.slots {
+				if sl.e == nil {
+					continue
+				}
+				slots++
+				ji := byJob[sl.job]
+				at := -1
+				if ji != nil {
+					at = slices.Index(ji.items, sl.e)
+				}
+				if at < 0 {
+					return fmt.Sprintf("%s: the slot of job %d holds %s, not an item of the job there", key, sl.job, sl.e.ID)
+				}
+				for _, e := range ji.items[:at] {
+					if e.Indexed() {
+						return fmt.Sprintf("%s: the slot of job %d holds %s, after pending %s", key, sl.job, sl.e.ID, e.ID)
+					}
+				}
+			}
+			if slots != pl.first.n {
+				return fmt.Sprintf("%s: %d slots in use, counted %d", key, slots, pl.first.n)
+			}
+			for seq, ji := range byJob {
+				if ji.live && pl.first.get(seq) == nil {
+					return fmt.Sprintf("%s: job %d has pending entries but no slot", key, seq)
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -141,12 +141,27 @@ func lessTask[T any](a, b *PendingEntry[T]) bool { return taskOrder(a, b) < 0 }
 // and then task order, and each job's first entry there, which answers Best and First
 // without a search of the tree.
 //
-// A parked entry (Park) stays in the tree, skipped by every read, but is no job's first:
-// first holds each job's first entry that is pending.
+// A parked entry (Park) stays in the tree, skipped by every read. A job's slot in first
+// may hold one of its parked entries: one that comes before all of its pending entries
+// here, as it was its first when it was parked. A read that meets it looks for the
+// first pending entry after it, and keeps that (firstOf), so that Park itself touches
+// no node or rack.
 type place[T any] struct {
-	items  ltree[T]
-	first  firsts[T]
-	parked int // items of parked entries
+	items ltree[T]
+	first firsts[T]
+}
+
+// firstOf returns the first pending entry of job j here, or nil.
+func (pl *place[T]) firstOf(j *pjob[T]) *PendingEntry[T] {
+	f := pl.first.get(j.seq)
+	if f != nil && f.job != j { // parked since it was put there
+		if f = pl.nextPending(j, f); f != nil {
+			pl.first.set(j.seq, f)
+		} else {
+			pl.first.del(j.seq)
+		}
+	}
+	return f
 }
 
 // nextPending returns the first pending entry of job j after e (which the tree holds)
@@ -191,7 +206,7 @@ func (ps *places[T]) first(key string, j *pjob[T]) (*place[T], *PendingEntry[T])
 	if pl == nil {
 		return nil, nil
 	}
-	return pl, pl.first.get(j.seq)
+	return pl, pl.firstOf(j)
 }
 
 // firstOf returns the first entry of job j at a node or rack, or nil.
@@ -366,9 +381,9 @@ func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 }
 
 // unpark makes parked entry e, an item of pl of the job numbered seq, pending there
-// again.
+// again: the job's first here when it comes before the entry in the job's slot (which
+// may be e itself, parked there).
 func unpark[T any](pl *place[T], seq uint64, e *PendingEntry[T]) {
-	pl.parked--
 	if f := pl.first.get(seq); f == nil || taskOrder(e, f) < 0 {
 		pl.first.set(seq, e)
 	}
@@ -382,15 +397,13 @@ func (p *PendingIndex[T]) index(m *places[T], key string, e *PendingEntry[T]) {
 		m.add(key, pl)
 	}
 	seq := e.job.seq
-	pred := pl.items.insert(located[T]{job: seq, e: e})
-	if pl.parked == 0 {
-		// Every item is pending: e is its job's first here when its predecessor is
-		// of another job.
-		if pred.e == nil || pred.job != seq {
+	switch pred := pl.items.insert(located[T]{job: seq, e: e}); {
+	case pred.e == nil || pred.job != seq: // the job's first item here
+		pl.first.set(seq, e)
+	case pred.e.job != e.job: // after a parked one: first if before the job's slot
+		if f := pl.first.get(seq); f == nil || taskOrder(e, f) < 0 {
 			pl.first.set(seq, e)
 		}
-	} else if f := pl.first.get(seq); f == nil || taskOrder(e, f) < 0 {
-		pl.first.set(seq, e)
 	}
 }
 
@@ -399,41 +412,19 @@ func (p *PendingIndex[T]) index(m *places[T], key string, e *PendingEntry[T]) {
 func (p *PendingIndex[T]) unindex(m *places[T], key string, e *PendingEntry[T]) {
 	pl := m.m[key]
 	seq := e.job.seq
-	if pl.parked > 0 || e.job.parked {
-		if !e.job.parked {
-			pl.leave(e.job, e)
-		} else {
-			pl.parked--
-		}
-		if pl.items.remove(located[T]{job: seq, e: e}); pl.items.Len() == 0 {
-			m.drop(key)
-		}
-		return
-	}
-	// Every item is pending: e's neighbours say whether it was its job's first here,
-	// and which is next.
 	_, pred, succ := pl.items.remove(located[T]{job: seq, e: e})
 	switch {
 	case pl.items.Len() == 0:
 		m.drop(key)
-	case pred.e != nil && pred.job == seq: // not the job's first here
+	case pred.e != nil && pred.job == seq && pred.e.job == e.job && !e.job.parked:
+		// After a pending entry of its job: not in the job's slot.
+	case pl.first.get(seq) != e:
 	case succ.e != nil && succ.job == seq:
+		// Its successor, pending or parked, comes before all of the job's pending
+		// entries left here.
 		pl.first.set(seq, succ.e)
 	default:
 		pl.first.del(seq)
-	}
-}
-
-// leave hands job j's first place here on to its next pending entry, when pending
-// entry e, about to leave or be parked, holds it.
-func (pl *place[T]) leave(j *pjob[T], e *PendingEntry[T]) {
-	if pl.first.get(j.seq) != e {
-		return
-	}
-	if next := pl.nextPending(j, e); next != nil {
-		pl.first.set(j.seq, next)
-	} else {
-		pl.first.del(j.seq)
 	}
 }
 
@@ -461,9 +452,10 @@ func (p *PendingIndex[T]) Delete(e *PendingEntry[T]) error {
 // Park takes pending entry e out of the index's answers as Delete does, but leaves it
 // filed in the node and rack tables, so that an Insert of e again (its task came back
 // to pending: a reservation given back, an eviction) costs a hash probe per node and
-// rack instead of a tree insert, and Park itself a tree search only at the places
-// where e was its job's first pending entry. A parked entry answers no query (Len,
-// Ascend, First, Best), and keeps nothing of the index alive but its tree items: Delete
+// rack instead of a tree insert, and Park itself touches no node or rack table (where
+// e was its job's first pending entry, the next read about the job there looks for
+// the next one, once). A parked entry answers no query (Len, Ascend, First, Best), and
+// keeps nothing of the index alive but its tree items and the job slots it holds: Delete
 // it when its task is done for good (it finished, or was cancelled), or Insert it
 // again. A job whose pending entries all leave loses its record as with Delete; its
 // parked entries are then filed anew when they come back. While e is parked its owner
@@ -499,9 +491,7 @@ func (p *PendingIndex[T]) take(e *PendingEntry[T], park bool) error {
 		return fieldErr("task", e.ID, ErrUnknownTask)
 	}
 	if park {
-		e.eachPlace(
-			func(n string) { park1(p.byNode.m[n], j, e) },
-			func(r string) { park1(p.byRack.m[r], j, e) })
+		// Its items stay where they are, and so do the job's slots that hold it.
 		e.job = j.parkedTwin()
 		p.parked++
 	} else {
@@ -522,12 +512,6 @@ func (p *PendingIndex[T]) take(e *PendingEntry[T], park bool) error {
 	}
 	p.n--
 	return nil
-}
-
-// park1 parks pending entry e of job j, an item of pl, there.
-func park1[T any](pl *place[T], j *pjob[T], e *PendingEntry[T]) {
-	pl.leave(j, e)
-	pl.parked++
 }
 
 // Parked is the number of entries parked in the index (Park).
