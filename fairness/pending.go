@@ -267,8 +267,11 @@ func (j *pjob[T]) heldBy(p *PendingIndex[T]) bool { return j.owner == p && !j.go
 // — a node-local task of this job, else a rack-local one, else any — costs O(1) (Best,
 // First) or O(log n) (Ascend past the first task) whatever the number of tasks. Insert
 // an entry when its task is submitted; Delete it when it starts or is cancelled
-// (O(log n) each). An owner without records of its own uses Pending, which keeps them
-// by task ID.
+// (O(log n) each). An owner whose started tasks may come back to pending Parks an
+// entry when its task starts instead (its job's tree only: the node and rack tables
+// keep it, skipped), Inserts it again if it comes back (a hash probe per node and
+// rack) and Deletes it when it ends. An owner without records of its own uses
+// Pending, which keeps them by task ID.
 //
 // Per task the index holds one item in its job's tree (a pointer), and one in the tree of
 // every distinct node and named rack of its replicas (a pointer and the job's sequence
