@@ -313,6 +313,11 @@ func (c *cluster) waitUnschedulable(name string) string {
 func (c *cluster) finish(name, observed string) {
 	p := c.get(name).DeepCopy()
 	if observed != "" {
+		// A pod read back may have no annotations map (an empty one does not survive
+		// every copy the API makes).
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
 		p.Annotations[plugin.ObservedStagesAnnotation] = observed
 		var err error
 		p, err = c.client.CoreV1().Pods(ns).Update(c.ctx, p, metav1.UpdateOptions{})
