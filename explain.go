@@ -22,15 +22,9 @@ import (
 func (s *Scheduler) Explain(id string, now time.Duration) (Tally, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := checkTime("explanation of task", id, now); err != nil {
-		return Tally{}, err
-	}
-	t, err := s.task(id)
+	t, err := s.asked("explanation of task", id, now)
 	if err != nil {
 		return Tally{}, err
-	}
-	if t.State() != Pending {
-		return Tally{}, fmt.Errorf("finegrain: explanation of task %q: it is %v: %w", id, t.State(), ErrState)
 	}
 	return s.fw.Explain(t, now), nil
 }
@@ -57,9 +51,9 @@ func (e *UnresolvableError) Error() string {
 		switch {
 		case e.Need[i] <= e.Largest[i]:
 		case e.Largest[i] == 0:
-			over = append(over, fmt.Sprintf("%s (no node has any)", e.schema.Format(only(e.Need, i))))
+			over = append(over, fmt.Sprintf("%s (no node has any)", e.schema.Format(e.Need.Only(1<<i))))
 		default:
-			over = append(over, fmt.Sprintf("%s (the largest node has %s)", e.schema.Format(only(e.Need, i)), e.schema.Format(only(e.Largest, i))))
+			over = append(over, fmt.Sprintf("%s (the largest node has %s)", e.schema.Format(e.Need.Only(1<<i)), e.schema.Format(e.Largest.Only(1<<i))))
 		}
 	}
 	var what string
@@ -76,10 +70,3 @@ func (e *UnresolvableError) Error() string {
 
 // Unwrap returns ErrUnresolvable.
 func (e *UnresolvableError) Unwrap() error { return ErrUnresolvable }
-
-// only is t with every slot but i zero.
-func only(t resource.Tuple, i int) resource.Tuple {
-	var o resource.Tuple
-	o[i] = t[i]
-	return o
-}

@@ -36,10 +36,11 @@ func (c *config) qosVectorConflict() error {
 	return nil
 }
 
-// qosVector is the QoS-vector pass, or an error when WithQoSVectorScheduling is off.
-func (s *Scheduler) qosVector(what string) (*plugins.QoSVectorScheduling, error) {
+// qosVector is the QoS-vector pass, or an error about what of id when
+// WithQoSVectorScheduling is off.
+func (s *Scheduler) qosVector(what, id string) (*plugins.QoSVectorScheduling, error) {
 	if s.cfg.qosVector == nil {
-		return nil, fmt.Errorf("finegrain: %s: QoS-vector scheduling is off (WithQoSVectorScheduling): %w", what, ErrInvalid)
+		return nil, fmt.Errorf("finegrain: %s %q: QoS-vector scheduling is off (WithQoSVectorScheduling): %w", what, id, ErrInvalid)
 	}
 	return s.cfg.qosVector, nil
 }
@@ -54,7 +55,7 @@ func (s *Scheduler) qosVector(what string) (*plugins.QoSVectorScheduling, error)
 func (s *Scheduler) SetJobQoSVector(job string, d QoSVectorDemand) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, err := s.qosVector(fmt.Sprintf("QoS-vector demand of job %q", job))
+	p, err := s.qosVector("QoS-vector demand of job", job)
 	if err != nil {
 		return err
 	}
@@ -77,7 +78,7 @@ func (s *Scheduler) SetJobQoSVector(job string, d QoSVectorDemand) error {
 func (s *Scheduler) SetNodeQoSVector(node string, sup QoSVectorSupply) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, err := s.qosVector(fmt.Sprintf("QoS-vector supply of node %q", node))
+	p, err := s.qosVector("QoS-vector supply of node", node)
 	if err != nil {
 		return err
 	}
@@ -95,7 +96,7 @@ func (s *Scheduler) SetNodeQoSVector(node string, sup QoSVectorSupply) error {
 func (s *Scheduler) QoSVectorPriority(job string) (int, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	p, err := s.qosVector(fmt.Sprintf("QoS-vector priority of job %q", job))
+	p, err := s.qosVector("QoS-vector priority of job", job)
 	if err != nil {
 		return 0, err
 	}

@@ -3,7 +3,6 @@ package finegrain_test
 import (
 	"fmt"
 	"math/rand"
-	"slices"
 	"testing"
 	"time"
 
@@ -55,42 +54,9 @@ func BenchmarkQoSVectorHeartbeat(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	supplies := make([]finegrain.QoSVectorSupply, nodes)
-	for i := range supplies {
-		supplies[i] = finegrain.QoSVectorSupply{Res: vec(), Remaining: match.Hard{Memory: 64 * gib, Disk: 500 * gib}}
+	supplies := make(map[string]finegrain.QoSVectorSupply, nodes)
+	for i := 0; i < nodes; i++ {
+		supplies[fmt.Sprintf("n%06d", i)] = finegrain.QoSVectorSupply{Res: vec(), Remaining: match.Hard{Memory: 64 * gib, Disk: 500 * gib}}
 	}
-	took := make([]time.Duration, 0, b.N)
-	started := 0
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		node := fmt.Sprintf("n%06d", i%nodes)
-		if err := s.SetNodeQoSVector(node, supplies[i%nodes]); err != nil {
-			b.Fatal(err)
-		}
-		now := time.Duration(i) * time.Millisecond
-		b.StartTimer()
-		t0 := time.Now()
-		d, err := s.Heartbeat(node, now)
-		took = append(took, time.Since(t0))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		started += len(d.Assignments)
-		for _, a := range d.Assignments {
-			if err := s.Failed(a.Task, now); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.StartTimer()
-	}
-	b.StopTimer()
-	if started > 0 {
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(started), "ns/task")
-	}
-	b.ReportMetric(float64(started)/float64(b.N), "tasks/heartbeat")
-	slices.Sort(took)
-	b.ReportMetric(float64(took[len(took)/2].Nanoseconds()), "p50-ns")
+	benchHeartbeatsAfter(b, s, nodes, func(node string) error { return s.SetNodeQoSVector(node, supplies[node]) })
 }

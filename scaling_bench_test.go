@@ -62,14 +62,28 @@ func BenchmarkScaling(b *testing.B) {
 // than most, such as those of a node left with room that fits no pending task, where
 // every job is visited.
 func benchHeartbeats(b *testing.B, s *finegrain.Scheduler, nodes int) {
+	benchHeartbeatsAfter(b, s, nodes, nil)
+}
+
+// benchHeartbeatsAfter is benchHeartbeats with before (nil: none) called untimed ahead
+// of each heartbeat, with the node's ID: a node's report, say.
+func benchHeartbeatsAfter(b *testing.B, s *finegrain.Scheduler, nodes int, before func(node string) error) {
 	took := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
 	b.ResetTimer()
 	started := 0
 	for i := 0; i < b.N; i++ {
 		now := time.Duration(i) * time.Millisecond
+		node := fmt.Sprintf("n%06d", i%nodes)
+		if before != nil {
+			b.StopTimer()
+			if err := before(node); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
 		t0 := time.Now()
-		d, err := s.Heartbeat(fmt.Sprintf("n%06d", i%nodes), now)
+		d, err := s.Heartbeat(node, now)
 		took = append(took, time.Since(t0))
 		if err != nil {
 			b.Fatal(err)

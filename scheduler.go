@@ -530,21 +530,32 @@ func (s *Scheduler) Score(id, nodeID string, at time.Duration) (float64, Status,
 }
 
 func (s *Scheduler) probe(id, nodeID string, at time.Duration) (*cluster.TaskInfo, *cluster.NodeInfo, error) {
-	if err := checkTime("probe of task", id, at); err != nil {
-		return nil, nil, err
-	}
-	t, err := s.task(id)
+	t, err := s.asked("probe of task", id, at)
 	if err != nil {
 		return nil, nil, err
-	}
-	if t.State() != Pending {
-		return nil, nil, fmt.Errorf("finegrain: probe of task %q: it is %v: %w", id, t.State(), ErrState)
 	}
 	n, ok := s.state.Node(nodeID)
 	if !ok {
 		return nil, nil, fmt.Errorf("finegrain: probe of task %q: node %q: %w", id, nodeID, ErrUnknownNode)
 	}
 	return t, n, nil
+}
+
+// asked returns pending task id for a question asked about it at at (what, for the
+// error: "probe of task"). A question changes nothing: unlike an event, it does not
+// move the clock.
+func (s *Scheduler) asked(what, id string, at time.Duration) (*cluster.TaskInfo, error) {
+	if err := checkTime(what, id, at); err != nil {
+		return nil, err
+	}
+	t, err := s.task(id)
+	if err != nil {
+		return nil, err
+	}
+	if t.State() != Pending {
+		return nil, fmt.Errorf("finegrain: %s %q: it is %v: %w", what, id, t.State(), ErrState)
+	}
+	return t, nil
 }
 
 // ExpirePermits lets time pass for the tasks a Permit plugin keeps waiting (gang

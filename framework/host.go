@@ -26,7 +26,6 @@ func (f *Framework) Reserve(t *cluster.TaskInfo, n *cluster.NodeInfo, now time.D
 	if st := c.probe(a, t, n, now); !st.OK() {
 		tl := f.tallying()
 		tl.Add(n.ID(), n.Capacity(), c.explained(st, a), a.Result)
-		tl.Unresolvable = !f.state.CouldHold(a.Demand.Hold.Peak(), t.GPU())
 		return Assignment{}, c.placementError(a, 1, tl, Status{})
 	}
 	return c.hold(a, 1)
@@ -72,6 +71,7 @@ func (f *Framework) Explain(t *cluster.TaskInfo, now time.Duration) Tally {
 		return c.refusedBefore(&base, st).Refusals
 	}
 	tl, _ := c.explain(&base)
+	c.resolvable(&base, tl)
 	return tl.Sorted()
 }
 

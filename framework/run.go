@@ -196,7 +196,6 @@ func (c *Cycle) ruledOut(a *Attempt, tl *Tally, tried int) {
 			tl.closer(n.ID(), n.Capacity(), c.explained(c.Filter(&b), &b), b.Result)
 		}
 	}
-	tl.Unresolvable = !st.CouldHold(a.Demand.Hold.Peak(), a.Task.GPU())
 }
 
 // refusedBefore is the error of a placement of attempt a refused by PreFilter status
@@ -207,20 +206,34 @@ func (c *Cycle) refusedBefore(a *Attempt, st Status) *PlacementError {
 	n := c.fw.state.NumNodes()
 	tl.Of = n
 	tl.count(CountOf(st, match.Result{}), n)
-	tl.Unresolvable = !c.fw.state.CouldHold(a.Demand.Hold.Peak(), a.Task.GPU())
 	return c.placementError(a, 0, tl, st)
 }
 
 // placementError is the error of a placement of attempt a that tried tried nodes and
-// counted their refusals in tl; st, when not OK, is the refusal of a step after the
-// filters (Reserve, Permit), which the error's Reason and Plugin then say.
+// counted their refusals in tl: its Reason, Dim and Plugin are the first count's, its
+// Result the closest node's verdict (or, with none, the last refusing node's); st,
+// when not OK, is the refusal of a step after the filters (Reserve, Permit), which
+// the Reason and Plugin then say.
 func (c *Cycle) placementError(a *Attempt, tried int, tl *Tally, st Status) *PlacementError {
-	e := &PlacementError{Task: a.Task.ID(), Tried: tried, Refusals: tl.Sorted(), Evicted: c.evicted}
-	e.refused()
+	c.resolvable(a, tl)
+	e := &PlacementError{Task: a.Task.ID(), Tried: tried, Refusals: tl.Sorted(), Evicted: c.evicted, Result: tl.Short}
+	if tl.Closest == "" {
+		e.Result = tl.last
+	}
+	if len(e.Refusals.Counts) > 0 {
+		first := e.Refusals.Counts[0]
+		e.Reason, e.Dim, e.Plugin = first.Reason, first.Dim, first.Plugin
+	}
 	if !st.OK() {
 		e.Reason, e.Plugin, e.Dim = st.Reason, st.Plugin, ""
 	}
 	return e
+}
+
+// resolvable sets tl's Unresolvable for attempt a: whether no node could hold its
+// task even empty (cluster.State.CouldHold).
+func (c *Cycle) resolvable(a *Attempt, tl *Tally) {
+	tl.Unresolvable = !c.fw.state.CouldHold(a.Demand.Hold.Peak(), a.Task.GPU())
 }
 
 // pick scores the candidates and returns the index of the best: the highest total

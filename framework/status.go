@@ -322,21 +322,6 @@ type PlacementError struct {
 	Evicted []Eviction
 }
 
-// refused sets the error's Reason, Dim and Plugin from its tally's first count, after
-// sorting it, and its Result from the closest node.
-func (e *PlacementError) refused() *PlacementError {
-	e.Refusals.sort()
-	e.Result = e.Refusals.Short
-	if e.Refusals.Closest == "" {
-		e.Result = e.Refusals.last
-	}
-	if len(e.Refusals.Counts) > 0 {
-		c := e.Refusals.Counts[0]
-		e.Reason, e.Dim, e.Plugin = c.Reason, c.Dim, c.Plugin
-	}
-	return e
-}
-
 func (e *PlacementError) Error() string {
 	if e.Reason == PermitWaiting {
 		return fmt.Sprintf("finegrain: task %q: reserved, waiting for a permit (%s): not placed yet", e.Task, e.Plugin)
