@@ -158,7 +158,7 @@ func TestProbesAgreeWithPlace(t *testing.T) {
 			now, _ := s.NodeFree(node, 0)
 			assert.Equal(t, free, now, "probing changed %s", node)
 		}
-		st, _ := s.State(id)
+		st, _ := s.TaskState(id)
 		assert.Equal(t, finegrain.Pending, st)
 		a, err := s.Place(id, 0)
 		if best == "" {

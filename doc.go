@@ -47,7 +47,7 @@
 // through Cycle.TryBackup. Push mode (Scheduler.Place → framework/run.go
 // Framework.Place) runs the same Demand, PreFilter and Filter steps for nodes taken
 // from the free index, scores those that pass (plugins/score.go), tries PostFilter
-// when none does, and reserves through the same Cycle.bind.
+// when none does, and reserves through the same Cycle.claim.
 //
 // # Errors
 //

@@ -99,7 +99,7 @@ func ExampleWithRetention() {
 		_ = sched.Finished(fmt.Sprintf("step-%d", i), time.Duration(i)*time.Second, nil)
 	}
 	for i := 1; i <= 3; i++ {
-		st, known := sched.State(fmt.Sprintf("step-%d", i))
+		st, known := sched.TaskState(fmt.Sprintf("step-%d", i))
 		fmt.Printf("step-%d known=%v %v\n", i, known, st)
 	}
 	_, _, finished, _ := sched.Counts()

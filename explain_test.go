@@ -243,7 +243,7 @@ func TestDecisionRefusals(t *testing.T) {
 	d, err := s.Heartbeat("a", 0)
 	require.NoError(t, err)
 	assert.Empty(t, d.Assignments)
-	assert.Equal(t, finegrain.PassedOver, d.Stop)
+	assert.Equal(t, finegrain.AllSkipped, d.Stop)
 	assert.Equal(t, d.Skipped, d.Refusals.Of)
 	assert.Equal(t, d.Skipped, d.Refusals.Refused())
 	require.NotEmpty(t, d.Refusals.Counts)

@@ -37,7 +37,7 @@ func TestGangCommitsTogetherInPush(t *testing.T) {
 		var pe *finegrain.PlacementError
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, finegrain.PermitWaiting, pe.Reason)
-		st, _ := s.State(fmt.Sprintf("g-%d", i))
+		st, _ := s.TaskState(fmt.Sprintf("g-%d", i))
 		assert.Equal(t, finegrain.Reserved, st, "a member waits, reserved")
 	}
 	assert.Zero(t, s.Count(finegrain.Running), "nothing of the gang runs before all of it can")
@@ -112,7 +112,7 @@ func TestGangInputErrors(t *testing.T) {
 	err := s.Submit(finegrain.Task{ID: "t1", Job: "g", Request: schema.MustTuple(1, 1)}, finegrain.Task{ID: "t2", Job: "g", Request: schema.MustTuple(1, 1)})
 	assert.ErrorIs(t, err, finegrain.ErrInvalid, "a gang of 3 with 2 tasks could never run")
 	assert.ErrorContains(t, err, `gang job "g": 2 live or finished tasks after this submission, MinMember 3`)
-	_, ok := s.State("t1")
+	_, ok := s.TaskState("t1")
 	assert.False(t, ok, "nothing added")
 	require.NoError(t, s.Submit(finegrain.Task{ID: "t1", Job: "g", Request: schema.MustTuple(1, 1)}, finegrain.Task{ID: "t2", Job: "g", Request: schema.MustTuple(1, 1)},
 		finegrain.Task{ID: "t3", Job: "g", Request: schema.MustTuple(1, 1)}))

@@ -31,7 +31,7 @@ func gpuScorers(t testing.TB) map[string][]finegrain.Option {
 	require.NoError(t, err)
 	return map[string][]finegrain.Option{
 		"no GPU scorer": nil,
-		"BestFit":       {finegrain.WithGPUScorer(gpu.BestFit{})},
+		"BestFit":       {finegrain.WithGPUScorer(gpu.DeviceBestFit{})},
 		"DotProduct":    {finegrain.WithGPUScorer(gpu.DotProduct{})},
 		"Packing":       {finegrain.WithGPUScorer(gpu.Packing{})},
 		"FGD":           {finegrain.WithGPUScorer(fgd)},
@@ -108,7 +108,7 @@ func TestGPUAssignmentDevices(t *testing.T) {
 	require.NoError(t, s.Submit(gpuTask("f", gpu.Share(200))))
 	_, err := s.Place("f", time.Second)
 	refusedNoGPU(t, err, "199 free at most")
-	st, _ := s.State("f")
+	st, _ := s.TaskState("f")
 	assert.Equal(t, finegrain.Pending, st)
 
 	require.NoError(t, s.Finished("b", 2*time.Second, nil))
@@ -151,7 +151,7 @@ func TestGPUWholeRefusedOnEightPartlyUsedDevices(t *testing.T) {
 					_, err := s.Place("whole", 2*time.Second)
 					refusedNoGPU(t, err, "4.8 GPU free in sum, no device whole")
 				}
-				st, _ := s.State("whole")
+				st, _ := s.TaskState("whole")
 				require.Equal(t, finegrain.Pending, st)
 
 				require.NoError(t, s.Finished(held[5], 3*time.Second, nil))
@@ -249,7 +249,7 @@ func TestGPUDevicesFreedWhenPlacementEnds(t *testing.T) {
 					assert.Equal(t, []string{"first"}, ids)
 					require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(16000, 64*gib), GPU: gpu.Spec{Model: "T4", Count: 1}}))
 				}
-				st, _ := s.State("first")
+				st, _ := s.TaskState("first")
 				require.Equal(t, wantFirst, st)
 				a, err = s.Place("second", now)
 				require.NoError(t, err)
@@ -278,12 +278,12 @@ func TestGPUInvalidRefused(t *testing.T) {
 	} {
 		err := s.Submit(gpuTask("bad", dem))
 		assert.ErrorIs(t, err, finegrain.ErrInvalid, "%+v", dem)
-		_, known := s.State("bad")
+		_, known := s.TaskState("bad")
 		assert.False(t, known, "%+v: the task was added", dem)
 		// All or none: a valid task submitted with it is not added either.
 		err = s.Submit(gpuTask("good", gpu.Share(100)), gpuTask("bad", dem))
 		assert.ErrorIs(t, err, finegrain.ErrInvalid, "%+v", dem)
-		_, known = s.State("good")
+		_, known = s.TaskState("good")
 		assert.False(t, known, "%+v: the valid task of the batch was added", dem)
 	}
 	p, r, f, c := s.Counts()
@@ -429,7 +429,7 @@ func TestGPUUnplaceableHeadTaskDoesNotBlockItsJob(t *testing.T) {
 
 // gpuPushPlaces reports whether Place places pending task id at now.
 func gpuPushPlaces(s *finegrain.Scheduler, id string, now time.Duration) bool {
-	st, _ := s.State(id)
+	st, _ := s.TaskState(id)
 	if st != finegrain.Pending {
 		return false
 	}
@@ -491,7 +491,7 @@ func runGPUEvents(seed int64, steps int) string {
 	var opts []finegrain.Option
 	switch r.Intn(5) {
 	case 1:
-		opts = append(opts, finegrain.WithGPUScorer(gpu.BestFit{}))
+		opts = append(opts, finegrain.WithGPUScorer(gpu.DeviceBestFit{}))
 	case 2:
 		opts = append(opts, finegrain.WithGPUScorer(gpu.DotProduct{}))
 	case 3:
@@ -864,7 +864,7 @@ func runGPUEvents(seed int64, steps int) string {
 // checkGPUState reports a task whose state is not the one the events imply.
 func checkGPUState(s *finegrain.Scheduler, ids []string, want map[string]finegrain.TaskState) string {
 	for _, id := range ids {
-		if st, _ := s.State(id); st != want[id] {
+		if st, _ := s.TaskState(id); st != want[id] {
 			return fmt.Sprintf("task %s is %v, want %v", id, st, want[id])
 		}
 	}

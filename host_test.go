@@ -35,7 +35,7 @@ func TestHostReserveCommitUnreserve(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "n", as.Node)
 	assert.True(t, as.Predicted, "a declared profile is a stage-by-stage plan")
-	st, _ := s.State("early")
+	st, _ := s.TaskState("early")
 	assert.Equal(t, finegrain.Reserved, st)
 	held, ok := s.Held("early")
 	require.True(t, ok)
@@ -47,7 +47,7 @@ func TestHostReserveCommitUnreserve(t *testing.T) {
 	_, err = s.Reserve("late", "n", time.Second)
 	require.NoError(t, err, "late's big stage comes after early's")
 	require.NoError(t, s.Unreserve("late", 2*time.Second))
-	st, _ = s.State("late")
+	st, _ = s.TaskState("late")
 	assert.Equal(t, finegrain.Pending, st)
 	_, ok = s.Held("late")
 	assert.False(t, ok)
@@ -75,7 +75,7 @@ func TestHostReserveCommitUnreserve(t *testing.T) {
 			assert.Equal(t, int64(7*gib), sg.Free[1], "early's second stage from 63s: %v", sg)
 		}
 	}
-	st, _ = s.State("early")
+	st, _ = s.TaskState("early")
 	assert.Equal(t, finegrain.Running, st)
 	_, ok = s.Held("early")
 	assert.False(t, ok, "a committed task is no longer held")
@@ -113,9 +113,9 @@ func TestHostReserveRefusals(t *testing.T) {
 			after, err := s.NodeFree("n", 0)
 			require.NoError(t, err)
 			assert.Equal(t, free, after, "a refused call changes nothing")
-			st, _ := s.State("big")
+			st, _ := s.TaskState("big")
 			assert.Equal(t, finegrain.Reserved, st)
-			st, _ = s.State("big2")
+			st, _ = s.TaskState("big2")
 			assert.Equal(t, finegrain.Pending, st)
 		})
 	}
@@ -161,7 +161,7 @@ func TestHostRefusalsLeaveTheClock(t *testing.T) {
 	))
 	_, err = s.Place("g1", 0)
 	require.Error(t, err)
-	st, _ := s.State("g1")
+	st, _ := s.TaskState("g1")
 	require.Equal(t, finegrain.Reserved, st, "g1 waits for its gang, not held for the host")
 
 	for _, tc := range []struct {
@@ -174,9 +174,9 @@ func TestHostRefusalsLeaveTheClock(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.ErrorIs(t, tc.call(), tc.want)
-			st, _ := s.State("b")
+			st, _ := s.TaskState("b")
 			assert.Equal(t, finegrain.Booked, st, "b is still booked: the clock did not reach 10 s")
-			st, _ = s.State("g1")
+			st, _ = s.TaskState("g1")
 			assert.Equal(t, finegrain.Reserved, st)
 		})
 	}
@@ -184,7 +184,7 @@ func TestHostRefusalsLeaveTheClock(t *testing.T) {
 	assert.NoError(t, err, "an event at 1 s is still on time")
 	_, err = s.Reserve("big", "n", time.Hour)
 	assert.ErrorIs(t, err, finegrain.ErrNotPlaced)
-	st, _ = s.State("b")
+	st, _ = s.TaskState("b")
 	assert.Equal(t, finegrain.Running, st, "a Reserve the filters refuse acts at its time")
 }
 
@@ -208,7 +208,7 @@ func TestHostPostFilterPreempts(t *testing.T) {
 
 	_, err = s.PostFilter("urgent", time.Second, func(string) bool { return false })
 	require.ErrorIs(t, err, finegrain.ErrNotPlaced, "no node allowed: nothing evicted")
-	st, _ := s.State("victim")
+	st, _ := s.TaskState("victim")
 	require.Equal(t, finegrain.Running, st)
 	as, err := s.PostFilter("urgent", time.Second, func(node string) bool { return node == "n" })
 	require.NoError(t, err)
@@ -216,9 +216,9 @@ func TestHostPostFilterPreempts(t *testing.T) {
 	require.Len(t, as.Evicted, 1)
 	assert.Equal(t, "victim", as.Evicted[0].Task)
 	assert.Equal(t, finegrain.Preempted, as.Evicted[0].Reason)
-	st, _ = s.State("victim")
+	st, _ = s.TaskState("victim")
 	assert.Equal(t, finegrain.Pending, st)
-	st, _ = s.State("urgent")
+	st, _ = s.TaskState("urgent")
 	assert.Equal(t, finegrain.Reserved, st, "the preemptor is held, not started: the host binds it")
 	held, ok := s.Held("urgent")
 	require.True(t, ok)
@@ -250,6 +250,6 @@ func TestHostHeldIsReadOnly(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	st, _ := s.State("t")
+	st, _ := s.TaskState("t")
 	assert.Equal(t, finegrain.Pending, st, "the node's removal returned the held task to pending")
 }

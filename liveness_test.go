@@ -37,7 +37,7 @@ func TestUnfitHeadTaskDoesNotBlockItsJob(t *testing.T) {
 			require.NotEmpty(t, d.Skips)
 			assert.Equal(t, finegrain.Skip{Job: "j", Task: "huge", Reason: finegrain.OverCapacity, Plugin: "StageMatch", Result: d.Skips[0].Result}, d.Skips[0],
 				"the node is smaller than the task")
-			st, _ := s.State("huge")
+			st, _ := s.TaskState("huge")
 			assert.Equal(t, finegrain.Pending, st)
 		})
 	}

@@ -43,7 +43,7 @@ type config struct {
 	w1, w2      time.Duration // the clock rule's waits
 	waitForRoom bool
 	scorer      match.Scorer
-	gpuScorer   gpu.Scorer
+	gpuScorer   gpu.DeviceScorer
 	candidates  int
 	qos         match.QoSCheck
 	hasQoS      bool
@@ -54,7 +54,7 @@ type config struct {
 	gangTimeout time.Duration
 	maxPerBeat  int
 	logger      *slog.Logger
-	matchers    map[policy.Mode]match.Matcher
+	matchers    map[policy.NodeMode]match.Matcher
 	prerelease  *speculate.FairPlacer
 	tetris      *plugins.TetrisConfig
 	qosVector   *plugins.QoSVectorScheduling // WithQoSVectorScheduling
@@ -314,13 +314,13 @@ func WithLocalityWaitForRoom(on bool) Option {
 // default match.FineGrained in both fine-grained modes and match.CoarseGrained in
 // CoarseGrained). Unpredictable tasks are always matched by their request; a node in
 // StopAllocation takes nothing.
-func WithMatcherFor(mode policy.Mode, m match.Matcher) Option {
+func WithMatcherFor(mode policy.NodeMode, m match.Matcher) Option {
 	return func(c *config) error {
 		if isNil(m) || !mode.Schedulable() {
 			return fmt.Errorf("finegrain: matcher for mode %v: %w", mode, ErrInvalid)
 		}
 		if c.matchers == nil {
-			c.matchers = make(map[policy.Mode]match.Matcher)
+			c.matchers = make(map[policy.NodeMode]match.Matcher)
 		}
 		c.matchers[mode] = m
 		return nil
@@ -370,11 +370,11 @@ func WithScorer(s match.Scorer) Option {
 // WithGPUScorer adds s to push placement's scoring of the nodes that fit a task (with
 // a GPU demand, Task.GPU, or without: s ranks those too), with the same weight as
 // WithScorer's scorer, and lets s choose the devices the task gets on the node that
-// wins (plugins.GPUScore), in host mode's Reserve as well: gpu.BestFit,
+// wins (plugins.GPUScore), in host mode's Reserve as well: gpu.DeviceBestFit,
 // gpu.DotProduct, gpu.Packing or gpu.FGD. Without it, the devices are the best fit
 // (gpu.Devices.BestFit) and nodes are scored by WithScorer alone. The GPUFit filter,
 // which refuses nodes whose devices cannot hold a task's demand, is always on.
-func WithGPUScorer(s gpu.Scorer) Option {
+func WithGPUScorer(s gpu.DeviceScorer) Option {
 	return func(c *config) error {
 		if isNil(s) {
 			return fmt.Errorf("finegrain: GPU scorer is nil: %w", ErrInvalid)
@@ -407,7 +407,7 @@ func WithQoS(q match.QoSCheck) Option {
 
 // WithFutureStart lets push placement book a task at the earliest future start on
 // some node when no node fits now (plugins.FutureStart): the task is Booked until its
-// start, then Running. Off by default; WithReservations does the same in pull mode
+// start, then Running. Off by default; WithBooking does the same in pull mode
 // too, for tasks that have waited.
 func WithFutureStart(on bool) Option {
 	return func(c *config) error {
@@ -416,7 +416,7 @@ func WithFutureStart(on bool) Option {
 	}
 }
 
-// WithReservations books tasks that have waited at least wait since they became
+// WithBooking books tasks that have waited at least wait since they became
 // pending and fit no node now, in push and pull mode (plugins.FutureStart): each
 // gets a reservation at the earliest start at which its whole profile fits some node's
 // timeline, and is Booked until then (its Assignment's Start is in the future: start
@@ -429,7 +429,7 @@ func WithFutureStart(on bool) Option {
 // Task.Submitted or, if later, the time of the scheduler's latest event before it was
 // submitted (Submit takes no time: set Submitted), and afresh from its return to
 // pending after an eviction or a failure. wait must be ≥ 0.
-func WithReservations(wait time.Duration) Option {
+func WithBooking(wait time.Duration) Option {
 	return func(c *config) error {
 		if wait < 0 {
 			return fmt.Errorf("finegrain: reservations after %v < 0: %w", wait, ErrInvalid)
@@ -596,7 +596,7 @@ func WithTetris(cfg TetrisConfig) Option {
 // are no locality waits (delay-scheduling options and the packing bound have no
 // effect). New refuses it together with WithTetris or WithPreReleaseList, which would
 // choose the tasks in its place. Push mode (Place) and the other passes (WithPreemption,
-// WithReservations, WithSpeculation) are unaffected.
+// WithBooking, WithSpeculation) are unaffected.
 func WithQoSVectorScheduling() Option {
 	return func(c *config) error {
 		c.qosVector = plugins.NewQoSVectorScheduling()

@@ -127,7 +127,7 @@ func TestPackingBoundProperty(t *testing.T) {
 			}
 			held := map[string]int64{}
 			for _, id := range []string{"r0", "p0"} {
-				if st, _ := s.State(id); st == finegrain.Running {
+				if st, _ := s.TaskState(id); st == finegrain.Running {
 					held[map[string]string{"r0": "rich", "p0": "poor"}[id]] += map[string]int64{"r0": richMem, "p0": poorMem}[id]
 				}
 			}

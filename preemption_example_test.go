@@ -31,7 +31,7 @@ func ExampleWithPreemption() {
 	for _, e := range a.Evicted {
 		fmt.Println("stop", e.Task, "on", e.Node+":", e.Reason)
 	}
-	st, _ := sched.State("b2")
+	st, _ := sched.TaskState("b2")
 	fmt.Println("b2 is", st)
 	// Output:
 	// web on n1 <nil>
@@ -67,10 +67,10 @@ func ExampleJob_minMember() {
 
 // With reservations, a large task that has waited gets the earliest start at which it
 // fits, and smaller tasks placed after it may not take that room.
-func ExampleWithReservations() {
+func ExampleWithBooking() {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
 	sched, _ := finegrain.New(s, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(),
-		finegrain.WithReservations(10*time.Second))
+		finegrain.WithBooking(10*time.Second))
 	_ = sched.AddNode(finegrain.Node{ID: "n1", Capacity: s.MustTuple(4000, 8<<30)})
 	_ = sched.SubmitJob(finegrain.Job{ID: "j"})
 	_ = sched.Submit(
@@ -81,7 +81,7 @@ func ExampleWithReservations() {
 	fmt.Println(d.Assignments[0].Task, "starts at", d.Assignments[0].Start)
 	d, _ = sched.Heartbeat("n1", 10*time.Second) // it has waited 10 s: it is booked
 	a := d.Assignments[0]
-	st, _ := sched.State(a.Task)
+	st, _ := sched.TaskState(a.Task)
 	fmt.Println(a.Task, "is", st, "from", a.Start)
 	// Output:
 	// t1-small starts at 0s

@@ -21,7 +21,7 @@ import (
 func runningOf(s *finegrain.Scheduler, ids ...string) int {
 	n := 0
 	for _, id := range ids {
-		if st, _ := s.State(id); st == finegrain.Running {
+		if st, _ := s.TaskState(id); st == finegrain.Running {
 			n++
 		}
 	}

@@ -140,7 +140,7 @@ func runPreemptionEvents(seed int64, steps int) string {
 		opts = append(opts, finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: k&1 != 0, Guarantees: k&2 != 0, ReclaimDelay: time.Duration(r.Intn(3)) * time.Second}))
 	}
 	if r.Intn(2) == 0 {
-		opts = append(opts, finegrain.WithReservations(time.Duration(r.Intn(10))*time.Second))
+		opts = append(opts, finegrain.WithBooking(time.Duration(r.Intn(10))*time.Second))
 	}
 	s, err := finegrain.New(schema, opts...)
 	if err != nil {
@@ -304,7 +304,7 @@ func runPreemptionEvents(seed int64, steps int) string {
 		case op < 8:
 			var waiting []string
 			for _, id := range ids {
-				if st, _ := s.State(id); st == finegrain.Pending {
+				if st, _ := s.TaskState(id); st == finegrain.Pending {
 					waiting = append(waiting, id)
 				}
 			}
@@ -430,7 +430,7 @@ func runPreemptionEvents(seed int64, steps int) string {
 		if ended[id] {
 			continue
 		}
-		st, _ := s.State(id)
+		st, _ := s.TaskState(id)
 		fits := false
 		for _, n := range nodes {
 			fits = fits || capacity[n].Covers(requests[id])
@@ -475,7 +475,7 @@ func gangFits(g *gangJob, ended map[string]bool, requests map[string]resource.Tu
 func checkPlacedStates(s *finegrain.Scheduler, ids []string, placed, ended map[string]bool) string {
 	var n [finegrain.Booked + 1]int
 	for _, id := range ids {
-		st, ok := s.State(id)
+		st, ok := s.TaskState(id)
 		if !ok {
 			return "task " + id + " is lost"
 		}

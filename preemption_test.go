@@ -140,7 +140,7 @@ func TestPriorityPreemptionKnownAnswers(t *testing.T) {
 				assert.Equal(t, finegrain.Preempted, e.Reason)
 				assert.Equal(t, "p", e.For)
 				assert.Equal(t, c.node, e.Node)
-				st, _ := s.State(e.Task)
+				st, _ := s.TaskState(e.Task)
 				assert.Equal(t, finegrain.Pending, st, "an evicted task is pending again, not lost")
 			}
 		})
@@ -153,7 +153,7 @@ func TestPreemptionRefusals(t *testing.T) {
 		s := preemptionCluster(t, full)
 		_, err := preempt(t, s, lowPrio, 5, 1)
 		assert.ErrorIs(t, err, finegrain.ErrNotPlaced)
-		st, _ := s.State("a")
+		st, _ := s.TaskState("a")
 		assert.Equal(t, finegrain.Running, st)
 	})
 	t.Run("no preemption configured", func(t *testing.T) {
@@ -175,7 +175,7 @@ func TestPreemptionRefusals(t *testing.T) {
 		require.NoError(t, err)
 		_, err = preempt(t, s, highPrio, 5, 1)
 		assert.ErrorIs(t, err, finegrain.ErrNotPlaced)
-		st, _ := s.State("a")
+		st, _ := s.TaskState("a")
 		assert.Equal(t, finegrain.Running, st)
 	})
 	t.Run("disruption budget", func(t *testing.T) {
@@ -228,7 +228,7 @@ func TestPreemptionSparesATaskThatEndsInTime(t *testing.T) {
 	a, err := s.Place("p", 0)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"stays"}, evictedIDs(a.Evicted))
-	st, _ := s.State("ends")
+	st, _ := s.TaskState("ends")
 	assert.Equal(t, finegrain.Running, st)
 }
 

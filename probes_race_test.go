@@ -75,7 +75,7 @@ func TestProbesConcurrentWithPlacementsModesAndEstimates(t *testing.T) {
 	}()
 	go func() { // modes changed behind the scheduler's back
 		defer wg.Done()
-		modes := []policy.Mode{policy.FineGrained, policy.CoarseGrained, policy.StopAllocation, policy.FineGrained}
+		modes := []policy.NodeMode{policy.ModeFineGrained, policy.ModeCoarseGrained, policy.ModeStopAllocation, policy.ModeFineGrained}
 		for i := 0; ; i++ {
 			select {
 			case <-done:

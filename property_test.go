@@ -400,7 +400,7 @@ func runEvents(seed int64, steps int, declare bool) string {
 			return fmt.Sprintf("step %d: %s", step, msg)
 		}
 		for _, id := range ids {
-			st, ok := s.State(finegrain.BackupID(id))
+			st, ok := s.TaskState(finegrain.BackupID(id))
 			if _, running := backups[finegrain.BackupID(id)]; running != (ok && st == finegrain.Running) {
 				return fmt.Sprintf("step %d: backup of %s is %v (known %v), want running %v", step, id, st, ok, running)
 			}
@@ -509,7 +509,7 @@ func checkState(s *finegrain.Scheduler, ids []string, want map[string]finegrain.
 		if w == finegrain.Running && starts[id] > clock {
 			w = finegrain.Booked
 		}
-		got, ok := s.State(id)
+		got, ok := s.TaskState(id)
 		if !ok || got != w {
 			return fmt.Sprintf("task %s is %v, want %v", id, got, w)
 		}

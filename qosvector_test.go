@@ -303,7 +303,7 @@ func TestQoSVectorUnconfigured(t *testing.T) {
 	require.NoError(t, s.SetNodeQoSVector("n", finegrain.QoSVectorSupply{Res: match.QoSVector{5, 5, 5, 5, 5}, Remaining: match.Hard{Memory: 50 * gib, Disk: 50 * gib}}))
 	got, d = beat(t, s, "n", 2*time.Second)
 	assert.Empty(t, got)
-	assert.Equal(t, finegrain.PassedOver, d.Stop, "its task is pending")
+	assert.Equal(t, finegrain.AllSkipped, d.Stop, "its task is pending")
 	assert.Equal(t, []finegrain.Skip{{Job: "bare", Reason: finegrain.PluginRefused, Plugin: "QoSVectorScheduling"}}, d.Skips)
 	assert.Equal(t, []finegrain.Count{{Reason: finegrain.PluginRefused, Plugin: "QoSVectorScheduling", N: 1}}, d.Refusals.Counts)
 

@@ -15,7 +15,7 @@ import (
 // from 60 s. Then a 4 GiB task of 30 s may start in front of it (it ends before 60
 // s), but one of 2 minutes may not: it would delay the booking.
 func TestReservationsBackfillKnownAnswer(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithReservations(10*time.Second))
+	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithBooking(10*time.Second))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "a"}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "big", Submitted: 1}))
@@ -36,7 +36,7 @@ func TestReservationsBackfillKnownAnswer(t *testing.T) {
 	require.Len(t, d.Assignments, 1)
 	assert.Equal(t, "large", d.Assignments[0].Task)
 	assert.Equal(t, time.Minute, d.Assignments[0].Start, "booked where the running task ends")
-	st, _ := s.State("large")
+	st, _ := s.TaskState("large")
 	assert.Equal(t, finegrain.Booked, st)
 
 	require.NoError(t, s.Submit(
@@ -48,12 +48,12 @@ func TestReservationsBackfillKnownAnswer(t *testing.T) {
 	require.Len(t, d.Assignments, 1)
 	assert.Equal(t, "short", d.Assignments[0].Task, "backfilled: it ends before the booking starts")
 	assert.Equal(t, 12*time.Second, d.Assignments[0].Start)
-	st, _ = s.State("long")
+	st, _ = s.TaskState("long")
 	assert.Equal(t, finegrain.Pending, st, "it would delay the booking")
 
 	// At 60 s the running task finishes and the booking starts on time.
 	require.NoError(t, s.Finished("short", 42*time.Second, nil))
 	require.NoError(t, s.Finished("running", time.Minute, nil))
-	st, _ = s.State("large")
+	st, _ = s.TaskState("large")
 	assert.Equal(t, finegrain.Running, st)
 }

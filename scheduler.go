@@ -34,7 +34,7 @@ import (
 // matching with at most 10% compression, the eq. 15 deadline check, delay scheduling
 // (whose node-locality waits last only while a node holding the input has room);
 // gang jobs (Job.MinMember) always run all-or-nothing (plugins.Gang). Preemption
-// (WithPreemption) and future reservations (WithFutureStart, WithReservations) are
+// (WithPreemption) and future reservations (WithFutureStart, WithBooking) are
 // opt-in.
 //
 // Every submitted task is, at any moment, exactly one of Pending, Reserved, Running,
@@ -481,7 +481,7 @@ func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 // down by a free-capacity index and filtered as in pull mode; the first WithCandidates
 // that pass (16 by default) are scored (WithScorer) and the best wins. A task that
 // fits nowhere now may evict others (WithPreemption: Assignment.Evicted lists them, to
-// stop) or be booked where it can start earliest (WithFutureStart, WithReservations:
+// stop) or be booked where it can start earliest (WithFutureStart, WithBooking:
 // Assignment.Start is then in the future, and the task is Booked until then);
 // framework.Framework.Place has the steps. Otherwise Place fails with a
 // *PlacementError saying why, and the task stays pending — or, for a member of a gang
@@ -795,9 +795,9 @@ func (s *Scheduler) inState(id, event string, now time.Duration, want TaskState)
 	return t, at, nil
 }
 
-// State returns a task's state, or false for an unknown task: one never submitted, or
+// TaskState returns a task's state, or false for an unknown task: one never submitted, or
 // a finished or cancelled task the scheduler has forgotten (WithRetention).
-func (s *Scheduler) State(id string) (TaskState, bool) {
+func (s *Scheduler) TaskState(id string) (TaskState, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	t, ok := s.state.Task(id)

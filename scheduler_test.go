@@ -94,7 +94,7 @@ func TestPullPredictedProfiles(t *testing.T) {
 	assert.Equal(t, finegrain.NoRoom, d.Skips[0].Reason)
 	assert.Equal(t, "memory", d.Skips[0].Result.DimName, "the fifth task's second stage lacks memory")
 	assert.Equal(t, 1, d.Skips[0].Result.Stage)
-	assert.Equal(t, finegrain.PassedOver, d.Stop, "a task is still pending")
+	assert.Equal(t, finegrain.AllSkipped, d.Stop, "a task is still pending")
 	assert.Equal(t, []finegrain.Count{{Reason: finegrain.NoRoom, Dim: "memory", N: d.Skipped}}, d.Refusals.Counts)
 }
 
@@ -111,7 +111,7 @@ func TestPushPlacement(t *testing.T) {
 	a, err := s.Place("a", 0)
 	require.NoError(t, err)
 	assert.Equal(t, "big", a.Node, "least-allocated prefers the roomier node")
-	st, _ := s.State("a")
+	st, _ := s.TaskState("a")
 	assert.Equal(t, finegrain.Running, st)
 
 	_, err = s.Place("huge", 0)
@@ -119,7 +119,7 @@ func TestPushPlacement(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	assert.ErrorIs(t, err, finegrain.ErrNotPlaced)
 	assert.Equal(t, 0, pe.Tried, "the index stops before any node: none has 32 GiB free")
-	st, _ = s.State("huge")
+	st, _ = s.TaskState("huge")
 	assert.Equal(t, finegrain.Pending, st, "a failed placement leaves the task pending")
 
 	// "later" needs all 8 cores of big, where "a" holds one until it finishes.
@@ -147,14 +147,14 @@ func TestPushFutureStart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, time.Minute, a.Start, "reserved to start when the first ends")
 
-	st, _ := s.State("second")
+	st, _ := s.TaskState("second")
 	assert.Equal(t, finegrain.Booked, st, "committed, its start to come")
 	assert.Equal(t, 1, s.Count(finegrain.Booked))
 
 	// It cannot finish before it starts: the event is refused and changes nothing.
 	err = s.Finished("second", 20*time.Second, nil)
 	assert.ErrorIs(t, err, finegrain.ErrState)
-	st, _ = s.State("second")
+	st, _ = s.TaskState("second")
 	assert.Equal(t, finegrain.Booked, st)
 	_, _, finished, _ := s.Counts()
 	assert.Zero(t, finished)
@@ -228,7 +228,7 @@ func TestLifecycleErrors(t *testing.T) {
 			assert.ErrorIs(t, tc.call(), tc.want)
 			p, r, f, c := s.Counts()
 			assert.Equal(t, [4]int{1, 0, 0, 0}, [4]int{p, r, f, c}, "state unchanged")
-			st, _ := s.State("t")
+			st, _ := s.TaskState("t")
 			assert.Equal(t, finegrain.Pending, st)
 		})
 	}
@@ -244,9 +244,9 @@ func TestLifecycleErrors(t *testing.T) {
 		// Nil pointers in an interface fail at their first use, not at a nil check.
 		finegrain.WithEstimator((*predict.SimilarTask)(nil)), finegrain.WithOrdering((*fairness.DRF)(nil)),
 		finegrain.WithScorer((*match.LeastAllocated)(nil)), finegrain.WithGPUScorer((*gpu.FGD)(nil)),
-		finegrain.WithSpeculation((*speculate.LATE)(nil)), finegrain.WithMatcherFor(policy.FineGrained, (*match.FineGrained)(nil)),
+		finegrain.WithSpeculation((*speculate.LATE)(nil)), finegrain.WithMatcherFor(policy.ModeFineGrained, (*match.FineGrained)(nil)),
 		finegrain.WithPlugin((*plugins.StageMatch)(nil)),
-		finegrain.WithAdjuster(policy.WithInitialMode(policy.FineGrained), nil), finegrain.WithDelayScheduling(nil),
+		finegrain.WithAdjuster(policy.WithInitialMode(policy.ModeFineGrained), nil), finegrain.WithDelayScheduling(nil),
 		finegrain.WithConformityIdleThreshold(resource.Vector{2}),
 		finegrain.WithRetention(finegrain.Retention{Tasks: -1}), finegrain.WithRetention(finegrain.Retention{Jobs: -1}),
 		finegrain.WithRetention(finegrain.Retention{Age: -1}),
@@ -269,7 +269,7 @@ func TestFailAndRemoveNodeRequeue(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, d.Assignments, 2)
 	require.NoError(t, s.Failed(d.Assignments[0].Task, time.Second))
-	st, _ := s.State(d.Assignments[0].Task)
+	st, _ := s.TaskState(d.Assignments[0].Task)
 	assert.Equal(t, finegrain.Pending, st)
 	ids, err := s.RemoveNode("n0", 2*time.Second)
 	require.NoError(t, err)
@@ -295,7 +295,7 @@ func TestFinishedWithBadObservationChangesNothing(t *testing.T) {
 	bad := predict.Observation{Profile: stage.MustProfile(resource.Standard(), stage.Stage{Duration: time.Second})}
 	err = s.Finished("t", time.Second, &bad)
 	assert.ErrorIs(t, err, resource.ErrSchemaMismatch)
-	st, _ := s.State("t")
+	st, _ := s.TaskState("t")
 	assert.Equal(t, finegrain.Running, st, "a rejected observation leaves the task running")
 	_, ok := s.Estimator().Estimate(key)
 	assert.False(t, ok)
@@ -326,17 +326,17 @@ func TestWithMatcherFor(t *testing.T) {
 		return err
 	}
 	assert.NoError(t, run(), "fine-grained: the 3-core stage starts when the first task ends")
-	err := run(finegrain.WithMatcherFor(policy.FineGrained, match.CoarseGrained{}))
+	err := run(finegrain.WithMatcherFor(policy.ModeFineGrained, match.CoarseGrained{}))
 	var pe *finegrain.PlacementError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, match.NoRoom, pe.Result.Code, "coarse-grained: the 3-core peak does not fit over [0, 20 s)")
-	err = run(finegrain.WithMatcherFor(policy.FineGrained, match.Refuse{}))
+	err = run(finegrain.WithMatcherFor(policy.ModeFineGrained, match.RefuseAll{}))
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, match.Unschedulable, pe.Result.Code)
 
-	_, err = finegrain.New(schema, finegrain.WithMatcherFor(policy.StopAllocation, match.FineGrained{}))
+	_, err = finegrain.New(schema, finegrain.WithMatcherFor(policy.ModeStopAllocation, match.FineGrained{}))
 	assert.ErrorIs(t, err, finegrain.ErrInvalid)
-	_, err = finegrain.New(schema, finegrain.WithMatcherFor(policy.FineGrained, nil))
+	_, err = finegrain.New(schema, finegrain.WithMatcherFor(policy.ModeFineGrained, nil))
 	assert.ErrorIs(t, err, finegrain.ErrInvalid)
 }
 
@@ -419,7 +419,7 @@ func TestLocalityWaitForRoom(t *testing.T) {
 		}
 	}
 	stop := func(t *testing.T, s *finegrain.Scheduler) {
-		require.NoError(t, s.Adjuster().SetMode("local", policy.StopAllocation))
+		require.NoError(t, s.Adjuster().SetMode("local", policy.ModeStopAllocation))
 	}
 	for name, tc := range map[string]struct {
 		setup     setup
@@ -462,7 +462,7 @@ func TestLocalityWaitForRoom(t *testing.T) {
 			if tc.wantNode == "" {
 				assert.Empty(t, d.Assignments)
 				assert.Contains(t, d.Skips, finegrain.Skip{Job: "j", Reason: finegrain.LocalityWait})
-				st, _ := s.State("t")
+				st, _ := s.TaskState("t")
 				assert.Equal(t, finegrain.Pending, st)
 				return
 			}
@@ -557,8 +557,8 @@ func TestPlacementFollowsModes(t *testing.T) {
 		want   string
 	}{
 		{func() error { return nil }, "big"},
-		{func() error { return adj.SetMode("big", policy.StopAllocation) }, "small"},
-		{func() error { return adj.SetMode("big", policy.CoarseGrained) }, "big"},
+		{func() error { return adj.SetMode("big", policy.ModeStopAllocation) }, "small"},
+		{func() error { return adj.SetMode("big", policy.ModeCoarseGrained) }, "big"},
 		{func() error { return adj.RemoveServer("big") }, "small"},
 		{func() error { return adj.AddServer("big", bigCap) }, "big"},
 		{func() error {
@@ -567,8 +567,8 @@ func TestPlacementFollowsModes(t *testing.T) {
 			}
 			return s.AddNode(finegrain.Node{ID: "big", Capacity: bigCap})
 		}, "big"},
-		{func() error { return adj.SetMode("big", policy.StopAllocation) }, "small"},
-		{func() error { return adj.SetMode("small", policy.StopAllocation) }, ""},
+		{func() error { return adj.SetMode("big", policy.ModeStopAllocation) }, "small"},
+		{func() error { return adj.SetMode("small", policy.ModeStopAllocation) }, ""},
 	} {
 		require.NoError(t, step.change(), "step %d", i)
 		a, err := s.Place("t", 0)
@@ -717,7 +717,7 @@ func TestSkipDetails(t *testing.T) {
 				assert.Empty(t, d.Skips)
 				continue
 			}
-			assert.Equal(t, finegrain.PassedOver, d.Stop, "details %d", n)
+			assert.Equal(t, finegrain.AllSkipped, d.Stop, "details %d", n)
 			assert.Equal(t, 3, d.Skipped)
 			assert.Len(t, d.Skips, n)
 			assert.Equal(t, finegrain.Tally{Of: 3, Counts: []finegrain.Count{{Reason: finegrain.NoRoom, Dim: "memory", N: 3}}}, d.Refusals)

@@ -187,8 +187,8 @@ func (w *twins) replay(steps int, names [2]string) string {
 
 // sameStop reports whether two heartbeats stopped for the same reason: a heartbeat
 // that finds at once that no pending task can start (NoClassFits) stops where one that
-// walks the jobs passes them all over (PassedOver).
+// walks the jobs passes them all over (AllSkipped).
 func sameStop(a, b finegrain.Reason) bool {
-	quick := func(r finegrain.Reason) bool { return r == finegrain.NoClassFits || r == finegrain.PassedOver }
+	quick := func(r finegrain.Reason) bool { return r == finegrain.NoClassFits || r == finegrain.AllSkipped }
 	return a == b || (quick(a) && quick(b))
 }

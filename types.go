@@ -87,7 +87,7 @@ const (
 	NoGPU             = framework.NoGPU
 	AheadOfOrder      = framework.AheadOfOrder
 	OverCapacity      = framework.OverCapacity
-	PassedOver        = framework.PassedOver
+	AllSkipped        = framework.AllSkipped
 )
 
 // Sentinel errors; every error the Scheduler returns wraps one of these (or a sentinel

@@ -6,7 +6,7 @@ import (
 )
 
 // This file bounds what the state remembers of finished work. A finished or
-// cancelled task stays readable (Task, Scheduler.State) for a while, so that late
+// cancelled task stays readable (Task, Scheduler.TaskState) for a while, so that late
 // events get a precise error and embedders can look it up; a completed job keeps its
 // ID and fairness entry so that more tasks can still be submitted to it. Both are
 // then forgotten, oldest first, by count and by age, so that memory stays flat

@@ -185,10 +185,10 @@ func (c *Cycle) reserve(a *Attempt) Status {
 	return Status{}
 }
 
-// bind reserves attempt a (reserve), asks the Permit plugins and commits it. On Wait
+// claim reserves attempt a (reserve), asks the Permit plugins and commits it. On Wait
 // the task stays Reserved; on any refusal the reservation is rolled back and nothing
 // has changed.
-func (c *Cycle) bind(a *Attempt) (Assignment, Status) {
+func (c *Cycle) claim(a *Attempt) (Assignment, Status) {
 	if s := c.reserve(a); !s.OK() {
 		return Assignment{}, s
 	}
@@ -470,22 +470,22 @@ func (c *Cycle) CheckJob(j *cluster.JobInfo) Status {
 	for _, p := range c.fw.jobFilters {
 		if st := p.FilterJob(c, j, c.node); !st.OK() {
 			st = named(st, p)
-			c.PassOver(j, Skip{Job: j.ID(), Reason: st.Reason, Plugin: st.Plugin})
+			c.SkipJob(j, Skip{Job: j.ID(), Reason: st.Reason, Plugin: st.Plugin})
 			return st
 		}
 	}
 	return Status{}
 }
 
-// Passed reports whether job j was passed over in this heartbeat.
-func (c *Cycle) Passed(j *cluster.JobInfo) bool {
+// Skipped reports whether job j was passed over in this heartbeat.
+func (c *Cycle) Skipped(j *cluster.JobInfo) bool {
 	i := j.Index()
 	return i < len(c.fw.passed) && c.fw.passed[i] == c.gen
 }
 
-// PassOver passes job j over for the rest of the heartbeat; sk, when its Reason is
+// SkipJob passes job j over for the rest of the heartbeat; sk, when its Reason is
 // set, is recorded in the Decision as a skip.
-func (c *Cycle) PassOver(j *cluster.JobInfo, sk Skip) {
+func (c *Cycle) SkipJob(j *cluster.JobInfo, sk Skip) {
 	if n := c.fw.state.JobSlots(); len(c.fw.passed) < n {
 		c.fw.passed = append(c.fw.passed, make([]uint64, n-len(c.fw.passed))...)
 	}
@@ -500,7 +500,7 @@ func (c *Cycle) PassOver(j *cluster.JobInfo, sk Skip) {
 // the assignment joins the Decision. Otherwise the Decision records a skip saying
 // why, the JobFilter plugins learn of the refusal, and the status says why; a Closed
 // status means the heartbeat should end. Whether the job is then passed over (or
-// offers another of its tasks) is the pass's choice (PassOver).
+// offers another of its tasks) is the pass's choice (SkipJob).
 func (c *Cycle) Try(j *cluster.JobInfo, t *cluster.TaskInfo, level fairness.Level) Status {
 	a := &c.fw.scratch
 	c.prepare(a, t, c.node, c.now, level, false)
@@ -528,7 +528,7 @@ func (c *Cycle) TryAt(a *Attempt) Status {
 	if a.Node == nil {
 		return Refuse(NoRoom)
 	}
-	as, st := c.bind(a)
+	as, st := c.claim(a)
 	if st.OK() {
 		c.assign(as)
 		c.moves++
@@ -570,7 +570,7 @@ func (c *Cycle) run(a *Attempt) Status {
 	if !st.OK() {
 		return st
 	}
-	as, st := c.bind(a)
+	as, st := c.claim(a)
 	if st.OK() {
 		c.assign(as)
 		c.moves++

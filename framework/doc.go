@@ -17,9 +17,9 @@
 //	Permit      PermitPlugin: allow, deny (roll back) or wait (gang scheduling)
 //	commit      cluster.State.Commit: the task is Running
 //
-// cycle.go holds the steps (prepare, preFilter, Filter, bind, commit, rollback) and
+// cycle.go holds the steps (prepare, preFilter, Filter, claim, commit, rollback) and
 // the calls a pass makes (Try, TryBackup, Tried, Room, FilterPass, FilterJob,
-// PassOver);
+// SkipJob);
 // run.go runs the cycles (Heartbeat, Place, the Filter and Score probes); plugin.go
 // defines the extension points; status.go the statuses, reasons, Decision and
 // Assignment.

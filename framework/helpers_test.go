@@ -251,7 +251,7 @@ type demandPlugin struct {
 	p *plugins.Prediction
 }
 
-func (d demandPlugin) Demand(c *framework.Cycle, t *cluster.TaskInfo) framework.Demand {
+func (d demandPlugin) Demand(c *framework.Cycle, t *cluster.TaskInfo) framework.TaskDemand {
 	return d.p.Demand(c, t)
 }
 

@@ -21,8 +21,8 @@ import (
 func TestModeReferencesFollowTheNodeNotItsIndex(t *testing.T) {
 	f := newFixture(t, nodeSpec("a", 4000, 8))
 	require.NoError(t, f.adj.AddServer("b", capacity(4000, 8)))
-	require.NoError(t, f.adj.SetMode("a", policy.StopAllocation))
-	require.NoError(t, f.adj.SetMode("b", policy.FineGrained))
+	require.NoError(t, f.adj.SetMode("a", policy.ModeStopAllocation))
+	require.NoError(t, f.adj.SetMode("b", policy.ModeFineGrained))
 	gate, err := plugins.NewModeGate(f.adj)
 	require.NoError(t, err)
 	fw := f.framework(t, with(f.base(t), gate))

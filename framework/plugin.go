@@ -19,8 +19,8 @@ type Plugin interface {
 	Name() string
 }
 
-// Demand is what a task asks of a node.
-type Demand struct {
+// TaskDemand is what a task asks of a node.
+type TaskDemand struct {
 	// Plan is the profile the task is expected to follow: its declared profile, the
 	// estimator's prediction, or its request held for its duration.
 	Plan stage.Profile
@@ -36,7 +36,7 @@ type Demand struct {
 // registered.
 type DemandPlugin interface {
 	Plugin
-	Demand(c *Cycle, t *cluster.TaskInfo) Demand
+	Demand(c *Cycle, t *cluster.TaskInfo) TaskDemand
 }
 
 // Attempt is one way of placing a task: the task, its demand, the node and the start
@@ -44,7 +44,7 @@ type DemandPlugin interface {
 // the Reserve step reserves Demand.Hold with Result.Allowance.
 type Attempt struct {
 	Task   *cluster.TaskInfo
-	Demand Demand
+	Demand TaskDemand
 	Node   *cluster.NodeInfo
 	Start  time.Duration
 	// Level is how close Node is to the task's input.

@@ -48,7 +48,7 @@ func (f *Framework) Heartbeat(n *cluster.NodeInfo, now time.Duration) (Decision,
 	d.Evicted = c.evicted
 	d.Refusals.sort()
 	if d.Stop == NoPending && f.state.Count(cluster.Pending) > 0 {
-		d.Stop = PassedOver
+		d.Stop = AllSkipped
 	}
 	f.started = len(d.Assignments)
 	if f.logger != nil {
@@ -114,7 +114,7 @@ func (f *Framework) Place(t *cluster.TaskInfo, now time.Duration) (Assignment, e
 		c.ruledOut(base, tl, tried)
 		return Assignment{}, c.placementError(base, tried, tl, Status{})
 	}
-	as, st := c.bind(best)
+	as, st := c.claim(best)
 	switch {
 	case st.Code == Wait:
 		return Assignment{}, &PlacementError{Task: t.ID(), Tried: tried, Reason: PermitWaiting, Plugin: st.Plugin, Evicted: c.evicted}

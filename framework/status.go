@@ -136,9 +136,9 @@ const (
 	// place it there (kube-scheduler's UnschedulableAndUnresolvable). Explanations
 	// (Tally, Skip, probes) report it; plugins see NoRoom.
 	OverCapacity
-	// PassedOver: as a Decision's Stop, tasks are pending but the heartbeat passed
+	// AllSkipped: as a Decision's Stop, tasks are pending but the heartbeat passed
 	// every job that has one over (Decision.Refusals says why).
-	PassedOver
+	AllSkipped
 )
 
 var reasonNames = [...]string{"none", "node busy", "policy stop", "no pending task", "cap reached", "no room", "QoS check", "locality wait", "max share", "promised elsewhere", "refused by a plugin", "waiting for permit", "permit denied", "no class of its tasks fits", "preempted", "reclaimed for a guarantee", "another gang is gathering", "gang short of MinMember tasks", "no GPU device fits", "its queue is ahead of a queue waiting for room here (packing bound)", "smaller than the task", "every job passed over"}
@@ -240,7 +240,7 @@ type Decision struct {
 	At          time.Duration
 	Assignments []Assignment
 	// Stop says why the heartbeat ended: NodeBusy, PolicyStop, CapReached,
-	// PromisedElsewhere; NoPending when no task is pending; PassedOver when tasks
+	// PromisedElsewhere; NoPending when no task is pending; AllSkipped when tasks
 	// are pending but every job that has one was passed over (Refusals says why);
 	// NoClassFits when the heartbeat could tell at once, from the demands of the
 	// pending tasks, that none of them can start on the node — it then walks no job,

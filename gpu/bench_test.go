@@ -46,7 +46,7 @@ func benchFGD(b *testing.B, n int) *gpu.FGD {
 	return f
 }
 
-func benchScore(b *testing.B, sc gpu.Scorer, dem gpu.Demand) {
+func benchScore(b *testing.B, sc gpu.DeviceScorer, dem gpu.Demand) {
 	d, n := benchNode(b)
 	n.Devices = &d
 	s := gpu.Shape{Request: schema.MustTuple(2000, 8000), GPU: dem}
@@ -64,13 +64,13 @@ func benchScore(b *testing.B, sc gpu.Scorer, dem gpu.Demand) {
 func BenchmarkScore(b *testing.B) {
 	for _, c := range []struct {
 		name string
-		sc   func(*testing.B) gpu.Scorer
+		sc   func(*testing.B) gpu.DeviceScorer
 	}{
-		{"BestFit", func(*testing.B) gpu.Scorer { return gpu.BestFit{} }},
-		{"DotProduct", func(*testing.B) gpu.Scorer { return gpu.DotProduct{} }},
-		{"Packing", func(*testing.B) gpu.Scorer { return gpu.Packing{} }},
-		{"FGD20", func(b *testing.B) gpu.Scorer { return benchFGD(b, 20) }},
-		{"FGD100", func(b *testing.B) gpu.Scorer { return benchFGD(b, 100) }},
+		{"BestFit", func(*testing.B) gpu.DeviceScorer { return gpu.DeviceBestFit{} }},
+		{"DotProduct", func(*testing.B) gpu.DeviceScorer { return gpu.DotProduct{} }},
+		{"Packing", func(*testing.B) gpu.DeviceScorer { return gpu.Packing{} }},
+		{"FGD20", func(b *testing.B) gpu.DeviceScorer { return benchFGD(b, 20) }},
+		{"FGD100", func(b *testing.B) gpu.DeviceScorer { return benchFGD(b, 100) }},
 	} {
 		for _, dem := range []struct {
 			name string

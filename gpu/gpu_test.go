@@ -332,38 +332,38 @@ func TestBestFitScorer(t *testing.T) {
 	n.Devices = &d
 	// CPU (2000 − 1000)/4000 = 0.25, memory (8000 − 4000)/16000 = 0.25,
 	// GPU (2900 − 300)/4000 = 0.65: 1 − (0.25 + 0.25 + 0.65)/3 = 1 − 1.15/3.
-	x, a, ok := gpu.BestFit{}.Score(n, shape(gpu.Share(300)))
+	x, a, ok := gpu.DeviceBestFit{}.Score(n, shape(gpu.Share(300)))
 	require.True(t, ok)
 	assert.InDelta(t, 1-1.15/3, x, 1e-12)
 	assert.Equal(t, gpu.Allocation{Devices: []int{1}, Milli: 300}, a)
 	// Two whole: GPU (2900 − 2000)/4000 = 0.225: 1 − 0.725/3.
-	x, a, ok = gpu.BestFit{}.Score(n, shape(gpu.Whole(2)))
+	x, a, ok = gpu.DeviceBestFit{}.Score(n, shape(gpu.Whole(2)))
 	require.True(t, ok)
 	assert.InDelta(t, 1-0.725/3, x, 1e-12)
 	assert.Equal(t, gpu.Allocation{Devices: []int{0, 3}, Milli: gpu.Milli}, a)
 	// CPU only: 1 − (0.25 + 0.65)/2.
-	x, _, ok = gpu.BestFit{Dims: 1 << 0}.Score(n, shape(gpu.Share(300)))
+	x, _, ok = gpu.DeviceBestFit{Dims: 1 << 0}.Score(n, shape(gpu.Share(300)))
 	require.True(t, ok)
 	assert.InDelta(t, 1-0.9/2, x, 1e-12)
 	// No GPU demand: GPU 2900/4000 = 0.725: 1 − 1.225/3; no device chosen.
-	x, a, ok = gpu.BestFit{}.Score(n, shape(gpu.Demand{}))
+	x, a, ok = gpu.DeviceBestFit{}.Score(n, shape(gpu.Demand{}))
 	require.True(t, ok)
 	assert.InDelta(t, 1-1.225/3, x, 1e-12)
 	assert.True(t, a.IsZero())
 	// A node without devices: its GPU term is 0, 1 − 0.5/3, so a task without GPU
 	// demand prefers it to the node with devices (1 − 1.225/3).
 	none := devices(t, "")
-	x, _, ok = gpu.BestFit{}.Score(gpu.Node{Capacity: n.Capacity, Free: n.Free, Devices: &none}, shape(gpu.Demand{}))
+	x, _, ok = gpu.DeviceBestFit{}.Score(gpu.Node{Capacity: n.Capacity, Free: n.Free, Devices: &none}, shape(gpu.Demand{}))
 	require.True(t, ok)
 	assert.InDelta(t, 1-0.5/3, x, 1e-12)
 	// A tighter node scores higher.
 	tight := devices(t, "V100", 300, 300, 300, 300)
-	y, _, ok := gpu.BestFit{}.Score(gpu.Node{Capacity: n.Capacity, Free: n.Free, Devices: &tight}, shape(gpu.Share(300)))
+	y, _, ok := gpu.DeviceBestFit{}.Score(gpu.Node{Capacity: n.Capacity, Free: n.Free, Devices: &tight}, shape(gpu.Share(300)))
 	require.True(t, ok)
-	x, _, _ = gpu.BestFit{}.Score(n, shape(gpu.Share(300)))
+	x, _, _ = gpu.DeviceBestFit{}.Score(n, shape(gpu.Share(300)))
 	assert.Greater(t, y, x)
 	// Not fitting.
-	x, a, ok = gpu.BestFit{}.Score(n, shape(gpu.Whole(3)))
+	x, a, ok = gpu.DeviceBestFit{}.Score(n, shape(gpu.Whole(3)))
 	assert.False(t, ok)
 	assert.Zero(t, x)
 	assert.True(t, a.IsZero())
@@ -801,7 +801,7 @@ func TestScorersOnTheKnownNodeAgree(t *testing.T) {
 	// Every scorer refuses what Fits refuses, and the zero demand is always ok.
 	d, n := known(t)
 	n.Devices = &d
-	for _, sc := range []gpu.Scorer{gpu.BestFit{}, gpu.DotProduct{}, gpu.Packing{}, workload(t)} {
+	for _, sc := range []gpu.DeviceScorer{gpu.DeviceBestFit{}, gpu.DotProduct{}, gpu.Packing{}, workload(t)} {
 		name := fmt.Sprintf("%T", sc)
 		for _, dem := range []gpu.Demand{{}, gpu.Share(1), gpu.Share(600), gpu.Share(601), gpu.Whole(2), gpu.Whole(3), {Count: 1, Milli: 5, Models: []string{"T4"}}} {
 			x, a, ok := sc.Score(n, shape(dem))

@@ -133,12 +133,12 @@ func randFGD(r *rand.Rand) *gpu.FGD {
 	return f
 }
 
-func randScorers(r *rand.Rand) []gpu.Scorer {
+func randScorers(r *rand.Rand) []gpu.DeviceScorer {
 	var dims resource.Mask
 	if r.Intn(2) == 0 {
 		dims = resource.Mask(r.Intn(4))
 	}
-	return []gpu.Scorer{gpu.BestFit{Dims: dims}, gpu.DotProduct{Dims: dims}, gpu.Packing{}, randFGD(r)}
+	return []gpu.DeviceScorer{gpu.DeviceBestFit{Dims: dims}, gpu.DotProduct{Dims: dims}, gpu.Packing{}, randFGD(r)}
 }
 
 // validFor reports why a is not a valid allocation of dem on d: exactly Count distinct

@@ -23,26 +23,26 @@ type Shape struct {
 	GPU     Demand
 }
 
-// Scorer ranks the nodes a task fits for push placement, and chooses the devices that
+// DeviceScorer ranks the nodes a task fits for push placement, and chooses the devices that
 // go with the score. Score rates placing task t on node n, higher better, in [0, 1],
 // and returns the allocation the rating assumes; ok is false when t's GPU demand does
 // not fit n's devices. The caller has checked t's request against n.Free.
 // Implementations must not change n.Devices (they may be called concurrently).
-type Scorer interface {
+type DeviceScorer interface {
 	Score(n Node, t Shape) (score float64, a Allocation, ok bool)
 }
 
-// BestFit prefers the node left with the least free resources: 1 minus the mean, over
+// DeviceBestFit prefers the node left with the least free resources: 1 minus the mean, over
 // the dimensions of Dims that the node has (zero Dims: all) and the GPU, of the free
 // share after placement, (free − request)/capacity (the GPU's is 0 on a node without
 // devices, which a task without GPU demand thus prefers). The devices are chosen by
-// Devices.BestFit. (The ATC'23 study's simulator normalises by the largest node of
+// Devices.DeviceBestFit. (The ATC'23 study's simulator normalises by the largest node of
 // the cluster and weighs CPU and GPU only; here each node's own capacity, and every
 // dimension of Dims.)
-type BestFit struct{ Dims resource.Mask }
+type DeviceBestFit struct{ Dims resource.Mask }
 
 // Score implements Scorer.
-func (s BestFit) Score(n Node, t Shape) (float64, Allocation, bool) {
+func (s DeviceBestFit) Score(n Node, t Shape) (float64, Allocation, bool) {
 	a, ok := n.Devices.BestFit(t.GPU)
 	if !ok {
 		return 0, Allocation{}, false

@@ -169,7 +169,7 @@ func TestRequestQuantityHold(t *testing.T) {
 }
 
 func TestRefuse(t *testing.T) {
-	r := match.Refuse{}.Match(match.Server{}, 0, stage.Profile{})
+	r := match.RefuseAll{}.Match(match.Server{}, 0, stage.Profile{})
 	assert.Equal(t, match.Unschedulable, r.Code)
 	assert.ErrorIs(t, r.Err(), match.ErrUnschedulable)
 	assert.Equal(t, "server accepts no tasks", r.String())

@@ -347,12 +347,12 @@ func (w *fineWalk) compress(free, d *resource.Tuple) {
 	}
 }
 
-// Refuse is the matcher of a server whose policy accepts no task (StopAllocation): it
+// RefuseAll is the matcher of a server whose policy accepts no task (StopAllocation): it
 // returns Unschedulable for every task.
-type Refuse struct{}
+type RefuseAll struct{}
 
 // Match implements Matcher.
-func (Refuse) Match(Server, time.Duration, stage.Profile) Result {
+func (RefuseAll) Match(Server, time.Duration, stage.Profile) Result {
 	return Result{Code: Unschedulable, Stage: -1, Dim: -1}
 }
 

@@ -208,19 +208,19 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 	st := c.State()
 	goOn := true
 	st.Walk(func(j *cluster.JobInfo) bool {
-		if c.Passed(j) {
+		if c.Skipped(j) {
 			return true
 		}
 		if len(j.Classes()) == 0 { // its last pending task started in this walk
-			c.PassOver(j, framework.Skip{})
+			c.SkipJob(j, framework.Skip{})
 			return true
 		}
 		if p.clock != nil && !p.launchable(c, j, n) {
-			c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
+			c.SkipJob(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
 			return true
 		}
 		if p.ahead(c, j) {
-			c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.AheadOfOrder})
+			c.SkipJob(j, framework.Skip{Job: j.ID(), Reason: framework.AheadOfOrder})
 			return true
 		}
 		if s := c.CheckJob(j); !s.OK() {
@@ -233,7 +233,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 			// The first task in n's offer order is at the job's best locality there.
 			t, best, ok := st.FirstPending(j, n, fairness.OffSwitch)
 			if !ok {
-				c.PassOver(j, framework.Skip{})
+				c.SkipJob(j, framework.Skip{})
 				return true
 			}
 			var wait *fairness.WaitRef
@@ -244,7 +244,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 			if best > allowed {
 				if !p.waivable(c, j, n, best, allowed) {
 					p.passUp(wait, j, best)
-					c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
+					c.SkipJob(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
 					return true
 				}
 				waived = true // no node holding its input can take it: no use waiting
@@ -263,7 +263,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 				if s.Reason == framework.LocalityWait {
 					sk = framework.Skip{Job: j.ID(), Reason: framework.LocalityWait}
 				}
-				c.PassOver(j, sk)
+				c.SkipJob(j, sk)
 				if s.Reason == framework.NoRoom && !unplaceable(c, s) && fitsEmpty(st, j, n) && holdsTried(c, n) {
 					p.noRoom(c, j)
 				}

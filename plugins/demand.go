@@ -124,7 +124,7 @@ func (*Prediction) Name() string { return "Prediction" }
 
 // Demand implements framework.DemandPlugin. Called without a cycle (c nil), it does
 // not check that some node could hold the estimate.
-func (p *Prediction) Demand(c *framework.Cycle, t *cluster.TaskInfo) framework.Demand {
+func (p *Prediction) Demand(c *framework.Cycle, t *cluster.TaskInfo) framework.TaskDemand {
 	var st *cluster.State
 	if c != nil {
 		st = c.State()
@@ -137,7 +137,7 @@ func (p *Prediction) Demand(c *framework.Cycle, t *cluster.TaskInfo) framework.D
 }
 
 // plan is task t's demand before its failures count.
-func (p *Prediction) plan(st *cluster.State, t *cluster.TaskInfo) framework.Demand {
+func (p *Prediction) plan(st *cluster.State, t *cluster.TaskInfo) framework.TaskDemand {
 	if d := t.Declared(); d.Len() > 0 {
 		return p.predicted(d)
 	}
@@ -151,7 +151,7 @@ func (p *Prediction) plan(st *cluster.State, t *cluster.TaskInfo) framework.Dema
 		}
 	}
 	r := t.RequestProfile(p.schema)
-	return framework.Demand{Plan: r, Hold: r}
+	return framework.TaskDemand{Plan: r, Hold: r}
 }
 
 // keyDemand returns what the demand step keeps of key, a key some estimate may be
@@ -177,7 +177,7 @@ const (
 // d's hold peak on every dimension (d's hold peak alone when no node of st offers the
 // request), the non-compressible ones times 1.5^(failures−1) or the largest power
 // below that some node of st offers (a nil st offers anything).
-func (p *Prediction) raise(st *cluster.State, t *cluster.TaskInfo, d framework.Demand, failures int) framework.Demand {
+func (p *Prediction) raise(st *cluster.State, t *cluster.TaskInfo, d framework.TaskDemand, failures int) framework.TaskDemand {
 	r := t.RequestProfile(p.schema)
 	base := d.Hold.Peak().Max(t.Request())
 	if st != nil && !st.Offers(base) {
@@ -218,7 +218,7 @@ func (p *Prediction) raise(st *cluster.State, t *cluster.TaskInfo, d framework.D
 	if err != nil {
 		return d
 	}
-	return framework.Demand{Plan: prof, Hold: prof}
+	return framework.TaskDemand{Plan: prof, Hold: prof}
 }
 
 // Estimate is the prediction for key: false for a zero key, without an estimator, or
@@ -273,7 +273,7 @@ func (p *Prediction) estimateRef(st *cluster.State, ref *predict.Ref) (stage.Pro
 // keeps when it was built from this very estimate (and, for an estimate without an
 // end, this request). The estimate is read through kd's reference to key when the
 // estimator hands them out, which answers, and records the use, as Estimate.
-func (p *Prediction) estimated(st *cluster.State, kd *keyDemand, key predict.Key, req resource.Tuple) (framework.Demand, bool) {
+func (p *Prediction) estimated(st *cluster.State, kd *keyDemand, key predict.Key, req resource.Tuple) (framework.TaskDemand, bool) {
 	var prof stage.Profile
 	var ok bool
 	if kd.hasRef {
@@ -283,16 +283,16 @@ func (p *Prediction) estimated(st *cluster.State, kd *keyDemand, key predict.Key
 	}
 	switch {
 	case !ok:
-		return framework.Demand{}, false
+		return framework.TaskDemand{}, false
 	case prof.Duration() == stage.Forever:
 		if !kd.est.Same(prof) || kd.req != req {
 			kd.est, kd.hold, kd.req = prof, p.openEnded(prof, req), req
 		}
-		return framework.Demand{Plan: kd.hold, Hold: kd.hold, Predicted: true}, true
+		return framework.TaskDemand{Plan: kd.hold, Hold: kd.hold, Predicted: true}, true
 	case !p.holdTail:
-		return framework.Demand{Plan: prof, Hold: prof, Predicted: true}, true
+		return framework.TaskDemand{Plan: prof, Hold: prof, Predicted: true}, true
 	case kd.est.Same(prof):
-		return framework.Demand{Plan: prof, Hold: kd.hold, Predicted: true}, true
+		return framework.TaskDemand{Plan: prof, Hold: kd.hold, Predicted: true}, true
 	}
 	d := p.predicted(prof)
 	kd.est, kd.hold = prof, d.Hold
@@ -319,8 +319,8 @@ func (p *Prediction) openEnded(prof stage.Profile, req resource.Tuple) stage.Pro
 
 // predicted is the demand of a task whose plan is prof (declared or estimated): prof,
 // held as the Prediction doc comment says.
-func (p *Prediction) predicted(prof stage.Profile) framework.Demand {
-	d := framework.Demand{Plan: prof, Hold: prof, Predicted: true}
+func (p *Prediction) predicted(prof stage.Profile) framework.TaskDemand {
+	d := framework.TaskDemand{Plan: prof, Hold: prof, Predicted: true}
 	if !p.holdTail || prof.Duration() == stage.Forever {
 		return d
 	}

@@ -148,7 +148,7 @@ func TestPredictionCacheProperty(t *testing.T) {
 				t := tasks[r.Intn(len(tasks))]
 				var c *framework.Cycle // no cycle: the node check is skipped both ways
 				got := p.Demand(c, t)
-				want := framework.Demand{Plan: t.RequestProfile(schema), Hold: t.RequestProfile(schema)}
+				want := framework.TaskDemand{Plan: t.RequestProfile(schema), Hold: t.RequestProfile(schema)}
 				if prof, ok := afresh.Estimate(nil, t.Key()); ok {
 					want = afresh.predicted(prof)
 				}

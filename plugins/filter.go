@@ -64,18 +64,18 @@ func (g *ModeGate) Filter(c *framework.Cycle, a *framework.Attempt) framework.St
 type StageMatch struct {
 	modes       modes
 	compression *policy.Compression
-	matchers    [policy.StopAllocation + 1]match.Matcher // by mode: the mode's own, or the one set for it
+	matchers    [policy.ModeStopAllocation + 1]match.Matcher // by mode: the mode's own, or the one set for it
 }
 
 // NewStageMatch returns the matching filter; matchers replaces the matcher of some
 // modes (nil keeps every mode's own).
-func NewStageMatch(adj *policy.Adjuster, comp *policy.Compression, matchers map[policy.Mode]match.Matcher) (*StageMatch, error) {
+func NewStageMatch(adj *policy.Adjuster, comp *policy.Compression, matchers map[policy.NodeMode]match.Matcher) (*StageMatch, error) {
 	if adj == nil || comp == nil {
 		return nil, fmt.Errorf("plugins: stage match: nil adjuster or compression manager: %w", cluster.ErrInvalid)
 	}
 	m := &StageMatch{modes: modes{adjuster: adj}, compression: comp}
 	for mode := range m.matchers {
-		m.matchers[mode] = policy.Mode(mode).Matcher()
+		m.matchers[mode] = policy.NodeMode(mode).Matcher()
 	}
 	for mode, mt := range matchers {
 		if mt == nil || !mode.Schedulable() {
@@ -94,7 +94,7 @@ func (m *StageMatch) Filter(c *framework.Cycle, a *framework.Attempt) framework.
 	server := m.compression.Server(a.Node.ID(), a.Node.Timeline())
 	if a.Demand.Predicted {
 		mode := m.modes.mode(c, a.Node)
-		mt := match.Matcher(match.Refuse{}) // an invalid mode: as Mode.Matcher
+		mt := match.Matcher(match.RefuseAll{}) // an invalid mode: as Mode.Matcher
 		if int(mode) < len(m.matchers) {
 			mt = m.matchers[mode]
 		}

@@ -85,7 +85,7 @@ type modeRef struct {
 }
 
 // mode is node n's mode: adjuster.Mode(n.ID()).
-func (m *modes) mode(c *framework.Cycle, n *cluster.NodeInfo) policy.Mode {
+func (m *modes) mode(c *framework.Cycle, n *cluster.NodeInfo) policy.NodeMode {
 	if r := m.ref(c, n); r != nil {
 		if mode, ok := r.Mode(); ok {
 			return mode

@@ -28,18 +28,18 @@ func (GPUFit) Filter(_ *framework.Cycle, a *framework.Attempt) framework.Status 
 	return framework.Status{}
 }
 
-// GPUScore (Score) ranks the nodes a task passed on in push mode with a gpu.Scorer
-// (gpu.BestFit, gpu.DotProduct, gpu.Packing, gpu.FGD or your own), times Weight, and
+// GPUScore (Score) ranks the nodes a task passed on in push mode with a gpu.DeviceScorer
+// (gpu.DeviceBestFit, gpu.DotProduct, gpu.Packing, gpu.FGD or your own), times Weight, and
 // records the devices the score assumes in the attempt, so that the task holds those
 // if the node wins. The scorer sees the node's least free amount over the task's
 // window and the peak of what the task holds, as NodeScore does.
 type GPUScore struct {
-	scorer gpu.Scorer
+	scorer gpu.DeviceScorer
 	weight float64
 }
 
 // NewGPUScore returns the GPU scoring plugin for sc with weight w (a finite number > 0).
-func NewGPUScore(sc gpu.Scorer, w float64) (*GPUScore, error) {
+func NewGPUScore(sc gpu.DeviceScorer, w float64) (*GPUScore, error) {
 	if sc == nil || !(w > 0) || w > 1e300 {
 		return nil, fmt.Errorf("plugins: GPU score: scorer %v, weight %v: %w", sc, w, cluster.ErrInvalid)
 	}

@@ -276,12 +276,12 @@ func (l *LoadAwareScheduling) Fits(used, est, capacity resource.Tuple) bool {
 
 // Demand implements framework.DemandPlugin: the task's estimate held for HoldFor.
 // Called without a cycle (c nil) too.
-func (l *LoadAwareScheduling) Demand(_ *framework.Cycle, t *cluster.TaskInfo) framework.Demand {
+func (l *LoadAwareScheduling) Demand(_ *framework.Cycle, t *cluster.TaskInfo) framework.TaskDemand {
 	p, err := stage.Constant(l.schema, l.Estimate(t.Request()), l.args.HoldFor)
 	if err != nil { // cannot happen: the estimate is valid and HoldFor > 0
 		p = t.RequestProfile(l.schema)
 	}
-	return framework.Demand{Plan: p, Hold: p}
+	return framework.TaskDemand{Plan: p, Hold: p}
 }
 
 // Filter implements framework.FilterPlugin.

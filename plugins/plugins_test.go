@@ -37,11 +37,11 @@ func TestConstructorsRefuseBadInput(t *testing.T) {
 		"stage match nil parts":  func() error { _, err := plugins.NewStageMatch(nil, comp, nil); return err },
 		"stage match nil comp":   func() error { _, err := plugins.NewStageMatch(adj, nil, nil); return err },
 		"stage match nil matcher": func() error {
-			_, err := plugins.NewStageMatch(adj, comp, map[policy.Mode]match.Matcher{policy.FineGrained: nil})
+			_, err := plugins.NewStageMatch(adj, comp, map[policy.NodeMode]match.Matcher{policy.ModeFineGrained: nil})
 			return err
 		},
 		"stage match stop mode": func() error {
-			_, err := plugins.NewStageMatch(adj, comp, map[policy.Mode]match.Matcher{policy.StopAllocation: match.FineGrained{}})
+			_, err := plugins.NewStageMatch(adj, comp, map[policy.NodeMode]match.Matcher{policy.ModeStopAllocation: match.FineGrained{}})
 			return err
 		},
 		"QoS nil compression":        func() error { _, err := plugins.NewQoS(nil, nil); return err },
@@ -156,7 +156,7 @@ func TestNodeScoreIsScoreServer(t *testing.T) {
 			match.FineGrained{}.Match(server, 0, hold),
 			{Code: match.Fit, Stage: -1, Dim: -1},
 		} {
-			a := &framework.Attempt{Task: task, Node: n, Start: 0, Demand: framework.Demand{Plan: hold, Hold: hold, Predicted: true}, Result: r}
+			a := &framework.Attempt{Task: task, Node: n, Start: 0, Demand: framework.TaskDemand{Plan: hold, Hold: hold, Predicted: true}, Result: r}
 			want := 2.5 * match.ScoreServer(sc, server, 0, hold, r)
 			assert.Equal(t, want, score.Score(nil, a), "%T, least free known %v", sc, r.MinFreeKnown)
 		}

@@ -67,7 +67,7 @@ func (p *PreReleaseList) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		}
 		j, _ := st.Job(pl.Job)
 		t, _ := st.Task(pl.Task)
-		switch s := c.Try(j, t, levelOf(pl.Locality)); {
+		switch s := c.Try(j, t, pl.Locality); {
 		case s.OK():
 		case s.Code == framework.Closed:
 			return nil
@@ -78,7 +78,7 @@ func (p *PreReleaseList) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 				p.refused = append(p.refused, st.ClassOf(t))
 			}
 		default:
-			c.PassOver(j, framework.Skip{})
+			c.SkipJob(j, framework.Skip{})
 		}
 	}
 	return nil
@@ -104,7 +104,7 @@ func fairState(c *framework.Cycle, n *cluster.NodeInfo, refused []cluster.ClassI
 	timer := taskTimer(st.Progress())
 	pools := map[string]int{}
 	st.Walk(func(j *cluster.JobInfo) bool {
-		if c.Passed(j) {
+		if c.Skipped(j) {
 			return true
 		}
 		e, err := st.JobEntry(j.ID())
@@ -140,18 +140,6 @@ func fairState(c *framework.Cycle, n *cluster.NodeInfo, refused []cluster.ClassI
 	})
 	fs.Busy = busySlots(st, c.Now(), true)
 	return fs
-}
-
-// levelOf maps speculate's locality to fairness's (the two packages are siblings and
-// do not import each other).
-func levelOf(l speculate.Locality) fairness.Level {
-	switch l {
-	case speculate.NodeLocal:
-		return fairness.NodeLocal
-	case speculate.RackLocal:
-		return fairness.RackLocal
-	}
-	return fairness.OffSwitch
 }
 
 // locations are a task's input replicas with their racks, as package speculate reads

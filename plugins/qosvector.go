@@ -284,7 +284,7 @@ func (p *QoSVectorScheduling) Pass(c *framework.Cycle, n *cluster.NodeInfo) erro
 		cd := p.cands[p.picks[i]]
 		t, level, ok := c.State().FirstPending(cd.job, n, fairness.OffSwitch)
 		if !ok { // cannot happen: a candidate has pending tasks
-			c.PassOver(cd.job, framework.Skip{})
+			c.SkipJob(cd.job, framework.Skip{})
 			continue
 		}
 		s, _ := p.try.try(c, cd.job, n, t, level, false)
@@ -295,7 +295,7 @@ func (p *QoSVectorScheduling) Pass(c *framework.Cycle, n *cluster.NodeInfo) erro
 			p.supplies[n.ID()] = e
 			continue
 		}
-		c.PassOver(cd.job, framework.Skip{})
+		c.SkipJob(cd.job, framework.Skip{})
 		if s.Code == framework.Closed {
 			return nil
 		}
@@ -338,15 +338,15 @@ func (p *QoSVectorScheduling) choose(c *framework.Cycle) bool {
 func (p *QoSVectorScheduling) collect(j *cluster.JobInfo) bool {
 	c := p.c
 	switch {
-	case c.Passed(j):
+	case c.Skipped(j):
 		return true
 	case len(j.Classes()) == 0: // its last pending task started in this heartbeat
-		c.PassOver(j, framework.Skip{})
+		c.SkipJob(j, framework.Skip{})
 		return true
 	}
 	d, ok := p.demand(j)
 	if !ok {
-		c.PassOver(j, framework.Skip{Job: j.ID(), Reason: framework.PluginRefused, Plugin: p.Name()})
+		c.SkipJob(j, framework.Skip{Job: j.ID(), Reason: framework.PluginRefused, Plugin: p.Name()})
 		return true
 	}
 	if !c.FilterJob(j) {
@@ -388,7 +388,7 @@ func (p *QoSVectorScheduling) refuse(c *framework.Cycle, node match.QoSNode) {
 		for i, j := range p.jobs {
 			if j.Weights.Class() == class {
 				found = true
-				c.PassOver(p.cands[p.picks[i]].job, framework.Skip{Job: j.ID, Reason: framework.PluginRefused, Plugin: p.Name()})
+				c.SkipJob(p.cands[p.picks[i]].job, framework.Skip{Job: j.ID, Reason: framework.PluginRefused, Plugin: p.Name()})
 			}
 		}
 		if found {

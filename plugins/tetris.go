@@ -164,7 +164,7 @@ func (t *Tetris) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		task, level, ok := c.State().FirstPending(j, n, best)
 		if !ok { // its chosen task is gone: the job has nothing at that level now
 			t.picks[j.Index()].gen = 0
-			c.PassOver(j, framework.Skip{})
+			c.SkipJob(j, framework.Skip{})
 			continue
 		}
 		s, _ := t.try.try(c, j, n, task, level, false)
@@ -172,7 +172,7 @@ func (t *Tetris) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 		if s.Code == framework.Wait || s.OK() {
 			continue
 		}
-		c.PassOver(j, framework.Skip{})
+		c.SkipJob(j, framework.Skip{})
 		if s.Code == framework.Closed {
 			return nil
 		}
@@ -184,9 +184,9 @@ func (t *Tetris) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 func (t *Tetris) collect(j *cluster.JobInfo) bool {
 	c := t.c
 	switch {
-	case c.Passed(j):
+	case c.Skipped(j):
 	case len(j.Classes()) == 0: // its last pending task started in this heartbeat
-		c.PassOver(j, framework.Skip{})
+		c.SkipJob(j, framework.Skip{})
 	case c.FilterJob(j):
 		t.jobs = append(t.jobs, j)
 	}

@@ -146,7 +146,7 @@ func WithDegradation(d Degradation) Option {
 
 // WithInitialMode sets the mode of a server when it is added (default FineGrained,
 // the mode of a server with no conformity problem).
-func WithInitialMode(m Mode) Option {
+func WithInitialMode(m NodeMode) Option {
 	return func(a *Adjuster) error {
 		if !m.Valid() {
 			return settingErr("initial mode", m, ErrUnknownMode)
@@ -161,7 +161,7 @@ type Change struct {
 	// Server is the server's ID.
 	Server string
 	// From is the mode before the adjustment, To the mode after.
-	From, To Mode
+	From, To NodeMode
 	// Score is the reduced average conformity the decision rests on.
 	Score float64
 	// Recycle asks the embedder to recycle the server's resources (reclaim or
@@ -186,14 +186,14 @@ type Adjuster struct {
 	reduce  Reduction
 	idle    resource.Vector
 	deg     Degradation
-	initial Mode
+	initial NodeMode
 	servers map[string]*server
 }
 
 type server struct {
 	ref      ModeRef // the mode, read through references without the lock
 	capacity resource.Tuple
-	mode     Mode
+	mode     NodeMode
 	score    float64
 	scored   bool
 	stretch  []float64 // ring of the last deg.Window observed/expected ratios
@@ -278,21 +278,21 @@ func (a *Adjuster) Servers() []string {
 
 // Mode returns a server's current mode; StopAllocation for a server not tracked (a
 // scheduler must not allocate on it). It implements ModeSource.
-func (a *Adjuster) Mode(id string) Mode {
+func (a *Adjuster) Mode(id string) NodeMode {
 	m, ok := a.Lookup(id)
 	if !ok {
-		return StopAllocation
+		return ModeStopAllocation
 	}
 	return m
 }
 
 // Lookup returns a server's current mode and whether it is tracked.
-func (a *Adjuster) Lookup(id string) (Mode, bool) {
+func (a *Adjuster) Lookup(id string) (NodeMode, bool) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	s, ok := a.servers[id]
 	if !ok {
-		return StopAllocation, false
+		return ModeStopAllocation, false
 	}
 	return s.mode, true
 }
@@ -322,11 +322,11 @@ type ModeRef struct {
 
 // Mode returns the server's current mode, and false once the server was removed
 // (then look it up again: Adjuster.Mode, Adjuster.Ref).
-func (r *ModeRef) Mode() (Mode, bool) {
+func (r *ModeRef) Mode() (NodeMode, bool) {
 	if r.removed.Load() {
-		return StopAllocation, false
+		return ModeStopAllocation, false
 	}
-	return Mode(r.mode.Load()), true
+	return NodeMode(r.mode.Load()), true
 }
 
 // Schedulable reports what Adjuster.Schedulable would for the server with idle
@@ -337,11 +337,11 @@ func (r *ModeRef) Schedulable(idle resource.Tuple) (ok, live bool) {
 	if r.removed.Load() {
 		return false, false
 	}
-	return Mode(r.mode.Load()).Schedulable() && !idle.AnyLess(r.floor), true
+	return NodeMode(r.mode.Load()).Schedulable() && !idle.AnyLess(r.floor), true
 }
 
 // setMode sets the server's mode; a.mu is held for writing.
-func (s *server) setMode(m Mode) {
+func (s *server) setMode(m NodeMode) {
 	s.mode = m
 	s.ref.mode.Store(uint32(m))
 }
@@ -351,7 +351,7 @@ func (a *Adjuster) Matcher(id string) match.Matcher { return a.Mode(id).Matcher(
 
 // SetMode sets a server's mode by hand (an operator's override); the next adjustment
 // of the server decides afresh.
-func (a *Adjuster) SetMode(id string, m Mode) error {
+func (a *Adjuster) SetMode(id string, m NodeMode) error {
 	if !m.Valid() {
 		return settingErr("mode", m, ErrUnknownMode)
 	}
@@ -522,7 +522,7 @@ func (a *Adjuster) apply(id string, s *server, mean resource.Vector, have bool) 
 	c.Score = score
 	s.setMode(a.th.Mode(score))
 	c.To = s.mode
-	if s.mode == StopAllocation && a.degrading(s) {
+	if s.mode == ModeStopAllocation && a.degrading(s) {
 		c.Recycle = true
 		s.n, s.next = 0, 0
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	sinkM policy.Mode
+	sinkM policy.NodeMode
 	sinkV resource.Vector
 	sinkR match.Result
 	sinkC []policy.Change

@@ -12,7 +12,7 @@ import (
 // ModeSource tells the compression manager each server's mode. *Adjuster implements
 // it.
 type ModeSource interface {
-	Mode(server string) Mode
+	Mode(server string) NodeMode
 }
 
 // DefaultPenalty is the default contention penalty p of eq. 5/6: the extra slowdown

@@ -42,12 +42,12 @@ func TestCompressionRatio(t *testing.T) {
 }
 
 // modes is a fixed ModeSource.
-type modes map[string]policy.Mode
+type modes map[string]policy.NodeMode
 
-func (m modes) Mode(id string) policy.Mode { return m[id] }
+func (m modes) Mode(id string) policy.NodeMode { return m[id] }
 
 func TestCompressionAllowed(t *testing.T) {
-	c, err := policy.NewCompression(schema, modes{"fine": policy.FineGrained, "nocomp": policy.FineGrainedNoCompression, "coarse": policy.CoarseGrained, "stop": policy.StopAllocation},
+	c, err := policy.NewCompression(schema, modes{"fine": policy.ModeFineGrained, "nocomp": policy.ModeFineGrainedNoCompression, "coarse": policy.ModeCoarseGrained, "stop": policy.ModeStopAllocation},
 		policy.WithDimLimit("net-io", 0.2), policy.WithPenalty(0))
 	require.NoError(t, err)
 	q := match.AllowanceQuery{
@@ -129,13 +129,13 @@ func TestMotivatingExampleModes(t *testing.T) {
 
 	for _, tc := range []struct {
 		cpuShare float64 // the worst resource's √F/N
-		mode     policy.Mode
+		mode     policy.NodeMode
 		b1       match.Code
 	}{
-		{0.01, policy.FineGrained, match.FitCompressed},
-		{0.07, policy.FineGrainedNoCompression, match.NoRoom},
-		{0.15, policy.CoarseGrained, match.NoRoom},
-		{0.25, policy.StopAllocation, match.Unschedulable},
+		{0.01, policy.ModeFineGrained, match.FitCompressed},
+		{0.07, policy.ModeFineGrainedNoCompression, match.NoRoom},
+		{0.15, policy.ModeCoarseGrained, match.NoRoom},
+		{0.25, policy.ModeStopAllocation, match.Unschedulable},
 	} {
 		t.Run(tc.mode.String(), func(t *testing.T) {
 			conf.set("n1", resource.Vector{share(tc.cpuShare, 4000)})
@@ -148,7 +148,7 @@ func TestMotivatingExampleModes(t *testing.T) {
 			m := adj.Matcher("n1")
 			for _, p := range []stage.Profile{a, a} {
 				r := m.Match(server, 0, p)
-				if tc.mode == policy.StopAllocation {
+				if tc.mode == policy.ModeStopAllocation {
 					require.Equal(t, match.Unschedulable, r.Code)
 					continue
 				}

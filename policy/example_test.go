@@ -51,7 +51,7 @@ func ExampleAdjuster() {
 
 func ExampleCompression() {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
-	modes := staticModes{"busy": policy.FineGrainedNoCompression}
+	modes := staticModes{"busy": policy.ModeFineGrainedNoCompression}
 	comp, _ := policy.NewCompression(s, modes, policy.WithPenalty(0.05))
 
 	// Eq. 6/7 per dimension: 2000 millicores running, a stage of 2200 joins.
@@ -73,6 +73,6 @@ func ExampleCompression() {
 }
 
 // staticModes is a fixed ModeSource; servers not listed are FineGrained.
-type staticModes map[string]policy.Mode
+type staticModes map[string]policy.NodeMode
 
-func (m staticModes) Mode(id string) policy.Mode { return m[id] }
+func (m staticModes) Mode(id string) policy.NodeMode { return m[id] }

@@ -9,25 +9,25 @@ import (
 	"github.com/finegrain/finegrain/resource"
 )
 
-// Mode is a server's scheduling policy, Pa in Alg. 1, set by the adjuster (Alg. 3). The
+// NodeMode is a server's scheduling policy, Pa in Alg. 1, set by the adjuster (Alg. 3). The
 // zero value is FineGrained, the mode of a server whose predictions conform.
-type Mode uint8
+type NodeMode uint8
 
 const (
-	// FineGrained: stage matching (Alg. 2) with compression allowed (eq. 7).
-	FineGrained Mode = iota
-	// FineGrainedNoCompression: stage matching with compression forbidden (rc = 0).
-	FineGrainedNoCompression
-	// CoarseGrained: the coarse match, peak demand against minimum free (Ax < Mx).
-	CoarseGrained
-	// StopAllocation: the server accepts no task (isUnschedulable in Alg. 1).
-	StopAllocation
+	// ModeFineGrained: stage matching (Alg. 2) with compression allowed (eq. 7).
+	ModeFineGrained NodeMode = iota
+	// ModeFineGrainedNoCompression: stage matching with compression forbidden (rc = 0).
+	ModeFineGrainedNoCompression
+	// ModeCoarseGrained: the coarse match, peak demand against minimum free (Ax < Mx).
+	ModeCoarseGrained
+	// ModeStopAllocation: the server accepts no task (isUnschedulable in Alg. 1).
+	ModeStopAllocation
 )
 
 var modeNames = [...]string{"FineGrained", "FineGrainedNoCompression", "CoarseGrained", "StopAllocation"}
 
 // String returns the mode's name, e.g. "CoarseGrained".
-func (m Mode) String() string {
+func (m NodeMode) String() string {
 	if int(m) < len(modeNames) {
 		return modeNames[m]
 	}
@@ -36,39 +36,39 @@ func (m Mode) String() string {
 
 // ParseMode reads a mode's name as String writes it, ignoring case and surrounding
 // space.
-func ParseMode(s string) (Mode, error) {
+func ParseMode(s string) (NodeMode, error) {
 	t := strings.TrimSpace(s)
 	for i, name := range modeNames {
 		if strings.EqualFold(t, name) {
-			return Mode(i), nil
+			return NodeMode(i), nil
 		}
 	}
 	return 0, settingErr("mode", s, ErrUnknownMode)
 }
 
 // Valid reports whether m is one of the four modes.
-func (m Mode) Valid() bool { return int(m) < len(modeNames) }
+func (m NodeMode) Valid() bool { return int(m) < len(modeNames) }
 
 // Schedulable reports whether a server in this mode accepts tasks (every mode but
 // StopAllocation).
-func (m Mode) Schedulable() bool { return m.Valid() && m != StopAllocation }
+func (m NodeMode) Schedulable() bool { return m.Valid() && m != ModeStopAllocation }
 
 // Compressible reports whether a server in this mode may compress (FineGrained only).
-func (m Mode) Compressible() bool { return m == FineGrained }
+func (m NodeMode) Compressible() bool { return m == ModeFineGrained }
 
 // Matcher returns the matcher of Alg. 1 for a server in this mode: fine-grained for
 // both fine-grained modes (the compression manager grants no compression in
 // FineGrainedNoCompression), coarse-grained for CoarseGrained, and a matcher that
 // refuses everything for StopAllocation or an invalid mode. Unpredictable tasks use
 // match.RequestQuantity in every schedulable mode.
-func (m Mode) Matcher() match.Matcher {
+func (m NodeMode) Matcher() match.Matcher {
 	switch m {
-	case FineGrained, FineGrainedNoCompression:
+	case ModeFineGrained, ModeFineGrainedNoCompression:
 		return match.FineGrained{}
-	case CoarseGrained:
+	case ModeCoarseGrained:
 		return match.CoarseGrained{}
 	}
-	return match.Refuse{}
+	return match.RefuseAll{}
 }
 
 // Thresholds are Alg. 3's conformity thresholds: a server whose reduced average
@@ -108,16 +108,16 @@ func (t Thresholds) Validate() error {
 // Mode is Alg. 3's decision for a server whose reduced average conformity is score:
 // the comparisons are strict, as printed (a score equal to a threshold stays in the
 // milder mode).
-func (t Thresholds) Mode(score float64) Mode {
+func (t Thresholds) Mode(score float64) NodeMode {
 	switch {
 	case score > t.StopAllocation:
-		return StopAllocation
+		return ModeStopAllocation
 	case score > t.CoarseGrained:
-		return CoarseGrained
+		return ModeCoarseGrained
 	case score > t.FineGrained:
-		return FineGrainedNoCompression
+		return ModeFineGrainedNoCompression
 	}
-	return FineGrained
+	return ModeFineGrained
 }
 
 // DefaultIdleThreshold is the default Ih of Alg. 1 line 1 on every dimension: a server

@@ -45,16 +45,16 @@ func share(s float64, c int64) float64 { return (s * float64(c)) * (s * float64(
 
 func TestModes(t *testing.T) {
 	for _, tc := range []struct {
-		m                         policy.Mode
+		m                         policy.NodeMode
 		name                      string
 		schedulable, compressible bool
 		matcher                   match.Matcher
 	}{
-		{policy.FineGrained, "FineGrained", true, true, match.FineGrained{}},
-		{policy.FineGrainedNoCompression, "FineGrainedNoCompression", true, false, match.FineGrained{}},
-		{policy.CoarseGrained, "CoarseGrained", true, false, match.CoarseGrained{}},
-		{policy.StopAllocation, "StopAllocation", false, false, match.Refuse{}},
-		{policy.Mode(9), "Mode(9)", false, false, match.Refuse{}},
+		{policy.ModeFineGrained, "FineGrained", true, true, match.FineGrained{}},
+		{policy.ModeFineGrainedNoCompression, "FineGrainedNoCompression", true, false, match.FineGrained{}},
+		{policy.ModeCoarseGrained, "CoarseGrained", true, false, match.CoarseGrained{}},
+		{policy.ModeStopAllocation, "StopAllocation", false, false, match.RefuseAll{}},
+		{policy.NodeMode(9), "Mode(9)", false, false, match.RefuseAll{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.name, tc.m.String())
@@ -72,7 +72,7 @@ func TestModes(t *testing.T) {
 	}
 	m, err := policy.ParseMode("  coarsegrained\n")
 	require.NoError(t, err)
-	assert.Equal(t, policy.CoarseGrained, m)
+	assert.Equal(t, policy.ModeCoarseGrained, m)
 	for _, bad := range []string{"", "fine", "Stop Allocation", "FineGrained2"} {
 		_, err := policy.ParseMode(bad)
 		assert.ErrorIs(t, err, policy.ErrUnknownMode, bad)
@@ -107,10 +107,10 @@ func TestThresholds(t *testing.T) {
 		})
 	}
 	th := policy.DefaultThresholds
-	for score, want := range map[float64]policy.Mode{
-		0: policy.FineGrained, 0.05: policy.FineGrained, 0.0501: policy.FineGrainedNoCompression,
-		0.1: policy.FineGrainedNoCompression, 0.15: policy.CoarseGrained, 0.2: policy.CoarseGrained,
-		0.21: policy.StopAllocation, math.Inf(1): policy.StopAllocation,
+	for score, want := range map[float64]policy.NodeMode{
+		0: policy.ModeFineGrained, 0.05: policy.ModeFineGrained, 0.0501: policy.ModeFineGrainedNoCompression,
+		0.1: policy.ModeFineGrainedNoCompression, 0.15: policy.ModeCoarseGrained, 0.2: policy.ModeCoarseGrained,
+		0.21: policy.ModeStopAllocation, math.Inf(1): policy.ModeStopAllocation,
 	} {
 		assert.Equal(t, want, th.Mode(score), "score %v", score)
 	}
@@ -162,8 +162,8 @@ func TestNewAdjusterErrors(t *testing.T) {
 		{"degradation window 0", schema, conf, []policy.Option{policy.WithDegradation(policy.Degradation{Factor: 2, Window: 0, MinReports: 0})}, policy.ErrInvalidValue},
 		{"degradation min > window", schema, conf, []policy.Option{policy.WithDegradation(policy.Degradation{Factor: 2, Window: 2, MinReports: 3})}, policy.ErrInvalidValue},
 		{"degradation min 0", schema, conf, []policy.Option{policy.WithDegradation(policy.Degradation{Factor: 2, Window: 2, MinReports: 0})}, policy.ErrInvalidValue},
-		{"initial mode", schema, conf, []policy.Option{policy.WithInitialMode(policy.Mode(4))}, policy.ErrUnknownMode},
-		{"nil option", schema, conf, []policy.Option{policy.WithInitialMode(policy.FineGrained), nil}, policy.ErrInvalidValue},
+		{"initial mode", schema, conf, []policy.Option{policy.WithInitialMode(policy.NodeMode(4))}, policy.ErrUnknownMode},
+		{"nil option", schema, conf, []policy.Option{policy.WithInitialMode(policy.ModeFineGrained), nil}, policy.ErrInvalidValue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := policy.NewAdjuster(tc.schema, tc.conf, tc.opts...)
@@ -176,13 +176,13 @@ func TestNewAdjusterErrors(t *testing.T) {
 }
 
 func TestAdjusterServers(t *testing.T) {
-	a := newAdjuster(t, newConformity(), policy.WithInitialMode(policy.CoarseGrained))
+	a := newAdjuster(t, newConformity(), policy.WithInitialMode(policy.ModeCoarseGrained))
 	require.NoError(t, a.AddServer("n2", tup(4000, 8000, 100)))
 	require.NoError(t, a.AddServer("n1", tup(4000, 8000, 100)))
 	assert.Equal(t, []string{"n1", "n2"}, a.Servers())
-	assert.Equal(t, policy.CoarseGrained, a.Mode("n1"))
+	assert.Equal(t, policy.ModeCoarseGrained, a.Mode("n1"))
 	assert.Equal(t, match.CoarseGrained{}, a.Matcher("n1"))
-	assert.Equal(t, policy.StopAllocation, a.Mode("nope"), "unknown servers get no tasks")
+	assert.Equal(t, policy.ModeStopAllocation, a.Mode("nope"), "unknown servers get no tasks")
 	_, ok := a.Lookup("nope")
 	assert.False(t, ok)
 
@@ -196,8 +196,8 @@ func TestAdjusterServers(t *testing.T) {
 		{"negative capacity", a.AddServer("n3", resource.Tuple{-1}), resource.ErrNegative},
 		{"capacity outside the schema", a.AddServer("n3", resource.Tuple{0, 0, 0, 5}), resource.ErrOutsideSchema},
 		{"remove unknown", a.RemoveServer("n3"), policy.ErrUnknownServer},
-		{"set mode unknown server", a.SetMode("n3", policy.FineGrained), policy.ErrUnknownServer},
-		{"set invalid mode", a.SetMode("n1", policy.Mode(7)), policy.ErrUnknownMode},
+		{"set mode unknown server", a.SetMode("n3", policy.ModeFineGrained), policy.ErrUnknownServer},
+		{"set invalid mode", a.SetMode("n1", policy.NodeMode(7)), policy.ErrUnknownMode},
 		{"observe unknown server", a.ObserveCompletion("n3", time.Second, time.Second), policy.ErrUnknownServer},
 		{"observe zero expected", a.ObserveCompletion("n1", 0, time.Second), policy.ErrInvalidValue},
 		{"observe negative observed", a.ObserveCompletion("n1", time.Second, -1), policy.ErrInvalidValue},
@@ -210,7 +210,7 @@ func TestAdjusterServers(t *testing.T) {
 		})
 	}
 	assert.Equal(t, []string{"n1", "n2"}, a.Servers(), "rejected calls change nothing")
-	assert.Equal(t, policy.CoarseGrained, a.Mode("n1"))
+	assert.Equal(t, policy.ModeCoarseGrained, a.Mode("n1"))
 	assert.Equal(t, policy.DefaultThresholds, a.Thresholds())
 	_, err := a.AdjustServer("n3")
 	assert.ErrorIs(t, err, policy.ErrUnknownServer)
@@ -221,8 +221,8 @@ func TestAdjusterServers(t *testing.T) {
 	_, err = a.Schedulable("n1", resource.Tuple{0, 0, 0, 1})
 	assert.ErrorIs(t, err, resource.ErrOutsideSchema)
 
-	require.NoError(t, a.SetMode("n1", policy.StopAllocation))
-	assert.Equal(t, policy.StopAllocation, a.Mode("n1"))
+	require.NoError(t, a.SetMode("n1", policy.ModeStopAllocation))
+	assert.Equal(t, policy.ModeStopAllocation, a.Mode("n1"))
 	require.NoError(t, a.RemoveServer("n1"))
 	assert.Equal(t, []string{"n2"}, a.Servers())
 	th := policy.Thresholds{StopAllocation: 0.5, CoarseGrained: 0.3, FineGrained: 0.1}
@@ -234,15 +234,15 @@ func TestSchedulable(t *testing.T) {
 	a := newAdjuster(t, newConformity(), policy.WithIdleThreshold(resource.Vector{0.1, 0.1}))
 	require.NoError(t, a.AddServer("n1", tup(4000, 8000, 100)))
 	for _, tc := range []struct {
-		mode policy.Mode
+		mode policy.NodeMode
 		idle resource.Tuple
 		want bool
 	}{
-		{policy.FineGrained, tup(400, 800, 0), true},
-		{policy.FineGrained, tup(399, 8000, 100), false},
-		{policy.CoarseGrained, tup(4000, 8000, 100), true},
-		{policy.StopAllocation, tup(4000, 8000, 100), false},
-		{policy.FineGrainedNoCompression, resource.Tuple{-5, 8000, 100}, false},
+		{policy.ModeFineGrained, tup(400, 800, 0), true},
+		{policy.ModeFineGrained, tup(399, 8000, 100), false},
+		{policy.ModeCoarseGrained, tup(4000, 8000, 100), true},
+		{policy.ModeStopAllocation, tup(4000, 8000, 100), false},
+		{policy.ModeFineGrainedNoCompression, resource.Tuple{-5, 8000, 100}, false},
 	} {
 		require.NoError(t, a.SetMode("n1", tc.mode))
 		ok, err := a.Schedulable("n1", tc.idle)
@@ -266,12 +266,12 @@ func TestAdjust(t *testing.T) {
 	conf.set("d", resource.Vector{0, 0, share(0.3, 100)})
 	changes := a.Adjust()
 	require.Len(t, changes, 3, "a stays FineGrained, e has no data: %v", changes)
-	want := map[string]policy.Mode{"a": policy.FineGrained, "b": policy.FineGrainedNoCompression, "c": policy.CoarseGrained, "d": policy.StopAllocation, "e": policy.FineGrained}
+	want := map[string]policy.NodeMode{"a": policy.ModeFineGrained, "b": policy.ModeFineGrainedNoCompression, "c": policy.ModeCoarseGrained, "d": policy.ModeStopAllocation, "e": policy.ModeFineGrained}
 	for id, m := range want {
 		assert.Equal(t, m, a.Mode(id), id)
 	}
 	assert.Equal(t, "b", changes[0].Server, "ID order")
-	assert.Equal(t, policy.FineGrained, changes[0].From)
+	assert.Equal(t, policy.ModeFineGrained, changes[0].From)
 	assert.InDelta(t, 0.07, changes[0].Score, 1e-12)
 	assert.False(t, changes[2].Recycle, "d is stopped but not degrading")
 	assert.Equal(t, "d: FineGrained → StopAllocation (score 0.3)", changes[2].String())
@@ -285,47 +285,47 @@ func TestAdjust(t *testing.T) {
 	conf.set("c", resource.Vector{})
 	c, err := a.AdjustServer("c")
 	require.NoError(t, err)
-	assert.Equal(t, policy.Change{Server: "c", From: policy.CoarseGrained, To: policy.FineGrained}, c)
+	assert.Equal(t, policy.Change{Server: "c", From: policy.ModeCoarseGrained, To: policy.ModeFineGrained}, c)
 
 	// NaN conformity: no decision.
 	conf.set("b", resource.Vector{math.NaN()})
 	c, err = a.AdjustServer("b")
 	require.NoError(t, err)
 	assert.Equal(t, c.From, c.To)
-	assert.Equal(t, policy.FineGrainedNoCompression, a.Mode("b"))
+	assert.Equal(t, policy.ModeFineGrainedNoCompression, a.Mode("b"))
 }
 
 // A mode reference reads what Mode says, through SetMode and Alg. 3's adjustments,
 // until its server is removed; a server added again under the same ID has a new one.
 func TestModeRef(t *testing.T) {
 	conf := newConformity()
-	a := newAdjuster(t, conf, policy.WithInitialMode(policy.CoarseGrained))
+	a := newAdjuster(t, conf, policy.WithInitialMode(policy.ModeCoarseGrained))
 	_, ok := a.Ref("a")
 	assert.False(t, ok, "an untracked server has no reference")
 	require.NoError(t, a.AddServer("a", tup(4000, 8000, 100)))
 	ref, ok := a.Ref("a")
 	require.True(t, ok)
-	read := func() policy.Mode {
+	read := func() policy.NodeMode {
 		m, ok := ref.Mode()
 		require.True(t, ok)
 		assert.Equal(t, a.Mode("a"), m)
 		return m
 	}
-	assert.Equal(t, policy.CoarseGrained, read())
-	require.NoError(t, a.SetMode("a", policy.FineGrainedNoCompression))
-	assert.Equal(t, policy.FineGrainedNoCompression, read())
+	assert.Equal(t, policy.ModeCoarseGrained, read())
+	require.NoError(t, a.SetMode("a", policy.ModeFineGrainedNoCompression))
+	assert.Equal(t, policy.ModeFineGrainedNoCompression, read())
 	conf.set("a", resource.Vector{share(0.3, 4000)})
 	_, err := a.AdjustServer("a")
 	require.NoError(t, err)
-	assert.Equal(t, policy.StopAllocation, read())
+	assert.Equal(t, policy.ModeStopAllocation, read())
 	conf.set("a", resource.Vector{})
 	a.Adjust()
-	assert.Equal(t, policy.FineGrained, read())
+	assert.Equal(t, policy.ModeFineGrained, read())
 
 	require.NoError(t, a.RemoveServer("a"))
 	m, ok := ref.Mode()
 	assert.False(t, ok, "removed: the reference is void")
-	assert.Equal(t, policy.StopAllocation, m)
+	assert.Equal(t, policy.ModeStopAllocation, m)
 	require.NoError(t, a.AddServer("a", tup(4000, 8000, 100)))
 	_, ok = ref.Mode()
 	assert.False(t, ok, "the old reference stays void")
@@ -333,7 +333,7 @@ func TestModeRef(t *testing.T) {
 	require.True(t, ok)
 	m, ok = again.Mode()
 	assert.True(t, ok)
-	assert.Equal(t, policy.CoarseGrained, m, "the new server starts in the initial mode")
+	assert.Equal(t, policy.ModeCoarseGrained, m, "the new server starts in the initial mode")
 }
 
 func TestDegradationAndRecycle(t *testing.T) {
@@ -375,7 +375,7 @@ func TestDegradationAndRecycle(t *testing.T) {
 	conf.set("n1", resource.Vector{share(0.5, 4000)})
 	changes := a.Adjust()
 	require.Len(t, changes, 1)
-	assert.Equal(t, policy.Change{Server: "n1", From: policy.FineGrained, To: policy.StopAllocation, Score: 0.5, Recycle: true}, changes[0])
+	assert.Equal(t, policy.Change{Server: "n1", From: policy.ModeFineGrained, To: policy.ModeStopAllocation, Score: 0.5, Recycle: true}, changes[0])
 	assert.Contains(t, changes[0].String(), "recycle")
 	assert.False(t, degrading("n1"), "reports cleared after the signal")
 	assert.Empty(t, a.Adjust(), "no repeated signal")
@@ -435,7 +435,7 @@ func TestReductions(t *testing.T) {
 	conf.set("n1", resource.Vector{0.12})
 	c, err := a.AdjustServer("n1")
 	require.NoError(t, err)
-	assert.Equal(t, policy.CoarseGrained, c.To)
+	assert.Equal(t, policy.ModeCoarseGrained, c.To)
 }
 
 func TestSettingError(t *testing.T) {

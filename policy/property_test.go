@@ -113,7 +113,7 @@ func TestCompressionProperties(t *testing.T) {
 	// below capacity − MaxInt64 (overdrawn segments).
 	frees := gen.OneGenOf(gen.Int64Range(-(1<<40), 1<<40), gen.Int64Range(math.MinInt64, math.MinInt64+(1<<42)))
 	props.Property("the allowed ratio never falls as the free amount grows, and reads its own dimension alone", prop.ForAll(func(f1, f2, other, capacity, demand int64, p, lim float64, mode uint8) bool {
-		m := policy.Mode(mode % 4)
+		m := policy.NodeMode(mode % 4)
 		c, _ := policy.NewCompression(schema, modes{"s": m}, policy.WithPenalty(p), policy.WithLimit(lim))
 		lo, hi := min(f1, f2), max(f1, f2)
 		n := tup(capacity, capacity, capacity)
@@ -143,7 +143,7 @@ func TestCompressionProperties(t *testing.T) {
 				return err.Error()
 			}
 		}
-		mode := policy.Mode(r.Intn(3))
+		mode := policy.NodeMode(r.Intn(3))
 		c, _ := policy.NewCompression(schema, modes{"s": mode}, policy.WithPenalty(float64(r.Intn(20))/100), policy.WithLimit(float64(r.Intn(60))/100))
 		asked := &counted{c: c}
 		managed, walked := match.Server{ID: "s", Timeline: tl, Allowance: asked}, match.Server{ID: "s", Timeline: tl, Allowance: everyPiece{c}}
@@ -169,10 +169,10 @@ func TestCompressionProperties(t *testing.T) {
 	}, gen.Int64()))
 
 	props.Property("no compression unless FineGrained, never on memory", prop.ForAll(func(mode uint8, free, demand int64) bool {
-		m := policy.Mode(mode % 4)
+		m := policy.NodeMode(mode % 4)
 		c, _ := policy.NewCompression(schema, modes{"s": m})
 		v := c.Allowed(match.AllowanceQuery{Server: "s", Capacity: tup(1000, 1000, 1000), Segment: stage.Segment{Free: resource.Tuple{free, free, free}}, Demand: tup(demand, demand, demand)})
-		if m != policy.FineGrained {
+		if m != policy.ModeFineGrained {
 			return v == resource.Vector{}
 		}
 		return v[1] == 0 && v[0] == v[2]
@@ -236,7 +236,7 @@ func TestAdjusterProperties(t *testing.T) {
 // void once its server is removed.
 func TestModeRefSchedulableAsAdjuster(t *testing.T) {
 	props := gopter.NewProperties(gopter.DefaultTestParameters())
-	modes := []policy.Mode{policy.FineGrained, policy.FineGrainedNoCompression, policy.CoarseGrained, policy.StopAllocation}
+	modes := []policy.NodeMode{policy.ModeFineGrained, policy.ModeFineGrainedNoCompression, policy.ModeCoarseGrained, policy.ModeStopAllocation}
 	props.Property("ModeRef.Schedulable = Adjuster.Schedulable", prop.ForAll(func(seed int64) string {
 		r := rand.New(rand.NewSource(seed))
 		ih := resource.Vector{float64(r.Intn(5)) / 10, float64(r.Intn(5)) / 10, float64(r.Intn(5)) / 10}

@@ -87,7 +87,7 @@ func (r *Result) WriteTasksCSV(w io.Writer, header bool) error {
 	return writeAll(w, h, func(emit func([]string) error) error {
 		for _, t := range r.Tasks {
 			if err := emit([]string{r.Policy, t.ID, t.Job, t.Kind.String(), t.Node, secs(t.Submitted), secs(t.Start), secs(t.Finish),
-				secs(t.Ideal), secs(t.Compressed), strconv.Itoa(t.Kills), t.Locality.String()}); err != nil {
+				secs(t.Ideal), secs(t.Compressed), strconv.Itoa(t.Kills), localityName(&t)}); err != nil {
 				return err
 			}
 		}
@@ -201,7 +201,7 @@ func WriteSummaryCSV(w io.Writer, header bool, results ...*Result) error {
 			}
 			row = append(row, strconv.Itoa(s.Placements), strconv.Itoa(s.PlacedPredicted), strconv.Itoa(s.PlacedCompressed),
 				strconv.Itoa(s.OOMKills), strconv.Itoa(s.NodeKills),
-				strconv.Itoa(s.Locality[0]), strconv.Itoa(s.Locality[1]), strconv.Itoa(s.Locality[2]), strconv.Itoa(s.Locality[3]),
+				strconv.Itoa(s.Locality[0]), strconv.Itoa(s.Locality[1]), strconv.Itoa(s.Locality[2]), strconv.Itoa(s.NoInput),
 				secs(s.Compressed), strconv.Itoa(s.Heartbeats), strconv.Itoa(s.PlaceCalls), strconv.Itoa(s.Reports),
 				strconv.Itoa(s.ModeChanges), strconv.Itoa(s.Recycles), strconv.Itoa(s.ObsRejected), strconv.Itoa(s.Events),
 				strconv.Itoa(s.Prediction.Runs), frac(s.Prediction.MAE[0]), frac(s.Prediction.MAE[1]),
@@ -216,4 +216,12 @@ func WriteSummaryCSV(w io.Writer, header bool, results ...*Result) error {
 		}
 		return nil
 	})
+}
+
+// localityName is the locality column of task result t: its level's name, or "no-input".
+func localityName(t *TaskResult) string {
+	if t.NoInput {
+		return "no-input"
+	}
+	return t.Locality.String()
 }

@@ -43,7 +43,7 @@ type simTask struct {
 	kills                    int32
 	evictions                int32         // runs evicted by preemption
 	lost                     time.Duration // run time of the evicted runs
-	locality                 workload.Locality
+	locality                 runLocality
 
 	backup     *exec          // the running backup attempt (speculation), nil when none
 	backupNode int32          // its node
@@ -806,7 +806,7 @@ func (s *Sim) retryPush() error {
 // is; when the scheduler has rolled it back to pending (its wait timed out, or its
 // node left), t is pending again here too.
 func (s *Sim) stillWaiting(t *simTask) (bool, error) {
-	st, ok := s.sched.(permitter).State(t.wt.ID) // tReserved only with a permitter
+	st, ok := s.sched.(permitter).TaskState(t.wt.ID) // tReserved only with a permitter
 	switch {
 	case ok && st == finegrain.Reserved:
 		return true, nil

@@ -35,7 +35,7 @@ func gpuTask(id string, cpu int64, d gpu.Demand) workload.Task {
 func TestFillKnownAnswer(t *testing.T) {
 	cl := gpuCluster(1, gpu.Spec{Model: "T4", Count: 2})
 	pool := []workload.Task{gpuTask("share", 1000, gpu.Share(600))}
-	for _, p := range []Policy{GPUSharing("BestFit", gpu.BestFit{}), GPUSharing("Packing", gpu.Packing{}), DRF()} {
+	for _, p := range []Policy{GPUSharing("BestFit", gpu.DeviceBestFit{}), GPUSharing("Packing", gpu.Packing{}), DRF()} {
 		r, err := Fill(pool, &cl, p, rand.New(rand.NewPCG(1, 2)), 1.5, 0.3)
 		require.NoError(t, err, p.Name)
 		assert.Equal(t, int64(2000), r.Capacity)
@@ -60,7 +60,7 @@ func TestFillKnownAnswer(t *testing.T) {
 func TestFillErrors(t *testing.T) {
 	cl := gpuCluster(1, gpu.Spec{Model: "T4", Count: 2})
 	pool := []workload.Task{gpuTask("share", 1000, gpu.Share(600))}
-	p := GPUSharing("BestFit", gpu.BestFit{})
+	p := GPUSharing("BestFit", gpu.DeviceBestFit{})
 	r := rand.New(rand.NewPCG(1, 2))
 	noGPU := gpuCluster(1, gpu.Spec{})
 	cpuOnly := []workload.Task{gpuTask("cpu", 1000, gpu.Demand{})}
@@ -152,7 +152,7 @@ func BenchmarkFillOpenB(b *testing.B) {
 	require.NoError(b, err)
 	fgd, err := gpu.NewFGD(typical, cpu)
 	require.NoError(b, err)
-	for _, p := range []Policy{GPUSharing("BestFit", gpu.BestFit{}), GPUSharing("DotProduct", gpu.DotProduct{}), GPUSharing("Packing", gpu.Packing{}), GPUSharing("FGD", fgd)} {
+	for _, p := range []Policy{GPUSharing("BestFit", gpu.DeviceBestFit{}), GPUSharing("DotProduct", gpu.DotProduct{}), GPUSharing("Packing", gpu.Packing{}), GPUSharing("FGD", fgd)} {
 		b.Run(p.Name, func(b *testing.B) {
 			b.ReportAllocs()
 			var r *FillResult
@@ -199,7 +199,7 @@ func TestFillPointsAlignWithSteps(t *testing.T) {
 	cl := gpuCluster(1, gpu.Spec{Model: "T4", Count: 10})
 	pool := []workload.Task{gpuTask("one", 100, gpu.Whole(1))}
 	for _, tc := range []struct{ upTo, step float64 }{{0.3, 0.1}, {0.6, 0.2}, {0.7, 0.1}, {1.3, 0.1}, {0.75, 0.1}} {
-		r, err := Fill(pool, &cl, GPUSharing("BestFit", gpu.BestFit{}), rand.New(rand.NewPCG(1, 2)), tc.upTo, tc.step)
+		r, err := Fill(pool, &cl, GPUSharing("BestFit", gpu.DeviceBestFit{}), rand.New(rand.NewPCG(1, 2)), tc.upTo, tc.step)
 		require.NoError(t, err, tc)
 		n := int(tc.upTo/tc.step + 1e-9)
 		require.Len(t, r.Points, n, tc)
@@ -218,7 +218,7 @@ func TestFillPointsAlignWithSteps(t *testing.T) {
 func TestFillWithPreemptingPolicy(t *testing.T) {
 	cl := gpuCluster(2, gpu.Spec{Model: "T4", Count: 2})
 	pool := []workload.Task{gpuTask("a", 1000, gpu.Share(600)), gpuTask("b", 1000, gpu.Whole(1))}
-	plain := GPUSharing("BestFit", gpu.BestFit{})
+	plain := GPUSharing("BestFit", gpu.DeviceBestFit{})
 	preempting := plain
 	preempting.Options = append(slices.Clone(plain.Options), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 	a, err := Fill(pool, &cl, plain, rand.New(rand.NewPCG(3, 4)), 1.3, 0.1)

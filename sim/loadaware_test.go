@@ -83,7 +83,7 @@ func TestLoadAwareFilter(t *testing.T) {
 				return
 			}
 			require.ErrorIs(t, err, finegrain.ErrNotPlaced)
-			st, ok := s.State("new")
+			st, ok := s.TaskState("new")
 			require.True(t, ok)
 			assert.Equal(t, finegrain.Pending, st, "a refused task stays pending")
 		})

@@ -99,7 +99,10 @@ type TaskResult struct {
 	// Evictions counts its runs evicted by preemption; Lost is their run time.
 	Evictions int
 	Lost      time.Duration
-	Locality  workload.Locality
+	// Locality is where its last run read its input; NoInput reports a run that read
+	// no input block (Locality is then NodeLocal).
+	Locality fairness.Level
+	NoInput  bool
 }
 
 // Sample is the cluster at one instant. Vectors are fractions of the cluster's total
@@ -180,9 +183,11 @@ type Summary struct {
 	// Backups counts the backup attempts a speculating scheduler launched;
 	// BackupsWon those that finished before the task they backed up.
 	Backups, BackupsWon int
-	// Locality counts runs started node-local, rack-local, off-switch and without input
-	// (indexed by workload.Locality).
-	Locality [4]int
+	// Locality counts runs started node-local, rack-local and off-switch (indexed by
+	// fairness.Level) among the runs that read input; NoInput counts the runs that read
+	// no input block.
+	Locality [3]int
+	NoInput  int
 	// Compressed is the total task-time spent running compressed.
 	Compressed time.Duration
 	// Heartbeats and PlaceCalls count scheduler decisions; Reports usage reports;
@@ -574,7 +579,7 @@ func (m *metrics) result(s *Sim) *Result {
 			t := &s.tasks[i]
 			tr := TaskResult{ID: t.wt.ID, Job: s.jobs[t.job].wj.ID, Kind: t.wt.Kind, Submitted: t.submitted,
 				Start: t.start, Finish: t.finish, Ideal: t.wt.True.Duration(), Compressed: t.compressed,
-				Kills: int(t.kills), Evictions: int(t.evictions), Lost: t.lost, Locality: t.locality}
+				Kills: int(t.kills), Evictions: int(t.evictions), Lost: t.lost, Locality: t.locality.level(), NoInput: t.locality == noInput}
 			if t.ranOn >= 0 {
 				tr.Node = s.cl.Nodes[t.ranOn].ID
 			}
@@ -615,7 +620,9 @@ func (m *metrics) result(s *Sim) *Result {
 		}
 	}
 	sum.Placements, sum.PlacedPredicted, sum.PlacedCompressed = m.placements, m.placedPredicted, m.placedCompressed
-	sum.OOMKills, sum.NodeKills, sum.Locality, sum.Compressed = m.oomKills, m.nodeKills, m.locality, compressed
+	sum.OOMKills, sum.NodeKills, sum.Compressed = m.oomKills, m.nodeKills, compressed
+	copy(sum.Locality[:], m.locality[:noInput])
+	sum.NoInput = m.locality[noInput]
 	sum.Heartbeats, sum.PlaceCalls, sum.Reports = m.heartbeats, m.placeCalls, m.reports
 	sum.Backups, sum.BackupsWon = m.backups, m.backupsWon
 	sum.Preemptions, sum.Reclaims, sum.PreemptedWork = m.preemptions, m.reclaims, m.preemptedWork

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/sim/workload"
@@ -221,8 +222,22 @@ func (s *Sim) startExec(t *simTask, n *node) {
 	s.running++
 }
 
+// runLocality is where a run read its input: a fairness.Level, or noInput for a run that
+// read no input block. It indexes metrics.locality.
+type runLocality uint8
+
+const noInput runLocality = 3
+
+// level is l as a fairness.Level: NodeLocal for noInput.
+func (l runLocality) level() fairness.Level {
+	if l == noInput {
+		return fairness.NodeLocal
+	}
+	return fairness.Level(l)
+}
+
 // newExec is a run of task t on node n from now, and the locality of its input there.
-func (s *Sim) newExec(t *simTask, n *node, backup bool) (*exec, workload.Locality) {
+func (s *Sim) newExec(t *simTask, n *node, backup bool) (*exec, runLocality) {
 	s.startSeq++
 	x := &exec{task: t, speed: n.spec.Speed, work: t.wt.True.Duration().Seconds(), level: 1, backup: backup}
 	if !s.cfg.variation.constant() {
@@ -233,13 +248,17 @@ func (s *Sim) newExec(t *simTask, n *node, backup bool) (*exec, workload.Localit
 		x.usage = newUsage(t.wt.ID, run)
 		x.level = s.cfg.variation.Level
 	}
-	loc := workload.NoInput
+	loc := noInput
 	var transfer time.Duration
 	var moved int64
 	for _, b := range t.wt.Blocks {
-		l := s.cl.Locality(int(n.idx), s.blocks[b])
-		if loc == workload.NoInput || l > loc {
-			loc = l
+		l, ok := s.cl.Locality(int(n.idx), s.blocks[b])
+		bl := runLocality(l)
+		if !ok {
+			bl = noInput
+		}
+		if loc == noInput || bl > loc {
+			loc = bl
 		}
 		if d := s.cl.TransferTime(s.w.Blocks[b], l); d > 0 {
 			transfer += d

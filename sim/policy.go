@@ -49,14 +49,14 @@ var _ externalLoader = (*finegrain.Scheduler)(nil)
 // the tasks a Permit plugin keeps waiting (gang members: Place fails with a
 // *finegrain.PlacementError whose Reason is finegrain.PermitWaiting, and the task is
 // reserved). Permitted returns the waiting tasks allowed since the last call (the
-// other members of a gang a placement completed); State tells a task still waiting
+// other members of a gang a placement completed); TaskState tells a task still waiting
 // (finegrain.Reserved) from one the scheduler rolled back to pending (its wait timed
 // out, or its node left); ExpirePermits lets time pass for the waits when a retry
 // round has only waiting tasks to look at, so that waits end though nothing is placed.
 // A scheduler that keeps tasks waiting in push mode must have all three.
 type permitter interface {
 	Permitted() []finegrain.Assignment
-	State(id string) (finegrain.TaskState, bool)
+	TaskState(id string) (finegrain.TaskState, bool)
 	ExpirePermits(now time.Duration) error
 }
 
@@ -203,7 +203,7 @@ func Kubernetes() Policy {
 // every node that fits scored (finegrain.WithCandidates(0)) by the GPU scorer s alone
 // (finegrain.WithGPUScorer; the CPU and memory scorer, NodeScore, removed), which also
 // chooses the devices. Use it with Fill, or with Run and WithMode(Push).
-func GPUSharing(name string, s gpu.Scorer) Policy {
+func GPUSharing(name string, s gpu.DeviceScorer) Policy {
 	return Policy{Name: name, Options: []finegrain.Option{
 		finegrain.WithoutPrediction(), finegrain.WithCandidates(0), finegrain.WithGPUScorer(s), finegrain.WithoutPlugin("NodeScore"),
 	}}

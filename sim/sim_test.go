@@ -158,9 +158,11 @@ func TestTransferBeforeWork(t *testing.T) {
 	r, err := Run(&w, &cl, p, WithReplication(1), WithTaskRecords())
 	require.NoError(t, err)
 	x := r.Tasks[0]
-	assert.Equal(t, workload.RackLocal, x.Locality)
+	assert.Equal(t, fairness.RackLocal, x.Locality)
+	assert.False(t, x.NoInput)
 	assert.Equal(t, 12*time.Second, x.Finish-x.Start, "2 s to move 200 MiB at 100 MiB/s, then 10 s")
-	assert.Equal(t, [4]int{0, 1, 0, 0}, r.Summary.Locality)
+	assert.Equal(t, [3]int{0, 1, 0}, r.Summary.Locality)
+	assert.Zero(t, r.Summary.NoInput)
 }
 
 // A failing node's running task is lost and runs again elsewhere.
@@ -252,7 +254,7 @@ func checkConservation(t *testing.T, w *workload.Workload, r *Result) {
 	}
 	assert.Equal(t, s.OOMKills, kills)
 	assert.Equal(t, s.Tasks, s.SmallTasks.N+s.LargeTasks.N)
-	assert.Equal(t, s.Placements, s.Locality[0]+s.Locality[1]+s.Locality[2]+s.Locality[3])
+	assert.Equal(t, s.Placements, s.Locality[0]+s.Locality[1]+s.Locality[2]+s.NoInput)
 	for _, j := range r.Jobs {
 		assert.True(t, j.Finished)
 		assert.LessOrEqual(t, j.Submit, j.FirstStart)

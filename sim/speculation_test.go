@@ -51,7 +51,7 @@ func TestSpeculationBacksUpAStraggler(t *testing.T) {
 			rec := finishOf(t, r, "j/m3")
 			assert.Equal(t, done, rec.Finish)
 			// The three others each ran once, node-local; the backup's run is counted too.
-			assert.Equal(t, 5, r.Summary.Locality[workload.NoInput])
+			assert.Equal(t, 5, r.Summary.NoInput)
 		})
 	}
 }

@@ -7,36 +7,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/stage"
 )
-
-// Locality is how close a task's input data is to the node that would run it
-// (docs/methods.md §10; Alg. 2.1's level).
-type Locality uint8
-
-// The locality levels, best first.
-const (
-	// NodeLocal: the data is on the node; nothing to transfer.
-	NodeLocal Locality = iota
-	// RackLocal: the data is on another node of the same rack.
-	RackLocal
-	// OffSwitch: the data is in another rack.
-	OffSwitch
-)
-
-// String names the level.
-func (l Locality) String() string {
-	switch l {
-	case NodeLocal:
-		return "node-local"
-	case RackLocal:
-		return "rack-local"
-	case OffSwitch:
-		return "off-switch"
-	}
-	return fmt.Sprintf("Locality(%d)", uint8(l))
-}
 
 // Location is a node holding a replica of a task's input data, and the node's rack
 // ("" when unknown: then the replica gives no rack locality).
@@ -199,7 +173,7 @@ type Placement struct {
 	// Pool, Job and Task name the task to run on the slot.
 	Pool, Job, Task string
 	// Locality is the task's data locality on the slot's node.
-	Locality Locality
+	Locality fairness.Level
 	// Finish is the job's task finish time on the slot: task time + transfer time.
 	Finish time.Duration
 	// PreAssigned lists, in order, the busy slots promised to other jobs before the
@@ -213,7 +187,7 @@ type PreRelease struct {
 	// Slot is the busy slot.
 	Slot BusySlot
 	// Locality is the job's best data locality on the slot's node.
-	Locality Locality
+	Locality fairness.Level
 	// Finish is the job's task finish time there: time left + task time + transfer.
 	Finish time.Duration
 }
@@ -334,11 +308,11 @@ func NewFairPlacer(opts ...PlacerOption) (*FairPlacer, error) {
 }
 
 // Transfer is the time a task at the given locality spends fetching its input block.
-func (f *FairPlacer) Transfer(l Locality) time.Duration {
+func (f *FairPlacer) Transfer(l fairness.Level) time.Duration {
 	switch l {
-	case NodeLocal:
+	case fairness.NodeLocal:
 		return 0
-	case RackLocal:
+	case fairness.RackLocal:
 		return stage.Seconds(float64(f.cfg.block) / f.cfg.rack)
 	}
 	return stage.Seconds(float64(f.cfg.block) / f.cfg.across)
@@ -466,7 +440,7 @@ func slotBefore(a, b BusySlot) bool {
 }
 
 // finishOn is the job's task finish time on a slot of node that frees after wait.
-func (f *FairPlacer) finishOn(state FairState, pj *placeJob, node string, wait time.Duration) (time.Duration, Locality, error) {
+func (f *FairPlacer) finishOn(state FairState, pj *placeJob, node string, wait time.Duration) (time.Duration, fairness.Level, error) {
 	loc := pj.locality(node, state.Racks[node])
 	tt := time.Duration(0)
 	if pj.job.TaskTime != nil {
@@ -487,7 +461,7 @@ func (f *FairPlacer) finishOn(state FairState, pj *placeJob, node string, wait t
 }
 
 // locality is the job's best locality on node (in rack).
-func (pj *placeJob) locality(node, rack string) Locality {
+func (pj *placeJob) locality(node, rack string) fairness.Level {
 	if !pj.indexed {
 		pj.indexed = true
 		pj.nodes = make(map[string]struct{})
@@ -505,25 +479,25 @@ func (pj *placeJob) locality(node, rack string) Locality {
 		}
 	}
 	if _, ok := pj.nodes[node]; ok || pj.anyData {
-		return NodeLocal
+		return fairness.NodeLocal
 	}
 	if _, ok := pj.racks[rack]; ok && rack != "" {
-		return RackLocal
+		return fairness.RackLocal
 	}
-	return OffSwitch
+	return fairness.OffSwitch
 }
 
 // chooseTask picks the job's task for the free slot: the first node-local one, else
 // the first rack-local one, else the first.
-func chooseTask(job *PoolJob, node, rack string) (string, Locality) {
+func chooseTask(job *PoolJob, node, rack string) (string, fairness.Level) {
 	rackLocal := -1
 	for i, t := range job.Pending {
 		if len(t.Locations) == 0 {
-			return t.ID, NodeLocal
+			return t.ID, fairness.NodeLocal
 		}
 		for _, l := range t.Locations {
 			if l.Node == node {
-				return t.ID, NodeLocal
+				return t.ID, fairness.NodeLocal
 			}
 			if rackLocal < 0 && rack != "" && l.Rack == rack {
 				rackLocal = i
@@ -531,9 +505,9 @@ func chooseTask(job *PoolJob, node, rack string) (string, Locality) {
 		}
 	}
 	if rackLocal >= 0 {
-		return job.Pending[rackLocal].ID, RackLocal
+		return job.Pending[rackLocal].ID, fairness.RackLocal
 	}
-	return job.Pending[0].ID, OffSwitch
+	return job.Pending[0].ID, fairness.OffSwitch
 }
 
 // choosePool returns the pool the fair rule picks among those still needing slots, or

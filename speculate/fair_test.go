@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/speculate"
 )
@@ -28,12 +29,12 @@ func newPlacer(t testing.TB, opts ...speculate.PlacerOption) *speculate.FairPlac
 
 func TestTransfer(t *testing.T) {
 	p := newPlacer(t)
-	assert.Equal(t, time.Duration(0), p.Transfer(speculate.NodeLocal))
-	assert.Equal(t, 6400*time.Millisecond, p.Transfer(speculate.RackLocal))
-	assert.Equal(t, 25600*time.Millisecond, p.Transfer(speculate.OffSwitch))
+	assert.Equal(t, time.Duration(0), p.Transfer(fairness.NodeLocal))
+	assert.Equal(t, 6400*time.Millisecond, p.Transfer(fairness.RackLocal))
+	assert.Equal(t, 25600*time.Millisecond, p.Transfer(fairness.OffSwitch))
 	p = newPlacer(t, speculate.WithBlockSize(64<<20), speculate.WithRackBandwidth(64<<20), speculate.WithCrossRackBandwidth(16<<20))
-	assert.Equal(t, time.Second, p.Transfer(speculate.RackLocal))
-	assert.Equal(t, 4*time.Second, p.Transfer(speculate.OffSwitch))
+	assert.Equal(t, time.Second, p.Transfer(fairness.RackLocal))
+	assert.Equal(t, 4*time.Second, p.Transfer(fairness.OffSwitch))
 }
 
 // The per-job list (Alg. 4.1): finish time = time left + the job's task time on the
@@ -60,7 +61,7 @@ func TestPreReleaseListPerJob(t *testing.T) {
 	require.NoError(t, err)
 	// free: 100 s + 6.4 s (rack-local); cpu: 10 + 20 + 0 = 30 s; io: 10 + 100 + 6.4; far: 0 + 100 + 25.6
 	require.Len(t, list, 1)
-	assert.Equal(t, speculate.PreRelease{Slot: state.Busy[0], Locality: speculate.NodeLocal, Finish: 30 * sec}, list[0])
+	assert.Equal(t, speculate.PreRelease{Slot: state.Busy[0], Locality: fairness.NodeLocal, Finish: 30 * sec}, list[0])
 
 	list, err = p.PreReleaseList(state, "iojob", "free")
 	require.NoError(t, err)
@@ -169,12 +170,12 @@ func TestChooseTask(t *testing.T) {
 		name    string
 		pending []speculate.PendingTask
 		task    string
-		level   speculate.Locality
+		level   fairness.Level
 	}{
-		{"node-local", []speculate.PendingTask{{ID: "a", Locations: loc("x", "q")}, {ID: "b", Locations: loc("m", "r")}, {ID: "c", Locations: loc("n", "r")}}, "c", speculate.NodeLocal},
-		{"rack-local", []speculate.PendingTask{{ID: "a", Locations: loc("x", "q")}, {ID: "b", Locations: loc("m", "r")}}, "b", speculate.RackLocal},
-		{"off-switch", []speculate.PendingTask{{ID: "a", Locations: loc("x", "q")}, {ID: "b", Locations: loc("y", "")}}, "a", speculate.OffSwitch},
-		{"no data", []speculate.PendingTask{{ID: "a", Locations: loc("x", "q")}, {ID: "b"}}, "b", speculate.NodeLocal},
+		{"node-local", []speculate.PendingTask{{ID: "a", Locations: loc("x", "q")}, {ID: "b", Locations: loc("m", "r")}, {ID: "c", Locations: loc("n", "r")}}, "c", fairness.NodeLocal},
+		{"rack-local", []speculate.PendingTask{{ID: "a", Locations: loc("x", "q")}, {ID: "b", Locations: loc("m", "r")}}, "b", fairness.RackLocal},
+		{"off-switch", []speculate.PendingTask{{ID: "a", Locations: loc("x", "q")}, {ID: "b", Locations: loc("y", "")}}, "a", fairness.OffSwitch},
+		{"no data", []speculate.PendingTask{{ID: "a", Locations: loc("x", "q")}, {ID: "b"}}, "b", fairness.NodeLocal},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -324,18 +325,18 @@ func naivePlace(p *speculate.FairPlacer, s speculate.FairState, node string) spe
 		}
 		return w
 	}
-	locality := func(j speculate.PoolJob, n string) speculate.Locality {
-		best := speculate.OffSwitch
+	locality := func(j speculate.PoolJob, n string) fairness.Level {
+		best := fairness.OffSwitch
 		for _, t := range j.Pending {
 			if len(t.Locations) == 0 {
-				return speculate.NodeLocal
+				return fairness.NodeLocal
 			}
 			for _, l := range t.Locations {
 				if l.Node == n {
-					return speculate.NodeLocal
+					return fairness.NodeLocal
 				}
 				if l.Rack != "" && l.Rack == s.Racks[n] {
-					best = speculate.RackLocal
+					best = fairness.RackLocal
 				}
 			}
 		}
@@ -429,17 +430,17 @@ func naivePlace(p *speculate.FairPlacer, s speculate.FairState, node string) spe
 		})
 		if len(list) == 0 {
 			out.Assigned, out.Pool, out.Job, out.Finish = true, s.Pools[pi].ID, j.job.ID, free
-			for _, want := range []speculate.Locality{speculate.NodeLocal, speculate.RackLocal, speculate.OffSwitch} {
+			for _, want := range []fairness.Level{fairness.NodeLocal, fairness.RackLocal, fairness.OffSwitch} {
 				for _, t := range j.job.Pending {
-					l := speculate.OffSwitch
+					l := fairness.OffSwitch
 					if len(t.Locations) == 0 {
-						l = speculate.NodeLocal
+						l = fairness.NodeLocal
 					}
 					for _, loc := range t.Locations {
 						if loc.Node == node {
-							l = speculate.NodeLocal
-						} else if l == speculate.OffSwitch && loc.Rack != "" && loc.Rack == s.Racks[node] {
-							l = speculate.RackLocal
+							l = fairness.NodeLocal
+						} else if l == fairness.OffSwitch && loc.Rack != "" && loc.Rack == s.Racks[node] {
+							l = fairness.RackLocal
 						}
 					}
 					if l == want && out.Task == "" {

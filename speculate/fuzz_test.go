@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/speculate"
@@ -97,7 +98,7 @@ func FuzzPlacerOptions(f *testing.F) {
 			t.Fatalf("block %v bandwidths %v %v: valid %v, err %v", block, rack, cross, valid, err)
 		}
 		if err == nil {
-			for _, l := range []speculate.Locality{speculate.NodeLocal, speculate.RackLocal, speculate.OffSwitch} {
+			for _, l := range []fairness.Level{fairness.NodeLocal, fairness.RackLocal, fairness.OffSwitch} {
 				if p.Transfer(l) < 0 {
 					t.Fatalf("negative transfer time at %v", l)
 				}

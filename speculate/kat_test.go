@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/speculate"
 )
 
@@ -92,7 +93,7 @@ func TestTable41PreReleaseList(t *testing.T) {
 				p, err := placer.Place(state, node)
 				require.NoError(t, err)
 				require.True(t, p.Assigned)
-				assert.Equal(t, speculate.NodeLocal, p.Locality)
+				assert.Equal(t, fairness.NodeLocal, p.Locality)
 				assert.Equal(t, "task-of-"+p.Job, p.Task)
 				if first {
 					first = false

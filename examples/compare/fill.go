@@ -51,7 +51,7 @@ func fill(c *config, tr *trace, cl *workload.Cluster, out io.Writer) error {
 		return err
 	}
 	policies := []sim.Policy{
-		sim.GPUSharing("BestFit", gpu.BestFit{}), sim.GPUSharing("DotProduct", gpu.DotProduct{}),
+		sim.GPUSharing("BestFit", gpu.DeviceBestFit{}), sim.GPUSharing("DotProduct", gpu.DotProduct{}),
 		sim.GPUSharing("Packing", gpu.Packing{}), sim.GPUSharing("FGD", fgd),
 	}
 	type job struct {

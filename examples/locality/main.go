@@ -92,7 +92,7 @@ type Assignment struct {
 	Slot     string
 	FreeAt   time.Duration
 	Job      string
-	Locality speculate.Locality
+	Locality fairness.Level
 	// Start is when the task can start computing: FreeAt + transfer time.
 	Start time.Duration
 	// Done is when it finishes: Start + taskTime.
@@ -142,19 +142,19 @@ func newWorld() *world {
 }
 
 // locality is the truth of where a job's data is relative to a slot.
-func locality(job, slot string) speculate.Locality {
+func locality(job, slot string) fairness.Level {
 	for _, j := range jobs {
 		if j.id != job {
 			continue
 		}
 		switch {
 		case j.home == slot:
-			return speculate.NodeLocal
+			return fairness.NodeLocal
 		case rackOf(j.home) == rackOf(slot):
-			return speculate.RackLocal
+			return fairness.RackLocal
 		}
 	}
-	return speculate.OffSwitch
+	return fairness.OffSwitch
 }
 
 // policy decides which job a free slot runs at time now; it may append to trace.
@@ -163,7 +163,7 @@ type policy interface {
 }
 
 // run drives a policy through the example and returns its outcome.
-func run(name string, p policy, transfer func(speculate.Locality) time.Duration) (Outcome, error) {
+func run(name string, p policy, transfer func(fairness.Level) time.Duration) (Outcome, error) {
 	w := newWorld()
 	out := Outcome{Name: name}
 	for _, sf := range slotFree {
@@ -179,7 +179,7 @@ func run(name string, p policy, transfer func(speculate.Locality) time.Duration)
 		loc := locality(job, sf.slot)
 		start := sf.at + transfer(loc)
 		out.Assign = append(out.Assign, Assignment{Slot: sf.slot, FreeAt: sf.at, Job: job, Locality: loc, Start: start, Done: start + taskTime})
-		if loc == speculate.NodeLocal {
+		if loc == fairness.NodeLocal {
 			out.Local++
 		}
 		w.waiting[job] = false
@@ -382,7 +382,7 @@ func main() {
 	placer, _ := speculate.NewFairPlacer()
 	fmt.Println("PRRL thesis Table 4.1: one FIFO queue, priority Job1 > Job2 > Job3; Job1's data on Slot1,")
 	fmt.Println("Job2's on Slot2, Job3's on Slot3; each slot a node in a rack of its own.")
-	fmt.Printf("A task computes %s; a non-local one first fetches its block across racks (%s).\n", seconds(taskTime), seconds(placer.Transfer(speculate.OffSwitch)))
+	fmt.Printf("A task computes %s; a non-local one first fetches its block across racks (%s).\n", seconds(taskTime), seconds(placer.Transfer(fairness.OffSwitch)))
 	fmt.Println("Slot3 is free at 0s, Slot2 frees at 5s, Slot1 at 10s. Cells: job, locality, @ when it can start.")
 	fmt.Println()
 

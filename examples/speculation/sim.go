@@ -344,7 +344,8 @@ func (w *world) startNew(j *job, n *node, rack string, t time.Duration) error {
 func (w *world) launch(tk *task, n *node, backup bool, t time.Duration) *attempt {
 	transfer := time.Duration(0)
 	if tk.block >= 0 {
-		transfer = w.cl.TransferTime(w.blockLen[tk.block], w.cl.Locality(n.idx, w.replicas[tk.block]))
+		l, _ := w.cl.Locality(n.idx, w.replicas[tk.block])
+		transfer = w.cl.TransferTime(w.blockLen[tk.block], l)
 	}
 	a := &attempt{task: tk, backup: backup, node: n, start: t, onset: 1, slow: 1,
 		d0: transfer + time.Duration(float64(tk.base)/n.speed)}

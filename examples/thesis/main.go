@@ -160,6 +160,7 @@ import (
 
 	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/examples/internal/simrun"
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/sim"
 	"github.com/finegrain/finegrain/sim/workload"
 )
@@ -351,7 +352,7 @@ func find(runs []*run, exp int, name string) *run {
 // localityShares returns the percentages of runs started node-local, rack-local and
 // off-switch, over the runs that read an input block.
 func localityShares(s *sim.Summary) [3]float64 {
-	n := s.Locality[workload.NodeLocal] + s.Locality[workload.RackLocal] + s.Locality[workload.OffSwitch]
+	n := s.Locality[fairness.NodeLocal] + s.Locality[fairness.RackLocal] + s.Locality[fairness.OffSwitch]
 	var out [3]float64
 	if n == 0 {
 		return out

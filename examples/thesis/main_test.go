@@ -77,7 +77,7 @@ func consistent(t *testing.T, ws map[int]*workload.Workload, runs []*run) {
 		}
 		assert.Equal(t, s.Placements+s.Backups, started, name, "every placement and backup is counted once")
 		if withInput == w.NumTasks() {
-			assert.Zero(t, s.Locality[workload.NoInput], name)
+			assert.Zero(t, s.NoInput, name)
 		}
 		loc := localityShares(s)
 		assert.InDelta(t, 100, loc[0]+loc[1]+loc[2], 1e-9, name)

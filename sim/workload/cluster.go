@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/resource"
 )
@@ -134,54 +135,24 @@ func (c *Cluster) Holds(t *Task) bool {
 	return false
 }
 
-// Locality is where a task runs relative to its input (the delay-scheduling levels
-// of docs/methods.md §10).
-type Locality uint8
-
-const (
-	// NodeLocal: the node holds a replica of the task's input.
-	NodeLocal Locality = iota
-	// RackLocal: a node of the same rack does.
-	RackLocal
-	// OffSwitch: only nodes of other racks do.
-	OffSwitch
-	// NoInput: the task reads no input block (reduce tasks, empty map tasks).
-	NoInput
-)
-
-// String returns "node-local", "rack-local", "off-switch" or "no-input".
-func (l Locality) String() string {
-	switch l {
-	case NodeLocal:
-		return "node-local"
-	case RackLocal:
-		return "rack-local"
-	case OffSwitch:
-		return "off-switch"
-	case NoInput:
-		return "no-input"
-	}
-	return fmt.Sprintf("Locality(%d)", uint8(l))
-}
-
 // Locality returns the locality of running on node (an index into Nodes) a task whose
-// input has replicas on the given nodes: NoInput when there are none. Indices out of
-// range count as nodes of no rack.
-func (c *Cluster) Locality(node int, replicas []int) Locality {
+// input has replicas on the given nodes, and false when there are none (the task reads
+// no input: it runs as well anywhere). Indices out of range count as nodes of no rack.
+func (c *Cluster) Locality(node int, replicas []int) (fairness.Level, bool) {
 	if len(replicas) == 0 {
-		return NoInput
+		return fairness.NodeLocal, false
 	}
 	rack := c.rack(node)
-	best := OffSwitch
+	best := fairness.OffSwitch
 	for _, r := range replicas {
 		if r == node {
-			return NodeLocal
+			return fairness.NodeLocal, true
 		}
 		if rack != "" && c.rack(r) == rack {
-			best = RackLocal
+			best = fairness.RackLocal
 		}
 	}
-	return best
+	return best, true
 }
 
 func (c *Cluster) rack(i int) string {
@@ -192,15 +163,15 @@ func (c *Cluster) rack(i int) string {
 }
 
 // TransferTime returns how long moving bytes of input takes at locality l
-// (docs/methods.md §10): 0 node-local or without input, bytes / IntraRackBandwidth
+// (docs/methods.md §10): 0 node-local, bytes / IntraRackBandwidth
 // rack-local, bytes / CrossRackBandwidth off-switch. A non-positive bandwidth or byte
 // count gives 0.
-func (c *Cluster) TransferTime(bytes int64, l Locality) time.Duration {
+func (c *Cluster) TransferTime(bytes int64, l fairness.Level) time.Duration {
 	var bw int64
 	switch l {
-	case RackLocal:
+	case fairness.RackLocal:
 		bw = c.IntraRackBandwidth
-	case OffSwitch:
+	case fairness.OffSwitch:
 		bw = c.CrossRackBandwidth
 	}
 	if bw <= 0 || bytes <= 0 {

@@ -89,7 +89,7 @@ func ExampleThesis() {
 	slow, fast := cl.Nodes[0], cl.Nodes[29]
 	fmt.Printf("%s speed %.1f, %s speed %.1f\n", slow.ID, slow.Speed, fast.ID, fast.Speed)
 	for _, n := range []int{0, 2, 60} { // a replica holder, its rack neighbour, another rack
-		l := cl.Locality(n, rs)
+		l, _ := cl.Locality(n, rs)
 		fmt.Printf("task 0 on %s: %v, transfer %v\n", cl.Nodes[n].ID, l, cl.TransferTime(w.Blocks[0], l))
 	}
 	// Output:

@@ -13,6 +13,7 @@ import (
 	"github.com/leanovate/gopter/gen"
 	"github.com/leanovate/gopter/prop"
 
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/sim/workload"
 )
@@ -245,27 +246,27 @@ func TestProperties(t *testing.T) {
 	p.Property("locality follows the replicas; transfer time is bytes over the level's bandwidth", prop.ForAll(
 		func(node int, replicas []int, bytes int64) string {
 			c, _ := workload.ThesisCluster(workload.WithNodesPerRack(4))
-			l := c.Locality(node, replicas)
+			l, input := c.Locality(node, replicas)
 			node1 := func(i int) bool { return i == node }
 			sameRack := func(i int) bool { return i >= 0 && i < len(c.Nodes) && c.Nodes[i].Rack == c.Nodes[node].Rack }
-			want := workload.OffSwitch
+			want := fairness.OffSwitch
 			switch {
 			case len(replicas) == 0:
-				want = workload.NoInput
+				want = fairness.NodeLocal
 			case anyOf(replicas, node1):
-				want = workload.NodeLocal
+				want = fairness.NodeLocal
 			case anyOf(replicas, sameRack):
-				want = workload.RackLocal
+				want = fairness.RackLocal
 			}
-			if l != want {
-				return fmt.Sprintf("locality %v, want %v", l, want)
+			if l != want || input != (len(replicas) > 0) {
+				return fmt.Sprintf("locality %v (input %v), want %v", l, input, want)
 			}
 			d := c.TransferTime(bytes, l)
 			var bw int64
 			switch l {
-			case workload.RackLocal:
+			case fairness.RackLocal:
 				bw = c.IntraRackBandwidth
-			case workload.OffSwitch:
+			case fairness.OffSwitch:
 				bw = c.CrossRackBandwidth
 			}
 			if bw > 0 && math.Abs(d.Seconds()-float64(bytes)/float64(bw)) > 1e-9 || bw == 0 && d != 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/sim/workload"
 	"github.com/finegrain/finegrain/stage"
@@ -29,16 +30,12 @@ func TestSchema(t *testing.T) {
 	assert.Equal(t, s.MustTuple(1, 2, 0, 0), s.MustTuple(1, 2, 3, 4).Only(workload.YARNDims()))
 }
 
-func TestKindAndLocalityStrings(t *testing.T) {
+func TestKindStrings(t *testing.T) {
 	assert.Equal(t, "map", workload.Map.String())
 	assert.Equal(t, "reduce", workload.Reduce.String())
 	assert.Equal(t, "Kind(7)", workload.Kind(7).String())
 	assert.Equal(t, [3]string{"read", "compute", "spill"}, workload.Map.StageNames())
 	assert.Equal(t, [3]string{"shuffle", "sort", "reduce"}, workload.Reduce.StageNames())
-	for l, s := range map[workload.Locality]string{workload.NodeLocal: "node-local", workload.RackLocal: "rack-local",
-		workload.OffSwitch: "off-switch", workload.NoInput: "no-input", 9: "Locality(9)"} {
-		assert.Equal(t, s, l.String())
-	}
 }
 
 // TestAppProfiles checks the task model's stage shapes: which stage is heavy on what.
@@ -562,18 +559,20 @@ func TestClusters(t *testing.T) {
 	}
 	// docs/methods.md §10 / thesis §4.3.1: a 128 MB block moves in 6.4 s within a rack,
 	// 25.6 s across.
-	assert.Equal(t, 6400*time.Millisecond, th.TransferTime(workload.DefaultBlockSize, workload.RackLocal))
-	assert.Equal(t, 25600*time.Millisecond, th.TransferTime(workload.DefaultBlockSize, workload.OffSwitch))
-	assert.Zero(t, th.TransferTime(workload.DefaultBlockSize, workload.NodeLocal))
-	assert.Zero(t, th.TransferTime(workload.DefaultBlockSize, workload.NoInput))
-	assert.Zero(t, th.TransferTime(-1, workload.OffSwitch))
+	assert.Equal(t, 6400*time.Millisecond, th.TransferTime(workload.DefaultBlockSize, fairness.RackLocal))
+	assert.Equal(t, 25600*time.Millisecond, th.TransferTime(workload.DefaultBlockSize, fairness.OffSwitch))
+	assert.Zero(t, th.TransferTime(workload.DefaultBlockSize, fairness.NodeLocal))
+	assert.Zero(t, th.TransferTime(workload.DefaultBlockSize, fairness.NodeLocal))
+	assert.Zero(t, th.TransferTime(-1, fairness.OffSwitch))
 
 	// Locality: node 0 and 1 share rack1, node 30 is in rack2.
-	assert.Equal(t, workload.NodeLocal, th.Locality(0, []int{5, 0}))
-	assert.Equal(t, workload.RackLocal, th.Locality(1, []int{0, 30}))
-	assert.Equal(t, workload.OffSwitch, th.Locality(31, []int{0, 1}))
-	assert.Equal(t, workload.NoInput, th.Locality(0, nil))
-	assert.Equal(t, workload.OffSwitch, th.Locality(-1, []int{0}))
+	assertLocality(t, fairness.NodeLocal, th, 0, []int{5, 0})
+	assertLocality(t, fairness.RackLocal, th, 1, []int{0, 30})
+	assertLocality(t, fairness.OffSwitch, th, 31, []int{0, 1})
+	l, input := th.Locality(0, nil)
+	assert.Equal(t, fairness.NodeLocal, l)
+	assert.False(t, input, "no replicas: no input")
+	assertLocality(t, fairness.OffSwitch, th, -1, []int{0})
 
 	small, err := workload.ThesisCluster(workload.WithRacks(2), workload.WithNodesPerRack(4), workload.WithSlots(2),
 		workload.WithBandwidth(100, 10), workload.WithNodeCapacity(workload.Schema().MustTuple(2000)))
@@ -841,4 +840,12 @@ func TestKeyFamily(t *testing.T) {
 	g, err := workload.FGM(rng(1), workload.WithScale(0.01))
 	require.NoError(t, err)
 	assert.Equal(t, g.Jobs[0].App, g.Jobs[0].Family)
+}
+
+// assertLocality asserts that cl.Locality(node, replicas) is want, with input.
+func assertLocality(t *testing.T, want fairness.Level, cl workload.Cluster, node int, replicas []int) {
+	t.Helper()
+	l, input := cl.Locality(node, replicas)
+	assert.Equal(t, want, l)
+	assert.True(t, input)
 }

@@ -40,8 +40,8 @@ func TestRealAPIServer(t *testing.T) {
 	c := startCluster(t, setup{real: client})
 	shareANode(t, c)
 	c.waitFor("both pods to run in finegrain", func() bool {
-		a, _ := c.plugin.Scheduler().State(c.uid("early"))
-		b, _ := c.plugin.Scheduler().State(c.uid("late"))
+		a, _ := c.plugin.Scheduler().TaskState(c.uid("early"))
+		b, _ := c.plugin.Scheduler().TaskState(c.uid("late"))
 		return a == finegrain.Running && b == finegrain.Running
 	})
 }

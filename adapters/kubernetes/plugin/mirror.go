@@ -148,7 +148,7 @@ func (p *Plugin) addForeign(pod *v1.Pod) {
 		if _, victim := p.terminating[id]; victim {
 			return
 		}
-		if st, _ := p.sched.State(id); st == finegrain.Pending {
+		if st, _ := p.sched.TaskState(id); st == finegrain.Pending {
 			p.holdByRequest(id, pod.Spec.NodeName)
 		}
 		return
@@ -242,7 +242,7 @@ func (p *Plugin) leaveGang(r *podRecord, succeeded bool) {
 // finish tells the Scheduler that pod (task id) ended; p.mu is held.
 func (p *Plugin) finish(pod *v1.Pod, id string, succeeded bool) {
 	now := p.now()
-	st, ok := p.sched.State(id)
+	st, ok := p.sched.TaskState(id)
 	if !ok {
 		return
 	}

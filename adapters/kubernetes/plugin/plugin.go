@@ -184,8 +184,8 @@ func schedulerOptions(a Args) []finegrain.Option {
 	m := matchers[a.Matcher]
 	opts := []finegrain.Option{
 		finegrain.WithCompressionLimit(*a.CompressionLimit),
-		finegrain.WithMatcherFor(policy.FineGrained, m),
-		finegrain.WithMatcherFor(policy.FineGrainedNoCompression, m),
+		finegrain.WithMatcherFor(policy.ModeFineGrained, m),
+		finegrain.WithMatcherFor(policy.ModeFineGrainedNoCompression, m),
 		finegrain.WithScorer(weighted),
 		finegrain.WithoutDelayScheduling(),
 		// Informer events and scheduling cycles reach the plugin from several
@@ -220,7 +220,7 @@ func (p *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, 
 	d := &cycleData{id: id}
 	if as, ok := p.sched.Held(id); ok {
 		d.held = as.Node
-	} else if st, _ := p.sched.State(id); st != finegrain.Pending {
+	} else if st, _ := p.sched.TaskState(id); st != finegrain.Pending {
 		return nil, fwk.NewStatus(fwk.Error, fmt.Sprintf("finegrain holds the pod as %v", st))
 	}
 	cs.Write(cycleKey, d)

@@ -47,7 +47,7 @@ func shareANode(t *testing.T, c *cluster) {
 	assert.Equal(t, "n1", c.waitBound("late"), "late's peak comes after early's")
 	c.create(pod{name: "overlap", cpu: "1", mem: "4Gi", stages: `[{"duration":"30s","cpu":"1","memory":"4Gi"}]`})
 	assert.Contains(t, c.waitUnschedulable("overlap"), "memory", "the refusal names the resource short")
-	st, _ := c.plugin.Scheduler().State(c.uid("overlap"))
+	st, _ := c.plugin.Scheduler().TaskState(c.uid("overlap"))
 	assert.Equal(t, finegrain.Pending, st)
 }
 
@@ -81,7 +81,7 @@ func TestUnreserveRestoresTheTimeline(t *testing.T) {
 	after, err := c.plugin.Scheduler().FreeSegments("n1", 0, time.Hour)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "Unreserve took the pod's stages off the timeline")
-	st, _ := c.plugin.Scheduler().State("uid-p")
+	st, _ := c.plugin.Scheduler().TaskState("uid-p")
 	assert.Equal(t, finegrain.Pending, st)
 	_, held := c.plugin.Scheduler().Held("uid-p")
 	assert.False(t, held)
@@ -100,7 +100,7 @@ func TestFinishedPodTeachesTheNextSimilarPod(t *testing.T) {
 	c.clock.step(90 * time.Second)
 	c.finish("first", `[{"duration":"60s","cpu":"500m","memory":"1Gi"}]`)
 	c.waitFor("the finish to reach finegrain", func() bool {
-		st, _ := c.plugin.Scheduler().State("uid-first")
+		st, _ := c.plugin.Scheduler().TaskState("uid-first")
 		return st == finegrain.Finished
 	})
 
@@ -129,7 +129,7 @@ func TestBadUsageTeachesNothing(t *testing.T) {
 			c.waitBound("first")
 			c.finish("first", tc.observed)
 			c.waitFor("the finish to reach finegrain", func() bool {
-				st, _ := c.plugin.Scheduler().State("uid-first")
+				st, _ := c.plugin.Scheduler().TaskState("uid-first")
 				return st == finegrain.Finished
 			})
 			c.create(pod{name: "blocker", cpu: "1", mem: "6Gi"})
@@ -150,8 +150,8 @@ func TestGangBindsAllOrNothing(t *testing.T) {
 	c.create(pod{name: "w0", cpu: "1", mem: "2Gi", labels: gang})
 	c.create(pod{name: "w1", cpu: "1", mem: "2Gi", labels: gang})
 	c.waitFor("two members to wait reserved", func() bool {
-		s0, _ := c.plugin.Scheduler().State("uid-w0")
-		s1, _ := c.plugin.Scheduler().State("uid-w1")
+		s0, _ := c.plugin.Scheduler().TaskState("uid-w0")
+		s1, _ := c.plugin.Scheduler().TaskState("uid-w1")
 		return s0 == finegrain.Reserved && s1 == finegrain.Reserved
 	})
 	assert.Empty(t, c.get("w0").Spec.NodeName)
@@ -164,7 +164,7 @@ func TestGangBindsAllOrNothing(t *testing.T) {
 	}
 	c.waitFor("the members to be committed", func() bool {
 		for _, id := range []string{"uid-w0", "uid-w1", "uid-w2"} {
-			if st, _ := c.plugin.Scheduler().State(id); st != finegrain.Running {
+			if st, _ := c.plugin.Scheduler().TaskState(id); st != finegrain.Running {
 				return false
 			}
 		}
@@ -179,7 +179,7 @@ func TestGangTimeoutReleases(t *testing.T) {
 	gang := map[string]string{plugin.GangLabel: "short", plugin.MinMemberLabel: "3"}
 	c.create(pod{name: "s0", cpu: "1", mem: "2Gi", labels: gang})
 	c.waitFor("the member to wait reserved", func() bool {
-		st, _ := c.plugin.Scheduler().State("uid-s0")
+		st, _ := c.plugin.Scheduler().TaskState("uid-s0")
 		return st == finegrain.Reserved
 	})
 	c.waitUnschedulable("s0")
@@ -200,7 +200,7 @@ func TestPreemptionEvictsByTimeline(t *testing.T) {
 	_, err := c.client.CoreV1().Pods(ns).Get(c.ctx, "low", metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "the victim was deleted: %v", err)
 	c.waitFor("the preemptor to run in finegrain", func() bool {
-		st, _ := c.plugin.Scheduler().State("uid-high")
+		st, _ := c.plugin.Scheduler().TaskState("uid-high")
 		return st == finegrain.Running
 	})
 }
@@ -298,7 +298,7 @@ func TestPreemptionSkipsNodesOthersRefused(t *testing.T) {
 	c.create(pod{name: "high", cpu: "1", mem: "6Gi", priority: 1000})
 	c.waitUnschedulable("high")
 	assert.Equal(t, "n1", c.get("low").Spec.NodeName, "low was not evicted")
-	st, _ := c.plugin.Scheduler().State("uid-low")
+	st, _ := c.plugin.Scheduler().TaskState("uid-low")
 	assert.Equal(t, finegrain.Running, st)
 }
 
