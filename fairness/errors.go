@@ -3,6 +3,8 @@ package fairness
 import (
 	"errors"
 	"fmt"
+
+	"github.com/finegrain/finegrain/internal/field"
 )
 
 // Sentinel errors. Every error this package returns wraps one of them (or one of
@@ -56,26 +58,18 @@ var (
 )
 
 // FieldError is the error returned for one bad input value. It names the field (and the
-// queue, job or task it belongs to), the value as given, and wraps a sentinel.
-type FieldError struct {
-	// Field names what was wrong, e.g. `job "j1" weight` or "W1".
-	Field string
-	// Value is the offending value, as given.
-	Value any
-	// Err is the sentinel describing what is wrong (or a wrapped resource error).
-	Err error
-}
+// queue, job or task it belongs to), the value as given, and wraps a sentinel. Its Field
+// names what was wrong, e.g. `job "j1" weight` or "W1"; its Value is the offending
+// value, as given; its Err is the sentinel describing what is wrong (or a wrapped
+// resource error). Its message reads "fairness: Field = Value: Err".
+type FieldError = field.Error[pkg]
 
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("fairness: %s = %s: %v", e.Field, quoted(e.Value), e.Err)
-}
+// pkg is this package, for package field: its name starts the messages of FieldError.
+type pkg struct{}
 
-// Unwrap returns the sentinel, for errors.Is and errors.As.
-func (e *FieldError) Unwrap() error { return e.Err }
+func (pkg) Name() string { return "fairness" }
 
-func fieldErr(field string, value any, err error) error {
-	return &FieldError{Field: field, Value: value, Err: err}
-}
+func fieldErr(name string, value any, err error) error { return field.Err[pkg](name, value, err) }
 
 // within prefixes the field of a *FieldError with whose it is ("job \"j\""), so the
 // prefix is only formatted on the error path.
@@ -84,13 +78,4 @@ func within(who string, err error) error {
 		return &FieldError{Field: who + " " + fe.Field, Value: fe.Value, Err: fe.Err}
 	}
 	return fmt.Errorf("fairness: %s: %w", who, err)
-}
-
-// quoted formats an offending value for a message; an empty string shows as "", so
-// that no message ends in a bare "= :".
-func quoted(v any) string {
-	if s, ok := v.(string); ok && s == "" {
-		return `""`
-	}
-	return fmt.Sprint(v)
 }

@@ -2,8 +2,8 @@ package match
 
 import (
 	"errors"
-	"fmt"
 
+	"github.com/finegrain/finegrain/internal/field"
 	"github.com/finegrain/finegrain/stage"
 )
 
@@ -45,33 +45,14 @@ var (
 
 // FieldError is the error returned for a bad value in a named field: which field (and
 // element, when the field is a vector), the value given, and the sentinel describing
-// what is wrong.
-type FieldError struct {
-	// Field names the field, e.g. "req[2]" or "weights".
-	Field string
-	// Value is the offending value, as given.
-	Value any
-	// Err is the sentinel.
-	Err error
-}
+// what is wrong. Its Field names the field, e.g. "req[2]" or "weights"; its Value is the
+// offending value, as given; its Err is the sentinel. Its message reads
+// "match: Field = Value: Err", and errors.Is matches the sentinel through it.
+type FieldError = field.Error[pkg]
 
-// Error describes the field, the value and what is wrong with it.
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("match: %s = %s: %v", e.Field, quoted(e.Value), e.Err)
-}
+// pkg is this package, for package field: its name starts the messages of FieldError.
+type pkg struct{}
 
-// Unwrap returns the sentinel, for errors.Is.
-func (e *FieldError) Unwrap() error { return e.Err }
+func (pkg) Name() string { return "match" }
 
-func fieldErr(field string, value any, err error) error {
-	return &FieldError{Field: field, Value: value, Err: err}
-}
-
-// quoted formats an offending value for a message; an empty string shows as "", so
-// that no message ends in a bare "= :".
-func quoted(v any) string {
-	if s, ok := v.(string); ok && s == "" {
-		return `""`
-	}
-	return fmt.Sprint(v)
-}
+func fieldErr(name string, value any, err error) error { return field.Err[pkg](name, value, err) }

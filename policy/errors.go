@@ -3,6 +3,8 @@ package policy
 import (
 	"errors"
 	"fmt"
+
+	"github.com/finegrain/finegrain/internal/field"
 )
 
 // Sentinel errors of this package; errors.Is matches them through the wrapping.
@@ -37,7 +39,7 @@ type SettingError struct {
 
 // Error describes the setting, the value and what is wrong with it.
 func (e *SettingError) Error() string {
-	return fmt.Sprintf("policy: %s = %s: %v", e.Name, quoted(e.Value), e.Err)
+	return fmt.Sprintf("policy: %s = %s: %v", e.Name, field.Quoted(e.Value), e.Err)
 }
 
 // Unwrap returns the wrapped error, for errors.Is.
@@ -45,13 +47,4 @@ func (e *SettingError) Unwrap() error { return e.Err }
 
 func settingErr(name string, value any, err error) error {
 	return &SettingError{Name: name, Value: value, Err: err}
-}
-
-// quoted formats an offending value for a message; an empty string shows as "", so
-// that no message ends in a bare "= :".
-func quoted(v any) string {
-	if s, ok := v.(string); ok && s == "" {
-		return `""`
-	}
-	return fmt.Sprint(v)
 }

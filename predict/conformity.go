@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/finegrain/finegrain/internal/field"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
 )
@@ -122,7 +123,7 @@ func (l *ConformityLog) Record(server string, f resource.Vector) error {
 		return fieldErr("server", server, ErrEmptyID)
 	}
 	for d, x := range f {
-		if !finite(x) || x < 0 {
+		if !field.Finite(x) || x < 0 {
 			return fieldErr(fmt.Sprintf("conformity[%d]", d), x, ErrInvalidValue)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/finegrain/finegrain/internal/field"
 	"github.com/finegrain/finegrain/stage"
 )
 
@@ -30,12 +31,12 @@ func NewPhases(weights ...float64) (Phases, error) {
 	}
 	cum := make([]float64, len(weights)+1)
 	for i, w := range weights {
-		if !(w > 0) || !finite(w) {
+		if !(w > 0) || !field.Finite(w) {
 			return Phases{}, fieldErr(fmt.Sprintf("phase weight[%d]", i), w, ErrInvalidOption)
 		}
 		cum[i+1] = cum[i] + w
 	}
-	if !finite(cum[len(weights)]) {
+	if !field.Finite(cum[len(weights)]) {
 		return Phases{}, fieldErr("phase weights", "sum overflows", ErrInvalidOption)
 	}
 	return Phases{cum: cum}, nil
@@ -98,7 +99,7 @@ func TimeLeft(progress, rate float64) (time.Duration, error) {
 	if err := checkProgress("progress", progress); err != nil {
 		return 0, err
 	}
-	if !finite(rate) || rate < 0 {
+	if !field.Finite(rate) || rate < 0 {
 		return 0, fieldErr("progress rate", rate, ErrInvalidValue)
 	}
 	return timeLeft(progress, rate), nil

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/finegrain/finegrain/internal/field"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
 )
@@ -38,7 +39,7 @@ func NewSamples(schema *resource.Schema, at []time.Duration, usage []resource.Ve
 		out[i].At = at[i]
 		for d, x := range usage[i] {
 			switch {
-			case !finite(x) || x < 0:
+			case !field.Finite(x) || x < 0:
 				return nil, fieldErr(fmt.Sprintf("samples[%d].Usage[%s]", i, schema.DimName(d)), x, ErrInvalidValue)
 			case d >= schema.Len() && x != 0:
 				return nil, wrapf(&resource.DimensionError{Dim: schema.DimName(d), Value: x, Err: resource.ErrOutsideSchema}, "samples[%d]", i)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/finegrain/finegrain/internal/field"
 	"github.com/google/btree"
 
 	"github.com/finegrain/finegrain/stage"
@@ -84,7 +85,7 @@ type TrackerOption func(*trackerConfig) error
 // DefaultSlowTaskThreshold); it must be a finite number ≥ 0.
 func WithSlowTaskThreshold(x float64) TrackerOption {
 	return func(c *trackerConfig) error {
-		if !finite(x) || x < 0 {
+		if !field.Finite(x) || x < 0 {
 			return fieldErr("slow task threshold", x, ErrInvalidOption)
 		}
 		c.slowThreshold = x

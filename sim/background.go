@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/finegrain/finegrain/internal/field"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/sim/workload"
 	"github.com/finegrain/finegrain/stage"
@@ -58,7 +59,7 @@ func (s *SeriesLoad) Validate() error {
 			}
 		}
 	}
-	if !finite(s.CPUScale) || s.CPUScale < 0 {
+	if !field.Finite(s.CPUScale) || s.CPUScale < 0 {
 		return fieldErr("SeriesLoad.CPUScale", s.CPUScale, ErrInvalidInput)
 	}
 	for i, m := range s.Memory {

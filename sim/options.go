@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/finegrain/finegrain/internal/field"
 	"github.com/finegrain/finegrain/policy"
 )
 
@@ -169,7 +170,7 @@ func WithSampleEvery(d time.Duration) Option {
 // assumes (finegrain.WithContentionPenalty).
 func WithPenalty(p float64) Option {
 	return func(c *config) error {
-		if !finite(p) || p < 0 {
+		if !field.Finite(p) || p < 0 {
 			return fieldErr("penalty", p, ErrInvalidOption)
 		}
 		c.penalty = p

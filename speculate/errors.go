@@ -2,7 +2,8 @@ package speculate
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/finegrain/finegrain/internal/field"
 )
 
 // Sentinel errors. Every error this package returns for bad input wraps one of them (or
@@ -44,43 +45,22 @@ var (
 )
 
 // FieldError is the error returned for bad input: it names the field (or option, or
-// argument), the offending value, and wraps a sentinel error.
-type FieldError struct {
-	// Field names what was wrong, e.g. "speculative cap" or "Nodes[3].ID".
-	Field string
-	// Value is the offending value, as given.
-	Value any
-	// Err is the sentinel (or wrapped lower-level error) describing what is wrong.
-	Err error
-}
+// argument), the offending value, and wraps a sentinel error. Its Field names what was
+// wrong, e.g. "speculative cap" or "Nodes[3].ID"; its Value is the offending value, as
+// given; its Err is the sentinel (or wrapped lower-level error) describing what is
+// wrong. Its message reads "speculate: Field = Value: Err".
+type FieldError = field.Error[pkg]
 
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("speculate: %s = %s: %v", e.Field, quoted(e.Value), e.Err)
-}
+// pkg is this package, for package field: its name starts the messages of FieldError
+// and wrapf.
+type pkg struct{}
 
-// Unwrap returns the wrapped error, for errors.Is and errors.As.
-func (e *FieldError) Unwrap() error { return e.Err }
+func (pkg) Name() string { return "speculate" }
 
-func fieldErr(field string, value any, err error) error {
-	return &FieldError{Field: field, Value: value, Err: err}
-}
+func fieldErr(name string, value any, err error) error { return field.Err[pkg](name, value, err) }
 
 // wrapf prefixes a lower-level error (from resource) with where it happened, keeping it
 // matchable with errors.Is and errors.As.
 func wrapf(err error, format string, args ...any) error {
-	return fmt.Errorf("speculate: "+format+": %w", append(args, err)...)
-}
-
-// finite reports whether x is a number other than ±Inf and NaN.
-func finite(x float64) bool { return x == x && x <= maxFloat && x >= -maxFloat }
-
-const maxFloat = 1.7976931348623157e308
-
-// quoted formats an offending value for a message; an empty string shows as "", so
-// that no message ends in a bare "= :".
-func quoted(v any) string {
-	if s, ok := v.(string); ok && s == "" {
-		return `""`
-	}
-	return fmt.Sprint(v)
+	return field.Wrapf[pkg](err, format, args...)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/internal/field"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/stage"
 )
@@ -70,10 +71,10 @@ func (t RateTimes) TaskTime(node string) time.Duration {
 	if t.Tasks == nil {
 		return t.Default
 	}
-	if st, ok := t.Tasks.NodeRate(node); ok && st.N > 0 && st.Mean > 0 && finite(st.Mean) {
+	if st, ok := t.Tasks.NodeRate(node); ok && st.N > 0 && st.Mean > 0 && field.Finite(st.Mean) {
 		return stage.Seconds(1 / st.Mean)
 	}
-	if fin := t.Tasks.Finished(); fin.N > 0 && fin.Mean > 0 && finite(fin.Mean) {
+	if fin := t.Tasks.Finished(); fin.N > 0 && fin.Mean > 0 && field.Finite(fin.Mean) {
 		return stage.Seconds(1 / fin.Mean)
 	}
 	return t.Default
@@ -227,7 +228,7 @@ func WithBlockSize(bytes int64) PlacerOption {
 // DefaultRackBandwidth); it must be a finite number > 0.
 func WithRackBandwidth(bytesPerSecond float64) PlacerOption {
 	return func(c *placerConfig) error {
-		if !(bytesPerSecond > 0) || !finite(bytesPerSecond) {
+		if !(bytesPerSecond > 0) || !field.Finite(bytesPerSecond) {
 			return fieldErr("rack bandwidth", bytesPerSecond, ErrInvalidOption)
 		}
 		c.rack = bytesPerSecond
@@ -239,7 +240,7 @@ func WithRackBandwidth(bytesPerSecond float64) PlacerOption {
 // (default DefaultCrossRackBandwidth); it must be a finite number > 0.
 func WithCrossRackBandwidth(bytesPerSecond float64) PlacerOption {
 	return func(c *placerConfig) error {
-		if !(bytesPerSecond > 0) || !finite(bytesPerSecond) {
+		if !(bytesPerSecond > 0) || !field.Finite(bytesPerSecond) {
 			return fieldErr("cross-rack bandwidth", bytesPerSecond, ErrInvalidOption)
 		}
 		c.across = bytesPerSecond
@@ -589,15 +590,15 @@ func (f *FairPlacer) prepare(state FairState, node string) ([]placePool, []place
 	}
 	busy := make(map[string]struct{}, len(state.Busy))
 	for i, b := range state.Busy {
-		field := func(f string) string { return fmt.Sprintf("Busy[%d].%s", i, f) }
+		bf := func(f string) string { return fmt.Sprintf("Busy[%d].%s", i, f) }
 		if f, v, err := checkBusy(b); err != nil {
-			return nil, nil, fieldErr(field(f), v, err)
+			return nil, nil, fieldErr(bf(f), v, err)
 		}
 		if _, ok := state.Racks[b.Node]; !ok {
-			return nil, nil, fieldErr(field("Node"), b.Node, ErrUnknownNode)
+			return nil, nil, fieldErr(bf("Node"), b.Node, ErrUnknownNode)
 		}
 		if _, dup := busy[b.Task]; dup {
-			return nil, nil, fieldErr(field("Task"), b.Task, ErrDuplicate)
+			return nil, nil, fieldErr(bf("Task"), b.Task, ErrDuplicate)
 		}
 		busy[b.Task] = struct{}{}
 	}
@@ -608,19 +609,19 @@ func (f *FairPlacer) prepare(state FairState, node string) ([]placePool, []place
 	taskIDs := make(map[string]struct{})
 	for i := range state.Pools {
 		p := &state.Pools[i]
-		field := func(f string) string { return fmt.Sprintf("Pools[%d].%s", i, f) }
+		pf := func(f string) string { return fmt.Sprintf("Pools[%d].%s", i, f) }
 		switch {
 		case p.ID == "":
-			return nil, nil, fieldErr(field("ID"), p.ID, ErrEmptyID)
+			return nil, nil, fieldErr(pf("ID"), p.ID, ErrEmptyID)
 		case p.MinShare < 0:
-			return nil, nil, fieldErr(field("MinShare"), p.MinShare, ErrInvalidValue)
-		case !finite(p.Weight) || p.Weight < 0:
-			return nil, nil, fieldErr(field("Weight"), p.Weight, ErrInvalidValue)
+			return nil, nil, fieldErr(pf("MinShare"), p.MinShare, ErrInvalidValue)
+		case !field.Finite(p.Weight) || p.Weight < 0:
+			return nil, nil, fieldErr(pf("Weight"), p.Weight, ErrInvalidValue)
 		case p.Order != FairJobs && p.Order != FIFOJobs:
-			return nil, nil, fieldErr(field("Order"), p.Order, ErrInvalidValue)
+			return nil, nil, fieldErr(pf("Order"), p.Order, ErrInvalidValue)
 		}
 		if _, dup := poolIDs[p.ID]; dup {
-			return nil, nil, fieldErr(field("ID"), p.ID, ErrDuplicate)
+			return nil, nil, fieldErr(pf("ID"), p.ID, ErrDuplicate)
 		}
 		poolIDs[p.ID] = struct{}{}
 		pools[i] = placePool{pool: p, weight: orOne(p.Weight)}
@@ -630,7 +631,7 @@ func (f *FairPlacer) prepare(state FairState, node string) ([]placePool, []place
 			switch {
 			case j.ID == "":
 				return nil, nil, fieldErr(jf("ID"), j.ID, ErrEmptyID)
-			case !finite(j.Weight) || j.Weight < 0:
+			case !field.Finite(j.Weight) || j.Weight < 0:
 				return nil, nil, fieldErr(jf("Weight"), j.Weight, ErrInvalidValue)
 			case j.Submitted < 0:
 				return nil, nil, fieldErr(jf("Submitted"), j.Submitted, ErrBadTime)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/finegrain/finegrain/internal/field"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/stage"
 )
@@ -64,7 +65,7 @@ func WithSpeculativeCap(x float64) Option {
 // mean. It must be a finite number ≥ 0; the default is DefaultSlowTaskThreshold.
 func WithSlowTaskThreshold(x float64) Option {
 	return func(c *config) error {
-		if !finite(x) || x < 0 {
+		if !field.Finite(x) || x < 0 {
 			return fieldErr("slow task threshold", x, ErrInvalidOption)
 		}
 		c.slowTask = x
@@ -78,7 +79,7 @@ func WithSlowTaskThreshold(x float64) Option {
 // DefaultSlowNodeThreshold. PRRL does not use it (see PRRL).
 func WithSlowNodeThreshold(x float64) Option {
 	return func(c *config) error {
-		if !finite(x) || x < 0 {
+		if !field.Finite(x) || x < 0 {
 			return fieldErr("slow node threshold", x, ErrInvalidOption)
 		}
 		c.slowNode = x
@@ -380,20 +381,20 @@ func load(job Job, req Request, s *scratch) (snapshot, error) {
 }
 
 func checkProgress(i int, t *predict.TaskProgress) error {
-	field := func(f string) string { return fmt.Sprintf("Job.Tasks.Running()[%d].%s", i, f) }
+	tf := func(f string) string { return fmt.Sprintf("Job.Tasks.Running()[%d].%s", i, f) }
 	switch {
 	case t.Task == "":
-		return fieldErr(field("Task"), t.Task, ErrEmptyID)
+		return fieldErr(tf("Task"), t.Task, ErrEmptyID)
 	case t.Node == "":
-		return fieldErr(field("Node"), t.Node, ErrEmptyID)
+		return fieldErr(tf("Node"), t.Node, ErrEmptyID)
 	case !(t.Progress >= 0 && t.Progress <= 1):
-		return fieldErr(field("Progress"), t.Progress, ErrBadProgress)
-	case !finite(t.Rate) || t.Rate < 0:
-		return fieldErr(field("Rate"), t.Rate, ErrInvalidValue)
+		return fieldErr(tf("Progress"), t.Progress, ErrBadProgress)
+	case !field.Finite(t.Rate) || t.Rate < 0:
+		return fieldErr(tf("Rate"), t.Rate, ErrInvalidValue)
 	case t.Elapsed < 0:
-		return fieldErr(field("Elapsed"), t.Elapsed, ErrBadTime)
+		return fieldErr(tf("Elapsed"), t.Elapsed, ErrBadTime)
 	case t.TimeLeft < 0:
-		return fieldErr(field("TimeLeft"), t.TimeLeft, ErrBadTime)
+		return fieldErr(tf("TimeLeft"), t.TimeLeft, ErrBadTime)
 	}
 	return nil
 }
@@ -404,9 +405,9 @@ func checkStats(r predict.RateStats) (string, any) {
 	switch {
 	case r.N < 0:
 		return "N", r.N
-	case !finite(r.Mean) || r.Mean < 0:
+	case !field.Finite(r.Mean) || r.Mean < 0:
 		return "Mean", r.Mean
-	case !finite(r.Std) || r.Std < 0:
+	case !field.Finite(r.Std) || r.Std < 0:
 		return "Std", r.Std
 	}
 	return "", nil

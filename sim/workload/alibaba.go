@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/finegrain/finegrain/internal/field"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
 )
@@ -276,7 +277,7 @@ func parseShare(b []byte) (float64, error) {
 	switch {
 	case err != nil && !errors.Is(err, strconv.ErrRange):
 		return 0, fmt.Errorf("%w: not a number", ErrSyntax)
-	case !finite(x) && (err == nil || math.IsNaN(x)):
+	case !field.Finite(x) && (err == nil || math.IsNaN(x)):
 		return 0, fmt.Errorf("%w: not a finite number", ErrSyntax)
 	case !(x >= 0 && x <= 1):
 		return 0, fmt.Errorf("%w: outside [0, 1]", ErrInvalidValue)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/gpu"
+	"github.com/finegrain/finegrain/internal/field"
 	"github.com/finegrain/finegrain/resource"
 )
 
@@ -72,7 +73,7 @@ func (c *Cluster) Validate() error {
 			return fieldErr(f("ID"), n.ID, ErrEmpty)
 		case n.Rack == "":
 			return fieldErr(f("Rack"), n.Rack, ErrEmpty)
-		case !finite(n.Speed) || n.Speed <= 0:
+		case !field.Finite(n.Speed) || n.Speed <= 0:
 			return fieldErr(f("Speed"), n.Speed, ErrInvalidValue)
 		case n.Slots < 0:
 			return fieldErr(f("Slots"), n.Slots, ErrInvalidValue)

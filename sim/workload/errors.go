@@ -3,7 +3,8 @@ package workload
 import (
 	"errors"
 	"fmt"
-	"math"
+
+	"github.com/finegrain/finegrain/internal/field"
 )
 
 // Sentinel errors. Every error this package returns for bad input wraps one of them (or a
@@ -35,26 +36,18 @@ var (
 )
 
 // FieldError is the error returned for bad input other than a trace line: it names the
-// field (or option, or argument), the offending value, and wraps a sentinel error.
-type FieldError struct {
-	// Field names what was wrong, e.g. "jobs[3].Tasks[0].InputBytes" or "scale".
-	Field string
-	// Value is the offending value, as given.
-	Value any
-	// Err is the sentinel (or wrapped lower-level error) describing what is wrong.
-	Err error
-}
+// field (or option, or argument), the offending value, and wraps a sentinel error. Its
+// Field names what was wrong, e.g. "jobs[3].Tasks[0].InputBytes" or "scale"; its Value
+// is the offending value, as given; its Err is the sentinel (or wrapped lower-level
+// error) describing what is wrong. Its message reads "workload: Field = Value: Err".
+type FieldError = field.Error[pkg]
 
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("workload: %s = %s: %v", e.Field, quoted(e.Value), e.Err)
-}
+// pkg is this package, for package field: its name starts the messages of FieldError.
+type pkg struct{}
 
-// Unwrap returns the wrapped error, for errors.Is and errors.As.
-func (e *FieldError) Unwrap() error { return e.Err }
+func (pkg) Name() string { return "workload" }
 
-func fieldErr(field string, value any, err error) error {
-	return &FieldError{Field: field, Value: value, Err: err}
-}
+func fieldErr(name string, value any, err error) error { return field.Err[pkg](name, value, err) }
 
 // ParseError is the error returned for a malformed line of a trace file. Its message has
 // the conventional "file:line:column: " prefix, so editors and terminals can jump to it.
@@ -101,16 +94,4 @@ func clip(s string) string {
 		return s[:64] + "…"
 	}
 	return s
-}
-
-// finite reports whether x is neither NaN nor infinite.
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-
-// quoted formats an offending value for a message; an empty string shows as "", so
-// that no message ends in a bare "= :".
-func quoted(v any) string {
-	if s, ok := v.(string); ok && s == "" {
-		return `""`
-	}
-	return fmt.Sprint(v)
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/finegrain/finegrain/internal/field"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
 )
@@ -206,7 +207,7 @@ func (a *AppClass) Validate() error {
 		v    float64
 	}{{"MapOutputRatio", a.MapOutputRatio}, {"ReduceOutputRatio", a.ReduceOutputRatio},
 		{"CacheRatio", a.CacheRatio}, {"SortMemoryRatio", a.SortMemoryRatio}} {
-		if !finite(r.v) || r.v < 0 {
+		if !field.Finite(r.v) || r.v < 0 {
 			return fieldErr(f(r.name), r.v, ErrInvalidValue)
 		}
 	}
@@ -249,7 +250,7 @@ func (a *AppClass) Profile(k Kind, in, out int64, j Jitter) (stage.Profile, erro
 		return stage.Profile{}, fieldErr("input bytes", in, ErrInvalidValue)
 	case out < 0:
 		return stage.Profile{}, fieldErr("output bytes", out, ErrInvalidValue)
-	case !finite(j.Sigma) || j.Sigma < 0 || j.Sigma > 1:
+	case !field.Finite(j.Sigma) || j.Sigma < 0 || j.Sigma > 1:
 		return stage.Profile{}, fieldErr("jitter sigma", j.Sigma, ErrInvalidValue)
 	}
 	return a.profile(k, in, out, j), nil
@@ -322,7 +323,7 @@ func amount(x float64) int64 {
 // bandwidth to 1 MiB/s (WithRequestRounding) — a finer grid than YARN's defaults (whole
 // vcores, 1 GiB), which would swamp the over-estimate.
 func Overestimate(peak resource.Tuple, factor float64, rounding resource.Tuple) (resource.Tuple, error) {
-	if !finite(factor) || factor <= 0 {
+	if !field.Finite(factor) || factor <= 0 {
 		return resource.Tuple{}, fieldErr("overestimate factor", factor, ErrInvalidValue)
 	}
 	for i := range peak {

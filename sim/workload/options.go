@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/finegrain/finegrain/internal/field"
 	"github.com/finegrain/finegrain/resource"
 )
 
@@ -105,7 +106,7 @@ func optErr(name string, v any) error { return fieldErr(name, v, ErrInvalidOptio
 // up). Default 1. Use it to keep a run small (e.g. 0.1).
 func WithScale(f float64) Option {
 	return func(c *config) error {
-		if !finite(f) || f <= 0 || f > 1000 {
+		if !field.Finite(f) || f <= 0 || f > 1000 {
 			return optErr("scale", f)
 		}
 		c.scale = f
@@ -170,10 +171,10 @@ func WithBytesPerReduce(bytes int64) Option {
 // slot is exactly what a task takes).
 func WithOverestimate(lo, hi float64) Option {
 	return func(c *config) error {
-		if !finite(lo) || lo <= 0 || lo > 100 {
+		if !field.Finite(lo) || lo <= 0 || lo > 100 {
 			return optErr("overestimate low", lo)
 		}
-		if !finite(hi) || hi < lo || hi > 100 {
+		if !field.Finite(hi) || hi < lo || hi > 100 {
 			return optErr("overestimate high", hi)
 		}
 		c.overLo, c.overHi = lo, hi
@@ -198,7 +199,7 @@ func WithRequestRounding(t resource.Tuple) Option {
 // processing time per job type).
 func WithJitter(sigma float64) Option {
 	return func(c *config) error {
-		if !finite(sigma) || sigma < 0 || sigma > 1 {
+		if !field.Finite(sigma) || sigma < 0 || sigma > 1 {
 			return optErr("jitter", sigma)
 		}
 		c.jitter = sigma
@@ -307,7 +308,7 @@ func WithApps(apps []AppClass, weights []float64) Option {
 				}
 			}
 			if weights != nil {
-				if w := weights[i]; !finite(w) || w < 0 {
+				if w := weights[i]; !field.Finite(w) || w < 0 {
 					return optErr(fmt.Sprintf("app weights[%d]", i), w)
 				}
 				sum += weights[i]

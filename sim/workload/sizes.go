@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+
+	"github.com/finegrain/finegrain/internal/field"
 )
 
 // Knot is one point of a quantile table: a fraction P of jobs have an input of at most
@@ -40,7 +42,7 @@ func NewQuantileTable(name string, knots []Knot) (*QuantileTable, error) {
 	for i, k := range knots {
 		f := func(n string) string { return fmt.Sprintf("knots[%d].%s", i, n) }
 		switch {
-		case !finite(k.P) || k.P < 0 || k.P > 1:
+		case !field.Finite(k.P) || k.P < 0 || k.P > 1:
 			return nil, fieldErr(f("P"), k.P, ErrInvalidValue)
 		case i == 0 && k.P != 0:
 			return nil, fieldErr(f("P"), fmt.Sprintf("%v, want 0 for the first knot", k.P), ErrInvalidValue)
@@ -48,7 +50,7 @@ func NewQuantileTable(name string, knots []Knot) (*QuantileTable, error) {
 			return nil, fieldErr(f("P"), fmt.Sprintf("%v, want 1 for the last knot", k.P), ErrInvalidValue)
 		case i > 0 && k.P <= knots[i-1].P:
 			return nil, fieldErr(f("P"), fmt.Sprintf("%v, not above the previous %v", k.P, knots[i-1].P), ErrInvalidValue)
-		case !finite(k.Bytes) || k.Bytes < 1 || k.Bytes >= math.MaxInt64: // float64(MaxInt64) = 2⁶³
+		case !field.Finite(k.Bytes) || k.Bytes < 1 || k.Bytes >= math.MaxInt64: // float64(MaxInt64) = 2⁶³
 			return nil, fieldErr(f("Bytes"), k.Bytes, ErrInvalidValue)
 		case i > 0 && k.Bytes < knots[i-1].Bytes:
 			return nil, fieldErr(f("Bytes"), fmt.Sprintf("%v, below the previous %v", k.Bytes, knots[i-1].Bytes), ErrInvalidValue)
@@ -85,7 +87,7 @@ func FitQuantileTable(name string, sizes []int64, ps []float64) (*QuantileTable,
 	knots := make([]Knot, len(ps))
 	n := float64(len(pos) - 1)
 	for i, p := range ps {
-		if !finite(p) || p < 0 || p > 1 {
+		if !field.Finite(p) || p < 0 || p > 1 {
 			return nil, fieldErr(fmt.Sprintf("ps[%d]", i), p, ErrInvalidValue)
 		}
 		h := n * p
