@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/finegrain/finegrain/fairness"
+	"github.com/finegrain/finegrain/internal/field"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
@@ -21,34 +22,24 @@ import (
 // predict, sim, speculate, workload), the Field of the one errors.As finds in err, or ""
 // when it finds none.
 func foundFields(err error) [6]string {
-	var (
-		f  *fairness.FieldError
-		m  *match.FieldError
-		p  *predict.FieldError
-		si *sim.FieldError
-		sp *speculate.FieldError
-		w  *workload.FieldError
-		r  [6]string
-	)
-	if errors.As(err, &f) {
-		r[0] = f.Field
+	return [6]string{
+		fieldOf(err, (*fairness.FieldError)(nil)),
+		fieldOf(err, (*match.FieldError)(nil)),
+		fieldOf(err, (*predict.FieldError)(nil)),
+		fieldOf(err, (*sim.FieldError)(nil)),
+		fieldOf(err, (*speculate.FieldError)(nil)),
+		fieldOf(err, (*workload.FieldError)(nil)),
 	}
-	if errors.As(err, &m) {
-		r[1] = m.Field
+}
+
+// fieldOf returns the Field of the *field.Error[P] that errors.As finds in err, or ""
+// when it finds none. Its second argument only names P, through a package's alias.
+func fieldOf[P field.Package](err error, _ *field.Error[P]) string {
+	var fe *field.Error[P]
+	if errors.As(err, &fe) {
+		return fe.Field
 	}
-	if errors.As(err, &p) {
-		r[2] = p.Field
-	}
-	if errors.As(err, &si) {
-		r[3] = si.Field
-	}
-	if errors.As(err, &sp) {
-		r[4] = sp.Field
-	}
-	if errors.As(err, &w) {
-		r[5] = w.Field
-	}
-	return r
+	return ""
 }
 
 // TestAliases checks the packages' FieldErrors through their aliases, on errors their
