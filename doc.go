@@ -25,29 +25,10 @@
 //
 // # Following a heartbeat
 //
-// Each step in the file where it lives, top-down:
-//
-//	scheduler.go           Scheduler.Heartbeat: validate, advance the clock
-//	framework/run.go       Framework.Heartbeat: a Cycle; the Pass plugins in order
-//	plugins/delay.go       DelayScheduling.Pass: the jobs in fairness order
-//	                       (cluster.State.Walk); a job the clock rule does not let
-//	                       launch on the node is passed over at once; delay scheduling
-//	                       picks the locality and the task (Alg. 1 lines 4–6)
-//	framework/cycle.go     Cycle.Room, FilterPass, FilterJob, then Try for the task:
-//	plugins/gate.go          NodeGate: idle threshold and mode (Alg. 1 line 1)
-//	plugins/classes.go       JobFilter: demand classes pass over jobs that cannot start
-//	plugins/demand.go        Demand: declared, predicted (predict.Estimator) or request
-//	plugins/filter.go        PreFilter: max shares; Filter: mode gate, stage matching
-//	                         (match.FineGrained, Alg. 2, with the policy.Compression
-//	                         allowance, eq. 6/7), QoS (match.DeadlineCheck, eq. 15)
-//	cluster/reserve.go       Reserve and Commit on the node's stage.Timeline
-//	plugins/unfit.go       after a refusal: look past a task no node could hold
-//
-// then plugins/speculation.go offers the room left to backup attempts (LATE, PRRL)
-// through Cycle.TryBackup. Push mode (Scheduler.Place → framework/run.go
-// Framework.Place) runs the same Demand, PreFilter and Filter steps for nodes taken
-// from the free index, scores those that pass (plugins/score.go), tries PostFilter
-// when none does, and reserves through the same Cycle.claim.
+// docs/architecture.md walks one pull heartbeat top-down, from Scheduler.Heartbeat
+// through framework.Framework.Heartbeat and the Pass plugins (DelayScheduling, in
+// plugins/delayscheduling.go) to each task's demand, filters, stage match and
+// reservation, naming the file of every step.
 //
 // # Errors
 //

@@ -432,7 +432,7 @@ func WithFutureStart(on bool) Option {
 func WithBooking(wait time.Duration) Option {
 	return func(c *config) error {
 		if wait < 0 {
-			return fmt.Errorf("finegrain: reservations after %v < 0: %w", wait, ErrInvalid)
+			return fmt.Errorf("finegrain: booking after %v < 0: %w", wait, ErrInvalid)
 		}
 		c.futureStart, c.bookAfter, c.bookPull = true, wait, true
 		return nil

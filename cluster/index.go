@@ -1,13 +1,9 @@
 package cluster
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"time"
-
-	"github.com/finegrain/finegrain/resource"
-	"github.com/finegrain/finegrain/stage"
 )
 
 // This file keeps the free-capacity index: the nodes in a B-tree by the free amount
@@ -30,26 +26,6 @@ const refreshEvery = time.Second
 
 // IndexDim is the dimension the free index orders nodes by.
 func (s *State) IndexDim() int { return s.keyDim }
-
-// Advance moves the state's clock to now (never back), refreshing the free index when
-// it is stale and forgetting what has been done for longer than Retention.Age.
-func (s *State) Advance(now time.Duration) {
-	if now <= s.clock {
-		return
-	}
-	s.clock = now
-	s.StartDue(now)
-	if s.keep.Age > 0 {
-		s.retire()
-	}
-	if now-s.refreshed < refreshEvery {
-		return
-	}
-	s.refreshed = now
-	for _, n := range s.nodes {
-		s.reindex(n)
-	}
-}
 
 // reindex works out a node's index key after its timeline changed: its free amount of
 // the index dimension at the clock. The B-tree follows when it is next read (flush).
@@ -158,34 +134,3 @@ func (s *State) FirstBelow(need int64) (*NodeInfo, bool) {
 // belowPivot is FirstBelow's pivot node: its empty ID orders before every node's of
 // the same key.
 var belowPivot NodeInfo
-
-// SetExternalLoad holds on node n, from now until the next report replaces it, load
-// that the scheduler did not place (other applications sharing the server). Where the
-// reservations already there leave less than load, what is free is held; the amount
-// held is returned. A zero load clears the report.
-func (s *State) SetExternalLoad(n *NodeInfo, now time.Duration, load resource.Tuple) (resource.Tuple, error) {
-	if n == nil || !s.holds(n) {
-		return resource.Tuple{}, fmt.Errorf("cluster: external load: node: %w", ErrUnknownNode)
-	}
-	if err := s.schema.Validate(load); err != nil {
-		return resource.Tuple{}, err
-	}
-	if n.external != 0 {
-		_ = n.tl.Release(n.external)
-		n.external = 0
-	}
-	n.load = load
-	held := load.Min(n.tl.MinFree(now, stage.Forever).Max(resource.Tuple{}))
-	if !held.IsZero() {
-		p, err := stage.Constant(s.schema, held, stage.Forever)
-		if err == nil {
-			n.external, err = n.tl.Reserve(max(now, n.tl.Origin()), p, resource.Tuple{})
-		}
-		if err != nil {
-			n.external, held = 0, resource.Tuple{}
-		}
-	}
-	n.held = held
-	s.reindex(n)
-	return held, nil
-}

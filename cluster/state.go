@@ -163,6 +163,26 @@ func (s *State) Capacity() resource.Tuple { return s.capacity }
 // Clock is the latest time the state has been told (Advance).
 func (s *State) Clock() time.Duration { return s.clock }
 
+// Advance moves the state's clock to now (never back), refreshing the free index when
+// it is stale and forgetting what has been done for longer than Retention.Age.
+func (s *State) Advance(now time.Duration) {
+	if now <= s.clock {
+		return
+	}
+	s.clock = now
+	s.StartDue(now)
+	if s.keep.Age > 0 {
+		s.retire()
+	}
+	if now-s.refreshed < refreshEvery {
+		return
+	}
+	s.refreshed = now
+	for _, n := range s.nodes {
+		s.reindex(n)
+	}
+}
+
 // Progress is the progress model of the running tasks, fed by Started, Progress,
 // Finish and the rest of the life cycle.
 func (s *State) Progress() *predict.ProgressTracker { return s.tracker }

@@ -17,12 +17,17 @@
 //	Permit      PermitPlugin: allow, deny (roll back) or wait (gang scheduling)
 //	commit      cluster.State.Commit: the task is Running
 //
-// cycle.go holds the steps (prepare, preFilter, Filter, claim, commit, rollback) and
-// the calls a pass makes (Try, TryBackup, Tried, Room, FilterPass, FilterJob,
-// SkipJob);
-// run.go runs the cycles (Heartbeat, Place, the Filter and Score probes); plugin.go
-// defines the extension points; status.go the statuses, reasons, Decision and
-// Assignment.
+// Where each piece lives: cycle.go the Cycle and what a plugin reads of it; attempt.go
+// an attempt's demand, PreFilter, Filter and Score steps (Prepare for a pass that
+// looks before it tries); reserve.go Reserve, Permit and commit (claim) and their
+// rollback; try.go what a pass calls to start a task (Try, TryAt, TryBackup);
+// pass.go the checks a pass makes as it walks the jobs (Room, Open, FilterPass,
+// CheckJob, SkipJob); evict.go preemption's evictions and suspensions; permit.go the
+// tasks a Permit plugin keeps waiting; run.go the cycles themselves (Heartbeat,
+// Place, the Filter and Score probes, Explain); host.go a host scheduler's
+// Reserve/Unreserve; plugin.go the extension points; framework.go their registration,
+// listed once (points); status.go the statuses, reasons, Decision and Assignment;
+// explain.go the refusal tallies.
 //
 // Pull mode adds three points of its own, since Kubernetes has no pull mode:
 // NodeGatePlugin (may the node take another task: idle threshold, heartbeat cap),

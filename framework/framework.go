@@ -129,6 +129,54 @@ func New(state *cluster.State, plugins []Plugin, opts ...Option) (*Framework, er
 	return f, nil
 }
 
+// point is one extension point: its name, as Plugins keys it, and how a plugin is
+// registered there and the registered ones listed.
+type point struct {
+	name string
+	add  func(f *Framework, p Plugin) bool // registers p if it implements the point
+	list func(f *Framework) []Plugin       // the registered plugins, in order
+}
+
+// at is the extension point name whose plugins implement T and sit in the slice slot
+// returns.
+func at[T Plugin](name string, slot func(f *Framework) *[]T) point {
+	return point{
+		name: name,
+		add: func(f *Framework, p Plugin) bool {
+			x, ok := p.(T)
+			if ok {
+				s := slot(f)
+				*s = append(*s, x)
+			}
+			return ok
+		},
+		list: func(f *Framework) []Plugin {
+			s := *slot(f)
+			out := make([]Plugin, len(s))
+			for i, x := range s {
+				out[i] = x
+			}
+			return out
+		},
+	}
+}
+
+// points are the extension points, in the order a task meets them and then pull
+// mode's own; Demand, of which exactly one plugin is used (the last registered), is
+// handled apart.
+var points = [...]point{
+	at("PreFilter", func(f *Framework) *[]PreFilterPlugin { return &f.preFilters }),
+	at("Filter", func(f *Framework) *[]FilterPlugin { return &f.filters }),
+	at("PostFilter", func(f *Framework) *[]PostFilterPlugin { return &f.postFilters }),
+	at("Score", func(f *Framework) *[]ScorePlugin { return &f.scores }),
+	at("Reserve", func(f *Framework) *[]ReservePlugin { return &f.reserves }),
+	at("Permit", func(f *Framework) *[]PermitPlugin { return &f.permits }),
+	at("NodeGate", func(f *Framework) *[]NodeGatePlugin { return &f.gates }),
+	at("JobFilter", func(f *Framework) *[]JobFilterPlugin { return &f.jobFilters }),
+	at("Pass", func(f *Framework) *[]PassPlugin { return &f.passes }),
+	at("Forget", func(f *Framework) *[]ForgetPlugin { return &f.forgets }),
+}
+
 // register adds p at every extension point it implements, and reports whether there
 // was one.
 func (f *Framework) register(p Plugin) bool {
@@ -136,35 +184,10 @@ func (f *Framework) register(p Plugin) bool {
 	if x, ok := p.(DemandPlugin); ok {
 		f.demand, any = x, true
 	}
-	if x, ok := p.(PreFilterPlugin); ok {
-		f.preFilters, any = append(f.preFilters, x), true
-	}
-	if x, ok := p.(FilterPlugin); ok {
-		f.filters, any = append(f.filters, x), true
-	}
-	if x, ok := p.(PostFilterPlugin); ok {
-		f.postFilters, any = append(f.postFilters, x), true
-	}
-	if x, ok := p.(ScorePlugin); ok {
-		f.scores, any = append(f.scores, x), true
-	}
-	if x, ok := p.(ReservePlugin); ok {
-		f.reserves, any = append(f.reserves, x), true
-	}
-	if x, ok := p.(PermitPlugin); ok {
-		f.permits, any = append(f.permits, x), true
-	}
-	if x, ok := p.(NodeGatePlugin); ok {
-		f.gates, any = append(f.gates, x), true
-	}
-	if x, ok := p.(JobFilterPlugin); ok {
-		f.jobFilters, any = append(f.jobFilters, x), true
-	}
-	if x, ok := p.(PassPlugin); ok {
-		f.passes, any = append(f.passes, x), true
-	}
-	if x, ok := p.(ForgetPlugin); ok {
-		f.forgets, any = append(f.forgets, x), true
+	for _, pt := range points {
+		if pt.add(f, p) {
+			any = true
+		}
 	}
 	return any
 }
@@ -174,39 +197,14 @@ func (f *Framework) State() *cluster.State { return f.state }
 
 // Plugins lists the registered plugins' names by extension point, in the order they
 // run, keyed by the point's name ("Demand", "PreFilter", "Filter", "PostFilter",
-// "Score", "Reserve", "Permit", "NodeGate", "JobFilter", "Pass", "Forget").
+// "Score", "Reserve", "Permit", "NodeGate", "JobFilter", "Pass", "Forget"); a point
+// without plugins is left out.
 func (f *Framework) Plugins() map[string][]string {
 	out := map[string][]string{"Demand": {f.demand.Name()}}
-	add := func(point string, p Plugin) { out[point] = append(out[point], p.Name()) }
-	for _, p := range f.preFilters {
-		add("PreFilter", p)
-	}
-	for _, p := range f.filters {
-		add("Filter", p)
-	}
-	for _, p := range f.postFilters {
-		add("PostFilter", p)
-	}
-	for _, p := range f.scores {
-		add("Score", p)
-	}
-	for _, p := range f.reserves {
-		add("Reserve", p)
-	}
-	for _, p := range f.permits {
-		add("Permit", p)
-	}
-	for _, p := range f.gates {
-		add("NodeGate", p)
-	}
-	for _, p := range f.jobFilters {
-		add("JobFilter", p)
-	}
-	for _, p := range f.passes {
-		add("Pass", p)
-	}
-	for _, p := range f.forgets {
-		add("Forget", p)
+	for _, pt := range points {
+		for _, p := range pt.list(f) {
+			out[pt.name] = append(out[pt.name], p.Name())
+		}
 	}
 	return out
 }

@@ -36,9 +36,8 @@
 //	                 Score,      placed since, under usage thresholds
 //	                 NodeGate
 //
-// Each file holds one extension point's plugins, or one idea's: demand.go, filter.go
-// (PreFilter and Filter), score.go (Score, and the future starts of PostFilter and
-// Booking), gate.go, classes.go, delay.go, prerelease.go, tetris.go, qosvector.go,
-// speculation.go, gang.go, preempt.go, loadaware.go; unfit.go holds the checks several passes share. A plugin
-// instance belongs to one Framework.
+// Each plugin lives in a file named after it (Prediction in prediction.go, StageMatch
+// in stagematch.go, DelayScheduling in delayscheduling.go, …); nodemodes.go holds the
+// node-mode lookup ModeGate, IdleGate and StageMatch share, and unfit.go the checks
+// several passes share. A plugin instance belongs to one Framework.
 package plugins

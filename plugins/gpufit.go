@@ -1,0 +1,24 @@
+package plugins
+
+import (
+	"github.com/finegrain/finegrain/framework"
+)
+
+// GPUFit (Filter) refuses a node whose GPU devices cannot hold the task's GPU demand
+// (cluster.TaskSpec.GPU): a model the task does not allow, or too few devices with its
+// share free (gpu.Devices.Fits) — device by device, so eight devices with 0.6 free
+// each hold no task that needs a whole one. The devices are held from the task's
+// reservation until it ends; the state takes the best fit unless a GPU scorer chose
+// (GPUScore). A task without GPU demand passes.
+type GPUFit struct{}
+
+// Name implements framework.Plugin.
+func (GPUFit) Name() string { return "GPUFit" }
+
+// Filter implements framework.FilterPlugin.
+func (GPUFit) Filter(_ *framework.Cycle, a *framework.Attempt) framework.Status {
+	if d := a.Task.GPU(); !d.IsZero() && !a.Node.Devices().Fits(d) {
+		return framework.Refuse(framework.NoGPU)
+	}
+	return framework.Status{}
+}
