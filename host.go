@@ -31,7 +31,6 @@ func (s *Scheduler) Reserve(id, nodeID string, now time.Duration) (Assignment, e
 	if !ok {
 		return Assignment{}, fmt.Errorf("finegrain: reservation of task %q: node %q: %w", id, nodeID, ErrUnknownNode)
 	}
-	s.state.Advance(at)
 	return s.fw.Reserve(t, n, at)
 }
 
@@ -50,7 +49,6 @@ func (s *Scheduler) PostFilter(id string, now time.Duration, allow func(node str
 	if err != nil {
 		return Assignment{}, err
 	}
-	s.state.Advance(at)
 	var nodes func(*cluster.NodeInfo) bool
 	if allow != nil {
 		nodes = func(n *cluster.NodeInfo) bool { return allow(n.ID()) }
@@ -75,7 +73,7 @@ func (s *Scheduler) Held(id string) (Assignment, bool) {
 func (s *Scheduler) Commit(id string, now time.Duration) (Assignment, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, at, err := s.inState(id, "commit of task", now, Reserved)
+	t, at, err := s.held(id, "commit of task", now, Reserved)
 	if err != nil {
 		return Assignment{}, err
 	}
@@ -92,7 +90,7 @@ func (s *Scheduler) Commit(id string, now time.Duration) (Assignment, error) {
 func (s *Scheduler) Unreserve(id string, now time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, at, err := s.inState(id, "unreserve of task", now, Reserved)
+	t, at, err := s.held(id, "unreserve of task", now, Reserved)
 	if err != nil {
 		return err
 	}

@@ -35,8 +35,7 @@ type config struct {
 	penalty     float64
 	adjust      []policy.Option
 	window      int
-	ihConform   resource.Vector
-	hasIh       bool
+	ihConform   *resource.Vector // nil: 0.1 on every dimension of the schema
 	delay       []fairness.DelayOption
 	useDelay    bool          // locality waits: Alg. 2.1's (delay) or the clock rule's (clock)
 	clock       bool          // the clock rule (WithLocalityClock) rather than Alg. 2.1's
@@ -203,7 +202,7 @@ func WithConformityWindow(k int) Option {
 // dimension.
 func WithConformityIdleThreshold(th resource.Vector) Option {
 	return func(c *config) error {
-		c.ihConform, c.hasIh = th, true
+		c.ihConform = &th
 		return nil
 	}
 }

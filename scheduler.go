@@ -50,6 +50,7 @@ type Scheduler struct {
 	state       *cluster.State
 	fw          *framework.Framework
 	conformity  *predict.ConformityLog
+	monitor     *policy.Monitor // usage reports → conformity → the adjuster (Alg. 3)
 	adjuster    *policy.Adjuster
 	compression *policy.Compression
 	estimator   predict.Estimator
@@ -108,11 +109,15 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 	if s.compression, err = policy.NewCompression(schema, s.adjuster, limits...); err != nil {
 		return nil, fmt.Errorf("finegrain: compression: %w", err)
 	}
-	if !cfg.hasIh {
-		s.cfg.ihConform = resource.Uniform(schema.All(), 0.1)
+	idle := resource.Uniform(schema.All(), 0.1)
+	if cfg.ihConform != nil {
+		idle = *cfg.ihConform
 	}
-	if err := schema.ValidateRatios(s.cfg.ihConform, 1, false); err != nil {
+	if err := schema.ValidateRatios(idle, 1, false); err != nil {
 		return nil, fmt.Errorf("finegrain: conformity idle threshold: %w: %w", ErrInvalid, err)
+	}
+	if s.monitor, err = policy.NewMonitor(schema, s.adjuster, s.conformity, idle); err != nil {
+		return nil, fmt.Errorf("finegrain: monitor: %w", err)
 	}
 	s.estimator = cfg.estimator
 	if s.estimator == nil {
@@ -361,7 +366,7 @@ func (s *Scheduler) RemoveNode(id string, now time.Duration) ([]string, error) {
 	_ = s.adjuster.RemoveServer(id)
 	s.conformity.Forget(id)
 	s.loads.Forget(id)
-	s.state.Advance(at)
+	s.fw.Advance(at)
 	s.logDebug("node removed", "node", id, "requeued", len(ids), "at", at)
 	return ids, nil
 }
@@ -471,7 +476,6 @@ func (s *Scheduler) Heartbeat(id string, now time.Duration) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	s.state.Advance(at)
 	return s.fw.Heartbeat(n, at)
 }
 
@@ -494,7 +498,6 @@ func (s *Scheduler) Place(id string, now time.Duration) (Assignment, error) {
 	if err != nil {
 		return Assignment{}, err
 	}
-	s.state.Advance(at)
 	return s.fw.Place(t, at)
 }
 
@@ -570,7 +573,7 @@ func (s *Scheduler) ExpirePermits(now time.Duration) error {
 	if err != nil {
 		return err
 	}
-	s.state.Advance(at)
+	s.fw.Advance(at)
 	s.fw.Expire(at)
 	return nil
 }
@@ -599,7 +602,7 @@ func (s *Scheduler) Cancel(id string, now time.Duration) error {
 	if err := s.state.Cancel(t, at); err != nil {
 		return err
 	}
-	s.state.Advance(at)
+	s.fw.Advance(at)
 	if s.cfg.logger != nil { // the arguments would escape, and allocate, even unlogged
 		s.logDebug("task cancelled", "task", id, "at", at)
 	}
@@ -619,7 +622,7 @@ func (s *Scheduler) Started(id string, now time.Duration) error {
 	if err := s.state.Started(t, at); err != nil {
 		return err
 	}
-	s.state.Advance(at)
+	s.fw.Advance(at)
 	return nil
 }
 
@@ -636,7 +639,7 @@ func (s *Scheduler) Progress(id string, progress float64, now time.Duration) err
 	if err := s.state.ReportProgress(t, progress, at); err != nil {
 		return err
 	}
-	s.state.Advance(at)
+	s.fw.Advance(at)
 	return nil
 }
 
@@ -672,7 +675,7 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 	if err := s.state.Finish(t, at); err != nil {
 		return err
 	}
-	s.state.Advance(at)
+	s.fw.Advance(at)
 	if s.cfg.logger != nil { // the arguments would escape, and allocate, even unlogged
 		s.logDebug("task finished", "task", id, "node", node, "at", at)
 	}
@@ -708,26 +711,17 @@ func (s *Scheduler) ReportRunning(id string, now time.Duration, obs predict.Obse
 			return fmt.Errorf("finegrain: running report of task %q: observation rejected: %w", id, err)
 		}
 	}
-	s.state.Advance(at)
+	s.fw.Advance(at)
 	return nil
 }
 
 // plausible refuses an observation of task t (named id by the caller), reported at an
-// event ("finish", "running report"), of another schema than the scheduler's or using more than the
-// whole node t runs on: such an observation would teach the estimator a demand no
-// node holds.
+// event ("finish", "running report"), that no node like the one t runs on could have
+// made (predict.Observation.Plausible): the estimator would learn a demand no node
+// holds.
 func (s *Scheduler) plausible(t *cluster.TaskInfo, id, event string, obs *predict.Observation) error {
-	if obs.Profile.Len() > 0 && !s.schema.Equal(obs.Profile.Schema()) {
-		return fmt.Errorf("finegrain: %s of task %q: observation of schema %v, not the scheduler's %v: %w",
-			event, id, obs.Profile.Schema(), s.schema, resource.ErrSchemaMismatch)
-	}
-	peak := obs.Profile.Peak()
-	if obs.Profile.Len() == 0 {
-		peak = obs.Series.Peak()
-	}
-	if c := t.Node().Capacity(); !c.Covers(peak) {
-		return fmt.Errorf("finegrain: %s of task %q: observed peak %s exceeds node %q's capacity %s: %w",
-			event, id, s.schema.Format(peak), t.Node().ID(), s.schema.Format(c), ErrImplausible)
+	if err := obs.Plausible(s.schema, t.Node().Capacity()); err != nil {
+		return fmt.Errorf("finegrain: %s of task %q on node %q: %w", event, id, t.Node().ID(), err)
 	}
 	return nil
 }
@@ -744,7 +738,7 @@ func (s *Scheduler) Failed(id string, now time.Duration) error {
 	if err := s.state.Fail(t); err != nil {
 		return err
 	}
-	s.state.Advance(at)
+	s.fw.Advance(at)
 	if s.cfg.logger != nil { // the arguments would escape, and allocate, even unlogged
 		s.logDebug("task failed", "task", id, "at", at)
 	}
@@ -759,40 +753,67 @@ func (s *Scheduler) task(id string) (*cluster.TaskInfo, error) {
 	return t, nil
 }
 
-// running returns the running task id for an event at now and the event's time
-// (eventTime), or the error saying why the event does not apply.
+// running returns the running task id for an event at now, and the event's time
+// (eventTime), or the error saying why the event does not apply. The event's time says
+// whether a booked task has started: when its start has come by then, the bookings
+// due by then start (cluster.State.StartDue) before the task's state is checked — the
+// one change an event call makes even when it is then refused, which only records that
+// time has passed.
 func (s *Scheduler) running(id, event string, now time.Duration) (*cluster.TaskInfo, time.Duration, error) {
-	return s.inState(id, event, now, Running)
+	t, at, err := s.eventOn(id, event, now, Running)
+	if err != nil {
+		return nil, 0, err
+	}
+	if t.State() == Booked && t.Start() <= at {
+		s.state.StartDue(at)
+	}
+	return inState(t, at, event, Running)
 }
 
 // pending returns the pending task id for an event at now, and the event's time.
 func (s *Scheduler) pending(id, event string, now time.Duration) (*cluster.TaskInfo, time.Duration, error) {
-	return s.inState(id, event, now, Pending)
+	return s.held(id, event, now, Pending)
 }
 
-// inState returns task id, in state want, for an event at now, and the event's time.
-// A booked task whose start has come by then is Running (cluster.State.StartDue): the
-// time of the event says so, whether the event then succeeds or not — the one change a
-// refused event call makes, which only records that time has passed.
-func (s *Scheduler) inState(id, event string, now time.Duration, want TaskState) (*cluster.TaskInfo, time.Duration, error) {
+// held returns task id, in state want (not Running: see running), for an event at now,
+// and the event's time. It changes nothing.
+func (s *Scheduler) held(id, event string, now time.Duration, want TaskState) (*cluster.TaskInfo, time.Duration, error) {
+	t, at, err := s.eventOn(id, event, now, want)
+	if err != nil {
+		return nil, 0, err
+	}
+	return inState(t, at, event, want)
+}
+
+// eventOn returns task id for an event at now, and the event's time: an error unless
+// the task is in state want, or Booked (which running may start), and the time is
+// valid. It changes nothing.
+func (s *Scheduler) eventOn(id, event string, now time.Duration, want TaskState) (*cluster.TaskInfo, time.Duration, error) {
 	t, err := s.task(id)
 	if err != nil {
 		return nil, 0, err
 	}
-	if t.State() != want && t.State() != Booked {
-		return nil, 0, fmt.Errorf("finegrain: %s %q: it is %v: %w", event, id, t.State(), ErrState)
+	if st := t.State(); st != want && st != Booked {
+		return nil, 0, stateErr(event, id, st)
 	}
 	at, err := s.eventTime(event, id, now)
 	if err != nil {
 		return nil, 0, err
 	}
-	if t.State() == Booked && want == Running && t.Start() <= at {
-		s.state.StartDue(at)
-	}
-	if t.State() != want {
-		return nil, 0, fmt.Errorf("finegrain: %s %q: it is %v: %w", event, id, t.State(), ErrState)
+	return t, at, nil
+}
+
+// inState returns t and at when t is in state want, else the error of an event on it.
+func inState(t *cluster.TaskInfo, at time.Duration, event string, want TaskState) (*cluster.TaskInfo, time.Duration, error) {
+	if st := t.State(); st != want {
+		return nil, 0, stateErr(event, t.ID(), st)
 	}
 	return t, at, nil
+}
+
+// stateErr is the error of an event on task id in state st, to which it does not apply.
+func stateErr(event, id string, st TaskState) error {
+	return fmt.Errorf("finegrain: %s %q: it is %v: %w", event, id, st, ErrState)
 }
 
 // TaskState returns a task's state, or false for an unknown task: one never submitted, or
@@ -886,7 +907,7 @@ func (s *Scheduler) SetExternalLoad(id string, now time.Duration, load resource.
 	if err != nil {
 		return resource.Tuple{}, fmt.Errorf("finegrain: external load of node %q: %w", id, err)
 	}
-	s.state.Advance(at)
+	s.fw.Advance(at)
 	held, err := s.state.SetExternalLoad(n, at, forecast)
 	if err != nil {
 		return resource.Tuple{}, fmt.Errorf("finegrain: external load of node %q: %w", id, err)
@@ -895,9 +916,9 @@ func (s *Scheduler) SetExternalLoad(id string, now time.Duration, load resource.
 }
 
 // ReportUsage is a node's periodic usage report: the window of intervals of actual
-// usage against what was predicted (reserved) and what was idle. It computes the
-// window's prediction conformity (eq. 16), records it, and lets the adjuster
-// re-decide the node's mode (Alg. 3); the change is returned. A Change with Recycle
+// usage against what was predicted (reserved) and what was idle. The scheduler's
+// policy.Monitor computes the window's prediction conformity (eq. 16), records it, and
+// lets the adjuster re-decide the node's mode (Alg. 3); the change is returned. A Change with Recycle
 // set asks the embedder to reclaim or preempt the node's tasks.
 func (s *Scheduler) ReportUsage(id string, now time.Duration, window []predict.Interval) (policy.Change, error) {
 	s.mu.Lock() // held throughout, so that the node cannot be removed half-way
@@ -920,18 +941,11 @@ func (s *Scheduler) ReportUsage(id string, now time.Duration, window []predict.I
 				id, i, s.schema.Format(in.Actual), s.schema.Format(capacity), ErrInvalid)
 		}
 	}
-	f, err := predict.Conformity(s.schema, capacity, s.cfg.ihConform, window)
+	c, err := s.monitor.Report(id, capacity, window)
 	if err != nil {
 		return policy.Change{}, fmt.Errorf("finegrain: usage of node %q: %w", id, err)
 	}
-	if err := s.conformity.Record(id, f); err != nil {
-		return policy.Change{}, fmt.Errorf("finegrain: usage of node %q: %w", id, err)
-	}
-	c, err := s.adjuster.AdjustServer(id)
-	if err != nil {
-		return policy.Change{}, fmt.Errorf("finegrain: usage of node %q: %w", id, err)
-	}
-	s.state.Advance(at)
+	s.fw.Advance(at)
 	if c.From != c.To {
 		s.logDebug("node mode changed", "node", id, "from", c.From, "to", c.To, "score", c.Score, "at", at)
 	}

@@ -11,8 +11,15 @@ import (
 // This file runs the cycles: pull (Heartbeat: node × jobs), push (Place: task ×
 // nodes) and probes (Filter, Score: one task on one node, nothing reserved).
 
+// Advance moves the state's clock to now, never back (cluster.State.Advance): booked
+// tasks whose start has come run, the free index is refreshed when stale, and what has
+// been retained long enough is forgotten. Every pull and push cycle starts with it;
+// the framework's owner calls it for the events between cycles (a task finished or
+// failed, a node left), so that the state's clock has this one owner.
+func (f *Framework) Advance(now time.Duration) { f.state.Advance(now) }
+
 // cycle starts a cycle of mode at now. A pull or push cycle first advances the
-// state's clock to now (cluster.State.Advance: booked tasks whose start has come run)
+// state's clock to now (Advance)
 // and is the framework's own Cycle, reused from cycle to cycle (one owner drives them,
 // one at a time), so that starting one allocates nothing; a probe changes nothing and
 // has a Cycle of its own, since probes run concurrently.
@@ -21,7 +28,7 @@ func (f *Framework) cycle(mode Mode, now time.Duration, n *cluster.NodeInfo) *Cy
 		return &Cycle{fw: f, mode: mode, now: now, gen: f.gen, node: n}
 	}
 	f.gen++
-	f.state.Advance(now)
+	f.Advance(now)
 	c := &f.owned
 	*c = Cycle{fw: f, mode: mode, now: now, gen: f.gen, node: n}
 	return c

@@ -48,6 +48,25 @@ type Observation struct {
 	Series Series
 }
 
+// Plausible reports whether o could have been observed on a node of the given
+// capacity, in schema: an error wrapping resource.ErrSchemaMismatch for a profile of
+// another schema, or ErrImplausible for a peak (of the profile, else of the series)
+// beyond capacity — a demand no such node holds, which an estimator must not learn.
+// It checks nothing else: the estimator validates the rest.
+func (o *Observation) Plausible(schema *resource.Schema, capacity resource.Tuple) error {
+	if o.Profile.Len() > 0 && !schema.Equal(o.Profile.Schema()) {
+		return fmt.Errorf("observation of schema %v, not %v: %w", o.Profile.Schema(), schema, resource.ErrSchemaMismatch)
+	}
+	peak := o.Profile.Peak()
+	if o.Profile.Len() == 0 {
+		peak = o.Series.Peak()
+	}
+	if !capacity.Covers(peak) {
+		return fmt.Errorf("observed peak %s exceeds the node's capacity %s: %w", schema.Format(peak), schema.Format(capacity), ErrImplausible)
+	}
+	return nil
+}
+
 // RunningObserver is an Estimator that also learns from tasks still running, so that a
 // key is predictable before any task of it has finished: its first tasks often start
 // together, and the scheduler would otherwise place every one of them on its request.
