@@ -70,7 +70,7 @@ func benchCluster(b *testing.B, nodes, jobs, perJob, stages int, opts ...finegra
 // returned to pending (untimed) so that every heartbeat sees the same load. With
 // locality waits, most jobs wait for locality on any one node and are passed over: by
 // the clock rule (the default, "clock") or by Alg. 2.1's offer counting
-// (WithDelayScheduling, "delay"). By default each job waiting for node locality first
+// (PullDelayScheduling, "delay"). By default each job waiting for node locality first
 // looks at whether a node holding its input has room (WithLocalityWaitForRoom); the
 // "-hadoop" cases pass them over without looking.
 func BenchmarkHeartbeat(b *testing.B) {
@@ -78,11 +78,11 @@ func BenchmarkHeartbeat(b *testing.B) {
 		name string
 		opts []finegrain.Option
 	}{
-		{"nodelay", []finegrain.Option{finegrain.WithoutDelayScheduling()}},
+		{"nodelay", []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullFairnessOrder())}},
 		{"clock", nil},
 		{"clock-hadoop", []finegrain.Option{finegrain.WithLocalityWaitForRoom(false)}},
-		{"delay", []finegrain.Option{finegrain.WithDelayScheduling()}},
-		{"delay-hadoop", []finegrain.Option{finegrain.WithDelayScheduling(), finegrain.WithLocalityWaitForRoom(false)}},
+		{"delay", []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullDelayScheduling())}},
+		{"delay-hadoop", []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullDelayScheduling()), finegrain.WithLocalityWaitForRoom(false)}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			s, _ := benchCluster(b, 100, 1000, 100, 4, tc.opts...)
@@ -234,7 +234,7 @@ func BenchmarkMemory(b *testing.B) {
 func BenchmarkPreemption(b *testing.B) {
 	for _, nodes := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
-			s, err := finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithFailureEscalation(false), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+			s, err := finegrain.New(schema, finegrain.WithPrediction(false), finegrain.WithFailureEscalation(false), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -323,7 +323,7 @@ func benchPlacements(b *testing.B, s *finegrain.Scheduler, ids []string, fill in
 func BenchmarkUsageReportCloud(b *testing.B) {
 	for _, netting := range []bool{true, false} {
 		b.Run(fmt.Sprintf("netting=%v", netting), func(b *testing.B) {
-			s, ids := benchCluster(b, 1, 1, 16, 4, finegrain.WithExternalLoadNetting(netting), finegrain.WithoutDelayScheduling())
+			s, ids := benchCluster(b, 1, 1, 16, 4, finegrain.WithExternalLoadNetting(netting), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 			for _, id := range ids {
 				if _, err := s.Place(id, 0); err != nil {
 					b.Fatal(err)

@@ -95,7 +95,7 @@ func replayRefs(seed int64, steps int, wrap, wholeCluster bool) string {
 			o = append(o, finegrain.WithSkipDetails(64))
 		}
 		if !delay {
-			o = append(o, finegrain.WithoutDelayScheduling())
+			o = append(o, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 		}
 		s, err := finegrain.New(schema, o...)
 		if err != nil {
@@ -178,7 +178,7 @@ func TestClassRefsConcurrentEstimator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := finegrain.New(schema, finegrain.WithEstimator(est), finegrain.WithoutDelayScheduling())
+	s, err := finegrain.New(schema, finegrain.WithEstimator(est), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	if err != nil {
 		t.Fatal(err)
 	}

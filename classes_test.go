@@ -24,7 +24,7 @@ import (
 // under the clock rule a job that may not launch on the node is passed over before the
 // check, an offer passed up counts for nothing, and a job the check passes over sets
 // the packing bound's floor only if it would have launched rather than waited. (Under
-// Alg. 2.1, WithDelayScheduling, a job the check passes over on a node that can take
+// Alg. 2.1, PullDelayScheduling, a job the check passes over on a node that can take
 // none of its tasks is not counted as having declined the node, which the matching
 // scheduler does count: the decisions may differ there.)
 func TestQuickCheckChangesNoDecision(t *testing.T) {
@@ -45,14 +45,14 @@ func replayBoth(seed int64, steps int) string {
 	var opts []finegrain.Option
 	switch r.Intn(3) {
 	case 0:
-		opts = append(opts, finegrain.WithoutDelayScheduling())
+		opts = append(opts, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	case 1:
-		opts = append(opts, finegrain.WithLocalityClock(time.Second, 2*time.Second))
+		opts = append(opts, finegrain.WithPullStrategy(finegrain.PullLocalityClock(time.Second, 2*time.Second)))
 	case 2:
 		opts = append(opts, finegrain.WithLocalityWaitForRoom(r.Intn(2) == 0)) // the default clock rule's waits
 	}
 	if r.Intn(3) == 0 {
-		opts = append(opts, finegrain.WithoutPrediction())
+		opts = append(opts, finegrain.WithPrediction(false))
 	}
 	var ss [2]*finegrain.Scheduler
 	for i := range ss {

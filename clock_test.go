@@ -15,7 +15,7 @@ import (
 // are refused, an event within the clock skew behind the latest time is taken at the
 // latest time, one further back is refused, and a refused call changes nothing.
 func TestTimeModel(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutDelayScheduling(), finegrain.WithClockSkew(time.Second))
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithClockSkew(time.Second))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "m", Capacity: schema.MustTuple(4000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
@@ -79,7 +79,7 @@ func TestTimeModel(t *testing.T) {
 // Near the end of the time range a reservation keeps its length: a task placed at
 // MaxTime holds the node, and a second one that does not fit beside it is refused.
 func TestReservationAtMaxTime(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutDelayScheduling(), finegrain.WithoutPrediction())
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithPrediction(false))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	require.NoError(t, s.Submit(

@@ -18,7 +18,7 @@ import (
 // Heartbeats, placements, submissions and finishes from many goroutines at once: run
 // with -race. Afterwards every task is accounted for exactly once.
 func TestConcurrentUse(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	addNodes(t, s, 8, schema.MustTuple(8000, 16*gib))
 	for j := 0; j < 4; j++ {
 		require.NoError(t, s.SubmitJob(finegrain.Job{ID: fmt.Sprintf("j%d", j)}))
@@ -78,7 +78,7 @@ func TestConcurrentUse(t *testing.T) {
 func TestLogger(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s := newScheduler(t, finegrain.WithLogger(log), finegrain.WithoutDelayScheduling())
+	s := newScheduler(t, finegrain.WithLogger(log), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	addNodes(t, s, 1, schema.MustTuple(4000, 8*gib))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(1000, gib)}))

@@ -98,7 +98,7 @@ func TestPluginOrder(t *testing.T) {
 		{[]finegrain.Option{finegrain.WithPlugin(offRack{job: "j", rack: "r0"})}, "StageMatch"},
 		{[]finegrain.Option{finegrain.WithPluginBefore("ModeGate", offRack{job: "j", rack: "r0"})}, "OffRack"},
 	} {
-		s := newScheduler(t, append(tc.opts, finegrain.WithoutPrediction(), finegrain.WithUnresolvableAccepted(true))...)
+		s := newScheduler(t, append(tc.opts, finegrain.WithPrediction(false), finegrain.WithUnresolvableAccepted(true))...)
 		addNodes(t, s, 1, schema.MustTuple(1000, gib))
 		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 		require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(2000, 2*gib)}))
@@ -112,7 +112,7 @@ func TestPluginOrder(t *testing.T) {
 // The probes a host scheduler calls agree with push placement: the node Place picks is
 // one that passes Filter and has the highest Score, and probing changes nothing.
 func TestProbesAgreeWithPlace(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	nodeCapacity := map[string]resource.Tuple{}
 	for i, c := range []int64{4, 16, 8, 2} {
 		id := fmt.Sprintf("n%d", i)
@@ -193,7 +193,7 @@ func TestProbeErrors(t *testing.T) {
 // Filter and Score run concurrently with each other and with heartbeats (go test
 // -race checks the sharing).
 func TestProbesConcurrent(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	addNodes(t, s, 8, schema.MustTuple(8000, 8*gib))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	key := predict.Key{Logic: "k", InputSize: 1}

@@ -19,7 +19,7 @@
 //	framework  the scheduling cycle and its extension points
 //	plugins    today's behaviour as plugins on those points
 //
-// Options choose the built-in plugins (WithScorer, WithPreReleaseList,
+// Options choose the built-in plugins (WithScorer, PullPreReleaseList,
 // WithSpeculation, ...) and add, remove or reorder plugins (WithPlugin,
 // WithPluginBefore, WithoutPlugin); Plugins lists them.
 //

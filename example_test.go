@@ -21,7 +21,7 @@ func Example() {
 	sched, err := finegrain.New(s,
 		finegrain.WithOrdering(fairness.Fair{}),
 		finegrain.WithEstimator(est),
-		finegrain.WithoutDelayScheduling(),
+		finegrain.WithPullStrategy(finegrain.PullFairnessOrder()),
 	)
 	if err != nil {
 		panic(err)
@@ -61,7 +61,7 @@ func Example() {
 // Push mode: a task is pending; the scheduler picks the node.
 func ExampleScheduler_Place() {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
-	sched, _ := finegrain.New(s, finegrain.WithoutPrediction())
+	sched, _ := finegrain.New(s, finegrain.WithPrediction(false))
 	_ = sched.AddNode(finegrain.Node{ID: "small", Capacity: s.MustTuple(2000, 4<<30)})
 	_ = sched.AddNode(finegrain.Node{ID: "large", Capacity: s.MustTuple(16000, 64<<30)})
 	_ = sched.SubmitJob(finegrain.Job{ID: "web"})
@@ -87,7 +87,7 @@ func ExampleScheduler_Place() {
 // finished tasks, and completed jobs for a minute of cluster time.
 func ExampleWithRetention() {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
-	sched, _ := finegrain.New(s, finegrain.WithoutDelayScheduling(),
+	sched, _ := finegrain.New(s, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()),
 		finegrain.WithRetention(finegrain.Retention{Tasks: 2, Jobs: 100, Age: time.Minute}))
 	_ = sched.AddNode(finegrain.Node{ID: "node-1", Capacity: s.MustTuple(4000, 8<<30)})
 	_ = sched.SubmitJob(finegrain.Job{ID: "etl"})
@@ -117,14 +117,14 @@ func ExampleWithRetention() {
 	// true
 }
 
-// Locality waits by the clock (the default, WithLocalityClock): a job whose input is on
+// Locality waits by the clock (the default, PullLocalityClock): a job whose input is on
 // node-a, in rack r1, may launch only node-local for W1 after it arrived and rack-local
 // for W2 more, whatever it is offered meanwhile; node-b, in another rack, gets its task
 // once W1 + W2 have passed.
-func ExampleWithLocalityClock() {
+func ExamplePullLocalityClock() {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
 	sched, err := finegrain.New(s,
-		finegrain.WithLocalityClock(2*time.Second, 3*time.Second),
+		finegrain.WithPullStrategy(finegrain.PullLocalityClock(2*time.Second, 3*time.Second)),
 		finegrain.WithLocalityWaitForRoom(false), // wait even though node-a has room
 	)
 	if err != nil {

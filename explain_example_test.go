@@ -12,7 +12,7 @@ import (
 // on n2 and 6.5 GiB on n3, and a task "report" asking 1 core and 2 GiB.
 func whyCluster(opts ...finegrain.Option) *finegrain.Scheduler {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
-	sched, _ := finegrain.New(s, append([]finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling()}, opts...)...)
+	sched, _ := finegrain.New(s, append([]finegrain.Option{finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder())}, opts...)...)
 	_ = sched.SubmitJob(finegrain.Job{ID: "batch"})
 	for i, fill := range []resource.Tuple{s.MustTuple(1000, 7<<30), s.MustTuple(4000, 1<<30), s.MustTuple(1000, 13<<29)} {
 		node := fmt.Sprintf("n%d", i+1)

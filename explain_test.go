@@ -31,7 +31,7 @@ import (
 // The free index (memory) offers a task asking 2 GiB only b and g.
 func explainCluster(t *testing.T, opts ...finegrain.Option) *finegrain.Scheduler {
 	t.Helper()
-	s := newScheduler(t, append([]finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling()}, opts...)...)
+	s := newScheduler(t, append([]finegrain.Option{finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder())}, opts...)...)
 	for _, n := range []finegrain.Node{
 		{ID: "a", Capacity: schema.MustTuple(4000, 8*gib)},
 		{ID: "b", Capacity: schema.MustTuple(4000, 8*gib)},
@@ -278,7 +278,7 @@ func TestPlacementErrorAgreesWithItself(t *testing.T) {
 
 func placementErrorsAgree(seed int64) string {
 	r := rand.New(rand.NewSource(seed))
-	opts := []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithUnresolvableAccepted(true)}
+	opts := []finegrain.Option{finegrain.WithPrediction(false), finegrain.WithUnresolvableAccepted(true)}
 	if r.Intn(2) == 0 {
 		opts = append(opts, finegrain.WithCandidates(1))
 	}

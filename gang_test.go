@@ -16,7 +16,7 @@ import (
 // each, MinMember = members.
 func gangCluster(t *testing.T, nodes int, gangs map[string]int, opts ...finegrain.Option) *finegrain.Scheduler {
 	t.Helper()
-	opts = append([]finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithGangTimeout(10 * time.Second)}, opts...)
+	opts = append([]finegrain.Option{finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithGangTimeout(10 * time.Second)}, opts...)
 	s := newScheduler(t, opts...)
 	addNodes(t, s, nodes, schema.MustTuple(4000, 4*gib))
 	for g, members := range gangs {
@@ -158,7 +158,7 @@ func TestGangMemberStartsWhenAllowed(t *testing.T) {
 // (a booking took the room it would need later): the members keep waiting, and nothing
 // runs outside the books.
 func TestGangWaitsWhileAMemberCannotStartNow(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithFutureStart(true),
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithFutureStart(true),
 		finegrain.WithGangTimeout(time.Minute))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "g", MinMember: 2}))

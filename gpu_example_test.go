@@ -15,7 +15,7 @@ import (
 func ExampleWithGPUScorer() {
 	s := resource.Standard()
 	capacity := s.MustTuple(32000, 64<<30, 0, 0, 0, 0)
-	sched, _ := finegrain.New(s, finegrain.WithoutPrediction(), finegrain.WithGPUScorer(gpu.Packing{}))
+	sched, _ := finegrain.New(s, finegrain.WithPrediction(false), finegrain.WithGPUScorer(gpu.Packing{}))
 	_ = sched.AddNode(finegrain.Node{ID: "v100", Capacity: capacity, GPU: gpu.Spec{Model: "V100M32", Count: 2}})
 	_ = sched.AddNode(finegrain.Node{ID: "t4", Capacity: capacity, GPU: gpu.Spec{Model: "T4", Count: 1}})
 	_ = sched.SubmitJob(finegrain.Job{ID: "j"})

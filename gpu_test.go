@@ -46,7 +46,7 @@ func gpuTask(id string, dem gpu.Demand) finegrain.Task {
 // gpuScheduler is a scheduler using requests as they are, with job "j" and the given
 // nodes: <16 cores, 64 GiB> each, with their GPUs.
 func gpuScheduler(t testing.TB, opts []finegrain.Option, nodes map[string]gpu.Spec) *finegrain.Scheduler {
-	s := newScheduler(t, append([]finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling()}, opts...)...)
+	s := newScheduler(t, append([]finegrain.Option{finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder())}, opts...)...)
 	ids := make([]string, 0, len(nodes))
 	for id := range nodes {
 		ids = append(ids, id)
@@ -298,8 +298,12 @@ func TestGPUInvalidRefused(t *testing.T) {
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "m", Capacity: schema.MustTuple(1000, gib), GPU: gpu.Spec{Model: "T4", Count: gpu.MaxDevices}}),
 		"nothing of the refused node is left")
 
-	_, err := finegrain.New(schema, finegrain.WithGPUScorer(nil))
-	assert.ErrorIs(t, err, finegrain.ErrInvalid)
+	// nil (or a nil pointer) switches the GPU scorer off.
+	for _, sc := range []gpu.DeviceScorer{nil, (*gpu.FGD)(nil)} {
+		off, err := finegrain.New(schema, finegrain.WithGPUScorer(gpu.DeviceBestFit{}), finegrain.WithGPUScorer(sc))
+		require.NoError(t, err)
+		assert.NotContains(t, off.Plugins()["Score"], "GPUScore")
+	}
 }
 
 // Pull mode holds devices as push mode does: two whole-device tasks on a node of two
@@ -343,7 +347,7 @@ func TestGPUPullRespectsDevices(t *testing.T) {
 func TestGPUScorerChoosesNode(t *testing.T) {
 	for name, opts := range gpuScorers(t) {
 		t.Run(name, func(t *testing.T) {
-			s := newScheduler(t, append([]finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling()}, opts...)...)
+			s := newScheduler(t, append([]finegrain.Option{finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder())}, opts...)...)
 			for _, id := range []string{"a", "b"} {
 				require.NoError(t, s.AddNode(finegrain.Node{ID: id, Capacity: schema.MustTuple(8000, 16*gib), GPU: gpu.Spec{Model: "T4", Count: 2}}))
 			}
@@ -397,9 +401,9 @@ func TestGPUUnplaceableHeadTaskDoesNotBlockItsJob(t *testing.T) {
 	placer, err := speculate.NewFairPlacer()
 	require.NoError(t, err)
 	for strategy, opts := range map[string][]finegrain.Option{
-		"delay scheduling": {finegrain.WithoutPrediction(), finegrain.WithSkipDetails(4)},
-		"no delay":         {finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithSkipDetails(4)},
-		"pre-release list": {finegrain.WithoutPrediction(), finegrain.WithPreReleaseList(placer), finegrain.WithSkipDetails(4)},
+		"delay scheduling": {finegrain.WithPrediction(false), finegrain.WithSkipDetails(4)},
+		"no delay":         {finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithSkipDetails(4)},
+		"pre-release list": {finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullPreReleaseList(placer)), finegrain.WithSkipDetails(4)},
 	} {
 		opts := append(opts[:len(opts):len(opts)], finegrain.WithUnresolvableAccepted(true))
 		for name, huge := range map[string]gpu.Demand{
@@ -508,10 +512,10 @@ func runGPUEvents(seed int64, steps int) string {
 		opts = append(opts, finegrain.WithGPUScorer(fgd))
 	}
 	if r.Intn(2) == 0 {
-		opts = append(opts, finegrain.WithoutPrediction())
+		opts = append(opts, finegrain.WithPrediction(false))
 	}
 	if r.Intn(2) == 0 {
-		opts = append(opts, finegrain.WithoutDelayScheduling())
+		opts = append(opts, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	}
 	preempt := r.Intn(3) == 0
 	if preempt {
@@ -907,7 +911,7 @@ func randGPUDemand(r *rand.Rand) gpu.Demand {
 // both, fits no node: it must not hold its job back in pull mode either
 // (cluster.State.HoldsTask checks the two on the same node).
 func TestGPUSplitUnplaceableHeadTaskDoesNotBlockItsJob(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithUnresolvableAccepted(true))
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithUnresolvableAccepted(true))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "gpu", Capacity: schema.MustTuple(32000, 64*gib), GPU: gpu.Spec{Model: "V100", Count: 8}}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "cpu", Capacity: schema.MustTuple(96000, 64*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
@@ -937,7 +941,7 @@ func TestGPUHostReserveUsesScorerDevices(t *testing.T) {
 	require.NoError(t, err)
 	for _, mode := range []string{"push", "host"} {
 		t.Run(mode, func(t *testing.T) {
-			s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithGPUScorer(fgd))
+			s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithGPUScorer(fgd))
 			require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(16000, 64*gib), GPU: gpu.Spec{Model: "T4", Count: 2}}))
 			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 			require.NoError(t, s.Submit(gpuTask("a", gpu.Share(300)), gpuTask("b", gpu.Share(200))))

@@ -17,7 +17,7 @@ import (
 // it up (Unreserve). Two tasks whose stages do not overlap share a node their
 // requests would not fit.
 func TestHostReserveCommitUnreserve(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction())
+	s := newScheduler(t, finegrain.WithPrediction(false))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	early := stage.MustProfile(schema,
@@ -82,7 +82,7 @@ func TestHostReserveCommitUnreserve(t *testing.T) {
 }
 
 func TestHostReserveRefusals(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction())
+	s := newScheduler(t, finegrain.WithPrediction(false))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	require.NoError(t, s.Submit(
@@ -140,7 +140,7 @@ func TestHostReserveRefusals(t *testing.T) {
 // time, as Place does: the booked task starts.
 func TestHostRefusalsLeaveTheClock(t *testing.T) {
 	// b is booked on n to start at 10 s, when a ends; g1 waits on m for its gang.
-	s := newScheduler(t, finegrain.WithoutDelayScheduling(), finegrain.WithFutureStart(true), finegrain.WithUnresolvableAccepted(true))
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithFutureStart(true), finegrain.WithUnresolvableAccepted(true))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 2*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	require.NoError(t, s.Submit(
@@ -191,7 +191,7 @@ func TestHostRefusalsLeaveTheClock(t *testing.T) {
 // PostFilter with priority preemption: the host found no node; the scheduler evicts a
 // lower-priority task and holds the preemptor where it made room.
 func TestHostPostFilterPreempts(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "low"}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "high", Priority: 100}))
@@ -230,7 +230,7 @@ func TestHostPostFilterPreempts(t *testing.T) {
 // Held only reads: concurrent calls on a held task whose node has left (a stale hold)
 // race with nothing (run with -race).
 func TestHostHeldIsReadOnly(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction())
+	s := newScheduler(t, finegrain.WithPrediction(false))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(1000, gib)}))

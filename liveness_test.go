@@ -19,8 +19,8 @@ func TestUnfitHeadTaskDoesNotBlockItsJob(t *testing.T) {
 	placer, err := speculate.NewFairPlacer()
 	require.NoError(t, err)
 	for name, opts := range map[string][]finegrain.Option{
-		"delay scheduling": {finegrain.WithoutPrediction()},
-		"pre-release list": {finegrain.WithoutPrediction(), finegrain.WithPreReleaseList(placer)},
+		"delay scheduling": {finegrain.WithPrediction(false)},
+		"pre-release list": {finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullPreReleaseList(placer))},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := newScheduler(t, append(opts, finegrain.WithSkipDetails(4), finegrain.WithUnresolvableAccepted(true))...)
@@ -47,7 +47,7 @@ func TestUnfitHeadTaskDoesNotBlockItsJob(t *testing.T) {
 // passed the node up: its wait grows, and once it has waited W1 + W2 it takes its
 // off-switch task.
 func TestDelayWaitGrowsPastUnfitLocalTask(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithSkipDetails(4), finegrain.WithUnresolvableAccepted(true))
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithSkipDetails(4), finegrain.WithUnresolvableAccepted(true))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	require.NoError(t, s.Submit(
@@ -83,7 +83,7 @@ func TestUnfitDeclaredTaskDoesNotBlockItsClass(t *testing.T) {
 	key := predict.Key{Logic: "etl", InputSize: 1}
 	for name, opts := range map[string][]finegrain.Option{
 		"delay scheduling": nil,
-		"pre-release list": {finegrain.WithPreReleaseList(placer)},
+		"pre-release list": {finegrain.WithPullStrategy(finegrain.PullPreReleaseList(placer))},
 	} {
 		for _, jobs := range [][2]string{{"a", "a"}, {"a", "b"}} {
 			t.Run(name+"/jobs "+jobs[0]+jobs[1], func(t *testing.T) {

@@ -47,7 +47,7 @@ func replayClock(seed int64, steps int) string {
 	room := r.Intn(2) == 0
 	var ss [2]*finegrain.Scheduler
 	for i := range ss {
-		opts := []finegrain.Option{finegrain.WithLocalityClock(w1, w2), finegrain.WithLocalityWaitForRoom(room)}
+		opts := []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullLocalityClock(w1, w2)), finegrain.WithLocalityWaitForRoom(room)}
 		if i == 1 {
 			clock, err := fairness.NewLocalityClock(w1, w2)
 			if err != nil {
@@ -101,7 +101,7 @@ func TestLocalityClockAllowed(t *testing.T) {
 	}
 	_, err = fairness.NewLocalityClock(-time.Second, 0)
 	assert.ErrorIs(t, err, fairness.ErrInvalidWait)
-	_, err = finegrain.New(resource.Standard(), finegrain.WithLocalityClock(0, -1))
+	_, err = finegrain.New(resource.Standard(), finegrain.WithPullStrategy(finegrain.PullLocalityClock(0, -1)))
 	assert.ErrorIs(t, err, fairness.ErrInvalidWait)
 	_, err = fairness.Launch(fairness.OffSwitch+1, 0)
 	assert.ErrorIs(t, err, fairness.ErrInvalidLevel)
@@ -112,7 +112,7 @@ func TestLocalityClockAllowed(t *testing.T) {
 // many offers it passed up, and at once after that.
 func TestClockRuleWaitsByTheClock(t *testing.T) {
 	schema := resource.Standard()
-	s, err := finegrain.New(schema, finegrain.WithLocalityClock(2*time.Second, 3*time.Second), finegrain.WithLocalityWaitForRoom(false))
+	s, err := finegrain.New(schema, finegrain.WithPullStrategy(finegrain.PullLocalityClock(2*time.Second, 3*time.Second)), finegrain.WithLocalityWaitForRoom(false))
 	require.NoError(t, err)
 	for i, rack := range []string{"r0", "r1"} {
 		require.NoError(t, s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%d", i), Rack: rack, Capacity: schema.MustTuple(4000, 8<<30, 100, 100, 100<<30, 0)}))
@@ -154,7 +154,7 @@ func TestFirstStageWindow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := []finegrain.Option{finegrain.WithoutDelayScheduling(), finegrain.WithSkipDetails(8)}
+			opts := []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithSkipDetails(8)}
 			if !tt.compress {
 				opts = append(opts, finegrain.WithCompressionLimit(0))
 			}

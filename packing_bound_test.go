@@ -20,7 +20,7 @@ import (
 // which the node holds empty but not in its 3 GiB free, and rich three tasks of 1 GiB.
 func packingScene(t *testing.T, opts ...finegrain.Option) *finegrain.Scheduler {
 	t.Helper()
-	opts = append([]finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithSkipDetails(16)}, opts...)
+	opts = append([]finegrain.Option{finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithSkipDetails(16)}, opts...)
 	s := newScheduler(t, opts...)
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
 	for _, q := range []string{"poor", "rich"} {
@@ -46,7 +46,7 @@ func TestPackingBound(t *testing.T) {
 		opts   []finegrain.Option
 		placed int // rich tasks placed on the heartbeat
 	}{
-		{"no bound: packing runs ahead of the order", []finegrain.Option{finegrain.WithoutPackingBound()}, 3},
+		{"no bound: packing runs ahead of the order", []finegrain.Option{finegrain.WithPackingBound(math.Inf(1))}, 3},
 		{"default with DRF: 0.5 > 0.125 + 0.05", nil, 0},
 		{"strict", []finegrain.Option{finegrain.WithPackingBound(0)}, 0},
 		{"0.5: rich starts while at most 0.625, so may end one task past it", []finegrain.Option{finegrain.WithPackingBound(0.5)}, 2},
@@ -96,7 +96,7 @@ func TestPackingBoundProperty(t *testing.T) {
 	props := gopter.NewProperties(params)
 	props.Property("bound holds", prop.ForAll(
 		func(richMem, poorMem, bigMem, smallMem int64, bound float64) bool {
-			s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithSkipDetails(64), finegrain.WithPackingBound(bound))
+			s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithSkipDetails(64), finegrain.WithPackingBound(bound))
 			capMem := int64(16 * gib)
 			if s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(64000, capMem)}) != nil {
 				return false
@@ -186,7 +186,7 @@ func TestPackingBoundIgnoresTasksTheNodeCannotHold(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling())
+			s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 			require.NoError(t, s.AddNode(finegrain.Node{ID: "big", Capacity: schema.MustTuple(16000, 32*gib)}))
 			require.NoError(t, s.AddQueue("", "poor"))
 			require.NoError(t, s.AddQueue("", "rich"))

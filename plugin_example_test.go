@@ -25,7 +25,7 @@ func (f offRack) Filter(_ *framework.Cycle, a *framework.Attempt) framework.Stat
 func ExampleWithPluginBefore() {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
 	sched, _ := finegrain.New(s,
-		finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(),
+		finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()),
 		finegrain.WithPluginBefore("StageMatch", offRack{job: "batch", rack: "r1"}),
 	)
 	fmt.Println("filters:", sched.Plugins()["Filter"])

@@ -28,7 +28,7 @@ func TestPropertyEstimateNeverStarves(t *testing.T) {
 	props := gopter.NewProperties(params)
 	props.Property("a task whose request fits an empty node is placed", prop.ForAll(func(seed int64) string {
 		r := rand.New(rand.NewPCG(uint64(seed), 7))
-		s, err := finegrain.New(schema, finegrain.WithoutDelayScheduling())
+		s, err := finegrain.New(schema, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 		if err != nil {
 			return err.Error()
 		}
@@ -80,7 +80,7 @@ func TestPropertyEstimateNeverStarves(t *testing.T) {
 // task, "t", of key "wc", and that key.
 func runningTask(t *testing.T) (*finegrain.Scheduler, predict.Key) {
 	t.Helper()
-	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 16*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	key := predict.Key{Logic: "wc", InputSize: 1}

@@ -13,7 +13,7 @@ import (
 // stop.
 func ExampleWithPreemption() {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
-	sched, _ := finegrain.New(s, finegrain.WithoutPrediction(),
+	sched, _ := finegrain.New(s, finegrain.WithPrediction(false),
 		finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 	_ = sched.AddNode(finegrain.Node{ID: "n1", Capacity: s.MustTuple(4000, 8<<30)})
 	_ = sched.SubmitJob(finegrain.Job{ID: "batch", Priority: 0})
@@ -43,7 +43,7 @@ func ExampleWithPreemption() {
 // of them can run together.
 func ExampleJob_minMember() {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
-	sched, _ := finegrain.New(s, finegrain.WithoutPrediction())
+	sched, _ := finegrain.New(s, finegrain.WithPrediction(false))
 	_ = sched.AddNode(finegrain.Node{ID: "n1", Capacity: s.MustTuple(4000, 8<<30)})
 	_ = sched.AddNode(finegrain.Node{ID: "n2", Capacity: s.MustTuple(4000, 8<<30)})
 	_ = sched.SubmitJob(finegrain.Job{ID: "mpi", MinMember: 3})
@@ -69,7 +69,7 @@ func ExampleJob_minMember() {
 // fits, and smaller tasks placed after it may not take that room.
 func ExampleWithBooking() {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
-	sched, _ := finegrain.New(s, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(),
+	sched, _ := finegrain.New(s, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()),
 		finegrain.WithBooking(10*time.Second))
 	_ = sched.AddNode(finegrain.Node{ID: "n1", Capacity: s.MustTuple(4000, 8<<30)})
 	_ = sched.SubmitJob(finegrain.Job{ID: "j"})

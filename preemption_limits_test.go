@@ -31,7 +31,7 @@ func runningOf(s *finegrain.Scheduler, ids ...string) int {
 // A task the locality pass started and the preemption pass withdraws still leaves its
 // queue: the queue's guarantee counts it.
 func TestWithdrawnVictimCountsForItsQueuesGuarantee(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithOrdering(fairness.Capacity{}),
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithOrdering(fairness.Capacity{}),
 		finegrain.WithPreemption(finegrain.PreemptionConfig{Guarantees: true}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
 	for q, min := range map[string]float64{"A": 0.5, "B": 0.5, "D": 0} {
@@ -56,7 +56,7 @@ func TestWithdrawnVictimCountsForItsQueuesGuarantee(t *testing.T) {
 // Victims from two queues under one guaranteed parent are counted together against
 // the parent's guarantee.
 func TestParentGuaranteeCountsVictimsOfAllItsQueues(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithOrdering(fairness.Capacity{}),
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithOrdering(fairness.Capacity{}),
 		finegrain.WithPreemption(finegrain.PreemptionConfig{Guarantees: true}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
 	require.NoError(t, s.AddQueue("", "A", fairness.MinShare(0.5)))
@@ -87,7 +87,7 @@ func TestParentGuaranteeCountsVictimsOfAllItsQueues(t *testing.T) {
 // running members.
 func TestGangVictimsCountFinishedMembers(t *testing.T) {
 	for _, nonPreemptible := range []bool{false, true} {
-		s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(),
+		s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()),
 			finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 		require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
 		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "g", MinMember: 2}))
@@ -113,7 +113,7 @@ func TestGangVictimsCountFinishedMembers(t *testing.T) {
 // budget until the embedder has started it: the same heartbeat evicts no other task
 // of the job beyond MaxDisrupted.
 func TestRestartInAHeartbeatDoesNotFundAnEviction(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(),
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()),
 		finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "L", MaxDisrupted: 1}))
@@ -152,7 +152,7 @@ func (closedGate) Gate(*framework.Cycle, *cluster.NodeInfo) framework.Status {
 // The preemption pass asks every node gate; only the idle gate's "node busy" is no
 // reason not to preempt.
 func TestPreemptionPassAsksEveryGate(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithPlugin(closedGate{}),
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithPlugin(closedGate{}),
 		finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "L"}))

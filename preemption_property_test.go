@@ -128,10 +128,10 @@ func runPreemptionEvents(seed int64, steps int) string {
 	r := rand.New(rand.NewSource(seed))
 	opts := []finegrain.Option{finegrain.WithGangTimeout(time.Duration(2+r.Intn(8)) * time.Second)}
 	if r.Intn(2) == 0 {
-		opts = append(opts, finegrain.WithoutDelayScheduling())
+		opts = append(opts, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	}
 	if r.Intn(2) == 0 {
-		opts = append(opts, finegrain.WithoutPrediction())
+		opts = append(opts, finegrain.WithPrediction(false))
 	}
 	if r.Intn(3) == 0 {
 		opts = append(opts, finegrain.WithOrdering(fairness.Capacity{}))

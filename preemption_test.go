@@ -44,7 +44,7 @@ type running struct {
 // tasks running on them, and jobs "p<prio>" for each priority.
 func preemptionCluster(t *testing.T, tasks []running, opts ...finegrain.Option) *finegrain.Scheduler {
 	t.Helper()
-	opts = append([]finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(),
+	opts = append([]finegrain.Option{finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()),
 		finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true})}, opts...)
 	s := newScheduler(t, opts...)
 	jobs := map[int]bool{}
@@ -157,7 +157,7 @@ func TestPreemptionRefusals(t *testing.T) {
 		assert.Equal(t, finegrain.Running, st)
 	})
 	t.Run("no preemption configured", func(t *testing.T) {
-		s := newScheduler(t, finegrain.WithoutPrediction())
+		s := newScheduler(t, finegrain.WithPrediction(false))
 		require.NoError(t, s.AddNode(finegrain.Node{ID: "node1", Capacity: schema.MustTuple(10000, 5*gib)}))
 		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "low"}))
 		require.NoError(t, s.Submit(finegrain.Task{ID: "a", Job: "low", Request: schema.MustTuple(100, 5*gib)}))
@@ -167,7 +167,7 @@ func TestPreemptionRefusals(t *testing.T) {
 		assert.ErrorIs(t, err, finegrain.ErrNotPlaced)
 	})
 	t.Run("non-preemptible task", func(t *testing.T) {
-		s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+		s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 		require.NoError(t, s.AddNode(finegrain.Node{ID: "node1", Capacity: schema.MustTuple(10000, 5*gib)}))
 		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "low"}))
 		require.NoError(t, s.Submit(finegrain.Task{ID: "a", Job: "low", Request: schema.MustTuple(100, 5*gib), NonPreemptible: true}))
@@ -179,7 +179,7 @@ func TestPreemptionRefusals(t *testing.T) {
 		assert.Equal(t, finegrain.Running, st)
 	})
 	t.Run("disruption budget", func(t *testing.T) {
-		s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+		s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 		require.NoError(t, s.AddNode(finegrain.Node{ID: "node1", Capacity: schema.MustTuple(10000, 4*gib)}))
 		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "low", MaxDisrupted: 1}))
 		for i := 0; i < 4; i++ {
@@ -209,7 +209,7 @@ func TestPreemptionRefusals(t *testing.T) {
 // preemptor needs the whole node only from 6 s, and one low-priority task ends at 5 s.
 // A scheduler that sees only peak requests would evict both.
 func TestPreemptionSparesATaskThatEndsInTime(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(10000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "low"}))
 	require.NoError(t, s.Submit(
@@ -252,7 +252,7 @@ func fillQueues(t *testing.T, s *finegrain.Scheduler, runs map[string]int) {
 // YARN's capacity preemption takes from the queue most over its guarantee first, and
 // never takes a queue below its guarantee.
 func TestGuaranteePreemptionKnownAnswer(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithOrdering(fairness.Capacity{}),
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithOrdering(fairness.Capacity{}),
 		finegrain.WithPreemption(finegrain.PreemptionConfig{Guarantees: true, ReclaimDelay: 10 * time.Second}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
 	require.NoError(t, s.AddQueue("", "A", fairness.MinShare(0.5)))
@@ -284,7 +284,7 @@ func TestGuaranteePreemptionKnownAnswer(t *testing.T) {
 }
 
 func TestPreemptionInPullMode(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(),
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()),
 		finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "low"}))
@@ -313,7 +313,6 @@ func TestPreemptionInPullMode(t *testing.T) {
 
 func TestPreemptionOptionErrors(t *testing.T) {
 	for name, cfg := range map[string]finegrain.PreemptionConfig{
-		"nothing on":              {},
 		"negative delay":          {Guarantees: true, ReclaimDelay: -time.Second},
 		"negative per heartbeat":  {Priority: true, PerHeartbeat: -1},
 		"delay without guarantee": {ReclaimDelay: time.Second},
@@ -323,13 +322,17 @@ func TestPreemptionOptionErrors(t *testing.T) {
 	}
 	_, err := finegrain.New(schema, finegrain.WithGangTimeout(0))
 	assert.ErrorIs(t, err, finegrain.ErrInvalid)
+	// The zero config switches preemption off.
+	s, err := finegrain.New(schema, finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}), finegrain.WithPreemption(finegrain.PreemptionConfig{}))
+	require.NoError(t, err)
+	assert.NotContains(t, s.Plugins()["Pass"], "Preemption")
 }
 
 // Guarantees are hierarchical: a queue below its guarantee reclaims for any queue
 // under it, from queues outside it that are above theirs, never from its own
 // children.
 func TestGuaranteePreemptionHierarchical(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(),
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()),
 		finegrain.WithPreemption(finegrain.PreemptionConfig{Guarantees: true}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
 	require.NoError(t, s.AddQueue("", "A", fairness.MinShare(0.5)))
@@ -356,7 +359,7 @@ func TestGuaranteePreemptionHierarchical(t *testing.T) {
 // reclaims from it, as from the default queue.
 func TestGuaranteeReclaimsFromQueuesWithoutMinShare(t *testing.T) {
 	for _, queue := range []string{"B", ""} {
-		s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithPreemption(finegrain.PreemptionConfig{Guarantees: true}))
+		s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPreemption(finegrain.PreemptionConfig{Guarantees: true}))
 		require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
 		require.NoError(t, s.AddQueue("", "A", fairness.MinShare(0.5)))
 		if queue != "" {
@@ -376,7 +379,7 @@ func TestGuaranteeReclaimsFromQueuesWithoutMinShare(t *testing.T) {
 // that is later: an old starvation does not count for new work, and sparse retries do
 // not restart it.
 func TestReclaimDelayStartsAfresh(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Capacity{}),
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Capacity{}),
 		finegrain.WithPreemption(finegrain.PreemptionConfig{Guarantees: true, ReclaimDelay: 15 * time.Second}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
 	require.NoError(t, s.AddQueue("", "A", fairness.MinShare(0.5)))
@@ -401,7 +404,7 @@ func TestReclaimDelayStartsAfresh(t *testing.T) {
 // A task started by the locality pass and withdrawn by the preemption pass of the same
 // heartbeat still counts against its job's disruption budget if it was down before.
 func TestWithdrawalKeepsTheDisruptionBudget(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(),
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()),
 		finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "low", MaxDisrupted: 1}))
@@ -431,7 +434,7 @@ func TestWithdrawalKeepsTheDisruptionBudget(t *testing.T) {
 }
 
 func TestPreemptionPassRespectsTheHeartbeatCap(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithMaxPerHeartbeat(1),
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithMaxPerHeartbeat(1),
 		finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "low"}))
@@ -451,7 +454,7 @@ func TestPreemptionPassRespectsTheHeartbeatCap(t *testing.T) {
 // Evictions come in the same order for the same inputs (a gang's members, say).
 func TestEvictionOrderIsDeterministic(t *testing.T) {
 	run := func() []string {
-		s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(),
+		s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()),
 			finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 		require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
 		for _, g := range []string{"a", "b"} {

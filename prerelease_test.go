@@ -61,13 +61,13 @@ func TestPreReleaseListTable41(t *testing.T) {
 		}
 		return fmt.Sprint(got)
 	}
-	assert.Equal(t, "[slot3→job3(node-local) slot2→job2(node-local) slot1→job1(node-local)]", run(finegrain.WithPreReleaseList(placer)))
-	assert.Equal(t, "[slot3→job1(off-switch) slot2→job2(node-local) slot1→job3(off-switch)]", run(finegrain.WithoutDelayScheduling()), "direct FIFO: 1/3")
+	assert.Equal(t, "[slot3→job3(node-local) slot2→job2(node-local) slot1→job1(node-local)]", run(finegrain.WithPullStrategy(finegrain.PullPreReleaseList(placer))))
+	assert.Equal(t, "[slot3→job1(off-switch) slot2→job2(node-local) slot1→job3(off-switch)]", run(finegrain.WithPullStrategy(finegrain.PullFairnessOrder())), "direct FIFO: 1/3")
 }
 
 // Progress reports feed the runtime model speculation reads.
 func TestProgressAndRuntime(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction())
+	s := newScheduler(t, finegrain.WithPrediction(false))
 	addNodes(t, s, 1, schema.MustTuple(4000, 8*gib))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(1000, gib)}))
@@ -87,6 +87,6 @@ func TestProgressAndRuntime(t *testing.T) {
 	require.True(t, ok)
 	assert.InDelta(t, 1.0/40, r.Mean, 1e-12)
 	assert.ErrorIs(t, s.Progress("t", 1, 41*time.Second), finegrain.ErrState)
-	_, err = finegrain.New(schema, finegrain.WithPreReleaseList(nil))
+	_, err = finegrain.New(schema, finegrain.WithPullStrategy(finegrain.PullPreReleaseList(nil)))
 	assert.ErrorIs(t, err, finegrain.ErrInvalid)
 }

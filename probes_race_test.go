@@ -25,7 +25,7 @@ import (
 // TestProbesConcurrent runs probes beside one heartbeat only, and neither test caught
 // a ModeRef whose mode is a plain field.
 func TestProbesConcurrentWithPlacementsModesAndEstimates(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	addNodes(t, s, 8, schema.MustTuple(8000, 64*gib))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	keys := []predict.Key{{Logic: "a", InputSize: 1}, {Logic: "b", InputSize: 1}}

@@ -119,10 +119,10 @@ func runEvents(seed int64, steps int, declare bool) string {
 	rd := rand.New(rand.NewSource(seed ^ 0x5eed))
 	opts := []finegrain.Option{}
 	if r.Intn(2) == 0 {
-		opts = append(opts, finegrain.WithoutDelayScheduling())
+		opts = append(opts, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	}
 	if r.Intn(3) == 0 {
-		opts = append(opts, finegrain.WithoutPrediction())
+		opts = append(opts, finegrain.WithPrediction(false))
 	}
 	if r.Intn(3) == 0 {
 		opts = append(opts, finegrain.WithFutureStart(true))
@@ -132,7 +132,7 @@ func runEvents(seed int64, steps int, declare bool) string {
 		if err != nil {
 			return err.Error()
 		}
-		opts = append(opts, finegrain.WithPreReleaseList(placer))
+		opts = append(opts, finegrain.WithPullStrategy(finegrain.PullPreReleaseList(placer)))
 	}
 	if r.Intn(3) == 0 {
 		late, err := speculate.NewLATE(speculate.WithMinRuntime(0))

@@ -6,7 +6,7 @@ import (
 	"github.com/finegrain/finegrain/plugins"
 )
 
-// QoS-vector scheduling (WithQoSVectorScheduling, docs/methods.md §12): the demands of
+// QoS-vector scheduling (WithPullStrategy(PullQoSVector()), docs/methods.md §12): the demands of
 // jobs and the supplies of nodes it matches. Not to be confused with WithQoS, the eq. 15
 // deadline check.
 
@@ -22,31 +22,17 @@ type (
 	QoSVectorSupply = plugins.QoSVectorSupply
 )
 
-// qosVectorConflict refuses WithQoSVectorScheduling together with another choice of
-// pull mode's tasks.
-func (c *config) qosVectorConflict() error {
-	switch {
-	case c.qosVector == nil:
-		return nil
-	case c.tetris != nil:
-		return fmt.Errorf("finegrain: WithQoSVectorScheduling and WithTetris both choose pull mode's tasks; use one: %w", ErrInvalid)
-	case c.prerelease != nil:
-		return fmt.Errorf("finegrain: WithQoSVectorScheduling and WithPreReleaseList both choose pull mode's tasks; use one: %w", ErrInvalid)
-	}
-	return nil
-}
-
 // qosVector is the QoS-vector pass, or an error about what of id when
-// WithQoSVectorScheduling is off.
+// WithPullStrategy(PullQoSVector()) is off.
 func (s *Scheduler) qosVector(what, id string) (*plugins.QoSVectorScheduling, error) {
-	if s.cfg.qosVector == nil {
-		return nil, fmt.Errorf("finegrain: %s %q: QoS-vector scheduling is off (WithQoSVectorScheduling): %w", what, id, ErrInvalid)
+	if s.qosVec == nil {
+		return nil, fmt.Errorf("finegrain: %s %q: QoS-vector scheduling is off (WithPullStrategy(PullQoSVector())): %w", what, id, ErrInvalid)
 	}
-	return s.cfg.qosVector, nil
+	return s.qosVec, nil
 }
 
 // SetJobQoSVector sets job's demand under QoS-vector scheduling
-// (WithQoSVectorScheduling), replacing any earlier one: call it after SubmitJob, before
+// (WithPullStrategy(PullQoSVector())), replacing any earlier one: call it after SubmitJob, before
 // the job's tasks are to start (a job without a demand waits). It fails, changing
 // nothing, when QoS-vector scheduling is off, on an unknown job, or on an invalid demand:
 // a Req value outside [1, 10] or NaN, a negative or NaN weight, weights not summing to 1
@@ -67,7 +53,7 @@ func (s *Scheduler) SetJobQoSVector(job string, d QoSVectorDemand) error {
 }
 
 // SetNodeQoSVector records node's supply under QoS-vector scheduling
-// (WithQoSVectorScheduling), replacing the earlier report: its QoS supply vector and
+// (WithPullStrategy(PullQoSVector())), replacing the earlier report: its QoS supply vector and
 // the memory and disk it has left now. Report it with every heartbeat, before
 // Heartbeat, as the paper's workers do: until the next report, the tasks the pass starts
 // there count against the remaining amounts reported. A node that never reported takes
@@ -90,7 +76,7 @@ func (s *Scheduler) SetNodeQoSVector(node string, sup QoSVectorSupply) error {
 }
 
 // QoSVectorPriority is job's aging priority under QoS-vector scheduling
-// (WithQoSVectorScheduling; eq. 6): 0 at first, one more each time the job was
+// (WithPullStrategy(PullQoSVector()); eq. 6): 0 at first, one more each time the job was
 // evaluated against a node whose hard QoS it did not meet (must_value ≤ 0). It fails
 // when QoS-vector scheduling is off or on an unknown job.
 func (s *Scheduler) QoSVectorPriority(job string) (int, error) {

@@ -19,7 +19,7 @@ import (
 // to pending (untimed). Each choice walks the jobs and evaluates one sub-queue.
 func BenchmarkQoSVectorHeartbeat(b *testing.B) {
 	const nodes, queues = 100, 10
-	s, _ := benchCluster(b, nodes, 0, 0, 1, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Capacity{}), finegrain.WithQoSVectorScheduling())
+	s, _ := benchCluster(b, nodes, 0, 0, 1, finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Capacity{}), finegrain.WithPullStrategy(finegrain.PullQoSVector()))
 	r := rand.New(rand.NewSource(1))
 	for q := 0; q < queues; q++ {
 		if err := s.AddQueue("", fmt.Sprintf("q%d", q), fairness.MinShare(0.1)); err != nil {

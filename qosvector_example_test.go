@@ -22,12 +22,12 @@ import (
 // (backup's 40 GiB does not fit: its priority rises to 1). 3: alice 0.375, bob 0.275:
 // alice, which has no network job left: cpu, render. 4: alice 0.25, bob 0.275: bob,
 // network holds only backup, which does not fit: nothing (priority 2). 5: it fits.
-func ExampleWithQoSVectorScheduling() {
+func ExamplePullQoSVector() {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
 	sched, _ := finegrain.New(s,
-		finegrain.WithoutPrediction(),
+		finegrain.WithPrediction(false),
 		finegrain.WithOrdering(fairness.Capacity{}),
-		finegrain.WithQoSVectorScheduling(),
+		finegrain.WithPullStrategy(finegrain.PullQoSVector()),
 		finegrain.WithMaxPerHeartbeat(1), // one task per heartbeat, as in the paper
 		finegrain.WithSkipDetails(4),
 	)

@@ -51,7 +51,7 @@ func qosVectorCase(seed int64) string {
 	nodes := 1 + r.Intn(4)
 	capCPU := int64(64000)
 	perCap := []int{0, 1, 2}[r.Intn(3)]
-	opts := []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Capacity{}), finegrain.WithQoSVectorScheduling()}
+	opts := []finegrain.Option{finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Capacity{}), finegrain.WithPullStrategy(finegrain.PullQoSVector())}
 	if perCap > 0 {
 		opts = append(opts, finegrain.WithMaxPerHeartbeat(perCap))
 	}

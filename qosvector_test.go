@@ -30,8 +30,8 @@ var (
 func qosScheduler(t *testing.T, queues map[string]float64, opts ...finegrain.Option) *finegrain.Scheduler {
 	t.Helper()
 	base := []finegrain.Option{
-		finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Capacity{}),
-		finegrain.WithQoSVectorScheduling(), finegrain.WithMaxPerHeartbeat(1), finegrain.WithSkipDetails(8),
+		finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Capacity{}),
+		finegrain.WithPullStrategy(finegrain.PullQoSVector()), finegrain.WithMaxPerHeartbeat(1), finegrain.WithSkipDetails(8),
 	}
 	s := newScheduler(t, append(base, opts...)...)
 	for id, min := range queues {
@@ -270,7 +270,7 @@ func TestQoSVectorClassFallback(t *testing.T) {
 // values less the needs started, until the chosen sub-queue has no job that fits; a
 // new report resets them.
 func TestQoSVectorHardValuesWithinHeartbeat(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Capacity{}), finegrain.WithQoSVectorScheduling())
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Capacity{}), finegrain.WithPullStrategy(finegrain.PullQoSVector()))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(64000, 256*gib)}))
 	for i := range 5 {
 		qosJobOf(t, s, fmt.Sprintf("j%d", i), "", time.Duration(i+1)*time.Millisecond,
@@ -314,29 +314,45 @@ func TestQoSVectorUnconfigured(t *testing.T) {
 
 // The option's place among the passes, and the combinations New refuses.
 func TestQoSVectorOption(t *testing.T) {
-	s := newScheduler(t, finegrain.WithQoSVectorScheduling())
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullQoSVector()))
 	assert.Equal(t, []string{"QoSVectorScheduling"}, s.Plugins()["Pass"])
 	assert.Contains(t, s.Plugins()["Forget"], "QoSVectorScheduling")
 	assert.Contains(t, s.Plugins()["Filter"], "QoS", "the eq. 15 deadline check stays")
 	late, err := speculate.NewLATE()
 	require.NoError(t, err)
-	s = newScheduler(t, finegrain.WithQoSVectorScheduling(), finegrain.WithSpeculation(late), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+	s = newScheduler(t, finegrain.WithPullStrategy(finegrain.PullQoSVector()), finegrain.WithSpeculation(late), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 	assert.Equal(t, []string{"QoSVectorScheduling", "Preemption", "Speculation"}, s.Plugins()["Pass"])
 
 	placer, err := speculate.NewFairPlacer()
 	require.NoError(t, err)
-	for name, opts := range map[string][]finegrain.Option{
-		"Tetris first":      {finegrain.WithTetris(plugins.DefaultTetrisConfig()), finegrain.WithQoSVectorScheduling()},
-		"Tetris after":      {finegrain.WithQoSVectorScheduling(), finegrain.WithTetris(plugins.DefaultTetrisConfig())},
-		"pre-release list":  {finegrain.WithQoSVectorScheduling(), finegrain.WithPreReleaseList(placer)},
-		"pre-release first": {finegrain.WithPreReleaseList(placer), finegrain.WithQoSVectorScheduling()},
+	// One strategy chooses pull mode's tasks: given twice, the later wins, and the
+	// QoS-vector setters answer only while it is the QoS-vector one.
+	for _, tc := range []struct {
+		name  string
+		opts  []finegrain.Option
+		pass  string
+		setOK bool
+	}{
+		{"Tetris first", []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullTetris(plugins.DefaultTetrisConfig())), finegrain.WithPullStrategy(finegrain.PullQoSVector())}, "QoSVectorScheduling", true},
+		{"Tetris after", []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullQoSVector()), finegrain.WithPullStrategy(finegrain.PullTetris(plugins.DefaultTetrisConfig()))}, "Tetris", false},
+		{"pre-release after", []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullQoSVector()), finegrain.WithPullStrategy(finegrain.PullPreReleaseList(placer))}, "PreReleaseList", false},
+		{"pre-release first", []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullPreReleaseList(placer)), finegrain.WithPullStrategy(finegrain.PullQoSVector())}, "QoSVectorScheduling", true},
 	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := finegrain.New(schema, opts...)
-			require.ErrorIs(t, err, finegrain.ErrInvalid)
-			assert.Contains(t, err.Error(), "WithQoSVectorScheduling")
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := finegrain.New(schema, tc.opts...)
+			require.NoError(t, err)
+			assert.Equal(t, []string{tc.pass}, s.Plugins()["Pass"])
+			require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(1000, gib)}))
+			err = s.SetNodeQoSVector("n", finegrain.QoSVectorSupply{Res: match.QoSVector{5, 5, 5, 5, 5}, Remaining: match.Hard{Memory: gib, Disk: gib}})
+			if tc.setOK {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorIs(t, err, finegrain.ErrInvalid)
+			}
 		})
 	}
+	_, err = finegrain.New(schema, finegrain.WithPullStrategy(finegrain.PullStrategy{}))
+	require.ErrorIs(t, err, finegrain.ErrInvalid, "the zero strategy")
 }
 
 // Bad input gets an error that says what is wrong, and changes nothing.

@@ -15,7 +15,7 @@ import (
 // from 60 s. Then a 4 GiB task of 30 s may start in front of it (it ends before 60
 // s), but one of 2 minutes may not: it would delay the booking.
 func TestReservationsBackfillKnownAnswer(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithBooking(10*time.Second))
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithBooking(10*time.Second))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "a"}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "big", Submitted: 1}))

@@ -27,7 +27,7 @@ type churn struct {
 
 func newChurn(tb testing.TB, opts ...finegrain.Option) *churn {
 	tb.Helper()
-	s, err := finegrain.New(schema, append([]finegrain.Option{finegrain.WithoutDelayScheduling()}, opts...)...)
+	s, err := finegrain.New(schema, append([]finegrain.Option{finegrain.WithPullStrategy(finegrain.PullFairnessOrder())}, opts...)...)
 	require.NoError(tb, err)
 	for i := 0; i < 4; i++ {
 		require.NoError(tb, s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%d", i), Capacity: schema.MustTuple(16000, 64*gib)}))
@@ -91,7 +91,7 @@ func TestRetentionKeepsHeapFlat(t *testing.T) {
 // A forgotten job must be submitted again before it takes tasks; a forgotten task's
 // ID is free again.
 func TestRetentionForgottenJobAndTask(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutDelayScheduling(), finegrain.WithRetention(finegrain.Retention{Tasks: 1, Jobs: 1}))
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithRetention(finegrain.Retention{Tasks: 1, Jobs: 1}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
 	for _, j := range []string{"a", "b"} {
 		require.NoError(t, s.SubmitJob(finegrain.Job{ID: j}))

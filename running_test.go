@@ -30,7 +30,7 @@ func sofar(usage ...[2]int64) predict.Observation {
 // so far, then its peak with no end — holding at least the request's memory in the
 // open stage, so that more of them fit than their requests allow.
 func TestReportRunningPredictsSiblings(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 16*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	key := predict.Key{Logic: "j/t1/map"}
@@ -59,7 +59,7 @@ func TestReportRunningPredictsSiblings(t *testing.T) {
 }
 
 func TestReportRunningRejects(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 16*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	key := predict.Key{Logic: "k"}
@@ -116,7 +116,7 @@ func TestReportRunningWithoutRunning(t *testing.T) {
 // their requests.
 func ExampleScheduler_ReportRunning() {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
-	sched, _ := finegrain.New(s, finegrain.WithoutDelayScheduling())
+	sched, _ := finegrain.New(s, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	_ = sched.AddNode(finegrain.Node{ID: "node-1", Capacity: s.MustTuple(8000, 16<<30)})
 	_ = sched.SubmitJob(finegrain.Job{ID: "etl"})
 	key := predict.Key{Logic: "etl/stage-3"}

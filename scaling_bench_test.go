@@ -39,7 +39,7 @@ func BenchmarkScaling(b *testing.B) {
 			name string
 			opts []finegrain.Option
 		}{
-			{"pull", []finegrain.Option{finegrain.WithoutDelayScheduling()}},
+			{"pull", []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullFairnessOrder())}},
 			{"pull-delay", nil},
 		} {
 			b.Run(pull.name+"/"+name, func(b *testing.B) {

@@ -1,6 +1,7 @@
 package finegrain
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -50,7 +51,8 @@ type Scheduler struct {
 	state       *cluster.State
 	fw          *framework.Framework
 	conformity  *predict.ConformityLog
-	monitor     *policy.Monitor // usage reports → conformity → the adjuster (Alg. 3)
+	monitor     *policy.Monitor              // usage reports → conformity → the adjuster (Alg. 3)
+	qosVec      *plugins.QoSVectorScheduling // the pull strategy's pass under PullQoSVector, else nil
 	adjuster    *policy.Adjuster
 	compression *policy.Compression
 	estimator   predict.Estimator
@@ -62,27 +64,7 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 	if schema == nil {
 		return nil, fmt.Errorf("finegrain: nil schema: %w", resource.ErrSchemaMismatch)
 	}
-	cfg := config{
-		predict:     true,
-		ordering:    fairness.DRF{},
-		limit:       resource.DefaultCompressionLimit,
-		penalty:     policy.DefaultPenalty,
-		window:      5,
-		useDelay:    true,
-		clock:       true,
-		w1:          fairness.DefaultW1,
-		w2:          fairness.DefaultW2,
-		waitForRoom: true,
-		scorer:      match.LeastAllocated{},
-		candidates:  16,
-		skipDetails: framework.DefaultSkipDetails,
-		holdTail:    true,
-		escalate:    true,
-		skew:        DefaultClockSkew,
-		netting:     true,
-		retention:   DefaultRetention,
-		gangTimeout: DefaultGangTimeout,
-	}
+	cfg := defaults()
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("finegrain: nil option: %w", ErrInvalid)
@@ -136,156 +118,176 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 	return s, nil
 }
 
-// plugins builds the plugin list the options describe: the built-in plugins in
-// pipeline order, then the options' additions and removals.
+// plugins builds the plugin list the options describe: the built-in plugins in the
+// order they run at each extension point (a plugin that implements several sits at
+// each), then the options' additions and removals (WithPlugin, WithPluginBefore,
+// WithoutPlugin). framework.New registers each at the points it implements.
 func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 	cfg := &s.cfg
 	est := s.estimator
 	if !cfg.predict {
 		est = nil
 	}
-	pred, err := plugins.NewPrediction(s.schema, est, cfg.holdTail)
-	if err != nil {
+	pred, err1 := plugins.NewPrediction(s.schema, est, cfg.holdTail)
+	gate, err2 := plugins.NewModeGate(s.adjuster)
+	matcher, err3 := plugins.NewStageMatch(s.adjuster, s.compression, cfg.matchers)
+	qos, err4 := plugins.NewQoS(s.compression, cfg.qos)
+	score, err5 := plugins.NewNodeScore(cfg.scorer, 1)
+	gang, err6 := plugins.NewGang(cfg.gangTimeout)
+	idle, err7 := plugins.NewIdleGate(s.adjuster)
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7); err != nil {
 		return nil, err
 	}
 	pred.SetEscalation(cfg.escalate)
-	gate, err := plugins.NewModeGate(s.adjuster)
-	if err != nil {
-		return nil, err
-	}
-	matcher, err := plugins.NewStageMatch(s.adjuster, s.compression, cfg.matchers)
-	if err != nil {
-		return nil, err
-	}
-	list := []framework.Plugin{pred, plugins.QueueAdmission{}, gate, plugins.GPUFit{}, matcher}
-	if !cfg.hasQoS || cfg.qos != nil {
-		q, err := plugins.NewQoS(s.compression, cfg.qos)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, q)
-	}
-	score, err := plugins.NewNodeScore(cfg.scorer, 1)
-	if err != nil {
-		return nil, err
-	}
-	list = append(list, score)
-	if cfg.gpuScorer != nil {
-		g, err := plugins.NewGPUScore(cfg.gpuScorer, 1)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, g)
-	}
-	gang, err := plugins.NewGang(cfg.gangTimeout)
-	if err != nil {
-		return nil, err
-	}
-	list = append(list, gang)
-	if cfg.maxPerBeat > 0 {
-		list = append(list, plugins.HeartbeatCap{Max: cfg.maxPerBeat})
-	}
-	idle, err := plugins.NewIdleGate(s.adjuster)
-	if err != nil {
-		return nil, err
-	}
 	classes, err := plugins.NewDemandClasses(pred)
 	if err != nil {
 		return nil, err
 	}
-	list = append(list, idle, classes)
-	var ds *plugins.DelayScheduling // the locality strategy, when it is delay scheduling
-	if err := cfg.qosVectorConflict(); err != nil {
+	pull, walk, err := s.pullPass(pred)
+	if err != nil {
 		return nil, err
 	}
-	if cfg.tetris != nil {
-		p, err := plugins.NewTetris(*cfg.tetris, pred)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, p)
-	} else if cfg.prerelease != nil {
-		p, err := plugins.NewPreReleaseList(cfg.prerelease)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, p)
-	} else if cfg.qosVector != nil {
-		list = append(list, cfg.qosVector)
-	} else {
-		switch {
-		case cfg.useDelay && cfg.clock:
-			clock, err := fairness.NewLocalityClock(cfg.w1, cfg.w2)
-			if err != nil {
-				return nil, fmt.Errorf("finegrain: locality clock: %w", err)
-			}
-			ds = plugins.NewClockScheduling(clock, plugins.WaitForRoom(cfg.waitForRoom))
-		default:
-			var d *fairness.Delay
-			if cfg.useDelay {
-				if d, err = fairness.NewDelay(cfg.delay...); err != nil {
-					return nil, fmt.Errorf("finegrain: delay scheduling: %w", err)
-				}
-			}
-			ds = plugins.NewDelayScheduling(d, plugins.WaitForRoom(cfg.waitForRoom))
-		}
-		bound := cfg.packBound
-		if !cfg.hasPack {
-			bound = math.Inf(1)
-			switch cfg.ordering.(type) {
-			case fairness.DRF, *fairness.DRF:
-				bound = DefaultPackingBound
-			}
-		}
-		if err := ds.SetPackingBound(bound); err != nil {
-			return nil, fmt.Errorf("finegrain: %w", err)
-		}
-		list = append(list, ds)
+	optional, err := s.optionalPlugins()
+	if err != nil {
+		return nil, err
 	}
-	// Preemption's Pass runs after the locality strategy's; as PostFilters, it comes
-	// before FutureStart: make room now before waiting for room later.
-	if cfg.preemption != nil {
-		pr, err := plugins.NewPreemption(*cfg.preemption)
-		if err != nil {
-			return nil, fmt.Errorf("finegrain: %w", err)
-		}
-		list = append(list, pr)
+
+	list := []framework.Plugin{
+		pred,                     // Demand: the declared profile, else the prediction, else the request (Alg. 1 line 8)
+		plugins.QueueAdmission{}, // PreFilter: a queue at its max share takes no more, before any node is looked at
+		gate,                     // Filter: a node in StopAllocation takes nothing (Alg. 3) — the cheapest refusal first
+		plugins.GPUFit{},         // Filter: the node's GPU devices can hold the task's GPU demand
+		matcher,                  // Filter: the stage match with bounded compression (Alg. 2) — the costly one
 	}
-	if cfg.futureStart {
-		fs, err := plugins.NewFutureStart(s.adjuster, s.compression, cfg.bookAfter)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, fs)
-		if cfg.bookPull {
-			b, err := plugins.NewBooking(fs)
-			if err != nil {
-				return nil, err
-			}
-			list = append(list, b)
-		}
+	if !cfg.qosOff {
+		list = append(list, qos) // Filter: a match that compresses keeps the deadlines (eq. 15), after the match it judges
 	}
-	if cfg.speculator != nil {
-		sp, err := plugins.NewSpeculation(cfg.speculator)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, sp)
-	}
+	list = append(list, score)                  // Score (push): rank the nodes that passed (WithScorer)
+	list = append(list, optional.gpuScore...)   // Score (push): and choose the task's GPU devices (WithGPUScorer)
+	list = append(list, gang)                   // PreFilter, Reserve, Permit: a gang's members start together
+	list = append(list, optional.capPerBeat...) // NodeGate: at most n starts a heartbeat (WithMaxPerHeartbeat)
+	list = append(list, idle)                   // NodeGate: the node has idle room in its mode (Alg. 1 line 1)
+	list = append(list, classes)                // JobFilter: pass over jobs none of whose tasks can start on the node
+	list = append(list, pull)                   // Pass: the pull strategy chooses the tasks (WithPullStrategy)
+	list = append(list, optional.preempt...)    // Pass, PostFilter: make room now, after the strategy and before booking (WithPreemption)
+	list = append(list, optional.book...)       // PostFilter, Pass: book a future start — waiting for room later (WithFutureStart, WithBooking)
+	list = append(list, optional.speculate...)  // Pass: backups with what room is left, last (WithSpeculation)
+
 	for _, e := range cfg.edits {
 		if list, err = e.apply(list); err != nil {
 			return nil, err
 		}
 	}
-	// Under delay scheduling, which tries a job's task only once the job filters let it
-	// through, the demand classes check a predicted first stage's window as the stage
-	// matcher would, while all three are in the chain. (Tetris and the pre-release
-	// list weigh every job's tasks in their own way: the check would only add to it.)
+	// Walking the fairness order, which tries a job's task only once the job filters let
+	// it through, the demand classes check a predicted first stage's window as the
+	// stage matcher would, while all three are in the chain. (Tetris and the
+	// pre-release list weigh every job's tasks in their own way: the check would only
+	// add to it.)
 	inChain := func(p framework.Plugin) bool { return slices.Contains(list, p) }
-	if ds != nil && inChain(ds) && inChain(classes) && inChain(matcher) {
+	if walk != nil && inChain(walk) && inChain(classes) && inChain(matcher) {
 		classes.FirstStageWindow(matcher)
 	}
 	return list, nil
+}
+
+// optional holds the built-in plugins an option switches on, each empty or one.
+type optional struct {
+	gpuScore, capPerBeat, preempt, book, speculate []framework.Plugin
+}
+
+// optionalPlugins builds the built-in plugins the options switch on.
+func (s *Scheduler) optionalPlugins() (optional, error) {
+	cfg := &s.cfg
+	var o optional
+	if cfg.gpuScorer != nil {
+		g, err := plugins.NewGPUScore(cfg.gpuScorer, 1)
+		if err != nil {
+			return o, err
+		}
+		o.gpuScore = []framework.Plugin{g}
+	}
+	if cfg.maxPerBeat > 0 {
+		o.capPerBeat = []framework.Plugin{plugins.HeartbeatCap{Max: cfg.maxPerBeat}}
+	}
+	if cfg.preemption != nil {
+		pr, err := plugins.NewPreemption(*cfg.preemption)
+		if err != nil {
+			return o, fmt.Errorf("finegrain: %w", err)
+		}
+		o.preempt = []framework.Plugin{pr}
+	}
+	if cfg.futureStart {
+		fs, err := plugins.NewFutureStart(s.adjuster, s.compression, cfg.bookAfter)
+		if err != nil {
+			return o, err
+		}
+		o.book = []framework.Plugin{fs}
+		if cfg.bookPull {
+			b, err := plugins.NewBooking(fs)
+			if err != nil {
+				return o, err
+			}
+			o.book = append(o.book, b)
+		}
+	}
+	if cfg.speculator != nil {
+		sp, err := plugins.NewSpeculation(cfg.speculator)
+		if err != nil {
+			return o, err
+		}
+		o.speculate = []framework.Plugin{sp}
+	}
+	return o, nil
+}
+
+// pullPass builds the pull strategy's Pass plugin (WithPullStrategy); walk is it when
+// it walks the fairness order (plugins.DelayScheduling), nil otherwise.
+func (s *Scheduler) pullPass(pred *plugins.Prediction) (pass framework.Plugin, walk *plugins.DelayScheduling, err error) {
+	cfg := &s.cfg
+	p := cfg.pull
+	switch p.kind {
+	case pullTetris:
+		t, err := plugins.NewTetris(p.tetris, pred)
+		return t, nil, err
+	case pullPreRelease:
+		l, err := plugins.NewPreReleaseList(p.placer)
+		return l, nil, err
+	case pullQoSVector:
+		s.qosVec = plugins.NewQoSVectorScheduling()
+		return s.qosVec, nil, nil
+	case pullClock:
+		clock, err := fairness.NewLocalityClock(p.w1, p.w2)
+		if err != nil {
+			return nil, nil, fmt.Errorf("finegrain: locality clock: %w", err)
+		}
+		walk = plugins.NewClockScheduling(clock, plugins.WaitForRoom(cfg.waitForRoom))
+	case pullDelay:
+		d, err := fairness.NewDelay(p.delay...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("finegrain: delay scheduling: %w", err)
+		}
+		walk = plugins.NewDelayScheduling(d, plugins.WaitForRoom(cfg.waitForRoom))
+	default: // pullFairness
+		walk = plugins.NewDelayScheduling(nil, plugins.WaitForRoom(cfg.waitForRoom))
+	}
+	if err := walk.SetPackingBound(cfg.packingBound()); err != nil {
+		return nil, nil, fmt.Errorf("finegrain: %w", err)
+	}
+	return walk, walk, nil
+}
+
+// packingBound is the fair packing bound (WithPackingBound): by default
+// DefaultPackingBound under DRF ordering and none (+Inf) under the others, whose orders
+// are not by dominant share.
+func (c *config) packingBound() float64 {
+	if c.packBound != nil {
+		return *c.packBound
+	}
+	switch c.ordering.(type) {
+	case fairness.DRF, *fairness.DRF:
+		return DefaultPackingBound
+	}
+	return math.Inf(1)
 }
 
 // apply makes edit e to list.
@@ -429,7 +431,7 @@ func (s *Scheduler) admissible(t *Task) error {
 	if !declared && t.Request.IsZero() && t.GPU.IsZero() && !s.learns(t.Key) {
 		key := "no key to learn one from"
 		if t.Key.Logic != "" {
-			key = "a key but prediction off (WithoutPrediction)"
+			key = "a key but prediction off (WithPrediction(false))"
 		}
 		return fmt.Errorf("finegrain: task %q: no request, no profile, no GPU demand and %s: %w", t.ID, key, ErrNoDemand)
 	}

@@ -12,13 +12,11 @@ import (
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/fairness"
-	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/plugins"
 	"github.com/finegrain/finegrain/policy"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
-	"github.com/finegrain/finegrain/speculate"
 	"github.com/finegrain/finegrain/stage"
 )
 
@@ -42,7 +40,7 @@ func addNodes(t testing.TB, s *finegrain.Scheduler, n int, capacity resource.Tup
 // with tasks <1 CPU, 4 GB>, user B with <3 CPU, 1 GB>, placed by request: A gets 3 tasks
 // and B gets 2.
 func TestPullDRFKnownAnswer(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling())
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(9000, 18*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "A"}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "B", Submitted: 1}))
@@ -70,7 +68,7 @@ func TestPullDRFKnownAnswer(t *testing.T) {
 // With prediction, a learned profile smaller than the request lets more tasks in; and a
 // task whose learned profile needs memory the node lacks is passed over with the reason.
 func TestPullPredictedProfiles(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutDelayScheduling(), finegrain.WithSkipDetails(finegrain.MaxSkips))
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithSkipDetails(finegrain.MaxSkips))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	key := predict.Key{Logic: "wc/map", InputSize: 128 << 20}
@@ -99,7 +97,7 @@ func TestPullPredictedProfiles(t *testing.T) {
 }
 
 func TestPushPlacement(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithUnresolvableAccepted(true))
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithUnresolvableAccepted(true))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "small", Capacity: schema.MustTuple(2000, 2*gib)}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "big", Capacity: schema.MustTuple(8000, 16*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
@@ -134,7 +132,7 @@ func TestPushPlacement(t *testing.T) {
 }
 
 func TestPushFutureStart(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithFutureStart(true))
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithFutureStart(true))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	require.NoError(t, s.Submit(
@@ -172,7 +170,7 @@ func TestPushFutureStart(t *testing.T) {
 }
 
 func TestDelaySchedulingThroughPull(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithSkipDetails(4))
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithSkipDetails(4))
 	addNodes(t, s, 4, schema.MustTuple(4000, 8*gib)) // n0, n2 in r0; n1, n3 in r1
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(1000, gib), Inputs: []string{"n0"}}))
@@ -243,10 +241,10 @@ func TestLifecycleErrors(t *testing.T) {
 		finegrain.WithEstimator(nil), finegrain.WithOrdering(nil), finegrain.WithScorer(nil),
 		// Nil pointers in an interface fail at their first use, not at a nil check.
 		finegrain.WithEstimator((*predict.SimilarTask)(nil)), finegrain.WithOrdering((*fairness.DRF)(nil)),
-		finegrain.WithScorer((*match.LeastAllocated)(nil)), finegrain.WithGPUScorer((*gpu.FGD)(nil)),
-		finegrain.WithSpeculation((*speculate.LATE)(nil)), finegrain.WithMatcherFor(policy.ModeFineGrained, (*match.FineGrained)(nil)),
+		finegrain.WithScorer((*match.LeastAllocated)(nil)),
+		finegrain.WithMatcherFor(policy.ModeFineGrained, (*match.FineGrained)(nil)),
 		finegrain.WithPlugin((*plugins.StageMatch)(nil)),
-		finegrain.WithAdjuster(policy.WithInitialMode(policy.ModeFineGrained), nil), finegrain.WithDelayScheduling(nil),
+		finegrain.WithAdjuster(policy.WithInitialMode(policy.ModeFineGrained), nil), finegrain.WithPullStrategy(finegrain.PullDelayScheduling(nil)),
 		finegrain.WithConformityIdleThreshold(resource.Vector{2}),
 		finegrain.WithRetention(finegrain.Retention{Tasks: -1}), finegrain.WithRetention(finegrain.Retention{Jobs: -1}),
 		finegrain.WithRetention(finegrain.Retention{Age: -1}),
@@ -259,7 +257,7 @@ func TestLifecycleErrors(t *testing.T) {
 }
 
 func TestFailAndRemoveNodeRequeue(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling())
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	addNodes(t, s, 2, schema.MustTuple(4000, 8*gib))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	for i := 0; i < 4; i++ {
@@ -284,7 +282,7 @@ func TestFailAndRemoveNodeRequeue(t *testing.T) {
 }
 
 func TestFinishedWithBadObservationChangesNothing(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	addNodes(t, s, 1, schema.MustTuple(4000, 8*gib))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	key := predict.Key{Logic: "app", InputSize: 1}
@@ -313,7 +311,7 @@ func TestWithMatcherFor(t *testing.T) {
 		stage.Stage{Duration: 10 * time.Second, Demand: schema.MustTuple(500, gib)},
 		stage.Stage{Duration: 10 * time.Second, Demand: schema.MustTuple(3000, gib)})
 	run := func(opts ...finegrain.Option) error {
-		s := newScheduler(t, append(opts, finegrain.WithoutDelayScheduling(), finegrain.WithoutPrediction())...)
+		s := newScheduler(t, append(opts, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithPrediction(false))...)
 		addNodes(t, s, 1, schema.MustTuple(4000, 8*gib))
 		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 		// A task by request holds 3 cores for the first 10 s.
@@ -344,7 +342,7 @@ func TestWithMatcherFor(t *testing.T) {
 // key does not change as it runs); under DRF the jobs alternate.
 func TestPullFIFOHeadOfLine(t *testing.T) {
 	order := func(p fairness.Policy) []string {
-		s := newScheduler(t, finegrain.WithOrdering(p), finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling())
+		s := newScheduler(t, finegrain.WithOrdering(p), finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 		addNodes(t, s, 1, schema.MustTuple(4000, 8*gib))
 		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "a"}))
 		require.NoError(t, s.SubmitJob(finegrain.Job{ID: "b", Submitted: 1}))
@@ -380,7 +378,7 @@ func TestDelayDoesNotStarveOnUnfitLocalNode(t *testing.T) {
 		"waits only for room: off-switch, W1 + W2 too": {nil, 25 * time.Second, 26 * time.Second},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := newScheduler(t, append([]finegrain.Option{finegrain.WithoutPrediction()}, tc.opts...)...)
+			s := newScheduler(t, append([]finegrain.Option{finegrain.WithPrediction(false)}, tc.opts...)...)
 			require.NoError(t, s.AddNode(finegrain.Node{ID: "tiny", Rack: "r0", Capacity: schema.MustTuple(500, gib)}))
 			require.NoError(t, s.AddNode(finegrain.Node{ID: "big", Rack: "r1", Capacity: schema.MustTuple(8000, 16*gib)}))
 			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
@@ -439,7 +437,7 @@ func TestLocalityWaitForRoom(t *testing.T) {
 		"local node stopped, Hadoop's waits: waits": {setup: stop, hadoop: true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			opts := []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithSkipDetails(4)}
+			opts := []finegrain.Option{finegrain.WithPrediction(false), finegrain.WithSkipDetails(4)}
 			if tc.hadoop {
 				opts = append(opts, finegrain.WithLocalityWaitForRoom(false))
 			}
@@ -545,7 +543,7 @@ func TestPlacementFollowsTheEstimate(t *testing.T) {
 // server untracked or tracked again, the node removed and added again — although the
 // filters keep references to the modes.
 func TestPlacementFollowsModes(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithFailureEscalation(false))
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithFailureEscalation(false))
 	bigCap := schema.MustTuple(8000, 16*gib)
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "big", Capacity: bigCap}))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "small", Capacity: schema.MustTuple(4000, 8*gib)}))
@@ -587,7 +585,7 @@ func TestPlacementFollowsModes(t *testing.T) {
 // Load the scheduler did not place (other applications) is held on the node until the
 // next report replaces it; where tasks leave less free, what is free is held.
 func TestSetExternalLoad(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction())
+	s := newScheduler(t, finegrain.WithPrediction(false))
 	addNodes(t, s, 1, schema.MustTuple(4000, 8*gib))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(3500, gib)}))
@@ -627,7 +625,7 @@ func TestSetExternalLoad(t *testing.T) {
 // WithExternalLoadForecast holds the quantile of the reports over its window on the
 // CPU and their largest memory; a node that leaves and comes back starts afresh.
 func TestExternalLoadForecast(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithExternalLoadForecast(time.Minute, 0.5))
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithExternalLoadForecast(time.Minute, 0.5))
 	addNodes(t, s, 1, schema.MustTuple(8000, 16*gib))
 	for i, r := range []resource.Tuple{schema.MustTuple(1000, 4*gib), schema.MustTuple(5000, gib), schema.MustTuple(3000, 2*gib)} {
 		held, err := s.SetExternalLoad("n0", time.Duration(i)*20*time.Second, r)
@@ -672,7 +670,7 @@ func TestExternalLoadNetting(t *testing.T) {
 		{"netting off: held whole", false, 4000, schema.MustTuple(1000, 10*gib)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithExternalLoadNetting(tc.netting))
+			s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithExternalLoadNetting(tc.netting))
 			addNodes(t, s, 1, schema.MustTuple(8000, 16*gib))
 			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 			require.NoError(t, s.Submit(finegrain.Task{ID: "t", Job: "j", Request: schema.MustTuple(4000, 2*gib)}))
@@ -697,7 +695,7 @@ func TestExternalLoadNetting(t *testing.T) {
 func TestSkipDetails(t *testing.T) {
 	for _, n := range []int{0, 1, 3} {
 		for _, walk := range []bool{false, true} {
-			opts := []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithSkipDetails(n)}
+			opts := []finegrain.Option{finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithSkipDetails(n)}
 			if walk {
 				opts = append(opts, finegrain.WithoutPlugin("DemandClasses"))
 			}
@@ -742,7 +740,7 @@ func placeFiller(t *testing.T, s *finegrain.Scheduler) string {
 // within the step; at 5 s the job is credited with the whole 5 s and takes a
 // rack-local node. (Credited per heartbeat, it would have waited 0.1 s.)
 func TestDelayWaitsGrowInUpdateSteps(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction())
+	s := newScheduler(t, finegrain.WithPrediction(false))
 	addNodes(t, s, 4, schema.MustTuple(4000, 8*gib)) // n0, n2 in r0; n1, n3 in r1
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "small", Rack: "r1", Capacity: schema.MustTuple(500, gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
@@ -761,7 +759,7 @@ func TestDelayWaitsGrowInUpdateSteps(t *testing.T) {
 // A job that the demand classes pass over before a task is chosen is reported as such,
 // not as a task with no room and a result that fits.
 func TestClassSkipIsReported(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithSkipDetails(4), finegrain.WithUnresolvableAccepted(true))
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithSkipDetails(4), finegrain.WithUnresolvableAccepted(true))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 8*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "big"}))
 	require.NoError(t, s.Submit(finegrain.Task{ID: "huge", Job: "big", Request: schema.MustTuple(1000, 16*gib)}))
@@ -790,7 +788,7 @@ func TestFinishedReportsCompletionToAdjuster(t *testing.T) {
 		wants bool
 	}{{"on time", 10 * time.Second, false}, {"three times too long", 30 * time.Second, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newScheduler(t, finegrain.WithoutDelayScheduling())
+			s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 			require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 16*gib)}))
 			require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 			key := predict.Key{Logic: "app", InputSize: 1}
@@ -822,7 +820,7 @@ func TestFinishedReportsCompletionToAdjuster(t *testing.T) {
 // failure, as far as the largest node holds. Without this a task whose prediction is
 // too small is killed and placed on the same prediction for ever.
 func TestFailedTaskEscalates(t *testing.T) {
-	s := newScheduler(t, finegrain.WithoutDelayScheduling())
+	s := newScheduler(t, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(8000, 16*gib)}))
 	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
 	key := predict.Key{Logic: "wc/map", InputSize: 128 << 20}

@@ -17,7 +17,7 @@ import (
 // progress at 100 s — a straggler by eq. 3.3 that has run longer than LATE's minimum.
 func stragglerCluster(t *testing.T, sp speculate.Speculator) *finegrain.Scheduler {
 	t.Helper()
-	s := newScheduler(t, finegrain.WithoutPrediction(), finegrain.WithoutDelayScheduling(), finegrain.WithSpeculation(sp),
+	s := newScheduler(t, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), finegrain.WithSpeculation(sp),
 		finegrain.WithUnresolvableAccepted(true))
 	for i := 0; i < 5; i++ {
 		require.NoError(t, s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%d", i), Rack: "r", Capacity: schema.MustTuple(1000, gib)}))
@@ -173,6 +173,10 @@ func TestSpeculationRules(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, d.Assignments, "the job has an unstarted task")
 
-	_, err = finegrain.New(schema, finegrain.WithSpeculation(nil))
-	assert.ErrorIs(t, err, finegrain.ErrInvalid)
+	// nil switches speculation off, like the nil pointer of a speculator.
+	for _, sp := range []speculate.Speculator{nil, (*speculate.LATE)(nil)} {
+		s, err := finegrain.New(schema, finegrain.WithSpeculation(late), finegrain.WithSpeculation(sp))
+		require.NoError(t, err)
+		assert.NotContains(t, s.Plugins()["Pass"], "Speculation")
+	}
 }

@@ -34,7 +34,7 @@ func tetrisConfig(f, m float64) finegrain.TetrisConfig {
 // request and count.
 func tetrisNode(t *testing.T, capacity, filler resource.Tuple, jobs []tetrisJob, opts ...finegrain.Option) *finegrain.Scheduler {
 	t.Helper()
-	s, err := finegrain.New(schema, append([]finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithUnresolvableAccepted(true)}, opts...)...)
+	s, err := finegrain.New(schema, append([]finegrain.Option{finegrain.WithPrediction(false), finegrain.WithUnresolvableAccepted(true)}, opts...)...)
 	require.NoError(t, err)
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: capacity}))
 	if !filler.IsZero() {
@@ -96,19 +96,19 @@ func TestTetrisChoice(t *testing.T) {
 		want     []string
 	}{
 		{"alignment: tetris takes the shape that fits the free shape", schema.MustTuple(8000, 8*gib), schema.MustTuple(6000, 2*gib),
-			[]tetrisJob{cpuHeavy, memHeavy}, []finegrain.Option{finegrain.WithTetris(tetrisConfig(0, 0))}, []string{"b-mem-0"}},
+			[]tetrisJob{cpuHeavy, memHeavy}, []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullTetris(tetrisConfig(0, 0)))}, []string{"b-mem-0"}},
 		{"alignment: with the SRPT term too", schema.MustTuple(8000, 8*gib), schema.MustTuple(6000, 2*gib),
-			[]tetrisJob{cpuHeavy, memHeavy}, []finegrain.Option{finegrain.WithTetris(plugins.DefaultTetrisConfig())}, []string{"b-mem-0"}},
+			[]tetrisJob{cpuHeavy, memHeavy}, []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullTetris(plugins.DefaultTetrisConfig()))}, []string{"b-mem-0"}},
 		{"alignment: delay scheduling takes the fairness order", schema.MustTuple(8000, 8*gib), schema.MustTuple(6000, 2*gib),
 			[]tetrisJob{cpuHeavy, memHeavy}, nil, []string{"a-cpu-0"}},
 		{"SRPT off: the better-aligned long job", schema.MustTuple(4000, 4*gib), resource.Tuple{},
-			[]tetrisJob{long, short}, []finegrain.Option{finegrain.WithTetris(tetrisConfig(0, 0))}, []string{"a-long-0"}},
+			[]tetrisJob{long, short}, []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullTetris(tetrisConfig(0, 0)))}, []string{"a-long-0"}},
 		{"SRPT on: the near-tie goes to the short job", schema.MustTuple(4000, 4*gib), resource.Tuple{},
-			[]tetrisJob{long, short}, []finegrain.Option{finegrain.WithTetris(tetrisConfig(0, 1))}, []string{"b-short-0"}},
+			[]tetrisJob{long, short}, []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullTetris(tetrisConfig(0, 1)))}, []string{"b-short-0"}},
 		{"knob f = 0.6: only the most deprived job competes", schema.MustTuple(8000, 8*gib), schema.MustTuple(6000, 2*gib),
-			[]tetrisJob{cpuHeavy, memHeavy}, []finegrain.Option{finegrain.WithTetris(tetrisConfig(0.6, 0))}, []string{"a-cpu-0"}},
+			[]tetrisJob{cpuHeavy, memHeavy}, []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullTetris(tetrisConfig(0.6, 0)))}, []string{"a-cpu-0"}},
 		{"knob f = 0.4: both compete", schema.MustTuple(8000, 8*gib), schema.MustTuple(6000, 2*gib),
-			[]tetrisJob{cpuHeavy, memHeavy}, []finegrain.Option{finegrain.WithTetris(tetrisConfig(0.4, 0))}, []string{"b-mem-0"}},
+			[]tetrisJob{cpuHeavy, memHeavy}, []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullTetris(tetrisConfig(0.4, 0)))}, []string{"b-mem-0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tetrisNode(t, tc.capacity, tc.filler, tc.jobs, tc.opts...)
@@ -124,7 +124,7 @@ func TestTetrisFillsNode(t *testing.T) {
 		{"a", schema.MustTuple(1000, 1*gib), 3},
 		{"b", schema.MustTuple(2000, 1*gib), 2},
 		{"c", schema.MustTuple(9000, 1*gib), 1}, // fits no node: looked past
-	}, finegrain.WithTetris(plugins.DefaultTetrisConfig()))
+	}, finegrain.WithPullStrategy(finegrain.PullTetris(plugins.DefaultTetrisConfig())))
 	got := started(t, s)
 	slices.Sort(got)
 	assert.Equal(t, []string{"a-0", "a-1", "a-2", "b-0", "b-1"}, got)
@@ -134,18 +134,18 @@ func TestTetrisFillsNode(t *testing.T) {
 }
 
 // The plugin list: Tetris replaces DelayScheduling (and the pre-release list), and the
-// later of WithTetris and WithPreReleaseList wins.
+// later of PullTetris and PullPreReleaseList wins.
 func TestWithTetrisReplacesPass(t *testing.T) {
-	s, err := finegrain.New(schema, finegrain.WithTetris(plugins.DefaultTetrisConfig()))
+	s, err := finegrain.New(schema, finegrain.WithPullStrategy(finegrain.PullTetris(plugins.DefaultTetrisConfig())))
 	require.NoError(t, err)
 	assert.Contains(t, s.Plugins()["Pass"], "Tetris")
 	assert.NotContains(t, s.Plugins()["Pass"], "DelayScheduling")
 	placer, err := speculate.NewFairPlacer()
 	require.NoError(t, err)
-	s, err = finegrain.New(schema, finegrain.WithTetris(plugins.DefaultTetrisConfig()), finegrain.WithPreReleaseList(placer))
+	s, err = finegrain.New(schema, finegrain.WithPullStrategy(finegrain.PullTetris(plugins.DefaultTetrisConfig())), finegrain.WithPullStrategy(finegrain.PullPreReleaseList(placer)))
 	require.NoError(t, err)
 	assert.NotContains(t, s.Plugins()["Pass"], "Tetris", "the pre-release list came later")
-	s, err = finegrain.New(schema, finegrain.WithPreReleaseList(placer), finegrain.WithTetris(plugins.DefaultTetrisConfig()))
+	s, err = finegrain.New(schema, finegrain.WithPullStrategy(finegrain.PullPreReleaseList(placer)), finegrain.WithPullStrategy(finegrain.PullTetris(plugins.DefaultTetrisConfig())))
 	require.NoError(t, err)
 	assert.Contains(t, s.Plugins()["Pass"], "Tetris", "Tetris came later")
 	assert.NotContains(t, s.Plugins()["Pass"], "PreReleaseList")
@@ -171,7 +171,7 @@ func TestWithTetrisRefusesBadKnobs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := def
 			mod(&cfg)
-			s, err := finegrain.New(schema, finegrain.WithTetris(cfg))
+			s, err := finegrain.New(schema, finegrain.WithPullStrategy(finegrain.PullTetris(cfg)))
 			require.Error(t, err)
 			assert.Nil(t, s)
 			assert.True(t, errors.Is(err, finegrain.ErrInvalid), "%v", err)
@@ -180,7 +180,7 @@ func TestWithTetrisRefusesBadKnobs(t *testing.T) {
 		})
 	}
 	for _, f := range []float64{0, 0.25, 0.999} {
-		_, err := finegrain.New(schema, finegrain.WithTetris(tetrisConfig(f, 0)))
+		_, err := finegrain.New(schema, finegrain.WithPullStrategy(finegrain.PullTetris(tetrisConfig(f, 0))))
 		assert.NoError(t, err, "f = %v", f)
 	}
 }
@@ -218,7 +218,7 @@ func tetrisCase(seed int64) string {
 	f := []float64{0, 0.25, 0.5, 0.75, 0.9}[r.Intn(5)]
 	capacity := schema.MustTuple(int64(2000+r.Intn(14000)), int64(2+r.Intn(30))*gib)
 	cfg := finegrain.TetrisConfig{Fairness: f, SRPTWeight: float64(r.Intn(3)), RemotePenalty: 0.1}
-	s, err := finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.FIFO{}), finegrain.WithTetris(cfg))
+	s, err := finegrain.New(schema, finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.FIFO{}), finegrain.WithPullStrategy(finegrain.PullTetris(cfg)))
 	if err != nil {
 		return err.Error()
 	}
@@ -299,7 +299,7 @@ func competing(f float64, j int) int {
 // tasks with learned profiles) under the Tetris pass: each heartbeat scores the
 // competing jobs' tasks once per start.
 func BenchmarkTetrisHeartbeat(b *testing.B) {
-	s, _ := benchCluster(b, 100, 1000, 100, 4, finegrain.WithTetris(plugins.DefaultTetrisConfig()))
+	s, _ := benchCluster(b, 100, 1000, 100, 4, finegrain.WithPullStrategy(finegrain.PullTetris(plugins.DefaultTetrisConfig())))
 	benchHeartbeats(b, s, 100)
 }
 
@@ -307,9 +307,9 @@ func BenchmarkTetrisHeartbeat(b *testing.B) {
 // aligns with them and starts, although the cpu-heavy job is first in the fairness
 // order (delay scheduling would start the cpu-heavy one, leaving no cpu for the
 // other).
-func ExampleWithTetris() {
+func ExamplePullTetris() {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
-	sched, _ := finegrain.New(s, finegrain.WithoutPrediction(), finegrain.WithTetris(plugins.DefaultTetrisConfig()))
+	sched, _ := finegrain.New(s, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullTetris(plugins.DefaultTetrisConfig())))
 	_ = sched.AddNode(finegrain.Node{ID: "n", Capacity: s.MustTuple(8000, 8<<30)})
 	_ = sched.SubmitJob(finegrain.Job{ID: "busy"})
 	_ = sched.Submit(finegrain.Task{ID: "busy-0", Job: "busy", Request: s.MustTuple(6000, 2<<30)})
@@ -334,7 +334,7 @@ func ExampleWithTetris() {
 // one of two tasks of the same shape; the undeclared one declares 10 s, and with the
 // SRPT term it starts although the long declared job is first in the order.
 func TestTetrisDeclaredRemainingWork(t *testing.T) {
-	s, err := finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithTetris(tetrisConfig(0, 1)))
+	s, err := finegrain.New(schema, finegrain.WithPrediction(false), finegrain.WithPullStrategy(finegrain.PullTetris(tetrisConfig(0, 1))))
 	require.NoError(t, err)
 	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 4*gib)}))
 	demand := schema.MustTuple(3000, 3*gib)

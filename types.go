@@ -126,6 +126,6 @@ const MaxSkips = framework.MaxSkips
 // DefaultSkipDetails is how many skips a Decision details by default (WithSkipDetails).
 const DefaultSkipDetails = framework.DefaultSkipDetails
 
-// DelayUpdate is the step in which delay scheduling's waits grow (WithDelayScheduling):
+// DelayUpdate is the step in which delay scheduling's waits grow (PullDelayScheduling):
 // Hadoop's Fair Scheduler update interval.
 const DelayUpdate = plugins.DelayUpdate

@@ -170,7 +170,7 @@
 //
 // # Policies
 //
-// FIFO, Capacity, Fair, DRF (request-based, WithoutPrediction, as YARN) and FGM (the
+// FIFO, Capacity, Fair, DRF (request-based, WithPrediction(false), as YARN) and FGM (the
 // scheduler's defaults with feedback) are ready-made Policy values; Policies returns
 // them in that order. For the PRRL thesis' comparisons, FairPreRelease (Fair choosing
 // tasks by the pre-release resource list instead of delay scheduling, docs/methods.md

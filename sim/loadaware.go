@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -89,7 +90,7 @@ func WithLoadAwareOptions(opts ...finegrain.Option) LoadAwareOption {
 // plugins.LoadAwareScheduling as its demand step, filter, node gate and (instead of
 // NodeScore) score; the DemandClasses job filter, which reasons on requests, is
 // removed, and so are what the reference scheduler adds to YARN's delay scheduling
-// (finegrain.WithoutPackingBound, finegrain.WithLocalityWaitForRoom off), which the
+// (finegrain.WithPackingBound(+Inf), finegrain.WithLocalityWaitForRoom off), which the
 // rival has not.
 //
 // Its ReportUsage turns a node's usage window into the node's measured usage
@@ -142,9 +143,9 @@ func NewLoadAwareScheduler(schema *resource.Schema, opts ...LoadAwareOption) (*L
 		return nil, fmt.Errorf("sim: load aware: %w: %w", ErrInvalidOption, err)
 	}
 	fopts := append([]finegrain.Option{
-		finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{}), finegrain.WithDelayScheduling(),
+		finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.DRF{}), finegrain.WithPullStrategy(finegrain.PullDelayScheduling()),
 		finegrain.WithPlugin(la), finegrain.WithoutPlugin("NodeScore"), finegrain.WithoutPlugin("DemandClasses"),
-		finegrain.WithoutPackingBound(), finegrain.WithLocalityWaitForRoom(false),
+		finegrain.WithPackingBound(math.Inf(1)), finegrain.WithLocalityWaitForRoom(false),
 	}, cfg.options...)
 	s, err := finegrain.New(schema, fopts...)
 	if err != nil {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -126,12 +127,12 @@ func (p *Policy) requestDims() resource.Mask {
 }
 
 // yarn is opts and what the YARN baselines keep of YARN: Hadoop's delay scheduling
-// (Alg. 2.1, finegrain.WithDelayScheduling, unless opts say otherwise), where a job's
+// (Alg. 2.1, finegrain.PullDelayScheduling, unless opts say otherwise), where a job's
 // wait grows while it passes up offers for locality, whether or not the nodes holding
 // its input have room (finegrain.WithLocalityWaitForRoom off), and a killed task re-run
 // on its request (finegrain.WithFailureEscalation off).
 func yarn(opts ...finegrain.Option) []finegrain.Option {
-	all := append([]finegrain.Option{finegrain.WithDelayScheduling()}, opts...)
+	all := append([]finegrain.Option{finegrain.WithPullStrategy(finegrain.PullDelayScheduling())}, opts...)
 	return append(all, finegrain.WithLocalityWaitForRoom(false), finegrain.WithFailureEscalation(false))
 }
 
@@ -139,7 +140,7 @@ func yarn(opts ...finegrain.Option) []finegrain.Option {
 // task holds its declared cpu and memory until it finishes), jobs in priority and
 // submission order, Hadoop's delay scheduling.
 func FIFO() Policy {
-	return Policy{Name: "FIFO", Options: yarn(finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.FIFO{}))}
+	return Policy{Name: "FIFO", Options: yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.FIFO{}))}
 }
 
 // Capacity is Hadoop's Capacity scheduler as FGM's baseline: request-based, each of the
@@ -148,7 +149,7 @@ func FIFO() Policy {
 func Capacity() Policy {
 	return Policy{
 		Name:    "Capacity",
-		Options: yarn(finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Capacity{})),
+		Options: yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Capacity{})),
 		Queue: func(_ string, n int) []fairness.Option {
 			return []fairness.Option{fairness.MinShare(1 / float64(n))}
 		},
@@ -159,21 +160,21 @@ func Capacity() Policy {
 // ordered by running tasks over weight (the fair rule of docs/methods.md §10), with
 // Hadoop's delay scheduling.
 func Fair() Policy {
-	return Policy{Name: "Fair", Options: yarn(finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}))}
+	return Policy{Name: "Fair", Options: yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Fair{}))}
 }
 
 // DRF is YARN's dominant resource fairness as FGM's baseline: request-based, queues and
 // jobs ordered by weighted dominant share, Hadoop's delay scheduling, without the fair
 // packing bound (YARN lets any job take a node another found no room on;
-// finegrain.WithoutPackingBound).
+// finegrain.WithPackingBound(+Inf)).
 func DRF() Policy {
-	return Policy{Name: "DRF", Options: yarn(finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{}), finegrain.WithoutPackingBound())}
+	return Policy{Name: "DRF", Options: yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.DRF{}), finegrain.WithPackingBound(math.Inf(1)))}
 }
 
 // Kubernetes is kube-scheduler with its default plugins as FGM's rival: push placement
 // (Push) of one task at a time from a queue in priority, then arrival order
 // (PrioritySort); request-based fit of cpu and memory (NodeResourcesFit's filter,
-// finegrain.WithoutPrediction); every fitting node scored (on fewer than 100 nodes the
+// finegrain.WithPrediction(false)); every fitting node scored (on fewer than 100 nodes the
 // default percentageOfNodesToScore scores them all: finegrain.WithCandidates(0)) by
 // NodeResourcesFit's LeastAllocated plus NodeResourcesBalancedAllocation with equal
 // weights, over cpu and memory with equal weights, both counting the pod being placed.
@@ -194,7 +195,7 @@ func Kubernetes() Policy {
 		if err != nil {
 			return nil, err
 		}
-		return finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithCandidates(0), finegrain.WithScorer(score), finegrain.WithFailureEscalation(false))
+		return finegrain.New(schema, finegrain.WithPrediction(false), finegrain.WithCandidates(0), finegrain.WithScorer(score), finegrain.WithFailureEscalation(false))
 	}}
 }
 
@@ -205,14 +206,14 @@ func Kubernetes() Policy {
 // chooses the devices. Use it with Fill, or with Run and WithMode(Push).
 func GPUSharing(name string, s gpu.DeviceScorer) Policy {
 	return Policy{Name: name, Options: []finegrain.Option{
-		finegrain.WithoutPrediction(), finegrain.WithCandidates(0), finegrain.WithGPUScorer(s), finegrain.WithoutPlugin("NodeScore"),
+		finegrain.WithPrediction(false), finegrain.WithCandidates(0), finegrain.WithGPUScorer(s), finegrain.WithoutPlugin("NodeScore"),
 	}}
 }
 
 // FGM is the paper's scheduler with its defaults: DRF ordering, stage profiles predicted
 // from similar tasks, fine-grained matching (Alg. 2) with at most 10% compression, the
 // Alg. 3 adjuster fed by usage reports, locality waits by the clock rule
-// (finegrain.WithLocalityClock) whose node-locality waits last only while a node
+// (finegrain.PullLocalityClock) whose node-locality waits last only while a node
 // holding the input has room (finegrain.WithLocalityWaitForRoom),
 // with the fair packing bound (finegrain.DefaultPackingBound); unpredictable tasks fall
 // back to their request. Every queue has a max share of FGMMaxShare (FGMQueue).
@@ -247,7 +248,7 @@ func FGMQueue(string, int) []fairness.Option {
 }
 
 // FairPreRelease is Hadoop's Fair scheduler choosing tasks by the pre-release resource
-// list (PRRL thesis ch. 4, Alg. 4.1/4.2; finegrain.WithPreReleaseList) instead of delay
+// list (PRRL thesis ch. 4, Alg. 4.1/4.2; finegrain.PullPreReleaseList) instead of delay
 // scheduling: request-based, node agents report progress so that busy slots have a
 // time left. Compare it with Fair (delay scheduling) for locality and job completion.
 func FairPreRelease() Policy {
@@ -256,7 +257,7 @@ func FairPreRelease() Policy {
 		if err != nil {
 			return nil, err
 		}
-		return finegrain.New(schema, yarn(finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithPreReleaseList(placer))...)
+		return finegrain.New(schema, yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithPullStrategy(finegrain.PullPreReleaseList(placer)))...)
 	}}
 }
 
@@ -269,7 +270,7 @@ func FairLATE() Policy {
 		if err != nil {
 			return nil, err
 		}
-		return finegrain.New(schema, yarn(finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithSpeculation(late))...)
+		return finegrain.New(schema, yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithSpeculation(late))...)
 	}}
 }
 
@@ -282,7 +283,7 @@ func FairPRRL() Policy {
 		if err != nil {
 			return nil, err
 		}
-		return finegrain.New(schema, yarn(finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithSpeculation(prrl))...)
+		return finegrain.New(schema, yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithSpeculation(prrl))...)
 	}}
 }
 

@@ -18,7 +18,7 @@ import (
 // preemptPolicy is DRF by request with the preemption cfg turns on and the gang
 // timeout (0: the default), every queue guaranteed minShare.
 func preemptPolicy(cfg *finegrain.PreemptionConfig, minShare float64, gangTimeout time.Duration) Policy {
-	opts := []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{})}
+	opts := []finegrain.Option{finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.DRF{})}
 	if cfg != nil {
 		opts = append(opts, finegrain.WithPreemption(*cfg))
 	}
@@ -238,7 +238,7 @@ func TestEvictionsWithTheDecision(t *testing.T) {
 	}}
 	cl := oneNode(tuple(4000, 4*gib, 100<<20, 100<<20))
 	p := Policy{Name: "moving", New: func(schema *resource.Schema) (Scheduler, error) {
-		s, err := finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+		s, err := finegrain.New(schema, finegrain.WithPrediction(false), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 		return moving{s}, err
 	}}
 	r, err := Run(&w, &cl, p, WithTaskRecords())
@@ -322,7 +322,7 @@ func TestBadEvictionsRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := Policy{Name: "lying", New: func(schema *resource.Schema) (Scheduler, error) {
-				s, err := finegrain.New(schema, finegrain.WithoutPrediction(), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
+				s, err := finegrain.New(schema, finegrain.WithPrediction(false), finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 				return &lying{Scheduler: s, edit: tc.edit}, err
 			}}
 			_, err := Run(&w, &cl, p)

@@ -248,7 +248,7 @@ func drawPreemptScenario(seed uint64) scenario {
 		finegrain.WithGangTimeout(time.Duration(2+r.IntN(19)) * time.Second)}
 	feedback := r.IntN(2) == 0
 	if !feedback {
-		opts = append(opts, finegrain.WithoutPrediction())
+		opts = append(opts, finegrain.WithPrediction(false))
 	}
 	share := []float64{0.2, 0.4, 0.5}[r.IntN(3)]
 	sc.p = Policy{Name: fmt.Sprintf("DRF%+v", cfg), Options: opts, Feedback: feedback,

@@ -154,7 +154,7 @@ func TestTransferBeforeWork(t *testing.T) {
 	// wait whenever the node holding the block offers, even though the task does not fit
 	// there, so the job would wait for that node for ever (reported to the lead).
 	p := FIFO()
-	p.Options = append(p.Options, finegrain.WithoutDelayScheduling())
+	p.Options = append(p.Options, finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))
 	r, err := Run(&w, &cl, p, WithReplication(1), WithTaskRecords())
 	require.NoError(t, err)
 	x := r.Tasks[0]
@@ -684,7 +684,7 @@ func TestKubernetesScoring(t *testing.T) {
 	demand := tuple(1000, 3*gib, 0, 0)
 	w := workload.Workload{Name: "one", Jobs: []workload.Job{handJob("j", "q", 0, demand, oneStage(10*time.Second, demand))}}
 	leastAllocated := Policy{Name: "LeastAllocated", Push: true, Options: []finegrain.Option{
-		finegrain.WithoutPrediction(), finegrain.WithCandidates(0), finegrain.WithScorer(match.LeastAllocated{Dims: workload.YARNDims()}),
+		finegrain.WithPrediction(false), finegrain.WithCandidates(0), finegrain.WithScorer(match.LeastAllocated{Dims: workload.YARNDims()}),
 	}}
 	for _, tc := range []struct {
 		p    Policy

@@ -18,7 +18,7 @@ import (
 // again on its request, as in YARN (finegrain.WithFailureEscalation off).
 func Tetris() Policy {
 	return Policy{Name: "Tetris", Options: []finegrain.Option{
-		finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{}), finegrain.WithTetris(plugins.DefaultTetrisConfig()),
+		finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.DRF{}), finegrain.WithPullStrategy(finegrain.PullTetris(plugins.DefaultTetrisConfig())),
 		finegrain.WithFailureEscalation(false),
 	}}
 }
@@ -28,5 +28,5 @@ func Tetris() Policy {
 // scheduling: a predicted task's alignment is taken over its predicted stage window,
 // and remaining work counts the predicted profiles.
 func FGMTetris() Policy {
-	return Policy{Name: "FGM+Tetris", Feedback: true, Options: []finegrain.Option{finegrain.WithTetris(plugins.DefaultTetrisConfig())}}
+	return Policy{Name: "FGM+Tetris", Feedback: true, Options: []finegrain.Option{finegrain.WithPullStrategy(finegrain.PullTetris(plugins.DefaultTetrisConfig()))}}
 }

@@ -77,7 +77,7 @@ func main() {
 		// declare: the scheduler sees the stage profile (FGM); otherwise only the request.
 		declare bool
 	}{
-		{"request-based (YARN-like)", []finegrain.Option{finegrain.WithoutPrediction()}, false},
+		{"request-based (YARN-like)", []finegrain.Option{finegrain.WithPrediction(false)}, false},
 		{"fine-grained stages, ≤10% compression (FGM)", nil, true},
 	} {
 		tasks, end := run(profiles, mode.opts, mode.declare)
@@ -93,7 +93,7 @@ func main() {
 // run places and executes the tasks on one server, heartbeating at every event.
 func run(profiles map[string]stage.Profile, opts []finegrain.Option, declare bool) ([]*task, float64) {
 	// Tasks are served in arrival order (FIFO), as the paper's example has them.
-	sched, err := finegrain.New(schema, append(opts, finegrain.WithOrdering(fairness.FIFO{}), finegrain.WithoutDelayScheduling())...)
+	sched, err := finegrain.New(schema, append(opts, finegrain.WithOrdering(fairness.FIFO{}), finegrain.WithPullStrategy(finegrain.PullFairnessOrder()))...)
 	check(err)
 	capacity := schema.MustTuple(4000, 8*gb)
 	check(sched.AddNode(finegrain.Node{ID: "server", Capacity: capacity}))

@@ -18,7 +18,7 @@ func TestFig1(t *testing.T) {
 		stage.Stage{Duration: time.Second, Demand: schema.MustTuple(2200, 2*gb)},
 		stage.Stage{Duration: 3 * time.Second, Demand: schema.MustTuple(3000, 3*gb)})
 	profiles := map[string]stage.Profile{"A1": a, "A2": a, "B1": b}
-	_, byRequest := run(profiles, []finegrain.Option{finegrain.WithoutPrediction()}, false)
+	_, byRequest := run(profiles, []finegrain.Option{finegrain.WithPrediction(false)}, false)
 	_, byStages := run(profiles, nil, true)
 	if math.Abs(byRequest-7) > 1e-6 || math.Abs(byStages-4.05) > 1e-6 {
 		t.Fatalf("work ends at %.4f by request and %.4f by stages, want 7 and 4.05", byRequest, byStages)

@@ -137,7 +137,7 @@ const timeLimit = 4 * time.Hour
 // policy is configuration c as a simulator policy: request-based DRF (as YARN
 // allocates), every queue guaranteed its share, c's preemption.
 func (c configuration) policy() sim.Policy {
-	opts := []finegrain.Option{finegrain.WithoutPrediction(), finegrain.WithOrdering(fairness.DRF{})}
+	opts := []finegrain.Option{finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.DRF{})}
 	if c.preemption != nil {
 		opts = append(opts, finegrain.WithPreemption(*c.preemption))
 	}

@@ -1,5 +1,5 @@
 // Command qos compares QoS-vector scheduling (docs/methods.md §12, the capacity
-// scheduling of the QoS paper: finegrain.WithQoSVectorScheduling) with plain capacity
+// scheduling of the QoS paper: finegrain.PullQoSVector) with plain capacity
 // scheduling on the same tasks and nodes, as the paper's MATLAB simulation does (its
 // Fig. 3): how many tasks each places, and how many of those are correctly matched.
 //
@@ -199,15 +199,15 @@ type outcome struct {
 // until every task is placed or 4 heartbeats a node in a row start nothing.
 func run(w workload, seed uint64, qos bool) (outcome, error) {
 	opts := []finegrain.Option{
-		finegrain.WithoutPrediction(),
+		finegrain.WithPrediction(false),
 		finegrain.WithOrdering(fairness.Capacity{}),
-		finegrain.WithoutDelayScheduling(),
+		finegrain.WithPullStrategy(finegrain.PullFairnessOrder()),
 		finegrain.WithMaxPerHeartbeat(1),
 		// A node takes tasks until its memory or disk is used up.
 		finegrain.WithAdjuster(policy.WithIdleThreshold(resource.Vector{})),
 	}
 	if qos {
-		opts = append(opts, finegrain.WithQoSVectorScheduling())
+		opts = append(opts, finegrain.WithPullStrategy(finegrain.PullQoSVector()))
 	}
 	s, err := finegrain.New(schema, opts...)
 	if err != nil {

@@ -32,8 +32,8 @@ func main() {
 	}
 	s := resource.MustSchema(resource.CPU, resource.Memory)
 	sched, err := finegrain.New(s,
-		finegrain.WithOrdering(fairness.DRF{}), // the default, spelled out
-		finegrain.WithoutDelayScheduling(),     // no data locality in this example
+		finegrain.WithOrdering(fairness.DRF{}),                    // the default, spelled out
+		finegrain.WithPullStrategy(finegrain.PullFairnessOrder()), // no data locality in this example
 	)
 	if err != nil {
 		log.Fatal(err)

@@ -187,7 +187,7 @@ func schedulerOptions(a Args) []finegrain.Option {
 		finegrain.WithMatcherFor(policy.ModeFineGrained, m),
 		finegrain.WithMatcherFor(policy.ModeFineGrainedNoCompression, m),
 		finegrain.WithScorer(weighted),
-		finegrain.WithoutDelayScheduling(),
+		finegrain.WithPullStrategy(finegrain.PullFairnessOrder()),
 		// Informer events and scheduling cycles reach the plugin from several
 		// goroutines, a little out of order.
 		finegrain.WithClockSkew(10 * time.Second),
