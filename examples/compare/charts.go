@@ -35,11 +35,11 @@ func cdfChart(path, title string, policies []string, byPolicy map[string][]*sim.
 }
 
 // utilChart draws one dimension's used (solid) and allocated (dashed) fraction of the
-// cluster over time, one colour per policy.
+// cluster over time, each policy in its colour.
 func utilChart(path, title string, slot int, results []*sim.Result) error {
 	c := chart.New(title, "time (s)", "fraction of the cluster")
 	c.Plot.Y.Tick.Marker = chart.FractionTicks
-	for i, r := range results {
+	for _, r := range results {
 		used := make(plotter.XYs, len(r.Samples))
 		alloc := make(plotter.XYs, len(r.Samples))
 		for k, s := range r.Samples {
@@ -57,7 +57,8 @@ func utilChart(path, title string, slot int, results []*sim.Result) error {
 		if err != nil {
 			return err
 		}
-		lu.Color, la.Color = plotutil.Color(i), plotutil.Color(i)
+		lu.Color = c.Palette.Color(r.Policy)
+		la.Color = lu.Color
 		lu.Width, la.Width = vg.Points(1.2), vg.Points(0.8)
 		la.Dashes = allocatedDashes
 		c.Plot.Add(lu, la)
@@ -76,7 +77,7 @@ func utilChart(path, title string, slot int, results []*sim.Result) error {
 var allocatedDashes = []vg.Length{vg.Points(3), vg.Points(2)}
 
 // gainChart draws FGM's gain (%) against the data volume, one line per baseline, in
-// the order of names (those without points left out).
+// the order of names (those without points left out), each in its colour.
 func gainChart(path, title string, names []string, lines map[string][][2]float64) error {
 	c := chart.New(title, "total input (GiB)", "FGM's gain in mean job completion (%)")
 	for i, n := range names {
@@ -91,7 +92,8 @@ func gainChart(path, title string, names []string, lines map[string][][2]float64
 		if err != nil {
 			return err
 		}
-		l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
+		l.Color = c.Palette.Color(n)
+		s.Color = l.Color
 		s.Shape = plotutil.Shape(i)
 		c.Plot.Add(l, s)
 		c.Legend.Add(n, l, s)
@@ -107,7 +109,7 @@ func gainChart(path, title string, names []string, lines map[string][][2]float64
 // lossChart draws, for a cloud scenario, each policy's mean job completion (y) against
 // the share of the co-located applications' CPU demand it left unserved (x,
 // sim.ColocatedLoss.Shortfall): one point per policy, means over the seeds (rows), in
-// the colours of the side-by-side chart. The better trade is down and to the left. A
+// the policies' colours. The better trade is down and to the left. A
 // policy with no finished job (mean 0) cannot be drawn on the log axis and is left out.
 func lossChart(path, title string, rows []row) error {
 	c := chart.New(title, "co-located applications' CPU demand not served (%)", "mean job completion (s, log scale)")
@@ -121,7 +123,7 @@ func lossChart(path, title string, rows []row) error {
 		if err != nil {
 			return err
 		}
-		s.Color, s.Shape, s.Radius = policyColor(i), plotutil.Shape(i), vg.Points(4)
+		s.Color, s.Shape, s.Radius = c.Palette.Color(r.policy), plotutil.Shape(i), vg.Points(4)
 		c.Plot.Add(s)
 		c.Legend.Add(r.policy, s)
 	}

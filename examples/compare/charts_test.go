@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/finegrain/finegrain/examples/internal/chart"
 	"github.com/finegrain/finegrain/sim"
 )
 
@@ -58,13 +59,21 @@ func TestCompareChart(t *testing.T) {
 		assert.Contains(t, svg, s)
 	}
 	// One CDF line per policy and one legend thumbnail each (stroked paths in the
-	// policy's colour), and 3 × 8 bars (filled paths in the colours).
-	for i := range names {
-		c := policyColor(i).(color.RGBA)
+	// policy's colour), and 3 × 8 bars (filled paths in the colours): every policy in
+	// its own colour, K8sDefault, which the palette does not know, in one of the rest.
+	var colors chart.Palette
+	seen := map[color.Color]string{}
+	for _, n := range names {
+		c := colors.Color(n).(color.RGBA)
+		assert.Empty(t, seen[c], "%s and %s share a colour", seen[c], n)
+		seen[c] = n
+		if chart.Known(n) {
+			assert.Equal(t, chart.Color(n), c, n)
+		}
 		rgb := fmt.Sprintf("#%02X%02X%02X", c.R, c.G, c.B)
-		assert.GreaterOrEqual(t, strings.Count(svg, "stroke:"+rgb), 2, names[i])
-		if names[i] != "FGM" {
-			assert.Equal(t, 3, strings.Count(svg, "fill:"+rgb), names[i])
+		assert.GreaterOrEqual(t, strings.Count(svg, "stroke:"+rgb), 2, n)
+		if n != "FGM" && rgb != "#000000" { // the SVG writes a black fill as the default, unstyled
+			assert.Equal(t, 3, strings.Count(svg, "fill:"+rgb), n)
 		}
 	}
 }

@@ -25,17 +25,6 @@ const (
 	compareWidth, compareHeight = 34 * vg.Centimeter, 12 * vg.Centimeter
 )
 
-// policyColors tell up to ten policies apart (Tableau 10); beyond, they repeat (the
-// CDF's lines differ in their dashes too).
-var policyColors = []color.Color{
-	color.RGBA{31, 119, 180, 255}, color.RGBA{255, 127, 14, 255}, color.RGBA{44, 160, 44, 255},
-	color.RGBA{214, 39, 40, 255}, color.RGBA{148, 103, 189, 255}, color.RGBA{140, 86, 75, 255},
-	color.RGBA{227, 119, 194, 255}, color.RGBA{127, 127, 127, 255}, color.RGBA{188, 189, 34, 255},
-	color.RGBA{23, 190, 207, 255},
-}
-
-func policyColor(i int) color.Color { return policyColors[i%len(policyColors)] }
-
 // relMetrics are the bar groups of the side-by-side chart: a policy's value divided by
 // the reference's.
 var relMetrics = []struct {
@@ -76,9 +65,11 @@ func cdfPoints(results []*sim.Result) plotter.XYs {
 // job-completion CDF (byPolicy: each policy's results, seeds pooled), on the right
 // grouped bars of each policy's makespan, mean and p95 job completion divided by the
 // reference policy's (rows: means over the seeds), on a log axis from 1, so that a bar
-// up means the reference did better. One colour per policy, in the order of policies,
-// named once in a legend column on the right. title heads the whole chart.
+// up means the reference did better. Each policy in its colour (chart.Palette, the same
+// in every chart), named once in a legend column on the right. title heads the whole
+// chart.
 func compareChart(path, title string, policies []string, byPolicy map[string][]*sim.Result, rows []row, ref string) error {
+	var colors chart.Palette
 	cdf := chart.New("Job completion CDF", "job completion time (s, log scale)", "fraction of jobs finished")
 	cdf.Plot.X.Scale = plot.LogScale{}
 	cdf.Plot.X.Tick.Marker = decadeTicks{}
@@ -93,7 +84,7 @@ func compareChart(path, title string, policies []string, byPolicy map[string][]*
 			// No job finished: the policy is named in the legend, without a line.
 			l = &plotter.Line{}
 		}
-		l.Color, l.Dashes, l.Width = policyColor(i), plotutil.Dashes(i), vg.Points(1.5)
+		l.Color, l.Dashes, l.Width = colors.Color(name), plotutil.Dashes(i), vg.Points(1.5)
 		if len(l.XYs) > 0 {
 			cdf.Plot.Add(l)
 		}
@@ -101,7 +92,7 @@ func compareChart(path, title string, policies []string, byPolicy map[string][]*
 	}
 	chart.LogRange(&cdf.Plot.X) // no job finished, or all in the same time
 
-	bars, err := relBars(policies, rows, ref)
+	bars, err := relBars(policies, rows, ref, &colors)
 	if err != nil {
 		return err
 	}
@@ -128,9 +119,9 @@ func compareChart(path, title string, policies []string, byPolicy map[string][]*
 }
 
 // relBars is the right panel of compareChart: per metric, one bar per policy other
-// than ref, from 1 to its value ÷ ref's. A ratio that is not finite and positive (a
-// zero value) gets no bar.
-func relBars(policies []string, rows []row, ref string) (*plot.Plot, error) {
+// than ref, from 1 to its value ÷ ref's, in its colour in colors. A ratio that is not
+// finite and positive (a zero value) gets no bar.
+func relBars(policies []string, rows []row, ref string, colors *chart.Palette) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Each policy ÷ " + ref + ", means over the seeds (above 1: " + ref + " better)"
 	p.Title.Padding = 2 * vg.Millimeter
@@ -166,7 +157,7 @@ func relBars(policies []string, rows []row, ref string) (*plot.Plot, error) {
 			}
 			lo, hi = min(lo, v), max(hi, v)
 			x := float64(m) - 0.4 + (float64(k)+0.5)*slot
-			p.Add(&ratioBar{x: x, width: slot * 0.85, y: v, color: policyColor(i)})
+			p.Add(&ratioBar{x: x, width: slot * 0.85, y: v, color: colors.Color(policies[i])})
 		}
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)

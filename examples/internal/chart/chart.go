@@ -31,6 +31,8 @@ type Chart struct {
 	Plot *plot.Plot
 	// Legend names the lines; it is drawn top left of its column.
 	Legend plot.Legend
+	// Palette colours the lines by name (a policy has its colour in every chart).
+	Palette Palette
 }
 
 // New is a chart with a title, axis labels x and y, a grid, and RoundTicks on both
@@ -50,13 +52,13 @@ func New(title, x, y string) *Chart {
 }
 
 // AddLine adds series i's line through pts, named name in the legend, in the charts'
-// line style: the i-th colour and dash pattern, 1.5 points wide.
+// line style: name's colour (c.Palette), the i-th dash pattern, 1.5 points wide.
 func (c *Chart) AddLine(name string, i int, pts plotter.XYs) error {
 	l, err := plotter.NewLine(pts)
 	if err != nil {
 		return err
 	}
-	l.Color = plotutil.Color(i)
+	l.Color = c.Palette.Color(name)
 	l.Dashes = plotutil.Dashes(i)
 	l.Width = vg.Points(1.5)
 	c.Plot.Add(l)
