@@ -130,7 +130,11 @@ func fill(c *config, tr *trace, cl *workload.Cluster, out io.Writer) error {
 	if b > 0 {
 		fmt.Fprintf(out, ": %.0f%% %s", 100*math.Abs(1-f/b), map[bool]string{true: "less", false: "more"}[f <= b])
 	}
-	fmt.Fprintln(out, " (the paper: up to about half as much as the best baseline).")
+	sep := " "
+	if !c.wide {
+		sep = "\n" // within 120 columns
+	}
+	fmt.Fprintln(out, sep+"(the paper: up to about half as much as the best baseline).")
 	fmt.Fprintf(out, "(%s fill runs in %v)\n", strconv.Itoa(len(jobs)), time.Since(start).Round(100*time.Millisecond))
 	return fillChart(filepath.Join(c.out, "fill-unallocated-gpu.svg"), tr.name, policies, unalloc)
 }

@@ -6,10 +6,12 @@
 // instead — Kubernetes (kube-scheduler's defaults), Tetris (multi-resource packing),
 // LoadAware (Koordinator's usage-aware placement) — and FGM (predicted stage profiles,
 // fine-grained matching with bounded compression, policy adjustment), and reports, per
-// scenario, a table with one row per policy — makespan, job completion, scheduling
-// response, Jain's index (and over backlogged queues), utilisation used and allocated,
-// kills, compressed placements — and FGM's gain over each policy in percent, and
-// its Jain's index less the policy's at the instants both had a backlog (paired).
+// scenario, tables with one row per policy — makespan, job completion, scheduling
+// response, Jain's index over backlogged queues, FGM's gain over each policy in percent
+// and its Jain's index less the policy's at the instants both had a backlog (paired);
+// then Jain's index over every queue, utilisation used and allocated, kills, compressed
+// placements and prediction error; then, in the cloud, what the co-located
+// applications lost — each table within 120 columns (-wide: all in one table).
 //
 //	go run ./examples/compare                    # everything, ~30 s on 2 cores
 //	go run ./examples/compare -policies DRF,FGM,FGM+Tetris -series=false
@@ -62,12 +64,14 @@
 //	               (default 0.05): a compressed task runs at (1 − rc)/(1 + p) of its speed
 //	-observe O     what FGM learns from: measured (default: the node agents' usage
 //	               samples) or oracle (the true stages, an ablation)
-//	-out DIR       output folder (default ./out)
+//	-out DIR       output folder, made if missing (default ./out/compare)
+//	-wide          one table per scenario with every column side by side (about 240
+//	               characters wide), instead of tables that fit 120 columns
 //	-workers N     simulations run in parallel, in [1, 1024] (default: the number of
 //	               CPUs, at most 1024)
 //	-quiet         no progress bar
 //
-// Outputs in -out: table.csv (the printed tables), runs.csv (one row per simulation,
+// Outputs in -out: table.csv (the printed tables, every column), runs.csv (one row per simulation,
 // every metric), jobs-SCENARIO.csv and samples-SCENARIO.csv (first seed), series.csv,
 // and SVG charts: compare-SCENARIO.svg (the policies side by side: job-completion CDFs,
 // and each policy's makespan, mean and p95 job completion ÷ FGM's as grouped bars),
@@ -76,6 +80,8 @@
 // gain in job completion against the data volume, online); with openb, fill.csv and
 // fill-unallocated-gpu.svg (the fragmentation experiment). The CDF pools the jobs of
 // every seed, as the tables average them; the utilisation charts show the first seed.
+// Every chart draws a policy in its own colour, the same in every chart (package
+// internal/chart's palette).
 // A progress bar counts simulated tasks on stderr when stderr is a terminal (never in
 // a log file or a pipe), unless -quiet.
 // The results are deterministic for a given seed; see README.md for what the model
@@ -89,6 +95,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -146,6 +153,7 @@ type config struct {
 	planetlab string
 	reserve   bool
 	out       string
+	wide      bool // -wide: each scenario in one table of every column
 	workers   int
 	quiet     bool
 	nodes     int          // the cluster's, once built
@@ -158,6 +166,10 @@ type config struct {
 	yield     sim.Yield    // -yield: who gives way on an over-committed node (cloud)
 	penalty   float64      // -penalty: the execution model's contention penalty p (eq. 5)
 }
+
+// defaultOut is the output folder unless -out names another: compare's own under
+// out/, so that another example's outputs never overwrite its files.
+var defaultOut = filepath.Join("out", "compare")
 
 // Bounds of -compress and -nodes.
 const (
@@ -177,12 +189,14 @@ func main() {
 const synopsis = `
 Runs the FGM paper's workloads in the simulator under the paper's baselines (FIFO,
 Capacity, Fair, DRF), what users would run instead (Kubernetes, Tetris, LoadAware) and
-FGM, and prints one table per scenario (makespan, job completion, response, Jain's
-index, utilisation, kills, compressed placements, FGM's gain over each policy), then
-the online series (the paper's baselines and FGM); -policies picks others. Writes CSV
-files and SVG charts to -out. A progress bar (simulated tasks) is drawn on stderr when
-it is a terminal. -trace replays a SWIM, Alibaba 2017 batch or
-Alibaba 2023 GPU (openb) trace instead; openb adds the GPU fragmentation experiment.`
+FGM, and prints per scenario tables within 120 columns (makespan, job completion,
+response, Jain's index, FGM's gain over each policy; utilisation, kills, compressed
+placements, prediction error; in the cloud, the co-located applications' loss; -wide:
+one wide table), then the online series (the paper's baselines and FGM); -policies
+picks others. Writes CSV files and SVG charts to -out (default out/compare). A progress
+bar (simulated tasks) is drawn on stderr when it is a terminal. -trace replays a SWIM,
+Alibaba 2017 batch or Alibaba 2023 GPU (openb) trace instead; openb adds the GPU
+fragmentation experiment.`
 
 func parseFlags(args []string) (config, error) {
 	fs := cli.NewFlags("compare", synopsis)
@@ -204,7 +218,8 @@ func parseFlags(args []string) (config, error) {
 	fs.Float64Var(&c.coverage, "fgd-coverage", 1, "openb: the share of the pods whose shapes FGD weighs, most frequent first")
 	fs.StringVar(&c.planetlab, "planetlab", "", "cloud background from the PlanetLab traces in this folder")
 	fs.BoolVar(&c.reserve, "reserve", false, "cloud: tell schedulers each node's memory less the background's")
-	fs.StringVar(&c.out, "out", "out", "output folder")
+	fs.StringVar(&c.out, "out", defaultOut, "output folder, made if missing")
+	fs.BoolVar(&c.wide, "wide", false, "print each scenario's table with every column side by side (about 240 characters wide), not split to fit 120")
 	fs.IntVar(&c.workers, "workers", simrun.DefaultWorkers(), fmt.Sprintf("simulations in parallel, in [1, %d]", simrun.MaxWorkers))
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
 	var observe string

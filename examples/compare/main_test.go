@@ -25,6 +25,8 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, []string{"dedicated", "cloud"}, c.envs)
 	assert.Equal(t, []string{"offline", "online"}, c.modes)
 	assert.Equal(t, 1.0, c.scale)
+	assert.Equal(t, filepath.Join("out", "compare"), c.out, "compare's own folder under out/")
+	assert.False(t, c.wide)
 	c, err = parseFlags([]string{"-swim", "x.tsv"})
 	require.NoError(t, err)
 	assert.Equal(t, 0.1, c.scale, "a SWIM trace is scaled down by default")
@@ -60,6 +62,7 @@ func TestCompareSmall(t *testing.T) {
 			assert.Contains(t, string(b), "<svg", f)
 		}
 	}
+	assertFits(t, out.String())
 	// 4 table scenarios of the 8 policies of sim.Comparison, 2 × 7 series volumes of
 	// the 5 of sim.Policies, plus the header.
 	runs, err := os.ReadFile(filepath.Join(dir, "runs.csv"))

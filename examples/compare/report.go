@@ -199,7 +199,11 @@ func report(c *config, runs []*run, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "\n== %s: %s%s, %d jobs, %d tasks, %d node(s), %d seed(s) ==\n", sc.name(), first.res.Workload,
 			compressed, first.res.Summary.Jobs, first.res.Summary.Tasks, c.nodes, c.runs)
-		if err := printTable(out, rows); err != nil {
+		tables := printTables
+		if c.wide {
+			tables = printTable
+		}
+		if err := tables(out, rows); err != nil {
 			return err
 		}
 		hasRef := slices.ContainsFunc(rows, func(r row) bool { return r.policy == reference })
@@ -232,6 +236,8 @@ func report(c *config, runs []*run, out io.Writer) error {
 func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 func f4(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 
+// printTable prints a scenario's rows as one table of every column, about 240
+// characters wide (-wide).
 func printTable(out io.Writer, rows []row) error {
 	tw := tabwriterFor(out)
 	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tJain all\tcpu used\tmem used\tcpu alloc\tmem alloc\tkills\tcompressed\tpred err\tmem under\tcolo lost\tcolo sq.\tcolo slow\tFGM gain: makespan\tJCT mean\tJCT p95\tJain paired\t")
@@ -259,6 +265,66 @@ func printTable(out io.Writer, rows []row) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t\n", r.policy, dur(r.makespan), unf, dur(r.jct),
 			dur(r.p95), dur(r.resp), r.blJain, r.jain, 100*r.cpu, 100*r.mem, 100*r.allocCPU, 100*r.allocMem, r.kills, r.compressed, pe, mu, colo, g)
+	}
+	return tw.Flush()
+}
+
+// printTables prints a scenario's rows as printTable does, in tables that fit 120
+// columns, each led by the policy: the outcomes (makespan, job completion, response,
+// Jain's index over backlogged queues) with FGM's gains and paired Jain; Jain's index
+// over every queue, utilisation, kills and prediction; and, when other applications
+// shared the nodes, what they lost (in the dedicated environment these columns are
+// "—" throughout, and the table is left out).
+func printTables(out io.Writer, rows []row) error {
+	hasRef := slices.ContainsFunc(rows, func(r row) bool { return r.policy == reference })
+	tw := tabwriterFor(out)
+	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tFGM gain: makespan\tJCT mean\tJCT p95\tJain paired\t")
+	for _, r := range rows {
+		pj := "—" // no instant at which both had two backlogged queues
+		if r.pairedN > 0 {
+			pj = fmt.Sprintf("%+.3f", r.pairedJain)
+		}
+		g := fmt.Sprintf("%+.1f%%\t%+.1f%%\t%+.1f%%\t%s", r.gainMakespan, r.gainJCT, r.gainP95, pj)
+		if r.policy == reference || !hasRef {
+			g = "—\t—\t—\t—"
+		}
+		unf := ""
+		if r.unfinished > 0 {
+			unf = fmt.Sprintf(" (%d unfinished)", r.unfinished)
+		}
+		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%.3f\t%s\t\n", r.policy, dur(r.makespan), unf, dur(r.jct), dur(r.p95), dur(r.resp), r.blJain, g)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	tw = tabwriterFor(out)
+	fmt.Fprintln(tw, "policy\tJain all\tcpu used\tmem used\tcpu alloc\tmem alloc\tkills\tcompressed\tpred err\tmem under\t")
+	cloud := false
+	for _, r := range rows {
+		pe, mu := "—", "—" // no run placed on a prediction
+		if r.predRuns > 0 {
+			pe, mu = fmt.Sprintf("%.1f%%", 50*(r.mae[0]+r.mae[1])), fmt.Sprintf("%.1f%%", 100*r.under[1])
+		}
+		fmt.Fprintf(tw, "%s\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t%s\t\n", r.policy, r.jain,
+			100*r.cpu, 100*r.mem, 100*r.allocCPU, 100*r.allocMem, r.kills, r.compressed, pe, mu)
+		cloud = cloud || r.cloud
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !cloud {
+		return nil
+	}
+	fmt.Fprintln(out)
+	tw = tabwriterFor(out)
+	fmt.Fprintln(tw, "policy\tcolo lost\tcolo sq.\tcolo slow\t")
+	for _, r := range rows {
+		colo := "—\t—\t—" // dedicated: nobody else on the nodes
+		if r.cloud {
+			colo = fmt.Sprintf("%.1f%%\t%.1f%%\t%.1f%%", 100*r.coloCPU, 100*r.coloSqueezed, 100*r.coloSlow)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t\n", r.policy, colo)
 	}
 	return tw.Flush()
 }
@@ -402,30 +468,34 @@ func series(c *config, order []scenario, byScenario map[string][]*run, out io.Wr
 		pts := perEnv[env]
 		slices.SortFunc(pts, func(a, b point) int { return int(a.gib - b.gib) })
 		fmt.Fprintf(out, "\n== online series, %s: FGM's gain in mean job completion (makespan) over each baseline ==\n", env)
-		tw := tabwriterFor(out)
-		fmt.Fprint(tw, "GiB\t")
+		// The table's cells, the volume first on every line.
+		head := []string{"GiB"}
 		var order []string
 		for _, r := range pts[0].rows {
 			if r.policy != reference {
-				fmt.Fprintf(tw, "%s\t", r.policy)
+				head = append(head, r.policy)
 				order = append(order, r.policy)
 			}
 		}
-		fmt.Fprintln(tw)
+		table := [][]string{head}
 		lines := map[string][][2]float64{}
 		for _, pt := range pts {
-			fmt.Fprintf(tw, "%d\t", int64(math.Round(float64(pt.gib)*c.scale)))
+			line := []string{strconv.FormatInt(int64(math.Round(float64(pt.gib)*c.scale)), 10)}
 			for _, r := range pt.rows {
 				csvRows = append(csvRows, []string{env, strconv.FormatInt(pt.gib, 10), r.policy, f3(r.makespan), f3(r.jct), f3(r.gainMakespan), f3(r.gainJCT)})
 				if r.policy == reference {
 					continue
 				}
-				fmt.Fprintf(tw, "%+.1f%% (%+.1f%%)\t", r.gainJCT, r.gainMakespan)
+				line = append(line, fmt.Sprintf("%+.1f%% (%+.1f%%)", r.gainJCT, r.gainMakespan))
 				lines[r.policy] = append(lines[r.policy], [2]float64{float64(pt.gib) * c.scale, r.gainJCT})
 			}
-			fmt.Fprintln(tw)
+			table = append(table, line)
 		}
-		if err := tw.Flush(); err != nil {
+		perTable := len(order)
+		if !c.wide {
+			perTable = seriesColumns
+		}
+		if err := printColumns(out, table, perTable); err != nil {
 			return err
 		}
 		if err := gainChart(filepath.Join(c.out, "series-gain-"+env+".svg"),
@@ -434,6 +504,40 @@ func series(c *config, order []scenario, byScenario map[string][]*run, out io.Wr
 		}
 	}
 	return output.WriteCSV(filepath.Join(c.out, "series.csv"), csvRows)
+}
+
+// seriesColumns is how many policies a table of the online series shows side by side
+// (but with -wide): six keep it within 120 columns; more make another table.
+const seriesColumns = 6
+
+// printColumns prints table, whose cells right of the first are columns of data, in
+// tables of at most n of those columns (all when n < 1), each led by the first column,
+// with a blank line between tables.
+func printColumns(out io.Writer, table [][]string, n int) error {
+	cols := 0
+	for _, line := range table {
+		cols = max(cols, len(line)-1)
+	}
+	if n < 1 {
+		n = max(cols, 1)
+	}
+	for from := 0; from == 0 || from < cols; from += n {
+		if from > 0 {
+			fmt.Fprintln(out)
+		}
+		tw := tabwriterFor(out)
+		for _, line := range table {
+			fmt.Fprintf(tw, "%s\t", line[0])
+			for _, cell := range line[1+min(from, len(line)-1) : 1+min(from+n, len(line)-1)] {
+				fmt.Fprintf(tw, "%s\t", cell)
+			}
+			fmt.Fprintln(tw)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // plural is "1 seed", "3 seeds".

@@ -31,10 +31,17 @@
 // on 10 nodes of 16 cores and 32 GiB (the FGM paper's node), every task declaring its
 // true peak × 1.2–1.5 as YARN users do.
 //
+// Flags: -seed N (first seed; run r uses seed N+r), -runs N (seeds, default 3), -scale
+// F (multiplies every class's number of jobs), -mode pull|push, -out DIR (output
+// folder, made if missing; default ./out/preempt), -wide (the heading and the first
+// seed's workload on one line, about 180 characters, instead of two that fit 120
+// columns), -workers N, -quiet.
+//
 // Outputs in -out: table.csv (the printed tables), jobs-CONFIG.csv and
 // evictions-CONFIG.csv (first seed), and jct-cdf-high.svg, the completion-time CDF of
-// the high-priority jobs under each configuration (all seeds pooled). The results are
-// deterministic for a given seed.
+// the high-priority jobs under each configuration (all seeds pooled; the
+// configurations are not policies of package sim, so they take the palette's remaining
+// colours). The results are deterministic for a given seed.
 package main
 
 import (
@@ -60,7 +67,8 @@ Runs a busy cluster of long low-priority batch jobs, with high-priority, ETL and
 jobs arriving, under DRF with no preemption, priority preemption, and priority plus
 guarantee preemption, and prints per job class the mean and p95 completion time, the
 runs evicted and the work they lost, and whether a gang ever ran partially. Writes CSV
-files and an SVG chart (the high-priority jobs' completion-time CDF) to -out.`
+files and an SVG chart (the high-priority jobs' completion-time CDF) to -out (default
+out/preempt).`
 
 type config struct {
 	seed    uint64
@@ -68,6 +76,7 @@ type config struct {
 	scale   float64
 	mode    sim.Mode
 	out     string
+	wide    bool // -wide: the heading on one line
 	workers int
 	quiet   bool
 }
@@ -88,7 +97,8 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.runs, "runs", 3, "seeds per configuration")
 	fs.Float64Var(&c.scale, "scale", 1, "multiplies every class's number of jobs")
 	fs.StringVar(&mode, "mode", "pull", "pull (heartbeats) or push (Place)")
-	fs.StringVar(&c.out, "out", "out", "output folder")
+	fs.StringVar(&c.out, "out", defaultOut, "output folder, made if missing")
+	fs.BoolVar(&c.wide, "wide", false, "print the heading and the first seed's workload on one line (about 180 characters wide), not two that fit 120")
 	fs.IntVar(&c.workers, "workers", simrun.DefaultWorkers(), fmt.Sprintf("simulations in parallel, in [1, %d]", simrun.MaxWorkers))
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
 	if err := cli.Parse(fs, args); err != nil {
@@ -113,6 +123,10 @@ func parseFlags(args []string) (config, error) {
 	}
 	return c, nil
 }
+
+// defaultOut is the output folder unless -out names another: preempt's own under
+// out/, so that another example's outputs (compare's table.csv) are not overwritten.
+var defaultOut = filepath.Join("out", "preempt")
 
 // configuration is one way the scheduler is set up.
 type configuration struct {
@@ -189,8 +203,14 @@ func run(c config, stdout, stderr io.Writer) ([]*result, error) {
 		}
 	}
 	w0 := results[0].w
-	fmt.Fprintf(stdout, "== %s: %d nodes of 16 cores and 32 GiB; first seed: %s; %s mode, %d seed(s) ==\n\n",
-		cl.Name, len(cl.Nodes), describe(w0), c.mode, c.runs)
+	if c.wide {
+		fmt.Fprintf(stdout, "== %s: %d nodes of 16 cores and 32 GiB; first seed: %s; %s mode, %d seed(s) ==\n\n",
+			cl.Name, len(cl.Nodes), describe(w0), c.mode, c.runs)
+	} else {
+		// The workload on a line of its own, within 120 columns.
+		fmt.Fprintf(stdout, "== %s: %d nodes of 16 cores and 32 GiB; %s mode, %d seed(s) ==\nfirst seed: %s\n\n",
+			cl.Name, len(cl.Nodes), c.mode, c.runs, describe(w0))
+	}
 	rows, sums := aggregate(results, c.runs)
 	if err := printTables(stdout, rows, sums); err != nil {
 		return nil, err

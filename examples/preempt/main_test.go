@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,6 +73,10 @@ func TestRun(t *testing.T) {
 
 			assert.Contains(t, out.String(), "configuration  class  queue  priority")
 			assert.Contains(t, out.String(), "partial gang runs")
+			assert.Contains(t, out.String(), "\nfirst seed: ")
+			for _, line := range strings.Split(out.String(), "\n") {
+				assert.LessOrEqual(t, len(line), 120, "%q", line)
+			}
 			for _, f := range []string{"table.csv", "jct-cdf-high.svg", "jobs-none.csv", "evictions-priority.csv", "evictions-priority+guarantees.csv"} {
 				st, err := os.Stat(filepath.Join(dir, f))
 				require.NoError(t, err, f)
@@ -103,6 +108,29 @@ func highMean(t *testing.T, r *sim.Result) float64 {
 	return total / float64(n)
 }
 
+// -wide prints the heading on one line, as wide as it comes; the rest of the output
+// and the files are the same.
+func TestWide(t *testing.T) {
+	var outs, tables [2]string
+	for i, wide := range []bool{false, true} {
+		dir := t.TempDir()
+		var out bytes.Buffer
+		_, err := run(config{seed: 1, runs: 1, scale: 0.25, mode: sim.Pull, out: dir, wide: wide, workers: 2, quiet: true}, &out, io.Discard)
+		require.NoError(t, err)
+		b, err := os.ReadFile(filepath.Join(dir, "table.csv"))
+		require.NoError(t, err)
+		outs[i], tables[i] = out.String(), string(b)
+	}
+	assert.Equal(t, tables[0], tables[1])
+	narrow, wide := strings.SplitN(outs[0], "\n", 3), strings.SplitN(outs[1], "\n", 2)
+	head, workload := strings.TrimSuffix(narrow[0], " ==")[3:], strings.TrimPrefix(narrow[1], "first seed: ")
+	assert.True(t, strings.HasPrefix(wide[0], "== fgm-10: 10 nodes of 16 cores and 32 GiB; first seed: "+workload+"; "), wide[0])
+	assert.True(t, strings.HasSuffix(wide[0], strings.SplitN(head, "; ", 2)[1]+" =="), wide[0])
+	// After the heading, the same lines, but for the last (wall time and folder).
+	rest := func(s string) string { return s[:strings.LastIndex(s, " simulations in ")] }
+	assert.Equal(t, rest(narrow[2]), rest(wide[1]))
+}
+
 // The same seed gives the same tables.
 func TestDeterministic(t *testing.T) {
 	tables := make([][]byte, 2)
@@ -119,7 +147,10 @@ func TestDeterministic(t *testing.T) {
 func TestFlags(t *testing.T) {
 	c, err := parseFlags(nil)
 	require.NoError(t, err)
-	assert.Equal(t, config{seed: 1, runs: 3, scale: 1, mode: sim.Pull, out: "out", workers: c.workers}, c)
+	assert.Equal(t, config{seed: 1, runs: 3, scale: 1, mode: sim.Pull, out: filepath.Join("out", "preempt"), workers: c.workers}, c)
+	c, err = parseFlags([]string{"-wide"})
+	require.NoError(t, err)
+	assert.True(t, c.wide)
 	c, err = parseFlags([]string{"-mode", "push", "-runs", "2", "-scale", "0.5"})
 	require.NoError(t, err)
 	assert.Equal(t, sim.Push, c.mode)
