@@ -2,7 +2,11 @@ package main
 
 import (
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/examples/internal/clitest"
@@ -18,3 +22,19 @@ func TestCommandLine(t *testing.T) { clitest.CommandLine(t, "locality") }
 // Standard output that cannot be written (a full disk) is a failure, exit status 1
 // with a message, not a success.
 func TestStdoutFull(t *testing.T) { clitest.StdoutFull(t) }
+
+// By default every line fits 120 columns; -wide labels the summary rows in the slot
+// column alone, one column wider. The rest is the same.
+func TestWide(t *testing.T) {
+	out, code := clitest.Run(t)
+	require.Equal(t, 0, code, out)
+	wide, code := clitest.Run(t, "-wide")
+	require.Equal(t, 0, code, wide)
+	for _, line := range strings.Split(out, "\n") {
+		assert.LessOrEqual(t, len(line), 120, "%q", line)
+	}
+	assert.Contains(t, out, "\njobs done:  mean      82.1s ")
+	assert.Contains(t, wide, "\njobs done: mean            82.1s ")
+	fields := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	assert.Equal(t, fields(wide), fields(out), "the same cells")
+}

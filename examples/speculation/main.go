@@ -47,8 +47,9 @@
 // (won/launched over all runs), the mean job completion time (submission at 0 →
 // last task done) with its change against no speculation, the makespan, and the slot
 // time backups held (the resources speculation costs); the last column is the thesis'
-// won/launched for the matching table. A second table repeats the thesis-like
-// scenarios with stragglers slow from their start.
+// won/launched for the matching table. Two more tables, one for LATE and one for
+// PRRL, repeat the thesis-like scenarios with stragglers slow from their start; -wide
+// prints them as one table, side by side (about 130 characters wide).
 //
 // Where our model differs from the thesis — read the comparison with care:
 //
@@ -65,8 +66,8 @@
 //     random stragglers that slow down part-way; for them the estimate (progress over
 //     the whole run time) is too short. PRRL backs a task up only when its estimated
 //     time left exceeds the backup's run time, so it declines some backups that would
-//     have won; LATE does not make that test. The second table removes the part-way
-//     onset to show how much this matters.
+//     have won; LATE does not make that test. The sensitivity tables remove the
+//     part-way onset to show how much this matters.
 //   - Slots are independent: a node runs its 4 tasks at full speed each (in the thesis
 //     4 slots on 2 cores halved the speed). Map tasks only; no reduces, no failures;
 //     progress is exact up to heartbeat staleness; a finished attempt frees its slot at
@@ -92,6 +93,7 @@
 // three Pi jobs, PRRL clearly ahead for three WordCount jobs.
 //
 //	go run ./examples/speculation
+//	go run ./examples/speculation -wide
 package main
 
 import (
@@ -203,16 +205,20 @@ PRRL thesis' heterogeneous cluster with jobs like those of its Tables 3.4-3.9, i
 event model written for this example, and prints the thesis' figures next to ours.`
 
 func main() {
-	if err := cli.Parse(cli.NewFlags("speculation", synopsis), os.Args[1:]); err != nil {
+	fs := cli.NewFlags("speculation", synopsis)
+	wide := fs.Bool("wide", false, "print the sensitivity table with LATE and PRRL side by side (about 130 characters wide), not as two tables that fit 120")
+	if err := cli.Parse(fs, os.Args[1:]); err != nil {
 		cli.Exit("speculation", err)
 	}
 	log.SetFlags(0)
-	if err := run(); err != nil {
+	if err := run(*wide); err != nil {
 		log.Fatalf("speculation: %v", err)
 	}
 }
 
-func run() error {
+// run runs every scenario and prints the tables; wide prints the sensitivity table as
+// one table, LATE and PRRL side by side.
+func run(wide bool) error {
 	cl, err := workload.ThesisCluster()
 	if err != nil {
 		return err
@@ -271,22 +277,49 @@ func run() error {
 	}
 
 	fmt.Println("Sensitivity: stragglers slow from their start (steady rate, LATE's estimate exact), same seeds")
-	fmt.Fprintln(tw, "scenario\tLATE won/launched\tsuccess\tjob completion\tPRRL won/launched\tsuccess\tjob completion\tnone\t")
+	type sensitivity struct {
+		name string
+		ss   [3]summary // none, LATE, PRRL
+	}
+	var rows []sensitivity
 	for _, e := range experiments {
 		if e.table == "" {
 			continue
 		}
-		var ss [3]summary
+		r := sensitivity{name: e.sc.name}
 		for i, p := range policies {
 			s, err := runAll(&cl, e.sc, model{onsetMax: 0}, p)
 			if err != nil {
 				return err
 			}
-			ss[i] = s
+			r.ss[i] = s
 		}
-		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t\n", e.sc.name,
-			perRun(ss[1].won), perRun(ss[1].launched), ss[1].success(), secs(ss[1].meanJob()),
-			perRun(ss[2].won), perRun(ss[2].launched), ss[2].success(), secs(ss[2].meanJob()), secs(ss[0].meanJob()))
+		rows = append(rows, r)
 	}
-	return tw.Flush()
+	if wide {
+		fmt.Fprintln(tw, "scenario\tLATE won/launched\tsuccess\tjob completion\tPRRL won/launched\tsuccess\tjob completion\tnone\t")
+		for _, r := range rows {
+			ss := r.ss
+			fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t\n", r.name,
+				perRun(ss[1].won), perRun(ss[1].launched), ss[1].success(), secs(ss[1].meanJob()),
+				perRun(ss[2].won), perRun(ss[2].launched), ss[2].success(), secs(ss[2].meanJob()), secs(ss[0].meanJob()))
+		}
+		return tw.Flush()
+	}
+	// One table per speculator, within 120 columns, each with no speculation's job
+	// completion ("none") to compare with.
+	for k, name := range []string{"LATE", "PRRL"} {
+		if k > 0 {
+			fmt.Println()
+		}
+		fmt.Fprintf(tw, "scenario\t%s won/launched\tsuccess\tjob completion\tnone\t\n", name)
+		for _, r := range rows {
+			s := r.ss[k+1]
+			fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\t\n", r.name, perRun(s.won), perRun(s.launched), s.success(), secs(s.meanJob()), secs(r.ss[0].meanJob()))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
