@@ -66,7 +66,8 @@
 //	               samples) or oracle (the true stages, an ablation)
 //	-out DIR       output folder, made if missing (default ./out/compare)
 //	-wide          one table per scenario with every column side by side (about 240
-//	               characters wide), instead of tables that fit 120 columns
+//	               characters wide), and the online series in one table, instead of
+//	               tables that fit 120 columns
 //	-workers N     simulations run in parallel, in [1, 1024] (default: the number of
 //	               CPUs, at most 1024)
 //	-quiet         no progress bar

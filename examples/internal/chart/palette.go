@@ -51,7 +51,7 @@ var remainderColors = []color.RGBA{
 	rgb(0x6699CC), // medium blue
 	rgb(0x994455), // dark red
 	rgb(0xEE99AA), // light red
-	rgb(0xBBCC33), // pear
+	rgb(0x225555), // dark cyan
 }
 
 func rgb(x uint32) color.RGBA {
