@@ -14,15 +14,15 @@
 // The scorers rank the nodes a task fits for push placement, each with the device
 // choice that goes with it:
 //
-//	BestFit     the node left with the least free resources (its dimensions and the
-//	            GPU) after placement
-//	DotProduct  the smallest dot product of the task's demand with the node's free
-//	            resources, both normalised by the node's capacity (Tetris's alignment,
-//	            read as packing, as the ATC'23 GPU-sharing study runs it)
-//	Packing     shared devices first, then partly used nodes, then empty ones
-//	FGD         Fragmentation Gradient Descent (Weng et al., USENIX ATC 2023): the
-//	            node and device whose use grows the expected GPU fragmentation least,
-//	            given the workload's distribution of task shapes (Frag)
+//	DeviceBestFit  the node left with the least free resources (its dimensions and
+//	               the GPU) after placement
+//	DotProduct     the smallest dot product of the task's demand with the node's
+//	               free resources, both normalised by the node's capacity (Tetris's
+//	               alignment, read as packing, as the ATC'23 GPU-sharing study runs it)
+//	Packing        shared devices first, then partly used nodes, then empty ones
+//	FGD            Fragmentation Gradient Descent (Weng et al., USENIX ATC 2023): the
+//	               node and device whose use grows the expected GPU fragmentation
+//	               least, given the workload's distribution of task shapes (Frag)
 //
 // Package finegrain wires them in (finegrain.Node.GPU, finegrain.Task.GPU,
 // finegrain.WithGPUScorer); the scheduler's state holds each node's Devices and each

@@ -32,11 +32,11 @@ type DeviceScorer interface {
 	Score(n Node, t Shape) (score float64, a Allocation, ok bool)
 }
 
-// DeviceBestFit prefers the node left with the least free resources: 1 minus the mean, over
-// the dimensions of Dims that the node has (zero Dims: all) and the GPU, of the free
+// DeviceBestFit prefers the node left with the least free resources: 1 minus the mean,
+// over the dimensions of Dims that the node has (zero Dims: all) and the GPU, of the free
 // share after placement, (free − request)/capacity (the GPU's is 0 on a node without
 // devices, which a task without GPU demand thus prefers). The devices are chosen by
-// Devices.DeviceBestFit. (The ATC'23 study's simulator normalises by the largest node of
+// Devices.BestFit. (The ATC'23 study's simulator normalises by the largest node of
 // the cluster and weighs CPU and GPU only; here each node's own capacity, and every
 // dimension of Dims.)
 type DeviceBestFit struct{ Dims resource.Mask }
