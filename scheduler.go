@@ -131,11 +131,10 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 	pred, err1 := plugins.NewPrediction(s.schema, est, cfg.holdTail)
 	gate, err2 := plugins.NewModeGate(s.adjuster)
 	matcher, err3 := plugins.NewStageMatch(s.adjuster, s.compression, cfg.matchers)
-	qos, err4 := plugins.NewQoS(s.compression, cfg.qos)
-	score, err5 := plugins.NewNodeScore(cfg.scorer, 1)
-	gang, err6 := plugins.NewGang(cfg.gangTimeout)
-	idle, err7 := plugins.NewIdleGate(s.adjuster)
-	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7); err != nil {
+	score, err4 := plugins.NewNodeScore(cfg.scorer, 1)
+	gang, err5 := plugins.NewGang(cfg.gangTimeout)
+	idle, err6 := plugins.NewIdleGate(s.adjuster)
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		return nil, err
 	}
 	pred.SetEscalation(cfg.escalate)
@@ -159,9 +158,7 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 		plugins.GPUFit{},         // Filter: the node's GPU devices can hold the task's GPU demand
 		matcher,                  // Filter: the stage match with bounded compression (Alg. 2) — the costly one
 	}
-	if !cfg.qosOff {
-		list = append(list, qos) // Filter: a match that compresses keeps the deadlines (eq. 15), after the match it judges
-	}
+	list = append(list, optional.qos...)        // Filter: a match that compresses keeps the deadlines (eq. 15), after the match it judges (WithQoS)
 	list = append(list, score)                  // Score (push): rank the nodes that passed (WithScorer)
 	list = append(list, optional.gpuScore...)   // Score (push): and choose the task's GPU devices (WithGPUScorer)
 	list = append(list, gang)                   // PreFilter, Reserve, Permit: a gang's members start together
@@ -192,13 +189,20 @@ func (s *Scheduler) plugins() ([]framework.Plugin, error) {
 
 // optional holds the built-in plugins an option switches on, each empty or one.
 type optional struct {
-	gpuScore, capPerBeat, preempt, book, speculate []framework.Plugin
+	qos, gpuScore, capPerBeat, preempt, book, speculate []framework.Plugin
 }
 
 // optionalPlugins builds the built-in plugins the options switch on.
 func (s *Scheduler) optionalPlugins() (optional, error) {
 	cfg := &s.cfg
 	var o optional
+	if !cfg.qosOff {
+		q, err := plugins.NewQoS(s.compression, cfg.qos)
+		if err != nil {
+			return o, err
+		}
+		o.qos = []framework.Plugin{q}
+	}
 	if cfg.gpuScorer != nil {
 		g, err := plugins.NewGPUScore(cfg.gpuScorer, 1)
 		if err != nil {
