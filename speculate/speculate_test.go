@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/speculate"
 	"github.com/finegrain/finegrain/stage"
@@ -306,8 +305,6 @@ func TestStrings(t *testing.T) {
 		{speculate.ReasonAtCap.String(), "at speculative cap"},
 		{speculate.ReasonFasterResources.String(), "faster resources will free up"},
 		{speculate.ReasonNotFaster.String(), "backup would not finish first"}, {speculate.Reason(42).String(), "Reason(42)"},
-		{fairness.NodeLocal.String(), "node-local"}, {fairness.RackLocal.String(), "rack-local"},
-		{fairness.OffSwitch.String(), "off-switch"}, {fairness.Level(7).String(), "Locality(7)"},
 		{speculate.FairJobs.String(), "fair"}, {speculate.FIFOJobs.String(), "fifo"}, {speculate.JobOrder(5).String(), "JobOrder(5)"},
 		{speculate.Reclaim.String(), "reclaim"}, {speculate.Preempt.String(), "preempt"}, {speculate.Expand.String(), "expand"},
 		{speculate.Move.String(), "move"}, {speculate.Restore.String(), "restore"}, {speculate.StepKind(8).String(), "StepKind(8)"},
