@@ -236,6 +236,34 @@ func report(c *config, runs []*run, out io.Writer) error {
 func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 func f4(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 
+// rowCells are the formatted columns of a row that are more than a number: the makespan with
+// its unfinished jobs, FGM's gains with the paired Jain ("—" for FGM itself, or with no
+// FGM row), the prediction error and memory under-prediction ("—" with no run placed on
+// a prediction) and the co-located applications' loss ("—" in a dedicated environment:
+// nobody else on the nodes). Each group is tab-separated.
+type rowCells struct{ makespan, gains, pred, colo string }
+
+func formatCells(r row, hasRef bool) rowCells {
+	c := rowCells{makespan: dur(r.makespan), gains: "—\t—\t—\t—", pred: "—\t—", colo: "—\t—\t—"}
+	if r.unfinished > 0 {
+		c.makespan += fmt.Sprintf(" (%d unfinished)", r.unfinished)
+	}
+	if r.policy != reference && hasRef {
+		pj := "—" // no instant at which both had two backlogged queues
+		if r.pairedN > 0 {
+			pj = fmt.Sprintf("%+.3f", r.pairedJain)
+		}
+		c.gains = fmt.Sprintf("%+.1f%%\t%+.1f%%\t%+.1f%%\t%s", r.gainMakespan, r.gainJCT, r.gainP95, pj)
+	}
+	if r.predRuns > 0 {
+		c.pred = fmt.Sprintf("%.1f%%\t%.1f%%", 50*(r.mae[0]+r.mae[1]), 100*r.under[1])
+	}
+	if r.cloud {
+		c.colo = fmt.Sprintf("%.1f%%\t%.1f%%\t%.1f%%", 100*r.coloCPU, 100*r.coloSqueezed, 100*r.coloSlow)
+	}
+	return c
+}
+
 // printTable prints a scenario's rows as one table of every column, about 240
 // characters wide (-wide).
 func printTable(out io.Writer, rows []row) error {
@@ -243,28 +271,9 @@ func printTable(out io.Writer, rows []row) error {
 	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tJain all\tcpu used\tmem used\tcpu alloc\tmem alloc\tkills\tcompressed\tpred err\tmem under\tcolo lost\tcolo sq.\tcolo slow\tFGM gain: makespan\tJCT mean\tJCT p95\tJain paired\t")
 	hasRef := slices.ContainsFunc(rows, func(r row) bool { return r.policy == reference })
 	for _, r := range rows {
-		pj := "—" // no instant at which both had two backlogged queues
-		if r.pairedN > 0 {
-			pj = fmt.Sprintf("%+.3f", r.pairedJain)
-		}
-		g := fmt.Sprintf("%+.1f%%\t%+.1f%%\t%+.1f%%\t%s", r.gainMakespan, r.gainJCT, r.gainP95, pj)
-		if r.policy == reference || !hasRef {
-			g = "—\t—\t—\t—"
-		}
-		unf := ""
-		if r.unfinished > 0 {
-			unf = fmt.Sprintf(" (%d unfinished)", r.unfinished)
-		}
-		pe, mu := "—", "—" // no run placed on a prediction
-		if r.predRuns > 0 {
-			pe, mu = fmt.Sprintf("%.1f%%", 50*(r.mae[0]+r.mae[1])), fmt.Sprintf("%.1f%%", 100*r.under[1])
-		}
-		colo := "—\t—\t—" // dedicated: nobody else on the nodes
-		if r.cloud {
-			colo = fmt.Sprintf("%.1f%%\t%.1f%%\t%.1f%%", 100*r.coloCPU, 100*r.coloSqueezed, 100*r.coloSlow)
-		}
-		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t\n", r.policy, dur(r.makespan), unf, dur(r.jct),
-			dur(r.p95), dur(r.resp), r.blJain, r.jain, 100*r.cpu, 100*r.mem, 100*r.allocCPU, 100*r.allocMem, r.kills, r.compressed, pe, mu, colo, g)
+		c := formatCells(r, hasRef)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t%s\t%s\t\n", r.policy, c.makespan, dur(r.jct),
+			dur(r.p95), dur(r.resp), r.blJain, r.jain, 100*r.cpu, 100*r.mem, 100*r.allocCPU, 100*r.allocMem, r.kills, r.compressed, c.pred, c.colo, c.gains)
 	}
 	return tw.Flush()
 }
@@ -280,19 +289,8 @@ func printTables(out io.Writer, rows []row) error {
 	tw := tabwriterFor(out)
 	fmt.Fprintln(tw, "policy\tmakespan\tJCT mean\tJCT p95\tresponse\tJain\tFGM gain: makespan\tJCT mean\tJCT p95\tJain paired\t")
 	for _, r := range rows {
-		pj := "—" // no instant at which both had two backlogged queues
-		if r.pairedN > 0 {
-			pj = fmt.Sprintf("%+.3f", r.pairedJain)
-		}
-		g := fmt.Sprintf("%+.1f%%\t%+.1f%%\t%+.1f%%\t%s", r.gainMakespan, r.gainJCT, r.gainP95, pj)
-		if r.policy == reference || !hasRef {
-			g = "—\t—\t—\t—"
-		}
-		unf := ""
-		if r.unfinished > 0 {
-			unf = fmt.Sprintf(" (%d unfinished)", r.unfinished)
-		}
-		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%s\t%s\t%.3f\t%s\t\n", r.policy, dur(r.makespan), unf, dur(r.jct), dur(r.p95), dur(r.resp), r.blJain, g)
+		c := formatCells(r, hasRef)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3f\t%s\t\n", r.policy, c.makespan, dur(r.jct), dur(r.p95), dur(r.resp), r.blJain, c.gains)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -302,12 +300,9 @@ func printTables(out io.Writer, rows []row) error {
 	fmt.Fprintln(tw, "policy\tJain all\tcpu used\tmem used\tcpu alloc\tmem alloc\tkills\tcompressed\tpred err\tmem under\t")
 	cloud := false
 	for _, r := range rows {
-		pe, mu := "—", "—" // no run placed on a prediction
-		if r.predRuns > 0 {
-			pe, mu = fmt.Sprintf("%.1f%%", 50*(r.mae[0]+r.mae[1])), fmt.Sprintf("%.1f%%", 100*r.under[1])
-		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t%s\t\n", r.policy, r.jain,
-			100*r.cpu, 100*r.mem, 100*r.allocCPU, 100*r.allocMem, r.kills, r.compressed, pe, mu)
+		c := formatCells(r, hasRef)
+		fmt.Fprintf(tw, "%s\t%.3f\t%.1f%%\t%.1f%%\t%.1f%%\t%.1f%%\t%.0f\t%.0f\t%s\t\n", r.policy, r.jain,
+			100*r.cpu, 100*r.mem, 100*r.allocCPU, 100*r.allocMem, r.kills, r.compressed, c.pred)
 		cloud = cloud || r.cloud
 	}
 	if err := tw.Flush(); err != nil {
@@ -320,11 +315,7 @@ func printTables(out io.Writer, rows []row) error {
 	tw = tabwriterFor(out)
 	fmt.Fprintln(tw, "policy\tcolo lost\tcolo sq.\tcolo slow\t")
 	for _, r := range rows {
-		colo := "—\t—\t—" // dedicated: nobody else on the nodes
-		if r.cloud {
-			colo = fmt.Sprintf("%.1f%%\t%.1f%%\t%.1f%%", 100*r.coloCPU, 100*r.coloSqueezed, 100*r.coloSlow)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t\n", r.policy, colo)
+		fmt.Fprintf(tw, "%s\t%s\t\n", r.policy, formatCells(r, hasRef).colo)
 	}
 	return tw.Flush()
 }
