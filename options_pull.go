@@ -44,12 +44,6 @@ var pullNames = [...]string{"none", "locality clock", "delay scheduling", "fairn
 // String names the strategy, e.g. "locality clock".
 func (p PullStrategy) String() string { return pullNames[p.kind] }
 
-// walksFairness reports whether the strategy walks the jobs in fairness order
-// (plugins.DelayScheduling), where the packing bound and the locality waits apply.
-func (p PullStrategy) walksFairness() bool {
-	return p.kind == pullClock || p.kind == pullDelay || p.kind == pullFairness
-}
-
 // PullLocalityClock is the default pull strategy: the jobs in fairness order with
 // locality waits counted by the clock (fairness.LocalityClock, docs/methods.md §10;
 // plugins.NewClockScheduling). A job may launch node-local only for w1 after its last
