@@ -226,10 +226,14 @@ func tetrisCase(seed int64) string {
 		return err.Error()
 	}
 	free := capacity
-	if r.Intn(2) == 0 {
-		filler := schema.MustTuple(capacity[0]*int64(r.Intn(80))/100, capacity[1]*int64(r.Intn(80))/100)
-		_ = s.SubmitJob(finegrain.Job{ID: "filler"})
-		_ = s.Submit(finegrain.Task{ID: "filler", Job: "filler", Request: filler})
+	// A filler of zero demand is refused (ErrNoDemand): it leaves the node empty.
+	if filler := schema.MustTuple(capacity[0]*int64(r.Intn(80))/100, capacity[1]*int64(r.Intn(80))/100); r.Intn(2) == 0 && !filler.IsZero() {
+		if err := s.SubmitJob(finegrain.Job{ID: "filler"}); err != nil {
+			return "filler job: " + err.Error()
+		}
+		if err := s.Submit(finegrain.Task{ID: "filler", Job: "filler", Request: filler}); err != nil {
+			return "filler: " + err.Error()
+		}
 		if _, err := s.Place("filler", 0); err != nil {
 			return "filler: " + err.Error()
 		}
