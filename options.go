@@ -42,7 +42,9 @@ import (
 //	runtime        WithUnresolvableAccepted, WithClockSkew, WithRetention, WithLogger,
 //	               WithSkipDetails
 //
-// Options apply in order; an option given twice keeps its later value. A feature is
+// Options apply in order. An option that sets a value keeps the later one when given
+// twice; WithAdjuster's options, WithMatcherFor's modes and the plugin-list edits add
+// up. A feature is
 // switched off by its own option with its zero value: false for a switch
 // (WithPrediction(false), WithFutureStart(false)), nil for a plugged-in part
 // (WithQoS(nil), WithGPUScorer(nil), WithSpeculation(nil)), the zero config
