@@ -51,11 +51,12 @@ func (p PullStrategy) String() string { return pullNames[p.kind] }
 // or not it was offered a node meanwhile — as YARN's Fair Scheduler counts it with
 // continuous scheduling. A heartbeat passes a job that may not launch on the node over
 // at once, without looking at it further. The default waits are fairness.DefaultW1 and
-// fairness.DefaultW2 (5 s and 20 s). Both must be ≥ 0 (0 and 0: no waits).
+// fairness.DefaultW2 (5 s and 20 s). Both must be ≥ 0 (0 and 0: no waits), and their
+// sum must not overflow a time.Duration; New fails with ErrInvalid otherwise.
 func PullLocalityClock(w1, w2 time.Duration) PullStrategy {
 	p := PullStrategy{kind: pullClock, w1: w1, w2: w2}
 	if _, err := fairness.NewLocalityClock(w1, w2); err != nil {
-		p.err = fmt.Errorf("finegrain: locality clock: %w", err)
+		p.err = fmt.Errorf("finegrain: locality clock: %w: %w", ErrInvalid, err)
 	}
 	return p
 }
@@ -81,7 +82,7 @@ func PullDelayScheduling(opts ...fairness.DelayOption) PullStrategy {
 		}
 	}
 	if _, err := fairness.NewDelay(opts...); err != nil {
-		p.err = fmt.Errorf("finegrain: delay scheduling: %w", err)
+		p.err = fmt.Errorf("finegrain: delay scheduling: %w: %w", ErrInvalid, err)
 	}
 	return p
 }
