@@ -20,11 +20,11 @@ import (
 // the strategy's (preemption, booking, speculation) are the same whichever is chosen.
 type PullStrategy struct {
 	kind   pullKind
-	w1, w2 time.Duration          // PullLocalityClock's waits
-	delay  []fairness.DelayOption // PullDelayScheduling's options
-	tetris plugins.TetrisConfig   // PullTetris' knobs
-	placer *speculate.FairPlacer  // PullPreReleaseList's placer
-	err    error                  // why the arguments were refused, reported by WithPullStrategy
+	clock  *fairness.LocalityClock // PullLocalityClock's waits (immutable, shared)
+	delay  []fairness.DelayOption  // PullDelayScheduling's options
+	tetris plugins.TetrisConfig    // PullTetris' knobs
+	placer *speculate.FairPlacer   // PullPreReleaseList's placer
+	err    error                   // why the arguments were refused, reported by WithPullStrategy
 }
 
 type pullKind uint8
@@ -54,11 +54,11 @@ func (p PullStrategy) String() string { return pullNames[p.kind] }
 // fairness.DefaultW2 (5 s and 20 s). Both must be ≥ 0 (0 and 0: no waits), and their
 // sum must not overflow a time.Duration; New fails with ErrInvalid otherwise.
 func PullLocalityClock(w1, w2 time.Duration) PullStrategy {
-	p := PullStrategy{kind: pullClock, w1: w1, w2: w2}
-	if _, err := fairness.NewLocalityClock(w1, w2); err != nil {
-		p.err = fmt.Errorf("finegrain: locality clock: %w: %w", ErrInvalid, err)
+	clock, err := fairness.NewLocalityClock(w1, w2)
+	if err != nil {
+		return PullStrategy{kind: pullClock, err: fmt.Errorf("finegrain: locality clock: %w: %w", ErrInvalid, err)}
 	}
-	return p
+	return PullStrategy{kind: pullClock, clock: clock}
 }
 
 // PullDelayScheduling is the jobs in fairness order with the locality waits of
@@ -81,9 +81,8 @@ func PullDelayScheduling(opts ...fairness.DelayOption) PullStrategy {
 			return p
 		}
 	}
-	if _, err := fairness.NewDelay(opts...); err != nil {
-		p.err = fmt.Errorf("finegrain: delay scheduling: %w: %w", ErrInvalid, err)
-	}
+	// The options are checked when New builds the strategy's state, which is the
+	// scheduler's own (fairness.Delay counts each job's offers).
 	return p
 }
 

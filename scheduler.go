@@ -260,15 +260,11 @@ func (s *Scheduler) pullPass(pred *plugins.Prediction) (pass framework.Plugin, w
 		s.qosVec = plugins.NewQoSVectorScheduling()
 		return s.qosVec, nil, nil
 	case pullClock:
-		clock, err := fairness.NewLocalityClock(p.w1, p.w2)
-		if err != nil {
-			return nil, nil, fmt.Errorf("finegrain: locality clock: %w", err)
-		}
-		walk = plugins.NewClockScheduling(clock, plugins.WaitForRoom(cfg.waitForRoom))
+		walk = plugins.NewClockScheduling(p.clock, plugins.WaitForRoom(cfg.waitForRoom))
 	case pullDelay:
 		d, err := fairness.NewDelay(p.delay...)
 		if err != nil {
-			return nil, nil, fmt.Errorf("finegrain: delay scheduling: %w", err)
+			return nil, nil, fmt.Errorf("finegrain: delay scheduling: %w: %w", ErrInvalid, err)
 		}
 		walk = plugins.NewDelayScheduling(d, plugins.WaitForRoom(cfg.waitForRoom))
 	default: // pullFairness

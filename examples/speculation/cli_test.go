@@ -26,13 +26,7 @@ func TestStdoutFull(t *testing.T) { clitest.StdoutFull(t) }
 // By default every line fits 120 columns, the sensitivity table split in one table per
 // speculator; -wide prints it side by side. The rest is the same.
 func TestWide(t *testing.T) {
-	out, code := clitest.Run(t)
-	require.Equal(t, 0, code, out)
-	wide, code := clitest.Run(t, "-wide")
-	require.Equal(t, 0, code, wide)
-	for _, line := range strings.Split(out, "\n") {
-		assert.LessOrEqual(t, len(line), 120, "%q", line)
-	}
+	out, wide := clitest.Wide(t)
 	assert.Contains(t, wide, "job completion  PRRL won/launched")
 	const sens = "Sensitivity:"
 	require.Contains(t, out, sens)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,6 +46,21 @@ func Run(t *testing.T, args ...string) (string, int) {
 	}
 	require.NoError(t, err)
 	return string(out), 0
+}
+
+// Wide runs the program of the test binary with args, then with -wide added, and
+// checks that both succeed and that every line of the default output fits 120
+// columns; it returns both outputs, for the test to compare their cells.
+func Wide(t *testing.T, args ...string) (out, wide string) {
+	t.Helper()
+	out, code := Run(t, args...)
+	require.Equal(t, 0, code, out)
+	wide, code = Run(t, append(args, "-wide")...)
+	require.Equal(t, 0, code, wide)
+	for _, line := range strings.Split(out, "\n") {
+		assert.LessOrEqual(t, len(line), 120, "%q", line)
+	}
+	return out, wide
 }
 
 // Refused checks that the program refuses args with exit status 2 and a message that
