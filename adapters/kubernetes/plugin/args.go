@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 )
 
@@ -38,6 +39,10 @@ import (
 //	    inputSizeLabel: finegrain.io/input-size
 //	    preemption: true
 //	    gangTimeout: 60s
+//	    usageSource: MetricsAPI
+//	    sampleInterval: 15s
+//	    maxSamplesPerPod: 240
+//	    usageWindow: 1m
 //
 // Every field is optional; DefaultArgs holds the defaults. Validate says what is wrong
 // with each field, as the scheduler's own argument checks do.
@@ -78,7 +83,45 @@ type Args struct {
 	// GangTimeout is how long a gang's pods wait at Permit for the rest of the gang
 	// before they all give their reservations back. Default 60s.
 	GangTimeout *metav1.Duration `json:"gangTimeout,omitempty"`
+	// UsageSource is where the plugin learns what its pods used: MetricsAPI (the
+	// default) samples metrics.k8s.io — what metrics-server serves — every
+	// SampleInterval, keeping a usage series for each pod it placed, and also reports
+	// each node's usage every UsageWindow, from which the library sets the node's mode
+	// (Alg. 3); Annotation reads the finegrain.io/observed-stages annotation a pod or a
+	// pipeline writes, calls no metrics API, and leaves every node in its first mode.
+	// Without metrics-server, MetricsAPI learns nothing and the plugin schedules on.
+	// A source given with WithUsageSource replaces the pods' source; MetricsAPI then
+	// still samples the nodes.
+	UsageSource string `json:"usageSource,omitempty"`
+	// SampleInterval is how often MetricsAPI reads metrics.k8s.io, at least 1s.
+	// Default 15s, metrics-server's resolution: a shorter interval finds the same
+	// readings again.
+	SampleInterval *metav1.Duration `json:"sampleInterval,omitempty"`
+	// MaxSamplesPerPod bounds the usage series kept of a pod, in [4, 1048576]: when it
+	// is full, adjacent samples are merged in pairs (CPU averaged over their time,
+	// memory at its peak), so that the whole run stays covered at half the
+	// resolution. Default 240 (an hour at 15s before the first merge); each sample
+	// costs 24 bytes.
+	MaxSamplesPerPod *int `json:"maxSamplesPerPod,omitempty"`
+	// UsageWindow is how often each node's usage is reported to the library's
+	// per-node policy (MetricsAPI), at least SampleInterval. Default 1m (4 readings).
+	UsageWindow *metav1.Duration `json:"usageWindow,omitempty"`
 }
+
+// The values of Args.UsageSource.
+const (
+	// UsageSourceMetricsAPI samples metrics.k8s.io (metrics-server).
+	UsageSourceMetricsAPI = "MetricsAPI"
+	// UsageSourceAnnotation reads ObservedStagesAnnotation (AnnotationUsage).
+	UsageSourceAnnotation = "Annotation"
+)
+
+// The bounds of Args.SampleInterval and Args.MaxSamplesPerPod.
+const (
+	minSampleInterval = time.Second
+	minSamplesPerPod  = 4
+	maxSamplesPerPod  = predict.MaxSeriesSamples
+)
 
 // ScorerArg is one scorer and its weight.
 type ScorerArg struct {
@@ -88,7 +131,7 @@ type ScorerArg struct {
 
 // DefaultArgs are the defaults of every field.
 func DefaultArgs() Args {
-	limit := 0.1
+	limit, samples := 0.1, 240
 	return Args{
 		CompressionLimit: &limit,
 		Matcher:          "FineGrained",
@@ -96,6 +139,10 @@ func DefaultArgs() Args {
 		SimilarityLabels: []string{"finegrain.io/logic"},
 		InputSizeLabel:   "finegrain.io/input-size",
 		GangTimeout:      &metav1.Duration{Duration: 60 * time.Second},
+		UsageSource:      UsageSourceMetricsAPI,
+		SampleInterval:   &metav1.Duration{Duration: 15 * time.Second},
+		MaxSamplesPerPod: &samples,
+		UsageWindow:      &metav1.Duration{Duration: time.Minute},
 	}
 }
 
@@ -119,6 +166,18 @@ func (a Args) withDefaults() Args {
 	}
 	if a.GangTimeout == nil {
 		a.GangTimeout = d.GangTimeout
+	}
+	if a.UsageSource == "" {
+		a.UsageSource = d.UsageSource
+	}
+	if a.SampleInterval == nil {
+		a.SampleInterval = d.SampleInterval
+	}
+	if a.MaxSamplesPerPod == nil {
+		a.MaxSamplesPerPod = d.MaxSamplesPerPod
+	}
+	if a.UsageWindow == nil {
+		a.UsageWindow = d.UsageWindow
 	}
 	return a
 }
@@ -195,6 +254,18 @@ func (a Args) Validate() error {
 	}
 	if d := a.GangTimeout.Duration; d <= 0 {
 		errs = append(errs, field.Invalid(field.NewPath("gangTimeout"), d.String(), "must be positive"))
+	}
+	if a.UsageSource != UsageSourceMetricsAPI && a.UsageSource != UsageSourceAnnotation {
+		errs = append(errs, field.NotSupported(field.NewPath("usageSource"), a.UsageSource, []string{UsageSourceAnnotation, UsageSourceMetricsAPI}))
+	}
+	if d := a.SampleInterval.Duration; d < minSampleInterval {
+		errs = append(errs, field.Invalid(field.NewPath("sampleInterval"), d.String(), "must be at least "+minSampleInterval.String()))
+	}
+	if n := *a.MaxSamplesPerPod; n < minSamplesPerPod || n > maxSamplesPerPod {
+		errs = append(errs, field.Invalid(field.NewPath("maxSamplesPerPod"), n, fmt.Sprintf("must be in [%d, %d]", minSamplesPerPod, maxSamplesPerPod)))
+	}
+	if d := a.UsageWindow.Duration; d < a.SampleInterval.Duration || d <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("usageWindow"), d.String(), "must be at least sampleInterval ("+a.SampleInterval.Duration.String()+")"))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s args: %w", Name, errs.ToAggregate())

@@ -30,6 +30,10 @@ func TestShippedConfigArgs(t *testing.T) {
 		require.NoError(t, a.Validate())
 		assert.True(t, a.Preemption)
 		assert.Equal(t, 60*time.Second, a.GangTimeout.Duration)
+		assert.Equal(t, plugin.UsageSourceMetricsAPI, a.UsageSource, "the shipped configuration learns from metrics-server")
+		assert.Equal(t, 15*time.Second, a.SampleInterval.Duration)
+		assert.Equal(t, 240, *a.MaxSamplesPerPod)
+		assert.Equal(t, time.Minute, a.UsageWindow.Duration)
 		_, err := plugin.New(context.Background(), pc.Args, nil)
 		require.NoError(t, err)
 	}
@@ -59,6 +63,17 @@ func TestArgsValidation(t *testing.T) {
 		{"extended resource twice", `{"extendedResources":["a.io/x","a.io/x"]}`, []string{"extendedResources[1]"}},
 		{"too many extended resources", `{"extendedResources":["a.io/1","a.io/2","a.io/3","a.io/4","a.io/5","a.io/6","a.io/7"]}`, []string{"extendedResources", "Too many"}},
 		{"zero gang timeout", `{"gangTimeout":"0s"}`, []string{"gangTimeout"}},
+		{"annotation usage", `{"usageSource":"Annotation"}`, nil},
+		{"metrics usage, every setting", `{"usageSource":"MetricsAPI","sampleInterval":"1s","maxSamplesPerPod":4,"usageWindow":"1s"}`, nil},
+		{"unknown usage source", `{"usageSource":"Prometheus"}`, []string{"usageSource", "Annotation", "MetricsAPI"}},
+		{"usage source in another case", `{"usageSource":"metricsapi"}`, []string{"usageSource"}},
+		{"sample interval below a second", `{"sampleInterval":"500ms"}`, []string{"sampleInterval", "at least 1s"}},
+		{"negative sample interval", `{"sampleInterval":"-15s"}`, []string{"sampleInterval"}},
+		{"too few samples per pod", `{"maxSamplesPerPod":3}`, []string{"maxSamplesPerPod", "[4, 1048576]"}},
+		{"zero samples per pod", `{"maxSamplesPerPod":0}`, []string{"maxSamplesPerPod"}},
+		{"too many samples per pod", `{"maxSamplesPerPod":1048577}`, []string{"maxSamplesPerPod"}},
+		{"samples per pod not a number", `{"maxSamplesPerPod":"many"}`, []string{"maxSamplesPerPod"}},
+		{"usage window below the sample interval", `{"sampleInterval":"30s","usageWindow":"15s"}`, []string{"usageWindow", "sampleInterval (30s)"}},
 		{"unknown field", `{"compresionLimit":0.2}`, []string{"unknown field", "compresionLimit"}},
 		{"wrong type", `{"preemption":"yes"}`, []string{"preemption"}},
 		{"several at once", `{"compressionLimit":2,"matcher":"x"}`, []string{"compressionLimit", "matcher"}},
@@ -113,6 +128,8 @@ func TestArgsValidation(t *testing.T) {
 		require.ErrorContains(t, err, "nil usage source")
 		_, err = plugin.NewFactory(plugin.WithClock(nil))(context.Background(), nil, nil)
 		require.ErrorContains(t, err, "nil clock")
+		_, err = plugin.NewFactory(plugin.WithMetricsClient(nil))(context.Background(), nil, nil)
+		require.ErrorContains(t, err, "nil metrics client")
 	})
 }
 
@@ -196,6 +213,7 @@ func FuzzArgs(f *testing.F) {
 	for _, s := range []string{
 		`{}`, `{"compressionLimit":0.3}`, `{"matcher":"CoarseGrained","scorers":[{"name":"BestFit","weight":2}]}`,
 		`{"extendedResources":["nvidia.com/gpu"],"gangTimeout":"5s"}`, `{"gangTimeout":"-1s"}`, `null`, `[]`,
+		`{"usageSource":"MetricsAPI","sampleInterval":"2s","maxSamplesPerPod":8,"usageWindow":"4s"}`, `{"maxSamplesPerPod":-1}`,
 	} {
 		f.Add(s)
 	}

@@ -3,17 +3,23 @@ package plugin_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -29,8 +35,12 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
+	metricsfake "k8s.io/metrics/pkg/client/clientset/versioned/fake"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/adapters/kubernetes/plugin"
 )
 
@@ -50,22 +60,25 @@ var podsGVR = v1.SchemeGroupVersion.WithResource("pods")
 
 // cluster is a running kube-scheduler with the FineGrain plugin over a fake clientset.
 type cluster struct {
-	t      testing.TB
-	ctx    context.Context
-	client kubernetes.Interface
-	plugin *plugin.Plugin
-	bound  atomic.Int64
-	clock  *manualClock
-	nodes  func() int // how many nodes the scheduler's informer holds
-	close  func()     // stops the scheduler (also at the test's end)
+	t       testing.TB
+	ctx     context.Context
+	client  kubernetes.Interface
+	metrics *metricsfake.Clientset // metrics.k8s.io, as the plugin reads it
+	logs    *logRecord             // what the scheduler and the plugin logged, at level 0
+	plugin  *plugin.Plugin
+	bound   atomic.Int64
+	clock   *manualClock
+	nodes   func() int // how many nodes the scheduler's informer holds
+	close   func()     // stops the scheduler (also at the test's end)
 }
 
 type setup struct {
-	args     map[string]any        // replaces the configuration file's FineGrain args
-	extra    []extraPlugin         // test plugins enabled in the profile
-	noPlugin bool                  // the default profile, without FineGrain (benchmark baseline)
-	client   func(*fake.Clientset) // adds reactors to the fake clientset
-	real     kubernetes.Interface  // a real API server's client instead of the fake clientset
+	args     map[string]any               // replaces the configuration file's FineGrain args
+	extra    []extraPlugin                // test plugins enabled in the profile
+	noPlugin bool                         // the default profile, without FineGrain (benchmark baseline)
+	client   func(*fake.Clientset)        // adds reactors to the fake clientset
+	metrics  func(*metricsfake.Clientset) // adds reactors to the fake metrics clientset
+	real     kubernetes.Interface         // a real API server's client instead of the fake clientset
 }
 
 type extraPlugin struct {
@@ -82,13 +95,17 @@ func loadProfile(t testing.TB) config.KubeSchedulerProfile {
 }
 
 func startCluster(t testing.TB, s setup) *cluster {
-	ctx, cancel := context.WithCancel(context.Background())
+	logs := &logRecord{}
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logr.New(&logSink{rec: logs})))
 	defer func() {
 		if t.Failed() {
 			cancel()
 		}
 	}()
-	c := &cluster{t: t, ctx: ctx, client: s.real, clock: newManualClock()}
+	c := &cluster{t: t, ctx: ctx, client: s.real, clock: newManualClock(), metrics: metricsfake.NewSimpleClientset(), logs: logs}
+	if s.metrics != nil {
+		s.metrics(c.metrics)
+	}
 	if s.real == nil {
 		fc := fake.NewClientset()
 		fc.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
@@ -128,7 +145,7 @@ func startCluster(t testing.TB, s setup) *cluster {
 			}
 		}
 		var mu sync.Mutex
-		factory := plugin.NewFactory(plugin.WithClock(c.clock))
+		factory := plugin.NewFactory(plugin.WithClock(c.clock), plugin.WithMetricsClient(c.metrics))
 		registry[plugin.Name] = func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
 			p, err := factory(ctx, obj, h)
 			if err == nil {
@@ -335,7 +352,10 @@ func (c *cluster) delete(name string) {
 	require.NoError(c.t, c.client.CoreV1().Pods(ns).Delete(c.ctx, name, metav1.DeleteOptions{}))
 }
 
-// manualClock is a clock the test moves: the plugin's time.
+// manualClock is a clock the test moves: the plugin's time. Its timers and tickers
+// never fire, so that the plugin's metrics sampler samples only when a test says so
+// (Plugin.SampleNow): time passes when the test steps it, and nothing happens in
+// the background meanwhile.
 type manualClock struct {
 	mu  sync.Mutex
 	now time.Time
@@ -355,4 +375,180 @@ func (m *manualClock) step(d time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.now = m.now.Add(d)
+}
+
+func (m *manualClock) After(time.Duration) <-chan time.Time { return nil }
+
+func (m *manualClock) Tick(time.Duration) <-chan time.Time { return nil }
+
+func (m *manualClock) Sleep(time.Duration) {}
+
+func (m *manualClock) NewTimer(time.Duration) clock.Timer { return stoppedTimer{} }
+
+func (m *manualClock) NewTicker(time.Duration) clock.Ticker { return stoppedTicker{} }
+
+// stoppedTimer and stoppedTicker never fire.
+type (
+	stoppedTimer  struct{}
+	stoppedTicker struct{}
+)
+
+func (stoppedTimer) C() <-chan time.Time      { return nil }
+func (stoppedTimer) Stop() bool               { return true }
+func (stoppedTimer) Reset(time.Duration) bool { return true }
+func (stoppedTicker) C() <-chan time.Time     { return nil }
+func (stoppedTicker) Stop()                   {}
+
+var (
+	podMetricsGVR  = metricsv1beta1.SchemeGroupVersion.WithResource("pods")
+	nodeMetricsGVR = metricsv1beta1.SchemeGroupVersion.WithResource("nodes")
+)
+
+// podUsage sets pod name's metrics, as metrics-server serves them, read at the
+// clock's time: one container using cpu and mem.
+func (c *cluster) podUsage(name, cpu, mem string) { c.podUsageAt(name, c.clock.Now(), cpu, mem) }
+
+// podUsageAt sets pod name's metrics, read at at.
+func (c *cluster) podUsageAt(name string, at time.Time, cpu, mem string) {
+	c.t.Helper()
+	m := &metricsv1beta1.PodMetrics{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Timestamp:  metav1.NewTime(at),
+		Window:     metav1.Duration{Duration: 15 * time.Second},
+		Containers: []metricsv1beta1.ContainerMetrics{{Name: "main", Usage: v1.ResourceList{
+			v1.ResourceCPU: apiresource.MustParse(cpu), v1.ResourceMemory: apiresource.MustParse(mem),
+		}}},
+	}
+	c.putMetrics(podMetricsGVR, m, ns)
+}
+
+// nodeUsage sets node name's metrics, read at the clock's time.
+func (c *cluster) nodeUsage(name, cpu, mem string) {
+	c.t.Helper()
+	m := &metricsv1beta1.NodeMetrics{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Timestamp:  metav1.NewTime(c.clock.Now()),
+		Window:     metav1.Duration{Duration: 15 * time.Second},
+		Usage:      v1.ResourceList{v1.ResourceCPU: apiresource.MustParse(cpu), v1.ResourceMemory: apiresource.MustParse(mem)},
+	}
+	c.putMetrics(nodeMetricsGVR, m, "")
+}
+
+// putMetrics creates or replaces a metrics object in the fake metrics clientset's
+// tracker, naming its resource (the tracker would guess "podmetricses" from the
+// kind, which the client does not list).
+func (c *cluster) putMetrics(gvr schema.GroupVersionResource, obj runtime.Object, namespace string) {
+	c.t.Helper()
+	err := c.metrics.Tracker().Update(gvr, obj, namespace)
+	if apierrors.IsNotFound(err) {
+		err = c.metrics.Tracker().Create(gvr, obj, namespace)
+	}
+	require.NoError(c.t, err)
+}
+
+// metricsLists counts the List calls made to metrics.k8s.io.
+func (c *cluster) metricsLists() int {
+	n := 0
+	for _, a := range c.metrics.Actions() {
+		if a.GetVerb() == "list" {
+			n++
+		}
+	}
+	return n
+}
+
+// sample runs one round of the plugin's metrics sampler, which must have started.
+func (c *cluster) sample() {
+	c.t.Helper()
+	require.True(c.t, c.plugin.SampleNow(), "the sampler has started")
+}
+
+// running waits until finegrain runs pod name (PostBind committed it, and the
+// sampler follows it).
+func (c *cluster) running(name string) {
+	c.t.Helper()
+	c.waitFor(name+" to run in finegrain", func() bool {
+		st, _ := c.plugin.Scheduler().TaskState("uid-" + name)
+		return st == finegrain.Running
+	})
+}
+
+// logRecord keeps what was logged at level 0 (errors and plain Info), for the tests
+// that check what the plugin says.
+type logRecord struct {
+	mu      sync.Mutex
+	entries []logEntry
+}
+
+type logEntry struct {
+	name, msg string
+	err       error
+	kv        []any
+}
+
+// errors returns the errors logged by loggers named name (a prefix of theirs)
+// whose message contains msg.
+func (r *logRecord) errors(name, msg string) []logEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []logEntry
+	for _, e := range r.entries {
+		if e.err != nil && strings.HasPrefix(e.name, name) && strings.Contains(e.msg, msg) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// infos returns the level-0 messages, not errors, like errors does.
+func (r *logRecord) infos(name, msg string) []logEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []logEntry
+	for _, e := range r.entries {
+		if e.err == nil && strings.HasPrefix(e.name, name) && strings.Contains(e.msg, msg) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// logSink is a logr sink recording level-0 messages into rec.
+type logSink struct {
+	rec  *logRecord
+	name string
+	kv   []any
+}
+
+func (s *logSink) Init(logr.RuntimeInfo)  {}
+func (s *logSink) Enabled(level int) bool { return level == 0 }
+
+func (s *logSink) Info(level int, msg string, kv ...any) {
+	if level == 0 {
+		s.add(msg, nil, kv)
+	}
+}
+
+func (s *logSink) Error(err error, msg string, kv ...any) {
+	if err == nil {
+		err = errors.New("(nil error)")
+	}
+	s.add(msg, err, kv)
+}
+
+func (s *logSink) add(msg string, err error, kv []any) {
+	s.rec.mu.Lock()
+	defer s.rec.mu.Unlock()
+	s.rec.entries = append(s.rec.entries, logEntry{name: s.name, msg: msg, err: err, kv: append(slices.Clip(s.kv), kv...)})
+}
+
+func (s *logSink) WithValues(kv ...any) logr.LogSink {
+	return &logSink{rec: s.rec, name: s.name, kv: append(slices.Clip(s.kv), kv...)}
+}
+
+func (s *logSink) WithName(name string) logr.LogSink {
+	if s.name != "" {
+		name = s.name + "/" + name
+	}
+	return &logSink{rec: s.rec, name: name, kv: s.kv}
 }

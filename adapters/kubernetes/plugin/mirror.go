@@ -1,10 +1,10 @@
 package plugin
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -19,30 +19,6 @@ import (
 // scheduler's informers: nodes come and go; the plugin's own pods finish (teaching
 // the estimator what they used) or are deleted; bound pods the plugin did not place
 // are held on their nodes as their requests.
-
-// UsageSource tells what a finished pod used, stage by stage, so that the next pods
-// with its similarity key are predicted from it. Nil stages teach nothing.
-type UsageSource interface {
-	Usage(ctx context.Context, pod *v1.Pod) ([]Stage, error)
-}
-
-// AnnotationUsage reads a pod's usage from its ObservedStagesAnnotation, written by
-// the pod or by a metrics pipeline before the pod ends; a pod without it teaches
-// nothing.
-type AnnotationUsage struct{}
-
-// Usage implements UsageSource.
-func (AnnotationUsage) Usage(_ context.Context, pod *v1.Pod) ([]Stage, error) {
-	text, ok := pod.Annotations[ObservedStagesAnnotation]
-	if !ok {
-		return nil, nil
-	}
-	stages, err := ParseStages(text)
-	if err != nil {
-		return nil, fmt.Errorf("annotation %s: %w", ObservedStagesAnnotation, err)
-	}
-	return stages, nil
-}
 
 // watch registers the plugin's informer handlers.
 func (p *Plugin) watch(f informers.SharedInformerFactory) error {
@@ -92,7 +68,7 @@ func (p *Plugin) watch(f informers.SharedInformerFactory) error {
 func (p *Plugin) addNode(n *v1.Node) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.nodes[n.Name] {
+	if _, ok := p.nodes[n.Name]; ok {
 		return
 	}
 	capacity, err := p.scheme.tuple(n.Status.Allocatable, true)
@@ -103,7 +79,7 @@ func (p *Plugin) addNode(n *v1.Node) {
 		p.logger.Error(err, "add node", "node", klog.KObj(n))
 		return
 	}
-	p.nodes[n.Name] = true
+	p.nodes[n.Name] = nodeMeta{uid: n.UID, capacity: capacity}
 	if !p.load[n.Name].IsZero() {
 		p.applyLoad(n.Name)
 	}
@@ -113,7 +89,7 @@ func (p *Plugin) addNode(n *v1.Node) {
 func (p *Plugin) removeNode(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.nodes[name] {
+	if _, ok := p.nodes[name]; !ok {
 		return
 	}
 	delete(p.nodes, name)
@@ -168,7 +144,7 @@ func (p *Plugin) addForeign(pod *v1.Pod) {
 }
 
 // podEnded ends a pod: succeeded (its usage teaches the estimator), failed or
-// deleted.
+// deleted (its usage, sampled, may teach as a running pod's would: finish).
 func (p *Plugin) podEnded(pod *v1.Pod, succeeded bool) {
 	if p.endPod(pod, succeeded) {
 		p.activateRefused()
@@ -178,6 +154,7 @@ func (p *Plugin) podEnded(pod *v1.Pod, succeeded bool) {
 // endPod ends a pod and reports whether that freed room.
 func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 	id := taskID(pod)
+	usage, uerr := p.usageOf(pod, id)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.refused, id)
@@ -197,7 +174,10 @@ func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 		return false
 	}
 	delete(p.pods, id)
-	p.finish(pod, id, succeeded)
+	p.finish(pod, id, succeeded, usage, uerr)
+	if p.metric != nil {
+		p.metric.forget(r.namespace, r.name, r.uid)
+	}
 	if r.gang != "" {
 		p.leaveGang(r, succeeded)
 	}
@@ -239,8 +219,31 @@ func (p *Plugin) leaveGang(r *podRecord, succeeded bool) {
 	}
 }
 
-// finish tells the Scheduler that pod (task id) ended; p.mu is held.
-func (p *Plugin) finish(pod *v1.Pod, id string, succeeded bool) {
+// usageOf asks the usage source what pod (task id) used, if it is a pod of the
+// plugin's; without p.mu, since a source may call out.
+func (p *Plugin) usageOf(pod *v1.Pod, id string) (Usage, error) {
+	p.mu.Lock()
+	_, ours := p.pods[id]
+	p.mu.Unlock()
+	if !ours {
+		return Usage{}, nil
+	}
+	return p.usage.Usage(p.ctx, pod, p.units())
+}
+
+// finish tells the Scheduler that pod (task id) ended, with what the usage source
+// said it used (usage, or the error it gave); p.mu is held.
+//
+// A pod that succeeded finishes with its usage as the observation (an implausible or
+// malformed one is refused, and the pod finishes without it). A pod that failed or
+// was deleted is cancelled: it did not finish its work, and what it used says only
+// what a run uses at least, for as long as it ran. When the source sampled it (a
+// series of at least two samples) that is reported first as a running pod's usage
+// (Scheduler.ReportRunning), which teaches a key no pod of which has finished —
+// the next pods are placed on what it used rather than on their requests, holding
+// at least their requests' memory until they end — and changes nothing for a key
+// that a finished pod taught. Declared stages, or a single sample, teach nothing.
+func (p *Plugin) finish(pod *v1.Pod, id string, succeeded bool, usage Usage, uerr error) {
 	now := p.now()
 	st, ok := p.sched.TaskState(id)
 	if !ok {
@@ -252,13 +255,23 @@ func (p *Plugin) finish(pod *v1.Pod, id string, succeeded bool) {
 			st = finegrain.Running
 		}
 	}
+	if uerr != nil {
+		p.logger.Error(uerr, "usage of an ended pod", "pod", klog.KObj(pod))
+	}
 	if st != finegrain.Running || !succeeded {
+		if st == finegrain.Running && usage.Series.Len() >= 2 {
+			sr := usage.Series
+			p.seriesEnd(&sr, p.endedAt(pod, now))
+			if err := p.sched.ReportRunning(id, now, predict.Observation{Series: sr}); err != nil {
+				p.logger.V(2).Info("usage of a pod that did not succeed refused", "pod", klog.KObj(pod), "err", err)
+			}
+		}
 		if err := p.sched.Cancel(id, now); err != nil && !errors.Is(err, finegrain.ErrState) {
 			p.logger.Error(err, "cancel", "pod", klog.KObj(pod))
 		}
 		return
 	}
-	obs, err := p.observation(pod)
+	obs, err := p.observation(usage, p.endedAt(pod, now))
 	if err != nil {
 		p.logger.Error(err, "usage of a finished pod", "pod", klog.KObj(pod))
 	}
@@ -273,29 +286,67 @@ func (p *Plugin) finish(pod *v1.Pod, id string, succeeded bool) {
 	}
 }
 
-// observation is what pod was seen to use, from the usage source; nil when nothing
-// is known.
-func (p *Plugin) observation(pod *v1.Pod) (*predict.Observation, error) {
-	stages, err := p.usage.Usage(p.ctx, pod)
-	if err != nil || len(stages) == 0 {
-		return nil, err
+// observation is the library's observation of a finished pod's usage, ended at end;
+// nil when nothing is known.
+func (p *Plugin) observation(u Usage, end time.Duration) (*predict.Observation, error) {
+	switch {
+	case len(u.Stages) > 0 && u.Series.Len() > 0:
+		return nil, errors.New("the usage source gave both stages and a series")
+	case u.Series.Len() > 0:
+		sr := u.Series
+		p.seriesEnd(&sr, end)
+		return &predict.Observation{Series: sr}, nil
+	case len(u.Stages) == 0:
+		return nil, nil
 	}
-	for i, s := range stages {
+	for i, s := range u.Stages {
 		if s.Duration <= 0 {
 			return nil, fmt.Errorf("observed stage %d: a finished pod's stages have positive durations", i)
 		}
 	}
-	prof, err := p.scheme.profile(stages)
+	prof, err := p.scheme.profile(u.Stages)
 	if err != nil {
 		return nil, err
 	}
 	return &predict.Observation{Profile: prof}, nil
 }
 
+// seriesEnd sets the End of a series that has none to end, when the pod ended after
+// its last sample; else a series of several samples keeps End zero (its last sample
+// lasts as long as the interval before it), and one of one sample lasts one
+// SampleInterval.
+func (p *Plugin) seriesEnd(sr *predict.Series, end time.Duration) {
+	if sr.End != 0 || len(sr.Samples) == 0 {
+		return
+	}
+	last := sr.Samples[len(sr.Samples)-1].At
+	switch {
+	case end > last:
+		sr.End = end
+	case len(sr.Samples) == 1:
+		sr.End = last + p.args.SampleInterval.Duration
+	}
+}
+
+// endedAt is when pod ended, in the plugin's time: its containers' latest
+// termination when its status says so, else now (and never after now).
+func (p *Plugin) endedAt(pod *v1.Pod, now time.Duration) time.Duration {
+	var latest time.Time
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.FinishedAt.After(latest) {
+			latest = t.FinishedAt.Time
+		}
+	}
+	if latest.IsZero() {
+		return now
+	}
+	return min(max(p.units().At(latest), 0), now)
+}
+
 // applyLoad tells the Scheduler node's foreign load; p.mu is held. A node not yet
 // added gets it when it is.
 func (p *Plugin) applyLoad(node string) {
-	if !p.nodes[node] {
+	if _, ok := p.nodes[node]; !ok {
 		return
 	}
 	if _, err := p.sched.SetExternalLoad(node, p.now(), p.load[node]); err != nil {

@@ -19,6 +19,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	metricsclientset "k8s.io/metrics/pkg/client/clientset/versioned"
 	"k8s.io/utils/clock"
 
 	"github.com/finegrain/finegrain"
@@ -41,6 +42,7 @@ type Plugin struct {
 	scheme *scheme
 	sched  *finegrain.Scheduler
 	usage  UsageSource
+	metric *sampler // nil without Args.UsageSource MetricsAPI
 	clock  clock.PassiveClock
 	epoch  time.Time
 	ctx    context.Context
@@ -52,7 +54,7 @@ type Plugin struct {
 	load        map[string]resource.Tuple // by node: the requests of its foreign pods
 	gangs       map[string]*gangRecord    // by "namespace/gang"
 	refused     map[string]*v1.Pod        // pods of ours PostFilter saw unplaced, by task ID
-	nodes       map[string]bool           // the nodes the Scheduler holds
+	nodes       map[string]nodeMeta       // the nodes the Scheduler holds
 	terminating map[string]string         // preempted pods not yet gone: victim task ID → preemptor task ID
 	awaiting    map[string]int            // by preemptor task ID: how many of its victims are not yet gone
 	victims     map[string][]string       // by preemptor task ID: its victims\' UIDs, until it is bound or gives up
@@ -65,6 +67,12 @@ type podRecord struct {
 	gang            string // "" for none
 	request         resource.Tuple
 	node            string // where PostBind committed it; "" before
+}
+
+// nodeMeta is what the plugin keeps of a node the Scheduler holds.
+type nodeMeta struct {
+	uid      types.UID
+	capacity resource.Tuple
 }
 
 // foreignPod is a bound pod the plugin did not place: its requests are held on its
@@ -97,12 +105,14 @@ var (
 type Option func(*options) error
 
 type options struct {
-	usage UsageSource
-	clock clock.PassiveClock
+	usage   UsageSource // nil: as Args.UsageSource says
+	metrics metricsclientset.Interface
+	clock   clock.PassiveClock
 }
 
-// WithUsageSource sets where the plugin reads what a finished pod used, to teach the
-// estimator. Default AnnotationUsage.
+// WithUsageSource sets where the plugin reads what its pods used, to teach the
+// estimator, in place of the one Args.UsageSource names (which, as MetricsAPI, then
+// still samples the nodes' usage).
 func WithUsageSource(u UsageSource) Option {
 	return func(o *options) error {
 		if u == nil {
@@ -113,7 +123,22 @@ func WithUsageSource(u UsageSource) Option {
 	}
 }
 
-// WithClock sets the clock the plugin reads times from. Default the wall clock.
+// WithMetricsClient sets the client of metrics.k8s.io that Args.UsageSource
+// MetricsAPI reads (a fake one in tests, or an embedder's own). Default one built from
+// the scheduler's kubeconfig (fwk.Handle.KubeConfig).
+func WithMetricsClient(c metricsclientset.Interface) Option {
+	return func(o *options) error {
+		if c == nil {
+			return errors.New("nil metrics client")
+		}
+		o.metrics = c
+		return nil
+	}
+}
+
+// WithClock sets the clock the plugin reads times from. Default the wall clock. The
+// MetricsAPI sampler ticks on it when it is a clock.WithTicker, else on the wall
+// clock.
 func WithClock(c clock.PassiveClock) Option {
 	return func(o *options) error {
 		if c == nil {
@@ -133,7 +158,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 // NewFactory returns the plugin's factory with opts.
 func NewFactory(opts ...Option) frameworkruntime.PluginFactory {
 	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-		o := options{usage: AnnotationUsage{}, clock: clock.RealClock{}}
+		o := options{clock: clock.RealClock{}}
 		for _, opt := range opts {
 			if opt == nil {
 				return nil, fmt.Errorf("%s: nil option", Name)
@@ -163,7 +188,21 @@ func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin
 		handle: h, args: args, scheme: sc, sched: sched, usage: o.usage,
 		clock: o.clock, epoch: o.clock.Now(), ctx: ctx, logger: klog.FromContext(ctx).WithName(Name),
 		pods: map[string]*podRecord{}, foreign: map[string]foreignPod{}, load: map[string]resource.Tuple{},
-		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, nodes: map[string]bool{}, terminating: map[string]string{}, awaiting: map[string]int{}, victims: map[string][]string{},
+		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, nodes: map[string]nodeMeta{}, terminating: map[string]string{}, awaiting: map[string]int{}, victims: map[string][]string{},
+	}
+	if args.UsageSource == UsageSourceMetricsAPI {
+		client, err := metricsClient(o.metrics, h)
+		ticks, ok := o.clock.(clock.WithTicker)
+		if !ok {
+			ticks = clock.RealClock{}
+		}
+		p.metric = newSampler(p, client, err, ticks, o.usage == nil)
+		if o.usage == nil {
+			p.usage = p.metric
+		}
+	}
+	if p.usage == nil {
+		p.usage = AnnotationUsage{}
 	}
 	if h != nil && h.SharedInformerFactory() != nil {
 		if err := p.watch(h.SharedInformerFactory()); err != nil {
@@ -209,10 +248,21 @@ func (p *Plugin) Scheduler() *finegrain.Scheduler { return p.sched }
 // now is the plugin's time: how long since it started.
 func (p *Plugin) now() time.Duration { return max(p.clock.Since(p.epoch), 0) }
 
+// units are the plugin's units, in which a UsageSource writes a series.
+func (p *Plugin) units() Units { return Units{scheme: p.scheme, epoch: p.epoch} }
+
 // PreFilter submits the pod to finegrain (once): its demand is its declared stages
 // (StagesAnnotation), else the profile learned from similar pods, else its requests.
 // A pod held on a node by PostFilter (preemption) may only go there.
+//
+// The first PreFilter starts the MetricsAPI sampler: kube-scheduler builds its plugins
+// and starts its informers before leader election, and only the leader schedules, so
+// that a standby replica makes no metrics calls. The sampler stops when the context
+// the plugin was built with ends.
 func (p *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	if p.metric != nil {
+		p.metric.start(p.ctx)
+	}
 	id, err := p.submit(pod)
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
@@ -467,7 +517,8 @@ func (p *Plugin) Permit(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, node
 	return nil, 0
 }
 
-// PostBind commits the pod's hold: finegrain counts it running from now.
+// PostBind commits the pod's hold: finegrain counts it running from now, and the
+// MetricsAPI sampler follows it.
 func (p *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) {
 	id := taskID(pod)
 	if _, err := p.sched.Commit(id, p.now()); err != nil {
@@ -482,6 +533,11 @@ func (p *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 		r.node = nodeName
 		if r.gang != "" {
 			p.gang(r.gang).running++
+		}
+		if p.metric != nil {
+			// Under p.mu, so that the pod's end, which forgets it under p.mu, cannot
+			// come between.
+			p.metric.track(pod, id, p.now())
 		}
 	}
 }
@@ -644,6 +700,9 @@ func (p *Plugin) holdByRequest(id, node string) {
 	delete(p.refused, id)
 	if r.gang != "" {
 		p.leaveGang(r, false)
+	}
+	if p.metric != nil {
+		p.metric.forget(r.namespace, r.name, r.uid)
 	}
 	if err := p.sched.Cancel(id, p.now()); err != nil && !errors.Is(err, finegrain.ErrState) {
 		p.logger.Error(err, "cancel", "pod", klog.KRef(r.namespace, r.name))

@@ -87,12 +87,16 @@ func TestUnreserveRestoresTheTimeline(t *testing.T) {
 	assert.False(t, held)
 }
 
-// A finished pod's observed usage teaches the profile of the next pod with its
-// similarity key: that pod, asking 6 GiB, is placed by the 1 GiB its predecessor used
-// beside a pod holding 6 GiB of the node's 8; a pod of another key asking the same is
-// not.
+// annotationArgs are the plugin's arguments with usage read from the
+// finegrain.io/observed-stages annotation.
+var annotationArgs = map[string]any{"usageSource": plugin.UsageSourceAnnotation}
+
+// A finished pod's observed usage (the annotation) teaches the profile of the next pod
+// with its similarity key: that pod, asking 6 GiB, is placed by the 1 GiB its
+// predecessor used beside a pod holding 6 GiB of the node's 8; a pod of another key
+// asking the same is not.
 func TestFinishedPodTeachesTheNextSimilarPod(t *testing.T) {
-	c := startCluster(t, setup{})
+	c := startCluster(t, setup{args: annotationArgs})
 	c.node("n1", "4", "8Gi")
 	etl := map[string]string{"finegrain.io/logic": "etl", "finegrain.io/input-size": "10Gi"}
 	c.create(pod{name: "first", cpu: "1", mem: "6Gi", labels: etl})
@@ -122,7 +126,7 @@ func TestBadUsageTeachesNothing(t *testing.T) {
 		{"open-ended", `[{"cpu":"1","memory":"1Gi"}]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := startCluster(t, setup{})
+			c := startCluster(t, setup{args: annotationArgs})
 			c.node("n1", "4", "8Gi")
 			key := map[string]string{"finegrain.io/logic": tc.name}
 			c.create(pod{name: "first", cpu: "1", mem: "6Gi", labels: key})

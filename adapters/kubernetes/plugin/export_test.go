@@ -1,0 +1,38 @@
+package plugin
+
+import "github.com/finegrain/finegrain/predict"
+
+// What the external tests reach of the MetricsAPI sampler.
+
+// SampleNow runs one sampling round, as the sampler's ticker would, and reports
+// whether it ran: not before the sampler has started (the first PreFilter), nor
+// without a metrics client.
+func (p *Plugin) SampleNow() bool {
+	if p.metric == nil {
+		return false
+	}
+	return p.metric.tick(p.ctx)
+}
+
+// DroppedSamples counts the metrics readings the sampler refused.
+func (p *Plugin) DroppedSamples() int64 {
+	if p.metric == nil {
+		return 0
+	}
+	return p.metric.dropped.Load()
+}
+
+// TrackedSeries is the series the sampler keeps of pod namespace/name, and whether it
+// follows the pod.
+func (p *Plugin) TrackedSeries(namespace, name string) (predict.Series, bool) {
+	if p.metric == nil {
+		return predict.Series{}, false
+	}
+	p.metric.mu.Lock()
+	defer p.metric.mu.Unlock()
+	ps := p.metric.tracked[namespace+"/"+name]
+	if ps == nil {
+		return predict.Series{}, false
+	}
+	return ps.series(), true
+}
