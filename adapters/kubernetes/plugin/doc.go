@@ -21,10 +21,17 @@
 //	            held there and bound once they are gone
 //
 // From the scheduler's informers it adds and removes nodes (capacity: allocatable
-// CPU, memory and Args.ExtendedResources), ends pods that succeed (what they used,
-// from a UsageSource — by default the finegrain.io/observed-stages annotation —
-// teaches the estimator) or are deleted, and holds pods bound by other schedulers,
-// or before the plugin started, on their nodes as their requests.
+// CPU, memory and Args.ExtendedResources), ends pods that succeed, fail or are
+// deleted, and holds pods bound by other schedulers, or before the plugin started,
+// on their nodes as their requests. What its pods used, from a UsageSource, teaches
+// the estimator: by default (Args.UsageSource MetricsAPI) the usage series a sampler
+// keeps of each pod it placed from metrics.k8s.io (metrics-server), reported while
+// the pod runs (Scheduler.ReportRunning) and when it ends; or the
+// finegrain.io/observed-stages annotation (AnnotationUsage); or a source of one's
+// own (WithUsageSource). The same sampler reports each node's usage
+// (Scheduler.ReportUsage), from which the library sets the node's mode (Alg. 3):
+// a change is logged and recorded as an Event on the Node. The sampler starts with
+// the first scheduling cycle, so that a standby replica calls no metrics API.
 //
 // The plugin replaces request-based fitting: a profile that enables it disables
 // NodeResourcesFit (else a pod whose requests do not fit is refused before finegrain

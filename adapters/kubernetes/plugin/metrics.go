@@ -330,7 +330,7 @@ func (s *sampler) podSample(ps *podSeries, m *metricsv1beta1.PodMetrics) bool {
 		s.refuse(&ps.warned, "pod", klog.KObj(m), errors.New("no timestamp"))
 		return false
 	}
-	at := s.p.units().At(m.Timestamp.Time)
+	at := s.p.Units().At(m.Timestamp.Time)
 	switch {
 	case ps.total == 0 && at < ps.start:
 		return false

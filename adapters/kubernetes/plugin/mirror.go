@@ -228,7 +228,7 @@ func (p *Plugin) usageOf(pod *v1.Pod, id string) (Usage, error) {
 	if !ours {
 		return Usage{}, nil
 	}
-	return p.usage.Usage(p.ctx, pod, p.units())
+	return p.usage.Usage(p.ctx, pod, p.Units())
 }
 
 // finish tells the Scheduler that pod (task id) ended, with what the usage source
@@ -340,7 +340,7 @@ func (p *Plugin) endedAt(pod *v1.Pod, now time.Duration) time.Duration {
 	if latest.IsZero() {
 		return now
 	}
-	return min(max(p.units().At(latest), 0), now)
+	return min(max(p.Units().At(latest), 0), now)
 }
 
 // applyLoad tells the Scheduler node's foreign load; p.mu is held. A node not yet

@@ -64,7 +64,7 @@ func (s *sampler) addNodeSamples(items []metricsv1beta1.NodeMetrics, capacities 
 			s.refuse(&ns.warned, "node", klog.KRef("", m.Name), errors.New("no timestamp"))
 			continue
 		}
-		at := s.p.units().At(m.Timestamp.Time)
+		at := s.p.Units().At(m.Timestamp.Time)
 		switch {
 		case ns.seen && at == ns.last:
 			continue

@@ -248,8 +248,9 @@ func (p *Plugin) Scheduler() *finegrain.Scheduler { return p.sched }
 // now is the plugin's time: how long since it started.
 func (p *Plugin) now() time.Duration { return max(p.clock.Since(p.epoch), 0) }
 
-// units are the plugin's units, in which a UsageSource writes a series.
-func (p *Plugin) units() Units { return Units{scheme: p.scheme, epoch: p.epoch} }
+// Units are the plugin's units, in which a UsageSource writes a series: the ones the
+// plugin passes to UsageSource.Usage.
+func (p *Plugin) Units() Units { return Units{scheme: p.scheme, epoch: p.epoch} }
 
 // PreFilter submits the pod to finegrain (once): its demand is its declared stages
 // (StagesAnnotation), else the profile learned from similar pods, else its requests.
