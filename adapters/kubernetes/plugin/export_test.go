@@ -1,6 +1,10 @@
 package plugin
 
-import "github.com/finegrain/finegrain/predict"
+import (
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/finegrain/finegrain/predict"
+)
 
 // What the external tests reach of the MetricsAPI sampler.
 
@@ -30,7 +34,7 @@ func (p *Plugin) TrackedSeries(namespace, name string) (predict.Series, bool) {
 	}
 	p.metric.mu.Lock()
 	defer p.metric.mu.Unlock()
-	ps := p.metric.tracked[namespace+"/"+name]
+	ps := p.metric.tracked[types.NamespacedName{Namespace: namespace, Name: name}]
 	if ps == nil {
 		return predict.Series{}, false
 	}

@@ -11,6 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
@@ -129,7 +130,7 @@ type sampler struct {
 	begun      bool // a round has run: lastReport is set
 
 	mu      sync.Mutex
-	tracked map[string]*podSeries  // by namespace/name
+	tracked map[types.NamespacedName]*podSeries
 	nodes   map[string]*nodeSeries // by node name
 
 	dropped atomic.Int64 // readings refused: time going backwards, bad quantities
@@ -144,7 +145,7 @@ func newSampler(p *Plugin, client metricsclientset.Interface, clientErr error, t
 		pods:       pods,
 		ticks:      ticks,
 		done:       make(chan struct{}),
-		tracked:    map[string]*podSeries{},
+		tracked:    map[types.NamespacedName]*podSeries{},
 		nodes:      map[string]*nodeSeries{},
 	}
 }
@@ -263,14 +264,14 @@ func (s *sampler) track(pod *v1.Pod, id string, start time.Duration) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tracked[pod.Namespace+"/"+pod.Name] = &podSeries{id: id, uid: string(pod.UID), start: start}
+	s.tracked[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}] = &podSeries{id: id, uid: string(pod.UID), start: start}
 }
 
 // forget stops sampling the pod and drops its series.
 func (s *sampler) forget(namespace, name, uid string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := namespace + "/" + name
+	key := types.NamespacedName{Namespace: namespace, Name: name}
 	if ps := s.tracked[key]; ps != nil && ps.uid == uid {
 		delete(s.tracked, key)
 	}
@@ -286,7 +287,7 @@ func (s *sampler) trackedCount() int {
 func (s *sampler) Usage(_ context.Context, pod *v1.Pod, _ Units) (Usage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ps := s.tracked[pod.Namespace+"/"+pod.Name]
+	ps := s.tracked[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}]
 	if ps == nil || ps.uid != string(pod.UID) || len(ps.samples) == 0 {
 		return Usage{}, nil
 	}
@@ -308,7 +309,7 @@ func (s *sampler) addPodSamples(items []metricsv1beta1.PodMetrics) []running {
 	var reports []running
 	for i := range items {
 		m := &items[i]
-		ps := s.tracked[m.Namespace+"/"+m.Name]
+		ps := s.tracked[types.NamespacedName{Namespace: m.Namespace, Name: m.Name}]
 		if ps == nil || !s.podSample(ps, m) {
 			continue
 		}

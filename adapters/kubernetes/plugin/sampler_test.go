@@ -155,7 +155,7 @@ func TestMetricsCallsPerMinute(t *testing.T) {
 			}
 			calls := len(m.Actions())
 			assert.Equal(t, 8, calls, "two lists a round")
-			ps := p.metric.tracked["ns0/pod-0000"]
+			ps := p.metric.tracked[types.NamespacedName{Namespace: "ns0", Name: "pod-0000"}]
 			require.NotNil(t, ps)
 			assert.Equal(t, 4, len(ps.samples), "every pod sampled every round")
 			t.Logf("%d pods followed, %d nodes: %d metrics API calls in a simulated minute", pods, nodes, calls)
