@@ -463,13 +463,14 @@ func (c *cluster) sample() {
 	require.True(c.t, c.plugin.SampleNow(), "the sampler has started")
 }
 
-// running waits until finegrain runs pod name (PostBind committed it, and the
-// sampler follows it).
+// running waits until finegrain runs pod name and the metrics sampler follows it
+// (PostBind commits the pod, then hands it to the sampler).
 func (c *cluster) running(name string) {
 	c.t.Helper()
-	c.waitFor(name+" to run in finegrain", func() bool {
+	c.waitFor(name+" to run in finegrain, followed by the sampler", func() bool {
 		st, _ := c.plugin.Scheduler().TaskState("uid-" + name)
-		return st == finegrain.Running
+		_, followed := c.plugin.TrackedSeries(ns, name)
+		return st == finegrain.Running && followed
 	})
 }
 

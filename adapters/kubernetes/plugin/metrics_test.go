@@ -70,6 +70,16 @@ func (c *cluster) waitState(name string, st finegrain.TaskState) {
 	})
 }
 
+// forgotten waits until the sampler no longer follows pod name (it forgets an ended
+// pod just after finegrain ends it).
+func (c *cluster) forgotten(name string) {
+	c.t.Helper()
+	c.waitFor(name+" to be no longer followed", func() bool {
+		_, followed := c.plugin.TrackedSeries(ns, name)
+		return !followed
+	})
+}
+
 // A pod's sampled usage teaches the next pod of its similarity key: it asked 6 GiB
 // and used 1 GiB, and the next one, asking 6 GiB too, is placed beside a pod holding
 // 6 GiB of the node's 8, where its request would not fit; a pod of another key asking
@@ -97,8 +107,7 @@ func TestSampledSeriesTeachesTheNextSimilarPod(t *testing.T) {
 	require.True(t, predicted, "the finished pod's series taught its key")
 	assert.Equal(t, gib, prof.Peak()[1])
 	assert.Equal(t, 40*time.Second, prof.Duration(), "from the first sample (15s) to the termination (55s), not to when the plugin saw it (75s)")
-	_, tracked := c.plugin.TrackedSeries(ns, "first")
-	assert.False(t, tracked, "an ended pod is no longer followed")
+	c.forgotten("first")
 
 	c.create(pod{name: "blocker", cpu: "1", mem: "6Gi"})
 	c.waitBound("blocker")
@@ -173,8 +182,7 @@ func TestFailedOrDeletedPodsTeachWhatTheyUsedWhileRunning(t *testing.T) {
 				assert.Equal(t, int64(700), prof.Peak()[0], "what it used while it ran")
 				assert.Equal(t, stage.Forever, prof.Duration(), "a lower bound: no end")
 			}
-			_, tracked := c.plugin.TrackedSeries(ns, "first")
-			assert.False(t, tracked)
+			c.forgotten("first")
 		})
 	}
 }
