@@ -84,6 +84,45 @@ func TestSamplerLoopFollowsItsContext(t *testing.T) {
 	}
 }
 
+// Without a metrics client (no kubeconfig to build one from), the sampler starts
+// nothing and never samples; the plugin is built all the same.
+func TestSamplerWithoutClient(t *testing.T) {
+	args, err := decodeArgs(nil)
+	require.NoError(t, err)
+	p, err := newPlugin(context.Background(), args, nil, options{clock: testingclock.NewFakeClock(epoch)})
+	require.NoError(t, err)
+	require.NotNil(t, p.metric)
+	assert.ErrorContains(t, p.metric.clientErr, "no framework handle")
+	assert.Same(t, p.metric, p.usage, "the pods' usage source is still the sampler, which knows nothing")
+	p.metric.start(context.Background())
+	select {
+	case <-p.metric.done:
+	default:
+		t.Fatal("a sampler without a client runs no loop")
+	}
+	assert.False(t, p.metric.tick(context.Background()))
+}
+
+// A usage source of one's own replaces the sampler for the pods, which then samples
+// only the nodes; usageSource Annotation calls no metrics API at all.
+func TestUsageSourceChoice(t *testing.T) {
+	args, err := decodeArgs(nil)
+	require.NoError(t, err)
+	m := metricsfake.NewSimpleClientset()
+	p, err := newPlugin(context.Background(), args, nil, options{usage: AnnotationUsage{}, metrics: m, clock: testingclock.NewFakePassiveClock(epoch)})
+	require.NoError(t, err)
+	assert.Equal(t, AnnotationUsage{}, p.usage)
+	require.NotNil(t, p.metric, "the nodes are still sampled")
+	p.metric.track(testPod(1), "uid-0001", 0)
+	assert.Zero(t, p.metric.trackedCount(), "no pod is followed")
+
+	args.UsageSource = UsageSourceAnnotation
+	p, err = newPlugin(context.Background(), args, nil, options{metrics: m, clock: testingclock.NewFakePassiveClock(epoch)})
+	require.NoError(t, err)
+	assert.Nil(t, p.metric)
+	assert.Equal(t, AnnotationUsage{}, p.usage)
+}
+
 // waitUntil polls cond, failing after a deadline that only bounds a test gone wrong.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
