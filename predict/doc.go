@@ -42,6 +42,24 @@
 //		// fine-grained matching with profile
 //	}
 //
+// Checkpoints: what a SimilarTask learned survives a restart or a failover.
+// SimilarTask.Checkpoint writes it — every key's estimate, the exact state of its
+// iterative update, its history, its place in the eviction order, and the families' —
+// as a versioned JSON document (format CheckpointFormat, version 1, deterministic), and
+// SimilarTask.Restore reads it back into an estimator of the same schema and options,
+// which then answers, learns and evicts as the first would have. Restore refuses input
+// it did not write or cannot hold (another version or schema, incompatible options,
+// implausible content) with ErrCheckpoint, changing nothing. Checkpointer is the seam
+// for other estimators; the reference scheduler's SaveEstimates and RestoreEstimates
+// call it:
+//
+//	var saved bytes.Buffer // a file, a ConfigMap, an object store
+//	_ = est.Checkpoint(&saved)
+//	restarted, _ := predict.NewSimilarTask(resource.Standard())
+//	if err := restarted.Restore(&saved); err != nil {
+//		// errors.Is(err, predict.ErrCheckpoint): start empty, or from an older checkpoint
+//	}
+//
 // SimilarTask, ConformityLog and ProgressTracker are safe for concurrent use; Segmenter
 // is immutable. Bad input is rejected with a *FieldError (or a resource or stage error)
 // naming the field and value and wrapping a sentinel for errors.Is, and changes nothing.

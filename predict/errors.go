@@ -47,6 +47,13 @@ var (
 	ErrUnknownTask = errors.New("unknown task")
 	// ErrDuplicateTask reports a task ID started twice.
 	ErrDuplicateTask = errors.New("duplicate task")
+	// ErrCheckpoint reports a checkpoint Restore refuses: input that is not a
+	// checkpoint of a format and version it reads, is truncated or malformed, was made
+	// for another schema (the error then also wraps resource.ErrSchemaMismatch) or
+	// under incompatible options, or holds a state the estimator could not have
+	// reached (negative or non-finite amounts, stage counts that disagree, duplicate
+	// keys, more keys than the cap, a history that breaks its invariants).
+	ErrCheckpoint = errors.New("invalid checkpoint")
 )
 
 // FieldError is the error returned for bad input: it names the field (or option, or

@@ -415,7 +415,8 @@ type SimilarTask struct {
 
 	// fam learns the families (WithFamily): an estimator of its own whose logics are
 	// families and whose sizes are classes, with the nearest class for nearest size;
-	// nil when family learning is off. Its lock is never taken under mu.
+	// nil when family learning is off. Its lock is taken under mu only by Checkpoint
+	// and Restore (mu first); mu is never taken under it.
 	fam *SimilarTask
 }
 

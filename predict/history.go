@@ -30,7 +30,8 @@ const (
 // holds at most k observations, the oldest replaced first, so its size is fixed when the
 // key is first observed, whatever the length of the series: k × b × dims int64 peaks,
 // k × b float32 ratios and k × (dims + 1) eight-byte totals — with the defaults and
-// four dimensions, about 9 KiB a key.
+// four dimensions, about 9 KiB a key. (A history restored from a checkpoint holds only
+// the observations it was given, and takes its full size when it is next added to.)
 type history struct {
 	k, b, dims int
 	n, head    int // observations held; index of the oldest
@@ -58,9 +59,34 @@ func newHistory(k, b, dims int) *history {
 	}
 }
 
+// restoredHistory is a history of k observations of b buckets that holds room for its
+// n observations only (n ≤ k), in slots 0 to n − 1, oldest first: what Restore
+// allocates, in proportion to what the checkpoint holds. add grows it to its full size.
+func restoredHistory(k, b, dims, n int) *history {
+	h := newHistory(n, b, dims)
+	h.k, h.n = k, n
+	return h
+}
+
+// grow gives a restored history (see restoredHistory) its full size, keeping its
+// observations in their slots: while it is not full its oldest observation is in slot
+// 0 (head moves only once it is full), so slot i keeps the i-th oldest.
+func (h *history) grow() {
+	full := newHistory(h.k, h.b, h.dims)
+	copy(full.peak, h.peak)
+	copy(full.rc, h.rc)
+	copy(full.rcObs, h.rcObs)
+	copy(full.count, h.count)
+	full.n, full.head = h.n, h.head
+	*h = *full
+}
+
 // add lays an observation's pieces on the history's buckets, with the number of stages
 // it was divided into, replacing the oldest observation when the history is full.
 func (h *history) add(ps []piece, stages int) {
+	if len(h.count) < h.k {
+		h.grow() // restored with room for its observations only
+	}
 	slot := (h.head + h.n) % h.k
 	if h.n == h.k {
 		slot = h.head
