@@ -1,6 +1,7 @@
 package predict_test
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"testing"
@@ -443,5 +444,72 @@ func BenchmarkRefEstimateHit(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		sinkP, sinkOK = refs[i%len(refs)].Estimate()
+	}
+}
+
+// checkpointed is an estimator of 10,000 keys of 3-stage profiles, each observed
+// observations times (a full history at DefaultHistory), and its checkpoint.
+func checkpointed(b *testing.B, observations int, opts ...predict.EstimatorOption) (*predict.SimilarTask, []byte) {
+	e := newEst(b, opts...)
+	r := rng(1)
+	for i := 0; i < 10000; i++ {
+		k := predict.Key{Logic: fmt.Sprintf("app-%08x/map", i), InputSize: 128 << 20}
+		for j := 0; j < observations; j++ {
+			if err := e.Observe(k, predict.Observation{Profile: randProfile(r, 3)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := e.Checkpoint(&buf); err != nil {
+		b.Fatal(err)
+	}
+	return e, buf.Bytes()
+}
+
+// The checkpoint benchmarks' estimators: with the default history, full (8
+// observations a key), and without history (one observation a key).
+var checkpointCases = []struct {
+	name string
+	obs  int
+	opts []predict.EstimatorOption
+}{
+	{"history=8", predict.DefaultHistory, nil},
+	{"history=0", 1, []predict.EstimatorOption{predict.WithHistory(0, predict.DefaultBuckets)}},
+}
+
+func BenchmarkCheckpoint(b *testing.B) {
+	for _, c := range checkpointCases {
+		b.Run(c.name, func(b *testing.B) {
+			e, data := checkpointed(b, c.obs, c.opts...)
+			var buf bytes.Buffer
+			buf.Grow(len(data))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				buf.Reset()
+				if err := e.Checkpoint(&buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(data))/10000, "B/key")
+		})
+	}
+}
+
+func BenchmarkRestore(b *testing.B) {
+	for _, c := range checkpointCases {
+		b.Run(c.name, func(b *testing.B) {
+			_, data := checkpointed(b, c.obs, c.opts...)
+			e := newEst(b, c.opts...)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := e.Restore(bytes.NewReader(data)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(data))/10000, "B/key")
+		})
 	}
 }

@@ -1,6 +1,8 @@
 package predict_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -251,4 +253,38 @@ func ExampleSimilarTask_Redivide() {
 	// re-divided keys: 1
 	// after:  [37.5s {cpu=2,memory=512Mi}, 45s {cpu=4,memory=2Gi}, 37.5s {cpu=500m,memory=2Gi}]
 	// later:  [39.929381188s {cpu=2,memory=512Mi}, 40.141237625s {cpu=4,memory=1104072373}, 39.929381188s {cpu=500m,memory=2Gi}]
+}
+
+// Save what an estimator learned and restore it into another — the scheduler after a
+// restart, or the replica taking over on failover — which then predicts as the first
+// did. A checkpoint made for another schema is refused, and changes nothing.
+func ExampleSimilarTask_Checkpoint() {
+	schema := resource.Standard()
+	est, _ := predict.NewSimilarTask(schema)
+	key := predict.Key{Logic: "etl/map", InputSize: 1 << 30}
+	for _, cpu := range []int64{2000, 1000} {
+		seen, _ := predict.Segment(schema, []predict.Sample{{Usage: schema.MustTuple(cpu, 1<<30)}}, predict.WithLastDuration(time.Minute))
+		_ = est.Observe(key, predict.Observation{Profile: seen})
+	}
+
+	var saved bytes.Buffer // a file, a ConfigMap, an object in a bucket
+	if err := est.Checkpoint(&saved); err != nil {
+		panic(err)
+	}
+	restarted, _ := predict.NewSimilarTask(schema)
+	if err := restarted.Restore(bytes.NewReader(saved.Bytes())); err != nil {
+		panic(err)
+	}
+	before, _ := est.Estimate(key)
+	after, ok := restarted.Estimate(key)
+	fmt.Println("before:", before)
+	fmt.Println("after: ", after, ok)
+
+	other, _ := predict.NewSimilarTask(resource.MustSchema(resource.CPU, resource.Memory))
+	err := other.Restore(bytes.NewReader(saved.Bytes()))
+	fmt.Println(errors.Is(err, predict.ErrCheckpoint), errors.Is(err, resource.ErrSchemaMismatch), other.Len())
+	// Output:
+	// before: [1m0s {cpu=1700m,memory=1Gi}]
+	// after:  [1m0s {cpu=1700m,memory=1Gi}] true
+	// true true 0
 }

@@ -133,7 +133,7 @@ func TestSimilarTaskFamily(t *testing.T) {
 	}
 }
 
-func mustBuckets(t *testing.T, base float64) predict.Bucketing {
+func mustBuckets(t testing.TB, base float64) predict.Bucketing {
 	t.Helper()
 	b, err := predict.LogBuckets(base)
 	require.NoError(t, err)

@@ -1,7 +1,9 @@
 package predict
 
 import (
+	"bytes"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -102,5 +104,55 @@ func TestRedivideSaturatedDurations(t *testing.T) {
 	}
 	if p, _ := s.Estimate(key); p.Len() != 4 {
 		t.Fatalf("%d stages, want 4: %v", p.Len(), p)
+	}
+}
+
+// A restored history holds only the observations the checkpoint gave it, and takes its
+// full size when next added to, its observations kept in order: it then holds what
+// the original's does.
+func TestRestoredHistoryGrows(t *testing.T) {
+	schema := resource.Standard()
+	orig, err := NewSimilarTask(schema, WithHistory(4, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Key{Logic: "x", InputSize: 1}
+	obs := func(cpu int64, stages int) Observation {
+		st := make([]stage.Stage, stages)
+		for i := range st {
+			st[i] = stage.Stage{Duration: time.Duration(i+1) * time.Second, Demand: schema.MustTuple(cpu*int64(i+1), 1<<20)}
+		}
+		return Observation{Profile: stage.MustProfile(schema, st...)}
+	}
+	for i := 0; i < 2; i++ {
+		if err := orig.Observe(key, obs(int64(100*(i+1)), i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := orig.Checkpoint(&buf); err != nil {
+		t.Fatal(err)
+	}
+	restored, _ := NewSimilarTask(schema, WithHistory(4, 8))
+	if err := restored.Restore(&buf); err != nil {
+		t.Fatal(err)
+	}
+	h := restored.load(key).hist
+	if h.n != 2 || len(h.peak) != 2*8*schema.Len() || len(h.rc) != 2*8 || len(h.count) != 2 {
+		t.Fatalf("restored: %d observations in %d peaks, %d ratios, %d counts", h.n, len(h.peak), len(h.rc), len(h.count))
+	}
+	for i := 0; i < 5; i++ { // past the history's 4: the oldest replaced
+		for _, e := range []*SimilarTask{orig, restored} {
+			if err := e.Observe(key, obs(int64(300+i), 3)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h, o := restored.load(key).hist, orig.load(key).hist
+		if len(h.peak) != 4*8*schema.Len() || len(h.rc) != 4*8 || len(h.rcObs) != 4 || len(h.count) != 4 {
+			t.Fatalf("after %d more: %d peaks, %d ratios", i+1, len(h.peak), len(h.rc))
+		}
+		if !reflect.DeepEqual(h.copyObs(), o.copyObs()) {
+			t.Fatalf("after %d more: %v, the original %v", i+1, h.copyObs(), o.copyObs())
+		}
 	}
 }
