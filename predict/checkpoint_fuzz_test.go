@@ -25,7 +25,7 @@ func fuzzEstimator(t testing.TB, bits uint8, learned bool) *predict.SimilarTask 
 	}
 	e := newEst(t, ckOptions(t, bits&63)...)
 	if learned {
-		if msg := ckRun(rng(int64(bits)), 12, e); msg != "" {
+		if msg := ckRun(rng(int64(bits)), 6, e); msg != "" {
 			t.Fatal(msg)
 		}
 	}
@@ -42,7 +42,7 @@ func FuzzRestore(f *testing.F) {
 	f.Add([]byte(`{"format":"finegrain/predict.SimilarTask","version":1}`), uint8(0))
 	for _, bits := range []uint8{0, 1, 2, 3, 5, 9, 17, 33, 63} {
 		e := newEst(f, ckOptions(f, bits)...)
-		if msg := ckRun(rng(int64(bits)+100), 30, e); msg != "" {
+		if msg := ckRun(rng(int64(bits)+100), 10, e); msg != "" {
 			f.Fatal(msg)
 		}
 		f.Add(checkpoint(f, e), bits)
