@@ -2,6 +2,7 @@ package predict
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,15 +51,18 @@ const (
 	CheckpointVersion = 1
 )
 
-// The checkpoint document, version 1. Field names are the format's; see Checkpoint.
+// The checkpoint document, version 1: its members are the JSON names of ckHeader's
+// fields, then "keys" and "families" (the family estimator's, when it learns
+// families), lists of ckEntry. See Checkpoint.
 type (
+	// ckDoc is a document as decodeCheckpoint read it, member by member.
 	ckDoc struct {
-		Format   string    `json:"format"`
-		Version  int       `json:"version"`
-		Schema   []ckDim   `json:"schema"`
-		Options  ckOptions `json:"options"`
-		Keys     []ckEntry `json:"keys"`
-		Families []ckEntry `json:"families,omitempty"`
+		Format   string
+		Version  int
+		Schema   []ckDim
+		Options  ckOptions
+		Keys     []ckEntry
+		Families []ckEntry
 	}
 	ckDim struct {
 		Name                 string `json:"name"`
@@ -256,41 +260,29 @@ func (s *SimilarTask) copyLocked() []ckEntry {
 	for i, e := range s.lru {
 		items[i] = item{key: e.key, used: e.used.Load(), c: s.copyEntry(e)}
 	}
-	slices.SortFunc(items, func(a, b item) int { return cmpUint(a.used, b.used) })
-	for i := range items {
-		items[i].c.Recency = i + 1
-	}
-	slices.SortFunc(items, func(a, b item) int {
+	byKey := func(a, b item) int {
 		if c := strings.Compare(a.key.Logic, b.key.Logic); c != 0 {
 			return c
 		}
-		return cmpInt(a.key.InputSize, b.key.InputSize)
+		return cmp.Compare(a.key.InputSize, b.key.InputSize)
+	}
+	// Uses are ticks of one clock, so no two entries share one; the key breaks a tie
+	// all the same, so that the ranks never depend on the heap's order.
+	slices.SortFunc(items, func(a, b item) int {
+		if c := cmp.Compare(a.used, b.used); c != 0 {
+			return c
+		}
+		return byKey(a, b)
 	})
+	for i := range items {
+		items[i].c.Recency = i + 1
+	}
+	slices.SortFunc(items, byKey)
 	out := make([]ckEntry, len(items))
 	for i := range items {
 		out[i] = items[i].c
 	}
 	return out
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // copyEntry is e's state as the checkpoint records it, without its recency. The

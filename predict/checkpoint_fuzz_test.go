@@ -25,7 +25,7 @@ func fuzzEstimator(t testing.TB, bits uint8, learned bool) *predict.SimilarTask 
 	}
 	e := newEst(t, ckOptions(t, bits&63)...)
 	if learned {
-		if msg := ckRun(rng(int64(bits)), 6, e); msg != "" {
+		if msg := ckRun(rng(int64(bits)), 4, e); msg != "" {
 			t.Fatal(msg)
 		}
 	}
