@@ -106,6 +106,21 @@ type Args struct {
 	// UsageWindow is how often each node's usage is reported to the library's
 	// per-node policy (MetricsAPI), at least SampleInterval. Default 1m (4 readings).
 	UsageWindow *metav1.Duration `json:"usageWindow,omitempty"`
+	// CheckpointInterval is how often the replica that schedules saves what the
+	// estimator learned to a ConfigMap (checkpoint.go), which a replica restores when
+	// it starts to schedule — after a restart, an upgrade or a leader failover, which
+	// so lose at most one interval of learning. It is saved once more when the
+	// scheduler stops. 0 turns checkpoints off (nothing is read or written). Default
+	// 1m; at least 1s otherwise.
+	CheckpointInterval *metav1.Duration `json:"checkpointInterval,omitempty"`
+	// CheckpointNamespace is the namespace of the checkpoint's ConfigMap. Default
+	// kube-system, where deploy/kube-scheduler.yaml runs the scheduler and grants it
+	// the ConfigMap.
+	CheckpointNamespace string `json:"checkpointNamespace,omitempty"`
+	// CheckpointName is the checkpoint ConfigMap's name. Default
+	// finegrain-estimates-PROFILE, PROFILE the scheduler profile's schedulerName; a
+	// profile whose name is not a valid ConfigMap name needs one set here.
+	CheckpointName string `json:"checkpointName,omitempty"`
 }
 
 // The values of Args.UsageSource.
@@ -119,8 +134,10 @@ const (
 // The bounds of Args.SampleInterval and Args.MaxSamplesPerPod.
 const (
 	minSampleInterval = time.Second
-	minSamplesPerPod  = 4
-	maxSamplesPerPod  = predict.MaxSeriesSamples
+	// minCheckpointInterval is the shortest CheckpointInterval but 0.
+	minCheckpointInterval = time.Second
+	minSamplesPerPod      = 4
+	maxSamplesPerPod      = predict.MaxSeriesSamples
 )
 
 // ScorerArg is one scorer and its weight.
@@ -133,16 +150,18 @@ type ScorerArg struct {
 func DefaultArgs() Args {
 	limit, samples := 0.1, 240
 	return Args{
-		CompressionLimit: &limit,
-		Matcher:          "FineGrained",
-		Scorers:          []ScorerArg{{Name: "LeastAllocated", Weight: 1}, {Name: "BalancedAllocation", Weight: 1}},
-		SimilarityLabels: []string{"finegrain.io/logic"},
-		InputSizeLabel:   "finegrain.io/input-size",
-		GangTimeout:      &metav1.Duration{Duration: 60 * time.Second},
-		UsageSource:      UsageSourceMetricsAPI,
-		SampleInterval:   &metav1.Duration{Duration: 15 * time.Second},
-		MaxSamplesPerPod: &samples,
-		UsageWindow:      &metav1.Duration{Duration: time.Minute},
+		CompressionLimit:    &limit,
+		Matcher:             "FineGrained",
+		Scorers:             []ScorerArg{{Name: "LeastAllocated", Weight: 1}, {Name: "BalancedAllocation", Weight: 1}},
+		SimilarityLabels:    []string{"finegrain.io/logic"},
+		InputSizeLabel:      "finegrain.io/input-size",
+		GangTimeout:         &metav1.Duration{Duration: 60 * time.Second},
+		UsageSource:         UsageSourceMetricsAPI,
+		SampleInterval:      &metav1.Duration{Duration: 15 * time.Second},
+		MaxSamplesPerPod:    &samples,
+		UsageWindow:         &metav1.Duration{Duration: time.Minute},
+		CheckpointInterval:  &metav1.Duration{Duration: time.Minute},
+		CheckpointNamespace: metav1.NamespaceSystem,
 	}
 }
 
@@ -178,6 +197,12 @@ func (a Args) withDefaults() Args {
 	}
 	if a.UsageWindow == nil {
 		a.UsageWindow = d.UsageWindow
+	}
+	if a.CheckpointInterval == nil {
+		a.CheckpointInterval = d.CheckpointInterval
+	}
+	if a.CheckpointNamespace == "" {
+		a.CheckpointNamespace = d.CheckpointNamespace
 	}
 	return a
 }
@@ -266,6 +291,17 @@ func (a Args) Validate() error {
 	}
 	if d := a.UsageWindow.Duration; d < a.SampleInterval.Duration || d <= 0 {
 		errs = append(errs, field.Invalid(field.NewPath("usageWindow"), d.String(), "must be at least sampleInterval ("+a.SampleInterval.Duration.String()+")"))
+	}
+	if d := a.CheckpointInterval.Duration; d != 0 && d < minCheckpointInterval {
+		errs = append(errs, field.Invalid(field.NewPath("checkpointInterval"), d.String(), "must be 0 (off) or at least "+minCheckpointInterval.String()))
+	}
+	for _, msg := range validation.IsDNS1123Label(a.CheckpointNamespace) {
+		errs = append(errs, field.Invalid(field.NewPath("checkpointNamespace"), a.CheckpointNamespace, msg))
+	}
+	if a.CheckpointName != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(a.CheckpointName) {
+			errs = append(errs, field.Invalid(field.NewPath("checkpointName"), a.CheckpointName, msg))
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s args: %w", Name, errs.ToAggregate())

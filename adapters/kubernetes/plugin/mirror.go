@@ -80,6 +80,7 @@ func (p *Plugin) addNode(n *v1.Node) {
 		return
 	}
 	p.nodes[n.Name] = nodeMeta{uid: n.UID, capacity: capacity}
+	p.nodeCounted(p.sched.Adjuster().Mode(n.Name), 1)
 	if !p.load[n.Name].IsZero() {
 		p.applyLoad(n.Name)
 	}
@@ -93,6 +94,7 @@ func (p *Plugin) removeNode(name string) {
 		return
 	}
 	delete(p.nodes, name)
+	p.nodeCounted(p.sched.Adjuster().Mode(name), -1)
 	if _, err := p.sched.RemoveNode(name, p.now()); err != nil {
 		p.logger.Error(err, "remove node", "node", name)
 	}
@@ -174,7 +176,7 @@ func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 		return false
 	}
 	delete(p.pods, id)
-	p.finish(pod, id, succeeded, usage, uerr)
+	p.finish(pod, r, id, succeeded, usage, uerr)
 	if p.metric != nil {
 		p.metric.forget(r.namespace, r.name, r.uid)
 	}
@@ -243,7 +245,7 @@ func (p *Plugin) usageOf(pod *v1.Pod, id string) (Usage, error) {
 // the next pods are placed on what it used rather than on their requests, holding
 // at least their requests' memory until they end — and changes nothing for a key
 // that a finished pod taught. Declared stages, or a single sample, teach nothing.
-func (p *Plugin) finish(pod *v1.Pod, id string, succeeded bool, usage Usage, uerr error) {
+func (p *Plugin) finish(pod *v1.Pod, r *podRecord, id string, succeeded bool, usage Usage, uerr error) {
 	now := p.now()
 	st, ok := p.sched.TaskState(id)
 	if !ok {
@@ -264,6 +266,9 @@ func (p *Plugin) finish(pod *v1.Pod, id string, succeeded bool, usage Usage, uer
 			p.seriesEnd(&sr, p.endedAt(pod, now))
 			if err := p.sched.ReportRunning(id, now, predict.Observation{Series: sr}); err != nil {
 				p.logger.V(2).Info("usage of a pod that did not succeed refused", "pod", klog.KObj(pod), "err", err)
+				p.observed(observedRefused)
+			} else {
+				p.observed(observedRunning)
 			}
 		}
 		if err := p.sched.Cancel(id, now); err != nil && !errors.Is(err, finegrain.ErrState) {
@@ -272,18 +277,27 @@ func (p *Plugin) finish(pod *v1.Pod, id string, succeeded bool, usage Usage, uer
 		return
 	}
 	obs, err := p.observation(usage, p.endedAt(pod, now))
+	result := observedNone
 	if err != nil {
 		p.logger.Error(err, "usage of a finished pod", "pod", klog.KObj(pod))
+		result = observedRefused
 	}
 	if err = p.sched.Finished(id, now, obs); err != nil && obs != nil {
 		// An implausible observation (beyond the node) teaches nothing; the pod
 		// still finished.
 		p.logger.Error(err, "usage of a finished pod refused", "pod", klog.KObj(pod))
-		err = p.sched.Finished(id, now, nil)
+		err, obs, result = p.sched.Finished(id, now, nil), nil, observedRefused
 	}
 	if err != nil {
 		p.logger.Error(err, "finish", "pod", klog.KObj(pod))
 	}
+	if obs != nil {
+		result = observedLearned
+		if r.predicted {
+			p.estimateError(r.planned, observedPeak(obs))
+		}
+	}
+	p.observed(result)
 }
 
 // observation is the library's observation of a finished pod's usage, ended at end;

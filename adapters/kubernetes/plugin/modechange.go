@@ -7,11 +7,13 @@ import (
 )
 
 // nodeModeChanged is told when a usage report moved node's mode (c.From != c.To):
-// it logs the change and records an Event on the Node (ModeChangedReason; a Warning
+// it logs the change, counts it in the plugin's metrics (finegrain_nodes,
+// finegrain_node_mode_changes_total) and records an Event on the Node (ModeChangedReason; a Warning
 // when the mode grew stricter). The next placements on the node follow the new mode
 // by themselves (the library's mode gate and matchers).
 func (p *Plugin) nodeModeChanged(node string, c policy.Change) {
 	p.logger.Info("node mode changed", "node", node, "from", c.From, "to", c.To, "score", c.Score, "recycle", c.Recycle)
+	p.nodeModeMoved(c.From, c.To)
 	if p.handle == nil || p.handle.EventRecorder() == nil {
 		return
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -15,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
@@ -37,16 +40,20 @@ const Name = "FineGrain"
 // step with the cluster through the scheduler's informers. Filter and Score run
 // concurrently for many nodes; every method is safe for concurrent use.
 type Plugin struct {
-	handle fwk.Handle
-	args   Args
-	scheme *scheme
-	sched  *finegrain.Scheduler
-	usage  UsageSource
-	metric *sampler // nil without Args.UsageSource MetricsAPI
-	clock  clock.PassiveClock
-	epoch  time.Time
-	ctx    context.Context
-	logger klog.Logger
+	handle     fwk.Handle
+	args       Args
+	scheme     *scheme
+	sched      *finegrain.Scheduler
+	usage      UsageSource
+	metric     *sampler         // nil without Args.UsageSource MetricsAPI
+	ticks      clock.WithTicker // the sampler's and the checkpoints' ticks: the clock's, else the wall clock's
+	profile    string           // the scheduler profile's name: the metrics' label, the checkpoint's name
+	activation sync.Once        // activate
+	active     atomic.Bool      // activate has run: the replica schedules
+	clock      clock.PassiveClock
+	epoch      time.Time
+	ctx        context.Context
+	logger     klog.Logger
 
 	mu          sync.Mutex
 	pods        map[string]*podRecord     // the pods this plugin submitted, by task ID
@@ -66,7 +73,10 @@ type podRecord struct {
 	uid             string
 	gang            string // "" for none
 	request         resource.Tuple
-	node            string // where PostBind committed it; "" before
+	node            string         // where PostBind committed it; "" before
+	declared        bool           // its stages were declared (StagesAnnotation)
+	predicted       bool           // PostBind committed it on a predicted profile (not declared, not its request)
+	planned         resource.Tuple // the peak of what PostBind committed it on
 }
 
 // nodeMeta is what the plugin keeps of a node the Scheduler holds.
@@ -98,6 +108,7 @@ var (
 	_ fwk.ReservePlugin    = (*Plugin)(nil)
 	_ fwk.PermitPlugin     = (*Plugin)(nil)
 	_ fwk.PostBindPlugin   = (*Plugin)(nil)
+	_ io.Closer            = (*Plugin)(nil)
 )
 
 // Option configures the plugin beyond its Args (which come from the scheduler
@@ -175,6 +186,38 @@ func NewFactory(opts ...Option) frameworkruntime.PluginFactory {
 	}
 }
 
+// activate runs once, at the first scheduling cycle (PreFilter). kube-scheduler
+// builds its plugins and starts its informers before leader election, and only the
+// leader schedules: what only the scheduling replica should do starts here, so that a
+// standby makes no API calls of the plugin's own and writes nothing. With checkpoints
+// (Args.CheckpointInterval), the estimator is restored from the last checkpoint — what
+// the previous leader, or this replica before a restart, had learned — and written
+// from then on until the plugin's context ends; the first cycle waits for that read
+// (at most 10 s). A checkpoint that cannot be read or is refused leaves the estimator
+// empty, with the error logged: the pods are placed on their requests and it learns
+// again. Then the MetricsAPI sampler starts.
+func (p *Plugin) activate() {
+	p.activation.Do(func() {
+		p.active.Store(true)
+		if p.args.CheckpointInterval.Duration > 0 && p.handle != nil && p.handle.ClientSet() != nil {
+			ref := klog.KRef(p.args.CheckpointNamespace, p.checkpointName())
+			switch ok, err := p.restoreCheckpoint(p.ctx); {
+			case err != nil:
+				p.logger.Error(err, "estimates not restored: the estimator starts empty", "configMap", ref)
+			case ok:
+				keys, _ := p.estimatorKeys()
+				p.logger.Info("estimates restored", "configMap", ref, "keys", keys)
+			default:
+				p.logger.V(2).Info("no checkpoint of the estimates yet", "configMap", ref)
+			}
+			go p.checkpoints(p.ctx)
+		}
+		if p.metric != nil {
+			p.metric.start(p.ctx)
+		}
+	})
+}
+
 func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin, error) {
 	sc, err := newScheme(args.ExtendedResources)
 	if err != nil {
@@ -186,17 +229,25 @@ func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin
 	}
 	p := &Plugin{
 		handle: h, args: args, scheme: sc, sched: sched, usage: o.usage,
-		clock: o.clock, epoch: o.clock.Now(), ctx: ctx, logger: klog.FromContext(ctx).WithName(Name),
+		clock: o.clock, ticks: clock.RealClock{}, epoch: o.clock.Now(), ctx: ctx, logger: klog.FromContext(ctx).WithName(Name),
 		pods: map[string]*podRecord{}, foreign: map[string]foreignPod{}, load: map[string]resource.Tuple{},
 		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, nodes: map[string]nodeMeta{}, terminating: map[string]string{}, awaiting: map[string]int{}, victims: map[string][]string{},
 	}
+	if ticks, ok := o.clock.(clock.WithTicker); ok {
+		p.ticks = ticks
+	}
+	if named, ok := h.(interface{ ProfileName() string }); ok {
+		p.profile = named.ProfileName()
+	}
+	if args.CheckpointInterval.Duration > 0 {
+		for _, msg := range validation.IsDNS1123Subdomain(p.checkpointName()) {
+			return nil, fmt.Errorf("%s args: checkpointName: the default %q is not a ConfigMap name (%s): set one", Name, p.checkpointName(), msg)
+		}
+	}
+	register()
 	if args.UsageSource == UsageSourceMetricsAPI {
 		client, err := metricsClient(o.metrics, h)
-		ticks, ok := o.clock.(clock.WithTicker)
-		if !ok {
-			ticks = clock.RealClock{}
-		}
-		p.metric = newSampler(p, client, err, ticks, o.usage == nil)
+		p.metric = newSampler(p, client, err, p.ticks, o.usage == nil)
 		if o.usage == nil {
 			p.usage = p.metric
 		}
@@ -256,14 +307,10 @@ func (p *Plugin) Units() Units { return Units{scheme: p.scheme, epoch: p.epoch} 
 // (StagesAnnotation), else the profile learned from similar pods, else its requests.
 // A pod held on a node by PostFilter (preemption) may only go there.
 //
-// The first PreFilter starts the MetricsAPI sampler: kube-scheduler builds its plugins
-// and starts its informers before leader election, and only the leader schedules, so
-// that a standby replica makes no metrics calls. The sampler stops when the context
-// the plugin was built with ends.
+// The first PreFilter activates the plugin (activate): it restores the estimator from
+// the last checkpoint, then starts the checkpoints and the MetricsAPI sampler.
 func (p *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
-	if p.metric != nil {
-		p.metric.start(p.ctx)
-	}
+	p.activate()
 	id, err := p.submit(pod)
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
@@ -522,7 +569,8 @@ func (p *Plugin) Permit(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, node
 // MetricsAPI sampler follows it.
 func (p *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) {
 	id := taskID(pod)
-	if _, err := p.sched.Commit(id, p.now()); err != nil {
+	as, err := p.sched.Commit(id, p.now())
+	if err != nil {
 		p.logger.Error(err, "commit after bind", "pod", klog.KObj(pod), "node", nodeName)
 		return
 	}
@@ -532,6 +580,8 @@ func (p *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 	delete(p.victims, id)
 	if r := p.pods[id]; r != nil && r.node == "" {
 		r.node = nodeName
+		r.predicted, r.planned = as.Predicted && !r.declared, as.Profile.Peak()
+		p.placed(r, as.Result.Compressed())
 		if r.gang != "" {
 			p.gang(r.gang).running++
 		}

@@ -91,7 +91,7 @@ func (p *Plugin) task(pod *v1.Pod, id string) (finegrain.Task, *podRecord, error
 	if err != nil {
 		return finegrain.Task{}, nil, err
 	}
-	rec := &podRecord{namespace: pod.Namespace, name: pod.Name, uid: string(pod.UID), gang: gang, request: req}
+	rec := &podRecord{namespace: pod.Namespace, name: pod.Name, uid: string(pod.UID), gang: gang, request: req, declared: t.Profile.Len() > 0}
 	return t, rec, nil
 }
 
