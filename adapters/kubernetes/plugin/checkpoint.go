@@ -13,6 +13,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 )
 
 // This file keeps what the estimator learned across restarts, upgrades and leader
@@ -140,10 +141,11 @@ func (p *Plugin) restoreCheckpoint(ctx context.Context) (restored bool, err erro
 		return false, fmt.Errorf("ConfigMap %s/%s holds no %s", ns, name, CheckpointKey)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err == nil {
-		err = p.sched.RestoreEstimates(&limitedReader{r: zr, left: checkpointMaxInflated})
-	}
 	if err != nil {
+		result = "refused"
+		return false, fmt.Errorf("ConfigMap %s/%s: %s is not gzip-compressed: %w", ns, name, CheckpointKey, err)
+	}
+	if err := p.sched.RestoreEstimates(&limitedReader{r: zr, left: checkpointMaxInflated}); err != nil {
 		result = "refused"
 		return false, fmt.Errorf("ConfigMap %s/%s: %w", ns, name, err)
 	}
@@ -190,10 +192,9 @@ func (l *limitedReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// checkpoints writes a checkpoint every Args.CheckpointInterval until ctx ends (Close
-// writes the last one).
-func (p *Plugin) checkpoints(ctx context.Context) {
-	t := p.ticks.NewTicker(p.args.CheckpointInterval.Duration)
+// checkpoints writes a checkpoint at every tick of t (every Args.CheckpointInterval)
+// until ctx ends (Close writes the last one).
+func (p *Plugin) checkpoints(ctx context.Context, t clock.Ticker) {
 	defer t.Stop()
 	for {
 		select {

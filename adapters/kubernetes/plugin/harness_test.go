@@ -79,6 +79,7 @@ type setup struct {
 	client   func(*fake.Clientset)        // adds reactors to the fake clientset
 	metrics  func(*metricsfake.Clientset) // adds reactors to the fake metrics clientset
 	real     kubernetes.Interface         // a real API server's client instead of the fake clientset
+	ticking  bool                         // the clock's tickers fire as it steps (manualClock)
 }
 
 type extraPlugin struct {
@@ -103,6 +104,7 @@ func startCluster(t testing.TB, s setup) *cluster {
 		}
 	}()
 	c := &cluster{t: t, ctx: ctx, client: s.real, clock: newManualClock(), metrics: metricsfake.NewSimpleClientset(), logs: logs}
+	c.clock.ticking = s.ticking
 	if s.metrics != nil {
 		s.metrics(c.metrics)
 	}
@@ -352,13 +354,16 @@ func (c *cluster) delete(name string) {
 	require.NoError(c.t, c.client.CoreV1().Pods(ns).Delete(c.ctx, name, metav1.DeleteOptions{}))
 }
 
-// manualClock is a clock the test moves: the plugin's time. Its timers and tickers
-// never fire, so that the plugin's metrics sampler samples only when a test says so
-// (Plugin.SampleNow): time passes when the test steps it, and nothing happens in
-// the background meanwhile.
+// manualClock is a clock the test moves: the plugin's time. Its timers never fire,
+// and its tickers fire only when it ticks (setup.ticking), as step passes their
+// period; otherwise they never do, so that the plugin's metrics sampler samples only
+// when a test says so (Plugin.SampleNow): time passes when the test steps it, and
+// nothing happens in the background meanwhile.
 type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu      sync.Mutex
+	now     time.Time
+	ticking bool
+	tickers []*manualTicker
 }
 
 func newManualClock() *manualClock { return &manualClock{now: time.Unix(1_700_000_000, 0)} }
@@ -371,10 +376,24 @@ func (m *manualClock) Now() time.Time {
 
 func (m *manualClock) Since(t time.Time) time.Duration { return m.Now().Sub(t) }
 
+// step moves the clock by d; a ticking clock's tickers whose period has passed
+// fire, once each (a ticker's channel holds one tick, as time.Ticker's).
 func (m *manualClock) step(d time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.now = m.now.Add(d)
+	for _, t := range m.tickers {
+		if t.stopped || m.now.Before(t.next) {
+			continue
+		}
+		for !m.now.Before(t.next) {
+			t.next = t.next.Add(t.period)
+		}
+		select {
+		case t.ch <- m.now:
+		default:
+		}
+	}
 }
 
 func (m *manualClock) After(time.Duration) <-chan time.Time { return nil }
@@ -385,7 +404,33 @@ func (m *manualClock) Sleep(time.Duration) {}
 
 func (m *manualClock) NewTimer(time.Duration) clock.Timer { return stoppedTimer{} }
 
-func (m *manualClock) NewTicker(time.Duration) clock.Ticker { return stoppedTicker{} }
+func (m *manualClock) NewTicker(d time.Duration) clock.Ticker {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.ticking {
+		return stoppedTicker{}
+	}
+	t := &manualTicker{clock: m, period: d, next: m.now.Add(d), ch: make(chan time.Time, 1)}
+	m.tickers = append(m.tickers, t)
+	return t
+}
+
+// manualTicker is a ticking manualClock's ticker.
+type manualTicker struct {
+	clock   *manualClock
+	period  time.Duration
+	next    time.Time
+	ch      chan time.Time
+	stopped bool // under clock.mu
+}
+
+func (t *manualTicker) C() <-chan time.Time { return t.ch }
+
+func (t *manualTicker) Stop() {
+	t.clock.mu.Lock()
+	defer t.clock.mu.Unlock()
+	t.stopped = true
+}
 
 // stoppedTimer and stoppedTicker never fire.
 type (

@@ -210,7 +210,7 @@ func (p *Plugin) activate() {
 			default:
 				p.logger.V(2).Info("no checkpoint of the estimates yet", "configMap", ref)
 			}
-			go p.checkpoints(p.ctx)
+			go p.checkpoints(p.ctx, p.ticks.NewTicker(p.args.CheckpointInterval.Duration))
 		}
 		if p.metric != nil {
 			p.metric.start(p.ctx)
