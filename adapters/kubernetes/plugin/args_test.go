@@ -74,6 +74,12 @@ func TestArgsValidation(t *testing.T) {
 		{"too many samples per pod", `{"maxSamplesPerPod":1048577}`, []string{"maxSamplesPerPod"}},
 		{"samples per pod not a number", `{"maxSamplesPerPod":"many"}`, []string{"maxSamplesPerPod"}},
 		{"usage window below the sample interval", `{"sampleInterval":"30s","usageWindow":"15s"}`, []string{"usageWindow", "sampleInterval (30s)"}},
+		{"checkpoints, every setting", `{"checkpointInterval":"1s","checkpointNamespace":"finegrain","checkpointName":"estimates.batch"}`, nil},
+		{"checkpoints off", `{"checkpointInterval":"0s"}`, nil},
+		{"checkpoint interval below a second", `{"checkpointInterval":"500ms"}`, []string{"checkpointInterval", "0 (off) or at least 1s"}},
+		{"negative checkpoint interval", `{"checkpointInterval":"-1m"}`, []string{"checkpointInterval"}},
+		{"checkpoint namespace not a name", `{"checkpointNamespace":"Kube_System"}`, []string{"checkpointNamespace"}},
+		{"checkpoint name not a name", `{"checkpointName":"Estimates!"}`, []string{"checkpointName"}},
 		{"unknown field", `{"compresionLimit":0.2}`, []string{"unknown field", "compresionLimit"}},
 		{"wrong type", `{"preemption":"yes"}`, []string{"preemption"}},
 		{"several at once", `{"compressionLimit":2,"matcher":"x"}`, []string{"compressionLimit", "matcher"}},
@@ -214,6 +220,7 @@ func FuzzArgs(f *testing.F) {
 		`{}`, `{"compressionLimit":0.3}`, `{"matcher":"CoarseGrained","scorers":[{"name":"BestFit","weight":2}]}`,
 		`{"extendedResources":["nvidia.com/gpu"],"gangTimeout":"5s"}`, `{"gangTimeout":"-1s"}`, `null`, `[]`,
 		`{"usageSource":"MetricsAPI","sampleInterval":"2s","maxSamplesPerPod":8,"usageWindow":"4s"}`, `{"maxSamplesPerPod":-1}`,
+		`{"checkpointInterval":"2m","checkpointNamespace":"ops","checkpointName":"x"}`, `{"checkpointName":"-"}`,
 	} {
 		f.Add(s)
 	}

@@ -201,7 +201,8 @@ func TestCheckpointsOnlyFromTheSchedulingReplica(t *testing.T) {
 }
 
 // The replica that schedules writes a checkpoint every checkpointInterval of its
-// clock, with what it has learned by then.
+// clock, with what it has learned by then; a replica taking over from a leader that
+// wrote no last checkpoint starts from it, having lost at most one interval.
 func TestCheckpointEveryInterval(t *testing.T) {
 	c := startCluster(t, setup{args: map[string]any{"usageSource": plugin.UsageSourceAnnotation, "checkpointInterval": "5m"}, ticking: true})
 	c.node("n1", "4", "8Gi")
@@ -219,6 +220,13 @@ func TestCheckpointEveryInterval(t *testing.T) {
 	assert.Empty(t, written(), "written before its interval")
 	c.clock.step(4 * time.Minute)
 	c.waitFor("the checkpoint after 5 minutes", func() bool { return written() == "1" })
+
+	// The leader is lost without a last checkpoint (killed, its node gone): the
+	// replica that takes over starts from the periodic one.
+	cm, err := c.checkpointMap()
+	require.NoError(t, err)
+	next := startCluster(t, setup{args: annotationArgs, client: withObjects(cm.DeepCopy())})
+	placeSecond(next, true)
 }
 
 // A checkpoint that cannot be written is reported by Close, and counted.

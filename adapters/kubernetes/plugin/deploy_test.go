@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+
+	"github.com/finegrain/finegrain/adapters/kubernetes/plugin"
 )
 
 // deploy/kube-scheduler.yaml decodes, object by object, into the API's types; the
@@ -27,6 +33,8 @@ func TestDeployManifestDecodes(t *testing.T) {
 	var deploy *appsv1.Deployment
 	var metricsRole *rbacv1.ClusterRole
 	var metricsBinding *rbacv1.ClusterRoleBinding
+	var role *rbacv1.Role
+	var roleBinding *rbacv1.RoleBinding
 	for {
 		doc, err := reader.Read()
 		if err == io.EOF {
@@ -44,13 +52,19 @@ func TestDeployManifestDecodes(t *testing.T) {
 			deploy = o
 		case *rbacv1.ClusterRole:
 			metricsRole = o
+		case *rbacv1.Role:
+			role = o
+		case *rbacv1.RoleBinding:
+			if o.RoleRef.Kind == "Role" && o.RoleRef.Name == "finegrain-scheduler" {
+				roleBinding = o
+			}
 		case *rbacv1.ClusterRoleBinding:
 			if o.RoleRef.Kind == "ClusterRole" && strings.Contains(o.RoleRef.Name, "metrics") {
 				metricsBinding = o
 			}
 		}
 	}
-	assert.Equal(t, map[string]int{"ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 3, "RoleBinding": 1, "Deployment": 1}, kinds)
+	assert.Equal(t, map[string]int{"ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 3, "Role": 1, "RoleBinding": 2, "Deployment": 1}, kinds)
 	require.NotNil(t, metricsRole, "a ClusterRole reads metrics.k8s.io")
 	assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{"metrics.k8s.io"}, Resources: []string{"pods", "nodes"}, Verbs: []string{"get", "list"}}}, metricsRole.Rules)
 	require.NotNil(t, metricsBinding)
@@ -65,4 +79,52 @@ func TestDeployManifestDecodes(t *testing.T) {
 	assert.Equal(t, "finegrain-scheduler", deploy.Spec.Template.Spec.ServiceAccountName)
 	prof := loadProfile(t)
 	assert.True(t, strings.HasPrefix(prof.SchedulerName, "finegrain"), "the configuration's scheduler is %q", prof.SchedulerName)
+
+	// Leader election is on, over a lease of the scheduler's own, with replicas to
+	// take over; the Role lets the service account hold that lease and keep the
+	// profile's checkpoint, by the names the configuration implies.
+	cfg, err := options.LoadConfigFromFile(klog.Background(), configFile)
+	require.NoError(t, err)
+	le := cfg.LeaderElection
+	assert.True(t, le.LeaderElect)
+	assert.Equal(t, "leases", le.ResourceLock)
+	assert.NotEqual(t, "kube-scheduler", le.ResourceName, "the default scheduler's lease")
+	require.NotNil(t, deploy.Spec.Replicas)
+	assert.GreaterOrEqual(t, *deploy.Spec.Replicas, int32(2))
+	args := profileArgs(t, prof)
+	require.NotNil(t, role)
+	assert.Equal(t, le.ResourceNamespace, role.Namespace)
+	assert.Equal(t, args.CheckpointNamespace, role.Namespace)
+	grants := func(group, resource, name, verb string) bool {
+		for _, r := range role.Rules {
+			if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) &&
+				(len(r.ResourceNames) == 0 || slices.Contains(r.ResourceNames, name)) {
+				return true
+			}
+		}
+		return false
+	}
+	checkpoint := "finegrain-estimates-" + prof.SchedulerName
+	for _, verb := range []string{"create", "get", "update"} {
+		assert.True(t, grants("coordination.k8s.io", "leases", le.ResourceName, verb), "lease %s: %s", le.ResourceName, verb)
+		assert.True(t, grants("", "configmaps", checkpoint, verb), "ConfigMap %s: %s", checkpoint, verb)
+	}
+	assert.False(t, grants("", "configmaps", "some-other-config", "update"), "updates limited to the checkpoint")
+	require.NotNil(t, roleBinding)
+	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "finegrain-scheduler", Namespace: "kube-system"}}, roleBinding.Subjects)
+}
+
+// profileArgs decodes the FineGrain args of the shipped profile, defaults filled in.
+func profileArgs(t *testing.T, prof config.KubeSchedulerProfile) plugin.Args {
+	t.Helper()
+	for _, pc := range prof.PluginConfig {
+		if pc.Name != plugin.Name {
+			continue
+		}
+		a, err := plugin.DecodeArgs(pc.Args)
+		require.NoError(t, err)
+		return a
+	}
+	t.Fatal("no FineGrain args in the profile")
+	return plugin.Args{}
 }

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/finegrain/finegrain/predict"
@@ -40,3 +41,7 @@ func (p *Plugin) TrackedSeries(namespace, name string) (predict.Series, bool) {
 	}
 	return ps.series(), true
 }
+
+// DecodeArgs is decodeArgs: the arguments as the factory reads them, defaults filled
+// in.
+func DecodeArgs(obj runtime.Object) (Args, error) { return decodeArgs(obj) }

@@ -239,7 +239,7 @@ func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin
 	if named, ok := h.(interface{ ProfileName() string }); ok {
 		p.profile = named.ProfileName()
 	}
-	if args.CheckpointInterval.Duration > 0 {
+	if args.CheckpointInterval.Duration > 0 && h != nil { // without a handle there is no API to checkpoint to
 		for _, msg := range validation.IsDNS1123Subdomain(p.checkpointName()) {
 			return nil, fmt.Errorf("%s args: checkpointName: the default %q is not a ConfigMap name (%s): set one", Name, p.checkpointName(), msg)
 		}
