@@ -16,12 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/adapters/kubernetes/plugin"
 )
 
 // The stage-sharing case against a real kube-apiserver backed by etcd, both started
@@ -44,6 +46,49 @@ func TestRealAPIServer(t *testing.T) {
 		b, _ := c.plugin.Scheduler().TaskState(c.uid("late"))
 		return a == finegrain.Running && b == finegrain.Running
 	})
+}
+
+// Against a real API server, the checkpoint ConfigMap is written (created, then
+// updated) and read back: a plugin learns a key and stops, and the next one, on the
+// same API server, restores it and places the key's next pod as the first would
+// have.
+func TestRealAPIServerCheckpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and kube-apiserver; not in -short")
+	}
+	apiserver := binary(t, "FINEGRAIN_KUBE_APISERVER", "kube-apiserver")
+	etcd := binary(t, "FINEGRAIN_ETCD", "etcd")
+	client := startAPIServer(t, apiserver, etcd)
+	waitNamespace(t, client, checkpointNS)
+
+	a := startCluster(t, setup{real: client, args: annotationArgs})
+	a.node("n0", "4", "8Gi")
+	learnETL(a)
+	require.NoError(t, a.plugin.Close(), "the first checkpoint: a create")
+	require.NoError(t, a.plugin.Close(), "the second: an update")
+	cm, err := a.checkpointMap()
+	require.NoError(t, err)
+	assert.Equal(t, "1", cm.Annotations[plugin.CheckpointKeysAnnotation])
+	a.close()
+	require.NoError(t, client.CoreV1().Nodes().Delete(context.Background(), "n0", metav1.DeleteOptions{}))
+
+	b := startCluster(t, setup{real: client, args: annotationArgs})
+	placeSecond(b, true)
+}
+
+// waitNamespace waits for the API server's own controllers to make namespace name.
+func waitNamespace(t *testing.T, client kubernetes.Interface, name string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := client.CoreV1().Namespaces().Get(context.Background(), name, metav1.GetOptions{}); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("namespace %q not created by the API server", name)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // binary is the path of a program named by env or found on PATH; the test skips

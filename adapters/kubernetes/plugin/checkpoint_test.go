@@ -49,7 +49,7 @@ func learnETL(c *cluster) {
 	c.clock.step(90 * time.Second)
 	c.finish("first", `[{"duration":"60s","cpu":"500m","memory":"1Gi"}]`)
 	c.waitFor("the finish to reach finegrain", func() bool {
-		st, _ := c.plugin.Scheduler().TaskState("uid-first")
+		st, _ := c.plugin.Scheduler().TaskState(c.uid("first"))
 		return st == finegrain.Finished
 	})
 }
@@ -262,7 +262,7 @@ func TestPluginMetrics(t *testing.T) {
 	c.clock.step(90 * time.Second)
 	c.finish("second", `[{"duration":"60s","cpu":"500m","memory":"2Gi"}]`)
 	c.waitFor("the second finish to reach finegrain", func() bool {
-		st, _ := c.plugin.Scheduler().TaskState("uid-second")
+		st, _ := c.plugin.Scheduler().TaskState(c.uid("second"))
 		return st == finegrain.Finished
 	})
 	after := gather(t)
