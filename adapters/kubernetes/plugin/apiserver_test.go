@@ -183,15 +183,6 @@ func startAPIServer(t *testing.T, apiserver, etcd string) kubernetes.Interface {
 	require.NoError(t, err)
 	// The default namespace is made by the API server's own controllers, soon after
 	// it is ready.
-	deadline = time.Now().Add(30 * time.Second)
-	for {
-		if _, err := client.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("namespace %q not created by the API server", ns)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitNamespace(t, client, ns)
 	return client
 }

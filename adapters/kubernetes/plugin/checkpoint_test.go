@@ -24,7 +24,6 @@ import (
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/adapters/kubernetes/plugin"
 	"github.com/finegrain/finegrain/policy"
-	"github.com/finegrain/finegrain/predict"
 )
 
 // The checkpoint ConfigMap of the test profile.
@@ -32,27 +31,6 @@ const (
 	checkpointNS   = "kube-system"
 	checkpointName = "finegrain-estimates-" + schedulerName
 )
-
-// etlKey is the similarity key of the pods labelled etl below, and etlLabels their
-// labels.
-var (
-	etlKey    = predict.Key{Logic: ns + "/finegrain.io/logic=etl", InputSize: 10 << 30}
-	etlLabels = map[string]string{"finegrain.io/logic": "etl", "finegrain.io/input-size": "10Gi"}
-)
-
-// learnETL has a pod of the etl key run and finish having used 1 GiB of the 6 GiB it
-// asked, so that the plugin learns the key.
-func learnETL(c *cluster) {
-	c.t.Helper()
-	c.create(pod{name: "first", cpu: "1", mem: "6Gi", labels: etlLabels})
-	c.waitBound("first")
-	c.clock.step(90 * time.Second)
-	c.finish("first", `[{"duration":"60s","cpu":"500m","memory":"1Gi"}]`)
-	c.waitFor("the finish to reach finegrain", func() bool {
-		st, _ := c.plugin.Scheduler().TaskState(c.uid("first"))
-		return st == finegrain.Finished
-	})
-}
 
 // checkpointMap reads the checkpoint ConfigMap from c's API.
 func (c *cluster) checkpointMap() (*v1.ConfigMap, error) {
@@ -65,13 +43,13 @@ func (c *cluster) checkpointMap() (*v1.ConfigMap, error) {
 func placeSecond(c *cluster, want bool) {
 	c.t.Helper()
 	c.node("n1", "4", "8Gi")
+	if want {
+		c.learnedPlacesNext(etlLabels)
+		return
+	}
 	c.create(pod{name: "blocker", cpu: "1", mem: "6Gi"})
 	c.waitBound("blocker")
 	c.create(pod{name: "second", cpu: "1", mem: "6Gi", labels: etlLabels})
-	if want {
-		assert.Equal(c.t, "n1", c.waitBound("second"))
-		return
-	}
 	assert.Contains(c.t, c.waitUnschedulable("second"), "memory")
 	assert.Empty(c.t, c.get("second").Spec.NodeName)
 }
@@ -261,10 +239,7 @@ func TestPluginMetrics(t *testing.T) {
 	c.waitBound("second")
 	c.clock.step(90 * time.Second)
 	c.finish("second", `[{"duration":"60s","cpu":"500m","memory":"2Gi"}]`)
-	c.waitFor("the second finish to reach finegrain", func() bool {
-		st, _ := c.plugin.Scheduler().TaskState(c.uid("second"))
-		return st == finegrain.Finished
-	})
+	c.waitState("second", finegrain.Finished)
 	after := gather(t)
 	delta := func(name string, labels map[string]string) float64 {
 		return after.value(t, name, labels) - before.value(t, name, labels)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,6 +44,7 @@ import (
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/adapters/kubernetes/plugin"
+	"github.com/finegrain/finegrain/predict"
 )
 
 // The tests run the real kube-scheduler: its scheduling queue, framework runtime,
@@ -68,6 +71,7 @@ type cluster struct {
 	plugin  *plugin.Plugin
 	bound   atomic.Int64
 	clock   *manualClock
+	uids    sync.Map   // pod name → UID, as created
 	nodes   func() int // how many nodes the scheduler's informer holds
 	close   func()     // stops the scheduler (also at the test's end)
 }
@@ -277,8 +281,9 @@ func (c *cluster) create(p pod) {
 	if p.stages != "" {
 		obj.Annotations[plugin.StagesAnnotation] = p.stages
 	}
-	_, err := c.client.CoreV1().Pods(ns).Create(c.ctx, obj, metav1.CreateOptions{})
+	created, err := c.client.CoreV1().Pods(ns).Create(c.ctx, obj, metav1.CreateOptions{})
 	require.NoError(c.t, err)
+	c.uids.Store(p.name, string(created.UID))
 }
 
 func (c *cluster) get(name string) *v1.Pod {
@@ -348,7 +353,14 @@ func (c *cluster) finish(name, observed string) {
 }
 
 // uid is pod name's UID: the plugin's task ID for it.
-func (c *cluster) uid(name string) string { return string(c.get(name).UID) }
+// uid is the UID of pod name as created (a real API server gives its own): the pod
+// may be gone since.
+func (c *cluster) uid(name string) string {
+	if u, ok := c.uids.Load(name); ok {
+		return u.(string)
+	}
+	return string(c.get(name).UID)
+}
 
 func (c *cluster) delete(name string) {
 	require.NoError(c.t, c.client.CoreV1().Pods(ns).Delete(c.ctx, name, metav1.DeleteOptions{}))
@@ -597,4 +609,45 @@ func (s *logSink) WithName(name string) logr.LogSink {
 		name = s.name + "/" + name
 	}
 	return &logSink{rec: s.rec, name: name, kv: s.kv}
+}
+
+// waitState waits until finegrain holds pod name in state st.
+func (c *cluster) waitState(name string, st finegrain.TaskState) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("%s to be %v in finegrain", name, st), func() bool {
+		got, _ := c.plugin.Scheduler().TaskState(c.uid(name))
+		return got == st
+	})
+}
+
+// etlKey is the similarity key of the pods labelled etl below, and etlLabels their
+// labels.
+var (
+	etlKey    = predict.Key{Logic: ns + "/finegrain.io/logic=etl", InputSize: 10 << 30}
+	etlLabels = map[string]string{"finegrain.io/logic": "etl", "finegrain.io/input-size": "10Gi"}
+)
+
+// learnETL has a pod of the etl key run and finish having used 1 GiB of the 6 GiB it
+// asked, so that the plugin learns the key.
+func learnETL(c *cluster) {
+	c.t.Helper()
+	c.create(pod{name: "first", cpu: "1", mem: "6Gi", labels: etlLabels})
+	c.waitBound("first")
+	c.clock.step(90 * time.Second)
+	c.finish("first", `[{"duration":"60s","cpu":"500m","memory":"1Gi"}]`)
+	c.waitState("first", finegrain.Finished)
+}
+
+// learnedPlacesNext checks that c, whose node n1 of 8 GiB ran a pod of the key of
+// labels that used about 1 GiB, places the key's next pod, asking 6 GiB, beside a pod
+// holding 6 GiB there, and not a pod of another key asking the same.
+func (c *cluster) learnedPlacesNext(labels map[string]string) {
+	c.t.Helper()
+	c.create(pod{name: "blocker", cpu: "1", mem: "6Gi"})
+	c.waitBound("blocker")
+	c.create(pod{name: "other", cpu: "1", mem: "6Gi", labels: map[string]string{"finegrain.io/logic": "report"}})
+	c.waitUnschedulable("other")
+	c.create(pod{name: "second", cpu: "1", mem: "6Gi", labels: labels})
+	assert.Equal(c.t, "n1", c.waitBound("second"), "second is predicted from what first used")
+	assert.Empty(c.t, c.get("other").Spec.NodeName, "a pod of another key is still placed by its request")
 }

@@ -61,15 +61,6 @@ func (c *cluster) samples(name string, n int, cpu, mem string) {
 	}
 }
 
-// waitState waits until finegrain holds pod name in state st.
-func (c *cluster) waitState(name string, st finegrain.TaskState) {
-	c.t.Helper()
-	c.waitFor(fmt.Sprintf("%s to be %v in finegrain", name, st), func() bool {
-		got, _ := c.plugin.Scheduler().TaskState("uid-" + name)
-		return got == st
-	})
-}
-
 // forgotten waits until the sampler no longer follows pod name (it forgets an ended
 // pod just after finegrain ends it).
 func (c *cluster) forgotten(name string) {
@@ -109,13 +100,7 @@ func TestSampledSeriesTeachesTheNextSimilarPod(t *testing.T) {
 	assert.Equal(t, 40*time.Second, prof.Duration(), "from the first sample (15s) to the termination (55s), not to when the plugin saw it (75s)")
 	c.forgotten("first")
 
-	c.create(pod{name: "blocker", cpu: "1", mem: "6Gi"})
-	c.waitBound("blocker")
-	c.create(pod{name: "other", cpu: "1", mem: "6Gi", labels: map[string]string{"finegrain.io/logic": "report"}})
-	c.waitUnschedulable("other")
-	c.create(pod{name: "second", cpu: "1", mem: "6Gi", labels: etl})
-	assert.Equal(t, "n1", c.waitBound("second"), "second is predicted from first's series")
-	assert.Empty(t, c.get("other").Spec.NodeName, "a pod of another key is still placed by its request")
+	c.learnedPlacesNext(etl)
 }
 
 // A running pod's series is reported when its samples have doubled (4, 8, ...): its

@@ -98,23 +98,8 @@ var annotationArgs = map[string]any{"usageSource": plugin.UsageSourceAnnotation}
 func TestFinishedPodTeachesTheNextSimilarPod(t *testing.T) {
 	c := startCluster(t, setup{args: annotationArgs})
 	c.node("n1", "4", "8Gi")
-	etl := map[string]string{"finegrain.io/logic": "etl", "finegrain.io/input-size": "10Gi"}
-	c.create(pod{name: "first", cpu: "1", mem: "6Gi", labels: etl})
-	c.waitBound("first")
-	c.clock.step(90 * time.Second)
-	c.finish("first", `[{"duration":"60s","cpu":"500m","memory":"1Gi"}]`)
-	c.waitFor("the finish to reach finegrain", func() bool {
-		st, _ := c.plugin.Scheduler().TaskState("uid-first")
-		return st == finegrain.Finished
-	})
-
-	c.create(pod{name: "blocker", cpu: "1", mem: "6Gi"})
-	c.waitBound("blocker")
-	c.create(pod{name: "other", cpu: "1", mem: "6Gi", labels: map[string]string{"finegrain.io/logic": "report"}})
-	c.waitUnschedulable("other")
-	c.create(pod{name: "second", cpu: "1", mem: "6Gi", labels: etl})
-	assert.Equal(t, "n1", c.waitBound("second"), "second is predicted from first's usage")
-	assert.Empty(t, c.get("other").Spec.NodeName, "a pod of another key is still placed by its request")
+	learnETL(c)
+	c.learnedPlacesNext(etlLabels)
 }
 
 // A finished pod whose reported usage is implausible, malformed or open-ended still
@@ -132,10 +117,7 @@ func TestBadUsageTeachesNothing(t *testing.T) {
 			c.create(pod{name: "first", cpu: "1", mem: "6Gi", labels: key})
 			c.waitBound("first")
 			c.finish("first", tc.observed)
-			c.waitFor("the finish to reach finegrain", func() bool {
-				st, _ := c.plugin.Scheduler().TaskState("uid-first")
-				return st == finegrain.Finished
-			})
+			c.waitState("first", finegrain.Finished)
 			c.create(pod{name: "blocker", cpu: "1", mem: "6Gi"})
 			c.waitBound("blocker")
 			c.create(pod{name: "second", cpu: "1", mem: "6Gi", labels: key})
