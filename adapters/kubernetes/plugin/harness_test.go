@@ -651,3 +651,15 @@ func (c *cluster) learnedPlacesNext(labels map[string]string) {
 	assert.Equal(c.t, "n1", c.waitBound("second"), "second is predicted from what first used")
 	assert.Empty(c.t, c.get("other").Spec.NodeName, "a pod of another key is still placed by its request")
 }
+
+// requestPlacesNext checks that c, whose node n1 of 8 GiB learned nothing of the key
+// of labels, places the key's next pod by its 6 GiB request: not beside a pod holding
+// 6 GiB there, the refusal naming memory.
+func (c *cluster) requestPlacesNext(labels map[string]string) {
+	c.t.Helper()
+	c.create(pod{name: "blocker", cpu: "1", mem: "6Gi"})
+	c.waitBound("blocker")
+	c.create(pod{name: "second", cpu: "1", mem: "6Gi", labels: labels})
+	assert.Contains(c.t, c.waitUnschedulable("second"), "memory")
+	assert.Empty(c.t, c.get("second").Spec.NodeName)
+}

@@ -192,11 +192,7 @@ func TestImplausibleSamplesTeachNothing(t *testing.T) {
 	assert.False(t, predicted, "the finish taught nothing")
 	assert.NotEmpty(t, c.logs.errors(plugin.Name, "usage of a finished pod refused"), "the refusal is logged")
 
-	c.create(pod{name: "blocker", cpu: "1", mem: "6Gi"})
-	c.waitBound("blocker")
-	c.create(pod{name: "second", cpu: "1", mem: "6Gi", labels: key})
-	c.waitUnschedulable("second")
-	assert.Empty(t, c.get("second").Spec.NodeName)
+	c.requestPlacesNext(key)
 }
 
 // Readings that go back in time, or hold a negative quantity, are dropped and

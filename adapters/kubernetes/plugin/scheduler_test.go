@@ -118,11 +118,7 @@ func TestBadUsageTeachesNothing(t *testing.T) {
 			c.waitBound("first")
 			c.finish("first", tc.observed)
 			c.waitState("first", finegrain.Finished)
-			c.create(pod{name: "blocker", cpu: "1", mem: "6Gi"})
-			c.waitBound("blocker")
-			c.create(pod{name: "second", cpu: "1", mem: "6Gi", labels: key})
-			c.waitUnschedulable("second")
-			assert.Empty(t, c.get("second").Spec.NodeName)
+			c.requestPlacesNext(key)
 		})
 	}
 }
