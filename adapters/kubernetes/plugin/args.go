@@ -106,6 +106,12 @@ type Args struct {
 	// UsageWindow is how often each node's usage is reported to the library's
 	// per-node policy (MetricsAPI), at least SampleInterval. Default 1m (4 readings).
 	UsageWindow *metav1.Duration `json:"usageWindow,omitempty"`
+	// MaxLearnedKeys bounds the similarity keys the estimator remembers, in [1,
+	// 65536]: past it, the least recently used key is forgotten. It bounds the
+	// estimator's memory and its checkpoint, which a ConfigMap must hold (at most
+	// 1 MiB: about 80 bytes a key compressed, measured with two-stage profiles).
+	// Default 8192.
+	MaxLearnedKeys *int `json:"maxLearnedKeys,omitempty"`
 	// CheckpointInterval is how often the replica that schedules saves what the
 	// estimator learned to a ConfigMap (checkpoint.go), which a replica restores when
 	// it starts to schedule — after a restart, an upgrade or a leader failover, which
@@ -136,8 +142,12 @@ const (
 	minSampleInterval = time.Second
 	// minCheckpointInterval is the shortest CheckpointInterval but 0.
 	minCheckpointInterval = time.Second
-	minSamplesPerPod      = 4
-	maxSamplesPerPod      = predict.MaxSeriesSamples
+	// defaultLearnedKeys and maxLearnedKeys are MaxLearnedKeys' default and bound (the
+	// library's own default).
+	defaultLearnedKeys = 8192
+	maxLearnedKeys     = predict.DefaultMaxKeys
+	minSamplesPerPod   = 4
+	maxSamplesPerPod   = predict.MaxSeriesSamples
 )
 
 // ScorerArg is one scorer and its weight.
@@ -148,6 +158,7 @@ type ScorerArg struct {
 
 // DefaultArgs are the defaults of every field.
 func DefaultArgs() Args {
+	keys := defaultLearnedKeys
 	limit, samples := 0.1, 240
 	return Args{
 		CompressionLimit:    &limit,
@@ -160,6 +171,7 @@ func DefaultArgs() Args {
 		SampleInterval:      &metav1.Duration{Duration: 15 * time.Second},
 		MaxSamplesPerPod:    &samples,
 		UsageWindow:         &metav1.Duration{Duration: time.Minute},
+		MaxLearnedKeys:      &keys,
 		CheckpointInterval:  &metav1.Duration{Duration: time.Minute},
 		CheckpointNamespace: metav1.NamespaceSystem,
 	}
@@ -197,6 +209,9 @@ func (a Args) withDefaults() Args {
 	}
 	if a.UsageWindow == nil {
 		a.UsageWindow = d.UsageWindow
+	}
+	if a.MaxLearnedKeys == nil {
+		a.MaxLearnedKeys = d.MaxLearnedKeys
 	}
 	if a.CheckpointInterval == nil {
 		a.CheckpointInterval = d.CheckpointInterval
@@ -291,6 +306,9 @@ func (a Args) Validate() error {
 	}
 	if d := a.UsageWindow.Duration; d < a.SampleInterval.Duration || d <= 0 {
 		errs = append(errs, field.Invalid(field.NewPath("usageWindow"), d.String(), "must be at least sampleInterval ("+a.SampleInterval.Duration.String()+")"))
+	}
+	if n := *a.MaxLearnedKeys; n < 1 || n > maxLearnedKeys {
+		errs = append(errs, field.Invalid(field.NewPath("maxLearnedKeys"), n, fmt.Sprintf("must be in [1, %d]", maxLearnedKeys)))
 	}
 	if d := a.CheckpointInterval.Duration; d != 0 && d < minCheckpointInterval {
 		errs = append(errs, field.Invalid(field.NewPath("checkpointInterval"), d.String(), "must be 0 (off) or at least "+minCheckpointInterval.String()))

@@ -29,6 +29,7 @@ import (
 	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/policy"
+	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 )
 
@@ -223,7 +224,11 @@ func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	sched, err := finegrain.New(sc.schema, schedulerOptions(args)...)
+	est, err := predict.NewSimilarTask(sc.schema, predict.WithMaxKeys(*args.MaxLearnedKeys))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	sched, err := finegrain.New(sc.schema, append(schedulerOptions(args), finegrain.WithEstimator(est))...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
