@@ -45,7 +45,8 @@ func ExampleParseStages() {
 // promUsage is a UsageSource of one's own: what a pod used, from a time-series
 // database such as Prometheus, asked when the pod ends. query stands for the
 // database's client: the pod's CPU (cores, a rate over each step) and memory (bytes,
-// the most held over each step) from its start to now.
+// the most held over each step) from its start to now. Package promusage is a
+// complete source of this kind, over Prometheus' HTTP API.
 type promUsage struct {
 	query func(ctx context.Context, namespace, pod string, from time.Time) ([]point, error)
 }

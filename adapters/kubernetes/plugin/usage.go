@@ -38,8 +38,9 @@ import (
 //     pod predictable); stages, or a shorter series, teach nothing.
 //
 // To plug in another source (Prometheus, a node agent of one's own), implement Usage
-// and give it to the factory with WithUsageSource; the adapter's README has a worked
-// example. The MetricsAPI source (Args.UsageSource) also reports running pods'
+// and give it to the factory with WithUsageSource: package promusage is one, reading
+// cAdvisor's metrics from Prometheus, and cmd/kube-scheduler-prometheus the scheduler
+// binary that gives it; ExampleUsageSource is the smallest. The MetricsAPI source (Args.UsageSource) also reports running pods'
 // series as they grow; a source of one's own is asked only when a pod ends.
 type UsageSource interface {
 	// Usage is what pod used while it ran. u converts times and resource lists into
