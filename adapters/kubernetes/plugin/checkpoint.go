@@ -149,9 +149,7 @@ func (p *Plugin) restoreCheckpoint(ctx context.Context) (restored bool, err erro
 		result = "refused"
 		return false, fmt.Errorf("ConfigMap %s/%s: %w", ns, name, err)
 	}
-	if n, ok := p.estimatorKeys(); ok {
-		metricKeys.WithLabelValues(p.profile).Set(float64(n))
-	}
+	p.keysLearned()
 	return true, nil
 }
 

@@ -261,6 +261,9 @@ func (p *Plugin) finish(pod *v1.Pod, r *podRecord, id string, succeeded bool, us
 		p.logger.Error(uerr, "usage of an ended pod", "pod", klog.KObj(pod))
 	}
 	if st != finegrain.Running || !succeeded {
+		if st == finegrain.Running && usage.Series.Len() < 2 {
+			p.observed(observedNone)
+		}
 		if st == finegrain.Running && usage.Series.Len() >= 2 {
 			sr := usage.Series
 			p.seriesEnd(&sr, p.endedAt(pod, now))

@@ -87,9 +87,14 @@ const (
 	observedNone    = "none"
 )
 
-// observed counts what an ended or running pod taught the estimator.
+// observed counts what an ended pod taught the estimator.
 func (p *Plugin) observed(result string) {
 	metricObservations.WithLabelValues(p.profile, result).Inc()
+	p.keysLearned()
+}
+
+// keysLearned sets the estimator_keys gauge to the keys the estimator holds now.
+func (p *Plugin) keysLearned() {
 	if n, ok := p.estimatorKeys(); ok {
 		metricKeys.WithLabelValues(p.profile).Set(float64(n))
 	}

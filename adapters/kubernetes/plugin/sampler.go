@@ -224,6 +224,7 @@ func (s *sampler) sample(ctx context.Context) {
 			errs = append(errs, fmt.Errorf("list PodMetrics: %w", err))
 		} else {
 			s.reportRunning(s.addPodSamples(list.Items), now)
+			s.p.keysLearned() // running reports teach keys too
 		}
 	}
 	if nodes := s.p.nodeCapacities(); len(nodes) > 0 {
