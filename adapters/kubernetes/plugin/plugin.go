@@ -66,6 +66,8 @@ type Plugin struct {
 	terminating map[string]string         // preempted pods not yet gone: victim task ID → preemptor task ID
 	awaiting    map[string]int            // by preemptor task ID: how many of its victims are not yet gone
 	victims     map[string][]string       // by preemptor task ID: its victims\' UIDs, until it is bound or gives up
+	// retryAtCommit: preemptors to activate when a pod is committed (preemptretry.go).
+	retryAtCommit map[string]struct{}
 }
 
 // podRecord is what the plugin remembers of a pod it submitted.
@@ -579,6 +581,7 @@ func (p *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 		p.logger.Error(err, "commit after bind", "pod", klog.KObj(pod), "node", nodeName)
 		return
 	}
+	defer p.retryPreemptors() // after p.mu is released
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.refused, id)
@@ -634,6 +637,7 @@ func (p *Plugin) PostFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 	// informer event for a victim comes between (a victim's update would otherwise
 	// find it pending and take it for a pod bound behind the plugin's back).
 	p.mu.Lock()
+	reserved := p.reservedPods()
 	as, err := p.sched.PostFilter(id, p.now(), allow)
 	var evicted []finegrain.Eviction
 	var perr *finegrain.PlacementError
@@ -642,6 +646,9 @@ func (p *Plugin) PostFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod,
 		evicted = as.Evicted
 	case errors.As(err, &perr):
 		evicted = perr.Evicted
+	}
+	if err != nil && len(evicted) == 0 {
+		p.preemptionDeferred(id, reserved)
 	}
 	type victim struct {
 		task string
