@@ -6,6 +6,7 @@ import (
 	"iter"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/btree"
@@ -58,6 +59,9 @@ type State struct {
 	refreshed time.Duration // when the free index was last refreshed
 	walking   int           // Walks under way: tree changes wait (deferred) until none is
 	deferred  []treeOp
+	// queuesVersion counts the changes applied to the tree (QueuesVersion); atomic,
+	// so that it is read without the lock the State's owner holds.
+	queuesVersion atomic.Uint64
 
 	keep     Retention        // what is remembered of finished work (retention.go)
 	ended    []ended          // finished and cancelled tasks, oldest first
@@ -307,6 +311,7 @@ func (s *State) AddQueue(parent, id string, opts ...fairness.Option) error {
 		}
 		return fmt.Errorf("cluster: %w", err)
 	}
+	s.queuesVersion.Add(1)
 	if e, err := s.tree.Queue(id); err == nil {
 		s.hasMax = s.hasMax || e.Share.HasMax()
 		s.hasMin = s.hasMin || e.Share.Min > 0
@@ -789,6 +794,7 @@ func (s *State) treeApply(op treeOp) {
 		s.deferred = append(s.deferred, op)
 		return
 	}
+	s.queuesVersion.Add(1)
 	switch op.kind {
 	case opAddPending:
 		_ = s.tree.AddPending(op.job, 1, op.a)

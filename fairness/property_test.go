@@ -134,6 +134,18 @@ func (t *Tree) check() error {
 			if el != k.inParent {
 				return fmt.Errorf("%s %q: eligible %v but in parent's set %v", k.Kind, k.ID, el, k.inParent)
 			}
+			if k.Kind == KindQueue {
+				// Standing agrees with the order and the eligibility the tree keeps.
+				st, err := t.Standing(k.ID)
+				switch {
+				case err != nil:
+					return fmt.Errorf("queue %q: standing: %v", k.ID, err)
+				case st.Key != q.policy.Key(&k.Entry, t.capacity):
+					return fmt.Errorf("queue %q: standing key %v", k.ID, st.Key)
+				case el && st.AtMax, !el && k.active.Len() > 0 && !st.AtMax:
+					return fmt.Errorf("queue %q: eligible %v, standing at max %v", k.ID, el, st.AtMax)
+				}
+			}
 			if el {
 				eligible++
 				if k.key != q.policy.Key(&k.Entry, t.capacity) {
