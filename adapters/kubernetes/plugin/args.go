@@ -127,6 +127,14 @@ type Args struct {
 	// finegrain-estimates-PROFILE, PROFILE the scheduler profile's schedulerName; a
 	// profile whose name is not a valid ConfigMap name needs one set here.
 	CheckpointName string `json:"checkpointName,omitempty"`
+	// Queues turns on fairness across queues (QueueArgs): each pod's job goes in its
+	// queue — its namespace, or a label's value — with the queue's weight, min and max
+	// share; the plugin sorts the scheduling queue by the queues' standings under the
+	// policy (the factory returns a *Sorting, a queue-sort plugin: disable
+	// PrioritySort at queueSort, deploy/scheduler-config-queues.yaml) and refuses a
+	// pod beyond its queue's max share. Default off (nil): every pod is a job in one
+	// root queue, and the profile's PrioritySort orders them.
+	Queues *QueueArgs `json:"queues,omitempty"`
 }
 
 // The values of Args.UsageSource.
@@ -218,6 +226,10 @@ func (a Args) withDefaults() Args {
 	}
 	if a.CheckpointNamespace == "" {
 		a.CheckpointNamespace = d.CheckpointNamespace
+	}
+	if a.Queues != nil {
+		q := a.Queues.withDefaults()
+		a.Queues = &q
 	}
 	return a
 }
@@ -320,6 +332,9 @@ func (a Args) Validate() error {
 		for _, msg := range validation.IsDNS1123Subdomain(a.CheckpointName) {
 			errs = append(errs, field.Invalid(field.NewPath("checkpointName"), a.CheckpointName, msg))
 		}
+	}
+	if a.Queues != nil {
+		errs = append(errs, a.Queues.validate(field.NewPath("queues"))...)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s args: %w", Name, errs.ToAggregate())

@@ -224,6 +224,7 @@ func FuzzArgs(f *testing.F) {
 		`{"extendedResources":["nvidia.com/gpu"],"gangTimeout":"5s"}`, `{"gangTimeout":"-1s"}`, `null`, `[]`,
 		`{"usageSource":"MetricsAPI","sampleInterval":"2s","maxSamplesPerPod":8,"usageWindow":"4s"}`, `{"maxSamplesPerPod":-1}`,
 		`{"checkpointInterval":"2m","checkpointNamespace":"ops","checkpointName":"x"}`, `{"checkpointName":"-"}`,
+		`{"queues":{"policy":"Fair","by":"label:a.io/team","weights":{"x":2},"maxShare":{"x":3}}}`, `{"queues":{"minShare":{"a":0.5},"maxShare":{"a":0.25}}}`,
 	} {
 		f.Add(s)
 	}

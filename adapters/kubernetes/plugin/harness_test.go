@@ -84,6 +84,7 @@ type setup struct {
 	metrics  func(*metricsfake.Clientset) // adds reactors to the fake metrics clientset
 	real     kubernetes.Interface         // a real API server's client instead of the fake clientset
 	ticking  bool                         // the clock's tickers fire as it steps (manualClock)
+	config   string                       // the scheduler configuration file; default configFile
 }
 
 type extraPlugin struct {
@@ -92,8 +93,11 @@ type extraPlugin struct {
 }
 
 // loadProfile reads the shipped scheduler configuration's profile.
-func loadProfile(t testing.TB) config.KubeSchedulerProfile {
-	cfg, err := options.LoadConfigFromFile(klog.Background(), configFile)
+func loadProfile(t testing.TB) config.KubeSchedulerProfile { return loadProfileFrom(t, configFile) }
+
+// loadProfileFrom reads the profile of scheduler configuration file.
+func loadProfileFrom(t testing.TB, file string) config.KubeSchedulerProfile {
+	cfg, err := options.LoadConfigFromFile(klog.Background(), file)
 	require.NoError(t, err)
 	require.Len(t, cfg.Profiles, 1)
 	return cfg.Profiles[0]
@@ -136,7 +140,10 @@ func startCluster(t testing.TB, s setup) *cluster {
 		}
 		c.client = fc
 	}
-	prof := loadProfile(t)
+	if s.config == "" {
+		s.config = configFile
+	}
+	prof := loadProfileFrom(t, s.config)
 	registry := frameworkruntime.Registry{}
 	if s.noPlugin {
 		prof = defaultProfile(t)
@@ -156,7 +163,12 @@ func startCluster(t testing.TB, s setup) *cluster {
 			p, err := factory(ctx, obj, h)
 			if err == nil {
 				mu.Lock()
-				c.plugin = p.(*plugin.Plugin)
+				switch v := p.(type) {
+				case *plugin.Plugin:
+					c.plugin = v
+				case *plugin.Sorting: // with args.queues
+					c.plugin = v.Plugin
+				}
 				mu.Unlock()
 			}
 			return p, err
@@ -246,12 +258,16 @@ type pod struct {
 	scheduler      string // default: finegrain-scheduler
 	node           string // already bound (a pod of another scheduler)
 	extra          v1.ResourceList
-	never          bool // preemptionPolicy: Never
+	never          bool   // preemptionPolicy: Never
+	namespace      string // default: default (ns)
 }
 
 func (c *cluster) create(p pod) {
+	if p.namespace == "" {
+		p.namespace = ns
+	}
 	obj := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: ns, UID: types.UID("uid-" + p.name), Labels: p.labels, Annotations: map[string]string{}},
+		ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: p.namespace, UID: types.UID("uid-" + p.name), Labels: p.labels, Annotations: map[string]string{}},
 		Spec: v1.PodSpec{
 			SchedulerName: schedulerName,
 			NodeName:      p.node,
@@ -281,7 +297,7 @@ func (c *cluster) create(p pod) {
 	if p.stages != "" {
 		obj.Annotations[plugin.StagesAnnotation] = p.stages
 	}
-	created, err := c.client.CoreV1().Pods(ns).Create(c.ctx, obj, metav1.CreateOptions{})
+	created, err := c.client.CoreV1().Pods(p.namespace).Create(c.ctx, obj, metav1.CreateOptions{})
 	require.NoError(c.t, err)
 	c.uids.Store(p.name, string(created.UID))
 }

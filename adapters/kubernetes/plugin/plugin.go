@@ -68,6 +68,7 @@ type Plugin struct {
 	victims     map[string][]string       // by preemptor task ID: its victims\' UIDs, until it is bound or gives up
 	// retryAtCommit: preemptors to activate when a pod is committed (preemptretry.go).
 	retryAtCommit map[string]struct{}
+	queues        *queueBook // nil without Args.Queues (queues.go)
 }
 
 // podRecord is what the plugin remembers of a pod it submitted.
@@ -185,7 +186,11 @@ func NewFactory(opts ...Option) frameworkruntime.PluginFactory {
 		if err != nil {
 			return nil, err
 		}
-		return newPlugin(ctx, args, h, o)
+		p, err := newPlugin(ctx, args, h, o)
+		if err != nil || p.queues == nil {
+			return p, err
+		}
+		return &Sorting{Plugin: p}, nil // queues.go
 	}
 }
 
@@ -240,6 +245,7 @@ func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin
 		pods: map[string]*podRecord{}, foreign: map[string]foreignPod{}, load: map[string]resource.Tuple{},
 		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, nodes: map[string]nodeMeta{}, terminating: map[string]string{}, awaiting: map[string]int{}, victims: map[string][]string{},
 	}
+	p.queues = newQueueBook(args.Queues, sched)
 	if ticks, ok := o.clock.(clock.WithTicker); ok {
 		p.ticks = ticks
 	}
@@ -292,6 +298,9 @@ func schedulerOptions(a Args) []finegrain.Option {
 	if a.Preemption {
 		opts = append(opts, finegrain.WithPreemption(finegrain.PreemptionConfig{Priority: true}))
 	}
+	if a.Queues != nil {
+		opts = append(opts, finegrain.WithOrdering(queuePolicies[a.Queues.withDefaults().Policy]))
+	}
 	return opts
 }
 
@@ -330,7 +339,7 @@ func (p *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, 
 	}
 	cs.Write(cycleKey, d)
 	if d.held == "" {
-		return nil, nil
+		return nil, p.overMaxShare(pod) // queues.go
 	}
 	if n := p.victimsLeft(id); n > 0 {
 		d.waiting = true

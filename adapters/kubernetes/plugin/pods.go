@@ -33,7 +33,7 @@ func podRequests(pod *v1.Pod) v1.ResourceList {
 }
 
 // submit gives the pod to finegrain as a task of a job of its own (the job carries
-// the pod's priority), once; it returns the task ID.
+// the pod's priority), in its queue with Args.Queues, once; it returns the task ID.
 func (p *Plugin) submit(pod *v1.Pod) (string, error) {
 	id := taskID(pod)
 	p.mu.Lock()
@@ -50,7 +50,11 @@ func (p *Plugin) submit(pod *v1.Pod) (string, error) {
 	if pod.Spec.Priority != nil {
 		prio = int(*pod.Spec.Priority)
 	}
-	err = p.sched.SubmitJob(finegrain.Job{ID: id, Priority: prio, Submitted: now})
+	queue, err := p.queueFor(pod) // "" without Args.Queues (queues.go)
+	if err != nil {
+		return id, err
+	}
+	err = p.sched.SubmitJob(finegrain.Job{ID: id, Queue: queue, Priority: prio, Submitted: now})
 	if err != nil && !errors.Is(err, finegrain.ErrDuplicate) {
 		return id, err
 	}
