@@ -273,6 +273,7 @@ func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin
 			return nil, fmt.Errorf("%s: %w", Name, err)
 		}
 	}
+	p.logStart() // version.go
 	return p, nil
 }
 
