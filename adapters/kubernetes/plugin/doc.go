@@ -4,6 +4,10 @@
 // the cycle, finegrain answers each step) in step with the cluster and puts it on the
 // framework's extension points:
 //
+//	QueueSort   with Args.Queues (Sorting): pending pods by their queues' fairness
+//	            (DRF, Fair or Capacity over namespaces or a label's values), then
+//	            priority and arrival; PreFilter refuses a pod whose queue holds its
+//	            max share
 //	PreFilter   the pod becomes a finegrain task: its declared stages
 //	            (finegrain.io/stages), else the profile learned from similar pods
 //	            (Args.SimilarityLabels, Args.InputSizeLabel), else its requests
