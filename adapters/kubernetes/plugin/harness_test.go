@@ -246,7 +246,8 @@ type pod struct {
 	scheduler      string // default: finegrain-scheduler
 	node           string // already bound (a pod of another scheduler)
 	extra          v1.ResourceList
-	never          bool // preemptionPolicy: Never
+	never          bool              // preemptionPolicy: Never
+	annotations    map[string]string // beside the stages
 }
 
 func (c *cluster) create(p pod) {
@@ -280,6 +281,9 @@ func (c *cluster) create(p pod) {
 	}
 	if p.stages != "" {
 		obj.Annotations[plugin.StagesAnnotation] = p.stages
+	}
+	for k, v := range p.annotations {
+		obj.Annotations[k] = v
 	}
 	created, err := c.client.CoreV1().Pods(ns).Create(c.ctx, obj, metav1.CreateOptions{})
 	require.NoError(c.t, err)
