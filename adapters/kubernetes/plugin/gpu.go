@@ -316,7 +316,7 @@ const (
 	fgdWindow   = 1000
 	fgdCoverage = 0.6 // the ATC'23 study simulator's default
 	// fgdMaxShapes bounds the shapes scored (FGD.Score costs O(shapes) a device).
-	fgdMaxShapes = 64
+	fgdMaxShapes = 32
 	// fgdRebuild is how many pods arrive between rebuilds once the window holds as
 	// many; before, every pod rebuilds it.
 	fgdRebuild = 50

@@ -162,3 +162,23 @@ func TestLearnedFGD(t *testing.T) {
 		assert.False(t, s.Request == resource.Tuple{1000} && s.GPU.Milli == 500, "the old shapes left the window: %v", s)
 	}
 }
+
+// BenchmarkLearnedFGDObserve is what a pod's submission costs FGD's learning with a
+// full window of 1,000 pods of 100 shapes: the ring's update, and every 50 pods the
+// rebuild (gpu.TypicalShapes and gpu.NewFGD), averaged over the pods.
+//
+//	go test -run '^$' -bench LearnedFGDObserve -benchmem ./plugin/
+func BenchmarkLearnedFGDObserve(b *testing.B) {
+	f := &learnedFGD{}
+	shape := func(i int) gpu.Shape {
+		return gpu.Shape{Request: resource.Tuple{int64(500 * (i % 10))}, GPU: gpu.Share(int64(100 * (1 + i/10%10)))}
+	}
+	for i := range fgdWindow {
+		f.observe(shape(i))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		f.observe(shape(i))
+	}
+}
