@@ -29,11 +29,13 @@ func (p *Plugin) watch(f informers.SharedInformerFactory) error {
 			if n, ok := obj.(*v1.Node); ok {
 				p.addNode(n)
 				p.activateRefused()
+				p.activateUnresolved()
 			}
 		},
 		UpdateFunc: func(_, obj any) {
 			if n, ok := obj.(*v1.Node); ok && p.updateNode(n) {
 				p.activateRefused()
+				p.activateUnresolved()
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -245,6 +247,7 @@ func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.refused, id)
+	delete(p.unresolved, id)
 	delete(p.victims, id)
 	p.forgetVictim(id)
 	if f, ok := p.foreign[id]; ok {
@@ -290,6 +293,19 @@ func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 func (p *Plugin) activateRefused() {
 	p.mu.Lock()
 	pods := maps.Clone(p.refused)
+	p.mu.Unlock()
+	if len(pods) > 0 && p.handle != nil {
+		p.handle.Activate(p.logger, pods)
+	}
+}
+
+// activateUnresolved moves the pods no node could hold (Scheduler.Submit refused them
+// as unresolvable) back to the scheduler's active queue when a node was added or
+// changed, for the reason activateRefused does; a pod that ends frees no node that
+// could not hold them.
+func (p *Plugin) activateUnresolved() {
+	p.mu.Lock()
+	pods := maps.Clone(p.unresolved)
 	p.mu.Unlock()
 	if len(pods) > 0 && p.handle != nil {
 		p.handle.Activate(p.logger, pods)

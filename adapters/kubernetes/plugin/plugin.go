@@ -63,7 +63,8 @@ type Plugin struct {
 	foreign     map[string]foreignPod     // bound pods it did not place, by task ID
 	load        map[string]resource.Tuple // by node: the requests of its foreign pods
 	gangs       map[string]*gangRecord    // by "namespace/gang"
-	refused     map[string]*v1.Pod        // by task ID: pods of ours PostFilter saw unplaced, and pods no node could hold (submit)
+	refused     map[string]*v1.Pod        // pods of ours PostFilter saw unplaced, by task ID
+	unresolved  map[string]*v1.Pod        // pods no node could hold (submit), by task ID
 	nodes       map[string]nodeMeta       // the nodes the Scheduler holds
 	terminating map[string]string         // preempted pods not yet gone: victim task ID → preemptor task ID
 	awaiting    map[string]int            // by preemptor task ID: how many of its victims are not yet gone
@@ -245,7 +246,7 @@ func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin
 		handle: h, args: args, scheme: sc, sched: sched, usage: o.usage, gpuScorer: gs,
 		clock: o.clock, ticks: clock.RealClock{}, epoch: o.clock.Now(), ctx: ctx, logger: klog.FromContext(ctx).WithName(Name),
 		pods: map[string]*podRecord{}, foreign: map[string]foreignPod{}, load: map[string]resource.Tuple{},
-		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, nodes: map[string]nodeMeta{}, terminating: map[string]string{}, awaiting: map[string]int{}, victims: map[string][]string{},
+		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, unresolved: map[string]*v1.Pod{}, nodes: map[string]nodeMeta{}, terminating: map[string]string{}, awaiting: map[string]int{}, victims: map[string][]string{},
 	}
 	if ticks, ok := o.clock.(clock.WithTicker); ok {
 		p.ticks = ticks

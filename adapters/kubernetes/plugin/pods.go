@@ -57,12 +57,13 @@ func (p *Plugin) submit(pod *v1.Pod) (string, error) {
 	task.Submitted = now
 	if err := p.sched.Submit(task); err != nil {
 		if errors.Is(err, finegrain.ErrUnresolvable) {
-			// No node could hold it: it is tried again when a node is added or grows
-			// (activateRefused), which may come before the scheduler's own retry.
-			p.refused[id] = pod
+			// No node could hold it: it is tried again when a node is added or changes
+			// (activateUnresolved), which may come before the scheduler's own retry.
+			p.unresolved[id] = pod
 		}
 		return id, err
 	}
+	delete(p.unresolved, id)
 	p.observeShape(task)
 	p.pods[id] = rec
 	if rec.gang != "" {
