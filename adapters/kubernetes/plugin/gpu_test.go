@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -295,6 +296,26 @@ func TestForeignPodsHoldTheirDevices(t *testing.T) {
 	assert.Equal(t, []int{2}, c.devicesOf("share"))
 	c.delete("theirs")
 	c.waitFrees("n1", 1000, 1000, 600, 0)
+}
+
+// A high-priority pod that needs the GPU a low-priority one holds evicts it (with
+// preemption on), waits for it to go, and is bound with that device written on it.
+func TestGPUPreemption(t *testing.T) {
+	args := gpuArgs("FGD")
+	args["preemption"] = true
+	c := startCluster(t, setup{args: args})
+	c.gpuNode("n1", "V100", 1)
+	low := gpuPod("low", gpu.Share(600))
+	c.create(low)
+	assert.Equal(t, "n1", c.waitBound("low"))
+	high := gpuPod("high", gpu.Whole(1))
+	high.priority = 1000
+	c.create(high)
+	assert.Equal(t, "n1", c.waitBound("high"))
+	_, err := c.client.CoreV1().Pods(ns).Get(c.ctx, "low", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the victim was deleted: %v", err)
+	assert.Equal(t, []int{0}, c.devicesOf("high"))
+	c.waitFrees("n1", 0)
 }
 
 // The library's device invariants hold through the real scheduler loop, over random
