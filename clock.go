@@ -16,8 +16,8 @@ const MaxTime = time.Duration(1 << 61)
 const DefaultClockSkew = 500 * time.Millisecond
 
 // The time model. Every call that reports an event at a time now (Heartbeat, Place,
-// Started, Progress, Finished, Failed, Cancel, RemoveNode, SetExternalLoad,
-// ReportUsage) goes through eventTime:
+// Started, Progress, Finished, Failed, Cancel, RemoveNode, UpdateNode, SetExternalLoad,
+// SetExternalDevices, ReportUsage) goes through eventTime:
 //
 //   - now must be in [0, MaxTime];
 //   - the Scheduler keeps the latest time it has accepted; an event up to the clock

@@ -446,9 +446,11 @@ func gpuPushPlaces(s *finegrain.Scheduler, id string, now time.Duration) bool {
 // events: submissions
 // of tasks with random GPU demands (none, shares, whole devices, of random models),
 // push placements, heartbeats, finishes, failures, cancellations, node removals and
-// additions (of random GPU specs, IDs reused). It tracks the live placements from the
-// Assignments the scheduler returned, the evictions it reported and the events it was
-// sent, and checks after every event that:
+// additions (of random GPU specs, IDs reused), node updates (Scheduler.UpdateNode: a
+// new capacity, device count and model) and external device shares
+// (Scheduler.SetExternalDevices). It tracks the live placements from the Assignments
+// the scheduler returned, the evictions it reported and the events it was sent, and
+// checks after every event that:
 //   - every task is in the state the events imply;
 //   - (a) no device is allocated beyond a whole one: the shares of the live tasks
 //     holding each device sum to at most 1000;
@@ -456,6 +458,11 @@ func gpuPushPlaces(s *finegrain.Scheduler, id string, now time.Duration) bool {
 //   - (c) every task's devices are on a node of a model its demand allows;
 //   - (d) every assignment's devices are exactly its demand's Count distinct indices
 //     of its node's devices, with its demand's share;
+//   - each node's devices as the scheduler holds them (Scheduler.NodeDevices) are the
+//     model's: the live tasks' shares taken, then of each device the external share
+//     set, or what the tasks leave free of it when that is less; an update is
+//     refused (ErrState) exactly when a live task holds a device it would remove,
+//     and changes nothing then;
 //   - the scheduler's devices are the model's: a pending task passes the filters on
 //     a node (Scheduler.Filter) exactly when the model's devices there hold its demand
 //     (CPU and memory are plentiful, so the GPU alone decides), and a push placement
@@ -472,15 +479,18 @@ func TestGPUPlacementInvariants(t *testing.T) {
 	}, gen.Int64().WithShrinker(gopter.NoShrinker)))
 	props.TestingRun(t)
 	st := gpuStats
-	t.Logf("%d placements with devices (%d whole, %d in pull mode), %d refused for want of a device, %d filter probes, %d node removals, %d evictions",
-		st.placed, st.whole, st.pulled, st.refused, st.probes, st.removals, st.evictions)
-	if st.placed < 500 || st.whole < 100 || st.pulled < 100 || st.refused < 100 || st.probes < 1000 || st.removals < 20 || st.evictions < 20 {
+	t.Logf("%d placements with devices (%d whole, %d in pull mode), %d refused for want of a device, %d filter probes, %d node removals, %d evictions, %d node updates (%d refused), %d external device settings",
+		st.placed, st.whole, st.pulled, st.refused, st.probes, st.removals, st.evictions, st.updates, st.updatesRefused, st.external)
+	if st.placed < 500 || st.whole < 100 || st.pulled < 100 || st.refused < 100 || st.probes < 1000 || st.removals < 20 || st.evictions < 20 ||
+		st.updates < 100 || st.updatesRefused < 10 || st.external < 100 {
 		t.Errorf("too few events to mean much: %+v", st)
 	}
 }
 
 // gpuStats counts what TestGPUPlacementInvariants exercised.
-var gpuStats struct{ placed, whole, pulled, refused, probes, removals, evictions int }
+var gpuStats struct {
+	placed, whole, pulled, refused, probes, removals, evictions, updates, updatesRefused, external int
+}
 
 // gpuLive is a live placement as the model sees it.
 type gpuLive struct {
@@ -528,6 +538,8 @@ func runGPUEvents(seed int64, steps int) string {
 		return err.Error()
 	}
 	specs := map[string]gpu.Spec{} // live node → its GPUs
+	racks := map[string]string{}   // live node → its rack
+	ext := map[string][]int64{}    // live node → the external device shares last set
 	var nodeIDs []string           // live nodes, in order of addition
 	nextNode := 0
 	addNode := func() string {
@@ -546,10 +558,11 @@ func runGPUEvents(seed int64, steps int) string {
 			spec.Model = gpuModels[r.Intn(2)] // T4 or V100: A100 never
 		}
 		// Plenty of CPU and memory: the GPU alone decides.
-		if err := s.AddNode(finegrain.Node{ID: id, Rack: fmt.Sprintf("r%d", r.Intn(2)), Capacity: schema.MustTuple(256000, 1024*gib), GPU: spec}); err != nil {
+		rack := fmt.Sprintf("r%d", r.Intn(2))
+		if err := s.AddNode(finegrain.Node{ID: id, Rack: rack, Capacity: schema.MustTuple(256000, 1024*gib), GPU: spec}); err != nil {
 			return err.Error()
 		}
-		specs[id] = spec
+		specs[id], racks[id] = spec, rack
 		nodeIDs = append(nodeIDs, id)
 		return ""
 	}
@@ -579,7 +592,8 @@ func runGPUEvents(seed int64, steps int) string {
 	pick := func(list []string) string { return list[r.Intn(len(list))] }
 	// devicesOf is node n's devices as the model sees them: (a) and (b) hold when
 	// every live task's devices can be taken in turn (Take refuses a device short of
-	// the share, and a whole device is a share of 1000).
+	// the share, and a whole device is a share of 1000); then the external shares,
+	// each as much of what is left as was asked.
 	devicesOf := func(n string) (gpu.Devices, string) {
 		d, err := gpu.New(specs[n])
 		if err != nil {
@@ -603,6 +617,11 @@ func runGPUEvents(seed int64, steps int) string {
 				if !demand[id].Shared() && len(hs) > 1 {
 					return d, fmt.Sprintf("node %s device %d: whole-device task %s shares it with %v", n, i, id, hs)
 				}
+			}
+		}
+		for i, u := range ext[n] {
+			if h := min(u, gpu.Milli); i < d.Len() && min(h, d.Free(i)) > 0 {
+				_ = d.Take(gpu.Allocation{Devices: []int{i}, Milli: min(h, d.Free(i))})
 			}
 		}
 		return d, ""
@@ -673,7 +692,7 @@ func runGPUEvents(seed int64, steps int) string {
 	for step := 0; step < steps; step++ {
 		now += time.Duration(r.Intn(2000)) * time.Millisecond
 		event := ""
-		switch op := r.Intn(14); {
+		switch op := r.Intn(17); {
 		case op < 4:
 			var batch []finegrain.Task
 			for k := 0; k <= r.Intn(3); k++ {
@@ -823,8 +842,66 @@ func runGPUEvents(seed int64, steps int) string {
 				delete(live, id)
 			}
 			delete(specs, n)
+			delete(ext, n)
 			nodeIDs = slices.DeleteFunc(nodeIDs, func(x string) bool { return x == n })
 			gpuStats.removals++
+		case op < 15:
+			if len(nodeIDs) == 0 {
+				continue
+			}
+			n := pick(nodeIDs)
+			spec := specs[n]
+			spec.Count = max(0, spec.Count+r.Intn(5)-2)
+			if r.Intn(4) == 0 {
+				spec.Model = gpuModels[r.Intn(2)]
+			}
+			event = fmt.Sprintf("update %s to %+v", n, spec)
+			// Plenty of CPU and memory still: the GPU alone decides.
+			err := s.UpdateNode(finegrain.Node{ID: n, Rack: racks[n], Capacity: schema.MustTuple(int64(128000+r.Intn(128000)), int64(512+r.Intn(512))*gib), GPU: spec}, now)
+			holds := false // a live task holds a device the update removes
+			for _, p := range live {
+				if p.node == n && slices.ContainsFunc(p.devs.Devices, func(i int) bool { return i >= spec.Count }) {
+					holds = true
+				}
+			}
+			switch {
+			case holds && !errors.Is(err, finegrain.ErrState):
+				return fmt.Sprintf("step %d: %s: %v, want ErrState: a live task holds a device that goes", step, event, err)
+			case !holds && err != nil:
+				return fmt.Sprintf("step %d: %s: %v", step, event, err)
+			case holds:
+				gpuStats.updatesRefused++
+			default:
+				specs[n] = spec
+			}
+			gpuStats.updates++
+		case op < 16:
+			if len(nodeIDs) == 0 {
+				continue
+			}
+			n := pick(nodeIDs)
+			var used []int64
+			if r.Intn(4) > 0 {
+				used = make([]int64, r.Intn(6))
+				for i := range used {
+					used[i] = int64(r.Intn(3)) * int64(r.Intn(11)) * 50 // 0 to 1000, zero often
+				}
+			}
+			event = fmt.Sprintf("external devices %s %v", n, used)
+			held, err := s.SetExternalDevices(n, now, used)
+			if err != nil {
+				return fmt.Sprintf("step %d: %s: %v", step, event, err)
+			}
+			ext[n] = used
+			if some := slices.ContainsFunc(used, func(u int64) bool { return u > 0 }); some && len(held) != specs[n].Count || !some && held != nil {
+				return fmt.Sprintf("step %d: %s: holds %v of %d devices", step, event, held, specs[n].Count)
+			}
+			for i, h := range held {
+				if h < 0 || (i < len(used) && h > used[i]) || (i >= len(used) && h != 0) {
+					return fmt.Sprintf("step %d: %s: holds %v", step, event, held)
+				}
+			}
+			gpuStats.external++
 		default:
 			if len(nodeIDs) >= 5 {
 				continue
@@ -848,6 +925,14 @@ func runGPUEvents(seed int64, steps int) string {
 			d, msg := devicesOf(n)
 			if msg != "" {
 				return fmt.Sprintf("step %d, after %s: %s", step, event, msg)
+			}
+			got, err := s.NodeDevices(n)
+			if err != nil {
+				return fmt.Sprintf("step %d, after %s: devices of %s: %v", step, event, n, err)
+			}
+			if got.Model() != specs[n].Model || !slices.Equal(gpuFrees(&got), gpuFrees(&d)) {
+				return fmt.Sprintf("step %d, after %s: node %s (%+v, external %v): the scheduler's devices %q %v, the model's %v",
+					step, event, n, specs[n], ext[n], got.Model(), gpuFrees(&got), gpuFrees(&d))
 			}
 			for _, id := range probe {
 				st, _, err := s.Filter(id, n, now)

@@ -11,6 +11,7 @@ import (
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/framework"
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/plugins"
 	"github.com/finegrain/finegrain/policy"
@@ -371,6 +372,35 @@ func (s *Scheduler) RemoveNode(id string, now time.Duration) ([]string, error) {
 	s.fw.Advance(at)
 	s.logDebug("node removed", "node", id, "requeued", len(ids), "at", at)
 	return ids, nil
+}
+
+// UpdateNode changes a node's capacity and GPU devices (Node.Capacity, Node.GPU) at
+// now — an orchestrator saw them change: allocatable resources revised, a device
+// plugin that reported its GPUs after the node joined, the GPU model labelled later
+// — keeping the tasks placed there with their reservations, plans and devices, and
+// the node's mode and usage history. Its free resources move by the difference: a
+// capacity below what is held there leaves the node over-committed (nothing more is
+// placed there) until enough of it ends. Devices added are free; a model change keeps
+// the devices' shares. It fails, changing nothing, on an unknown node
+// (ErrUnknownNode), another rack, an invalid or all-zero capacity or GPU spec (as
+// AddNode), or fewer devices than its tasks hold (ErrState: a task holds a device that
+// would go).
+func (s *Scheduler) UpdateNode(n Node, now time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, err := s.eventTime("update of node", n.ID, now)
+	if err != nil {
+		return err
+	}
+	if err := s.state.UpdateNode(n, at); err != nil {
+		return err
+	}
+	if err := s.adjuster.SetCapacity(n.ID, n.Capacity); err != nil {
+		return fmt.Errorf("finegrain: node %q: %w", n.ID, err) // not reached: the state checked the capacity
+	}
+	s.fw.Advance(at)
+	s.logDebug("node updated", "node", n.ID, "capacity", s.schema.Format(n.Capacity), "gpu", n.GPU.Count, "at", at)
+	return nil
 }
 
 // AddQueue adds a queue under parent ("" for the root), configured by fairness
@@ -862,6 +892,19 @@ func (s *Scheduler) NodeFree(id string, t time.Duration) (resource.Tuple, error)
 	return n.Timeline().FreeAt(t), nil
 }
 
+// NodeDevices returns a copy of a node's GPU devices as the scheduler holds them:
+// each device's free share, after the tasks placed there and the external shares
+// (SetExternalDevices).
+func (s *Scheduler) NodeDevices(id string) (gpu.Devices, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n, ok := s.state.Node(id)
+	if !ok {
+		return gpu.Devices{}, fmt.Errorf("finegrain: node %q: %w", id, ErrUnknownNode)
+	}
+	return n.Devices().Clone(), nil
+}
+
 // FreeSegments returns a node's free resources over [from, to) as its timeline holds
 // them: what is left after every reservation, segment by segment.
 func (s *Scheduler) FreeSegments(id string, from, to time.Duration) ([]stage.Segment, error) {
@@ -914,6 +957,36 @@ func (s *Scheduler) SetExternalLoad(id string, now time.Duration, load resource.
 	if err != nil {
 		return resource.Tuple{}, fmt.Errorf("finegrain: external load of node %q: %w", id, err)
 	}
+	return held, nil
+}
+
+// SetExternalDevices tells the scheduler how much of each of node id's GPU devices
+// is used, from now on, by work it did not place — pods of another scheduler, or
+// placed before this one started, whose devices the orchestrator knows: used[i]
+// thousandths (0 to gpu.Milli) of device i. They are held until the next call
+// replaces them, so that no task is given a share of a device beyond its whole.
+// Where the tasks placed there leave less of a device free, what is free is held (the
+// device is over-committed in fact), and more of it as they give the device back;
+// entries for devices the node does not have are held once it has them (UpdateNode).
+// It returns what is held of each device now. nil clears the holds. It fails,
+// changing nothing, on an unknown node, an amount out of range or a time going
+// backwards.
+func (s *Scheduler) SetExternalDevices(id string, now time.Duration, used []int64) ([]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.state.Node(id)
+	if !ok {
+		return nil, fmt.Errorf("finegrain: external devices of node %q: %w", id, ErrUnknownNode)
+	}
+	at, err := s.eventTime("external devices of node", id, now)
+	if err != nil {
+		return nil, err
+	}
+	held, err := s.state.SetExternalDevices(n, used)
+	if err != nil {
+		return nil, fmt.Errorf("finegrain: %w", err)
+	}
+	s.fw.Advance(at)
 	return held, nil
 }
 

@@ -539,6 +539,7 @@ func (s *State) release(t *TaskInfo) {
 	}
 	_ = n.tl.Release(t.run.handle)
 	_ = n.gpus.Release(t.run.devices) // held since the reservation
+	s.regrowExternal(n)
 	delete(n.tasks, t.pe.ID)
 	s.treeApply(treeOp{kind: opRelease, job: t.pe.Job, a: t.run.usage})
 	s.unplace(t)
@@ -573,6 +574,7 @@ func (s *State) dropBackup(t *TaskInfo, failed bool) {
 	}
 	_ = n.tl.Release(b.run.handle)
 	_ = n.gpus.Release(b.run.devices) // held since the reservation
+	s.regrowExternal(n)
 	delete(n.tasks, b.pe.ID)
 	s.treeApply(treeOp{kind: opRelease, job: t.pe.Job, a: b.run.usage})
 	delete(s.tasks, b.pe.ID)

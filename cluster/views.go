@@ -29,6 +29,8 @@ type NodeInfo struct {
 	load     resource.Tuple       // the external load last reported (SetExternalLoad)
 	held     resource.Tuple       // what the external reservation holds of it
 	gpus     gpu.Devices          // the node's GPU devices (NodeSpec.GPU)
+	extWant  []int64              // by device: the external shares last set (SetExternalDevices)
+	extHeld  []int64              // by device: what gpus holds of them; nil for none
 }
 
 // ID names the node.
@@ -55,7 +57,12 @@ func (n *NodeInfo) ExternalLoad() resource.Tuple { return n.load }
 // what the tasks reserved there left no room for when it was set.
 func (n *NodeInfo) ExternalHeld() resource.Tuple { return n.held }
 
-// Spec is the node as it was added.
+// ExternalDevices is what the node's devices hold, device by device, of the shares
+// of work the scheduler did not place (State.SetExternalDevices); nil when none is
+// held. Read it; do not change it.
+func (n *NodeInfo) ExternalDevices() []int64 { return n.extHeld }
+
+// Spec is the node as it was added, or last updated (State.UpdateNode).
 func (n *NodeInfo) Spec() NodeSpec { return n.spec }
 
 // Timeline is the node's free resources over time, every reservation subtracted.

@@ -246,8 +246,29 @@ func (a *Adjuster) AddServer(id string, capacity resource.Tuple) error {
 	}
 	s := &server{capacity: capacity, mode: a.initial}
 	s.ref.mode.Store(uint32(a.initial))
-	s.ref.floor = capacity.ScaleEach(a.idle)
+	floor := capacity.ScaleEach(a.idle)
+	s.ref.floor.Store(&floor)
 	a.servers[id] = s
+	return nil
+}
+
+// SetCapacity changes tracked server id's capacity (its allocatable resources
+// changed): the idle threshold (Schedulable) is read against the new one from now on;
+// its mode, score and history stay. It fails on an unknown ID and on a capacity
+// invalid for the schema.
+func (a *Adjuster) SetCapacity(id string, capacity resource.Tuple) error {
+	if err := a.schema.Validate(capacity); err != nil {
+		return settingErr("capacity of "+id, capacity, err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.servers[id]
+	if !ok {
+		return settingErr("server ID", id, ErrUnknownServer)
+	}
+	s.capacity = capacity
+	floor := capacity.ScaleEach(a.idle)
+	s.ref.floor.Store(&floor)
 	return nil
 }
 
@@ -317,7 +338,7 @@ func (a *Adjuster) Ref(id string) (*ModeRef, bool) {
 type ModeRef struct {
 	mode    atomic.Uint32
 	removed atomic.Bool
-	floor   resource.Tuple // the idle threshold's share of the capacity (BelowIdle), set once
+	floor   atomic.Pointer[resource.Tuple] // the idle threshold's share of the capacity (BelowIdle)
 }
 
 // Mode returns the server's current mode, and false once the server was removed
@@ -337,7 +358,7 @@ func (r *ModeRef) Schedulable(idle resource.Tuple) (ok, live bool) {
 	if r.removed.Load() {
 		return false, false
 	}
-	return NodeMode(r.mode.Load()).Schedulable() && !idle.AnyLess(r.floor), true
+	return NodeMode(r.mode.Load()).Schedulable() && !idle.AnyLess(*r.floor.Load()), true
 }
 
 // setMode sets the server's mode; a.mu is held for writing.

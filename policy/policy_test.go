@@ -251,6 +251,39 @@ func TestSchedulable(t *testing.T) {
 	}
 }
 
+// TestSetCapacity: a server's idle threshold follows its capacity, through Schedulable
+// and its mode reference; its mode and score stay; bad input changes nothing.
+func TestSetCapacity(t *testing.T) {
+	conf := newConformity()
+	a := newAdjuster(t, conf, policy.WithIdleThreshold(resource.Vector{0.1, 0.1}))
+	require.NoError(t, a.AddServer("n1", tup(4000, 8000, 100)))
+	conf.set("n1", resource.Vector{share(0.07, 4000)})
+	_, err := a.AdjustServer("n1")
+	require.NoError(t, err)
+	ref, _ := a.Ref("n1")
+	idle := tup(500, 1000, 0)
+	ok, err := a.Schedulable("n1", idle)
+	require.NoError(t, err)
+	assert.True(t, ok)
+
+	require.NoError(t, a.SetCapacity("n1", tup(8000, 8000, 100)))
+	ok, err = a.Schedulable("n1", idle)
+	require.NoError(t, err)
+	assert.False(t, ok, "500 is below 10% of 8000")
+	ok, live := ref.Schedulable(idle)
+	assert.True(t, live)
+	assert.False(t, ok, "the reference reads the new threshold")
+	assert.Equal(t, policy.ModeFineGrainedNoCompression, a.Mode("n1"), "the mode stays")
+	score, scored := a.Score("n1")
+	assert.True(t, scored)
+	assert.InDelta(t, 0.07, score, 1e-12)
+
+	assert.ErrorIs(t, a.SetCapacity("n2", tup(1, 1, 1)), policy.ErrUnknownServer)
+	assert.Error(t, a.SetCapacity("n1", resource.Tuple{-1}))
+	ok, _ = ref.Schedulable(tup(800, 800, 10))
+	assert.True(t, ok, "a refused capacity leaves the last")
+}
+
 func TestAdjust(t *testing.T) {
 	conf := newConformity()
 	a := newAdjuster(t, conf)

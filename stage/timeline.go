@@ -430,6 +430,43 @@ func (tl *Timeline) earliestFitStepwise(start time.Duration, p Profile, allow re
 	}
 }
 
+// SetCapacity changes the server's capacity to c (its allocatable resources changed):
+// every free amount from the origin on moves by the difference, on each dimension,
+// and the reservations stay as they are. Where the reservations hold more than a
+// smaller capacity leaves, the free amount goes below zero — the server is
+// over-committed until they end, and nothing more fits there meanwhile — as after a
+// Resume into what was reserved meanwhile. It fails, changing nothing, when c is not a
+// valid amount for the schema.
+func (tl *Timeline) SetCapacity(c resource.Tuple) error {
+	if err := tl.schema.Validate(c); err != nil {
+		return fmt.Errorf("stage: capacity: %w", err)
+	}
+	var up, down resource.Tuple
+	for k := range c {
+		// Both capacities lie in [0, MaxInt64]: the difference cannot overflow.
+		if d := c[k] - tl.capacity[k]; d > 0 {
+			up[k] = d
+		} else {
+			down[k] = -d
+		}
+	}
+	for _, part := range []struct {
+		amount resource.Tuple
+		sign   int64
+	}{{up, +1}, {down, -1}} {
+		if part.amount.IsZero() {
+			continue
+		}
+		p, err := Constant(tl.schema, part.amount, Forever)
+		if err != nil {
+			return fmt.Errorf("stage: capacity: %w", err)
+		}
+		tl.apply(tl.origin, p, part.sign)
+	}
+	tl.capacity = c
+	return nil
+}
+
 // Trim forgets the timeline before now: the origin moves to now, and the segments that
 // ended before it are dropped, so a long-running timeline stays small. Reservations are
 // kept until released. Trimming to a time at or before the origin does nothing.

@@ -43,6 +43,8 @@ import (
 //	    sampleInterval: 15s
 //	    maxSamplesPerPod: 240
 //	    usageWindow: 1m
+//	    gpuDevices: true
+//	    gpuScorer: FGD
 //
 // Every field is optional; DefaultArgs holds the defaults. Validate says what is wrong
 // with each field, as the scheduler's own argument checks do.
@@ -135,6 +137,31 @@ type Args struct {
 	// pod beyond its queue's max share. Default off (nil): every pod is a job in one
 	// root queue, and the profile's PrioritySort orders them.
 	Queues *QueueArgs `json:"queues,omitempty"`
+	// GPUDevices schedules GPUs device by device (gpu.go and the README's "GPU
+	// sharing"): a pod asks whole GPUs (GPUResource) or a share of one
+	// (GPUShareResource, in thousandths), of the models GPUModelAnnotation lists; a
+	// node has as many devices as its capacity of GPUResource, of the model its label
+	// GPUModelLabel names; the library's device fit and GPUScorer choose the devices,
+	// and PreBind writes them on the pod (GPUDevicesAnnotation) for the device plugin.
+	// Neither resource may then be in ExtendedResources. Default off: GPUs are
+	// extended resources like any other.
+	GPUDevices bool `json:"gpuDevices,omitempty"`
+	// GPUResource is the extended resource counting whole GPUs, on pods and nodes.
+	// Default nvidia.com/gpu.
+	GPUResource string `json:"gpuResource,omitempty"`
+	// GPUShareResource is the extended resource a pod requests a share of one GPU
+	// with, in thousandths (1 to 1000), and a share device plugin advertises, 1000 a
+	// device. Default finegrain.io/gpu-milli.
+	GPUShareResource string `json:"gpuShareResource,omitempty"`
+	// GPUModelLabel is the node label naming its GPUs' model. Default
+	// nvidia.com/gpu.product, which NVIDIA's GPU feature discovery sets.
+	GPUModelLabel string `json:"gpuModelLabel,omitempty"`
+	// GPUScorer ranks the nodes a pod fits and chooses its devices there, beside
+	// Scorers and with the same weight: FGD (Fragmentation Gradient Descent, over the
+	// task shapes of the last 1,000 pods; the default), DeviceBestFit, DotProduct or
+	// Packing (the library's gpu scorers), or None (the best-fit devices, the nodes
+	// ranked by Scorers alone).
+	GPUScorer string `json:"gpuScorer,omitempty"`
 }
 
 // The values of Args.UsageSource.
@@ -182,6 +209,10 @@ func DefaultArgs() Args {
 		MaxLearnedKeys:      &keys,
 		CheckpointInterval:  &metav1.Duration{Duration: time.Minute},
 		CheckpointNamespace: metav1.NamespaceSystem,
+		GPUResource:         defaultGPUResource,
+		GPUShareResource:    defaultGPUShareResource,
+		GPUModelLabel:       defaultGPUModelLabel,
+		GPUScorer:           defaultGPUScorer,
 	}
 }
 
@@ -230,6 +261,18 @@ func (a Args) withDefaults() Args {
 	if a.Queues != nil {
 		q := a.Queues.withDefaults()
 		a.Queues = &q
+	}
+	if a.GPUResource == "" {
+		a.GPUResource = d.GPUResource
+	}
+	if a.GPUShareResource == "" {
+		a.GPUShareResource = d.GPUShareResource
+	}
+	if a.GPUModelLabel == "" {
+		a.GPUModelLabel = d.GPUModelLabel
+	}
+	if a.GPUScorer == "" {
+		a.GPUScorer = d.GPUScorer
 	}
 	return a
 }
@@ -336,10 +379,40 @@ func (a Args) Validate() error {
 	if a.Queues != nil {
 		errs = append(errs, a.Queues.validate(field.NewPath("queues"))...)
 	}
+	errs = append(errs, a.validateGPU()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%s args: %w", Name, errs.ToAggregate())
 	}
 	return nil
+}
+
+// validateGPU checks the GPU arguments of a, defaults filled in.
+func (a Args) validateGPU() field.ErrorList {
+	var errs field.ErrorList
+	for _, r := range []struct {
+		path, name string
+	}{{"gpuResource", a.GPUResource}, {"gpuShareResource", a.GPUShareResource}} {
+		p := field.NewPath(r.path)
+		for _, msg := range validation.IsQualifiedName(r.name) {
+			errs = append(errs, field.Invalid(p, r.name, msg))
+		}
+		if !strings.Contains(r.name, "/") {
+			errs = append(errs, field.Invalid(p, r.name, "an extended resource name has a domain, as in nvidia.com/gpu"))
+		}
+		if i := slices.Index(a.ExtendedResources, r.name); i >= 0 && a.GPUDevices {
+			errs = append(errs, field.Invalid(field.NewPath("extendedResources").Index(i), r.name, "scheduled device by device with gpuDevices: it cannot also be on the timelines"))
+		}
+	}
+	if a.GPUResource == a.GPUShareResource {
+		errs = append(errs, field.Invalid(field.NewPath("gpuShareResource"), a.GPUShareResource, "must differ from gpuResource"))
+	}
+	for _, msg := range validation.IsQualifiedName(a.GPUModelLabel) {
+		errs = append(errs, field.Invalid(field.NewPath("gpuModelLabel"), a.GPUModelLabel, msg))
+	}
+	if _, ok := gpuScorers[a.GPUScorer]; !ok {
+		errs = append(errs, field.NotSupported(field.NewPath("gpuScorer"), a.GPUScorer, sortedKeys(gpuScorers)))
+	}
+	return errs
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -83,6 +83,17 @@ func TestArgsValidation(t *testing.T) {
 		{"negative checkpoint interval", `{"checkpointInterval":"-1m"}`, []string{"checkpointInterval"}},
 		{"checkpoint namespace not a name", `{"checkpointNamespace":"Kube_System"}`, []string{"checkpointNamespace"}},
 		{"checkpoint name not a name", `{"checkpointName":"Estimates!"}`, []string{"checkpointName"}},
+		{"GPU devices, defaults", `{"gpuDevices":true}`, nil},
+		{"GPU devices, every setting", `{"gpuDevices":true,"gpuResource":"example.com/gpu","gpuShareResource":"example.com/gpu-share","gpuModelLabel":"example.com/gpu-model","gpuScorer":"Packing"}`, nil},
+		{"GPU scorers", `{"gpuDevices":true,"gpuScorer":"None"}`, nil},
+		{"GPU devices beside other extended resources", `{"gpuDevices":true,"extendedResources":["example.com/fpga"]}`, nil},
+		{"GPU resource on the timelines too", `{"gpuDevices":true,"extendedResources":["example.com/fpga","nvidia.com/gpu"]}`, []string{"extendedResources[1]", "device by device"}},
+		{"GPU share on the timelines too", `{"gpuDevices":true,"extendedResources":["finegrain.io/gpu-milli"]}`, []string{"extendedResources[0]", "device by device"}},
+		{"unknown GPU scorer", `{"gpuDevices":true,"gpuScorer":"BestFit"}`, []string{"gpuScorer", "DeviceBestFit", "DotProduct", "FGD", "None", "Packing"}},
+		{"GPU resource without a domain", `{"gpuResource":"gpu"}`, []string{"gpuResource", "domain"}},
+		{"GPU share resource not a name", `{"gpuShareResource":"a.io/gpu share"}`, []string{"gpuShareResource"}},
+		{"GPU share resource as the GPU resource", `{"gpuShareResource":"nvidia.com/gpu"}`, []string{"gpuShareResource", "differ from gpuResource"}},
+		{"GPU model label not a label", `{"gpuModelLabel":"gpu model"}`, []string{"gpuModelLabel"}},
 		{"unknown field", `{"compresionLimit":0.2}`, []string{"unknown field", "compresionLimit"}},
 		{"wrong type", `{"preemption":"yes"}`, []string{"preemption"}},
 		{"several at once", `{"compressionLimit":2,"matcher":"x"}`, []string{"compressionLimit", "matcher"}},
@@ -225,6 +236,7 @@ func FuzzArgs(f *testing.F) {
 		`{"usageSource":"MetricsAPI","sampleInterval":"2s","maxSamplesPerPod":8,"usageWindow":"4s"}`, `{"maxSamplesPerPod":-1}`,
 		`{"checkpointInterval":"2m","checkpointNamespace":"ops","checkpointName":"x"}`, `{"checkpointName":"-"}`,
 		`{"queues":{"policy":"Fair","by":"label:a.io/team","weights":{"x":2},"maxShare":{"x":3}}}`, `{"queues":{"minShare":{"a":0.5},"maxShare":{"a":0.25}}}`,
+		`{"gpuDevices":true,"gpuScorer":"FGD","gpuModelLabel":"nvidia.com/gpu.product"}`, `{"gpuDevices":true,"extendedResources":["nvidia.com/gpu"]}`,
 	} {
 		f.Add(s)
 	}

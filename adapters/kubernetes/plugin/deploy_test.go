@@ -24,15 +24,16 @@ import (
 
 // deploy/kube-scheduler.yaml decodes, object by object, into the API's types; the
 // Deployment runs the binary with the configuration the ConfigMap mounts, and its
-// service account may read metrics.k8s.io's pods and nodes.
+// service account may read metrics.k8s.io's pods and nodes and patch pods (the GPU
+// devices PreBind writes).
 func TestDeployManifestDecodes(t *testing.T) {
 	data, err := os.ReadFile("../deploy/kube-scheduler.yaml")
 	require.NoError(t, err)
 	reader := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	kinds := map[string]int{}
 	var deploy *appsv1.Deployment
-	var metricsRole *rbacv1.ClusterRole
-	var metricsBinding *rbacv1.ClusterRoleBinding
+	var metricsRole, gpuRole *rbacv1.ClusterRole
+	var metricsBinding, gpuBinding *rbacv1.ClusterRoleBinding
 	var role *rbacv1.Role
 	var roleBinding *rbacv1.RoleBinding
 	for {
@@ -51,7 +52,11 @@ func TestDeployManifestDecodes(t *testing.T) {
 		case *appsv1.Deployment:
 			deploy = o
 		case *rbacv1.ClusterRole:
-			metricsRole = o
+			if strings.Contains(o.Name, "metrics") {
+				metricsRole = o
+			} else {
+				gpuRole = o
+			}
 		case *rbacv1.Role:
 			role = o
 		case *rbacv1.RoleBinding:
@@ -62,14 +67,22 @@ func TestDeployManifestDecodes(t *testing.T) {
 			if o.RoleRef.Kind == "ClusterRole" && strings.Contains(o.RoleRef.Name, "metrics") {
 				metricsBinding = o
 			}
+			if o.RoleRef.Kind == "ClusterRole" && strings.Contains(o.RoleRef.Name, "gpu") {
+				gpuBinding = o
+			}
 		}
 	}
-	assert.Equal(t, map[string]int{"ServiceAccount": 1, "ClusterRole": 1, "ClusterRoleBinding": 3, "Role": 1, "RoleBinding": 2, "Deployment": 1}, kinds)
+	assert.Equal(t, map[string]int{"ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 4, "Role": 1, "RoleBinding": 2, "Deployment": 1}, kinds)
 	require.NotNil(t, metricsRole, "a ClusterRole reads metrics.k8s.io")
 	assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{"metrics.k8s.io"}, Resources: []string{"pods", "nodes"}, Verbs: []string{"get", "list"}}}, metricsRole.Rules)
 	require.NotNil(t, metricsBinding)
 	assert.Equal(t, metricsRole.Name, metricsBinding.RoleRef.Name)
 	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "finegrain-scheduler", Namespace: "kube-system"}}, metricsBinding.Subjects)
+	require.NotNil(t, gpuRole, "a ClusterRole lets PreBind write GPU devices on pods")
+	assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"patch"}}}, gpuRole.Rules)
+	require.NotNil(t, gpuBinding)
+	assert.Equal(t, gpuRole.Name, gpuBinding.RoleRef.Name)
+	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "finegrain-scheduler", Namespace: "kube-system"}}, gpuBinding.Subjects)
 	require.NotNil(t, deploy)
 	c := deploy.Spec.Template.Spec.Containers[0]
 	assert.Contains(t, c.Command, "--config=/etc/finegrain/scheduler-config.yaml")

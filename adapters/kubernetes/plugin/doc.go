@@ -19,15 +19,25 @@
 //	Reserve     the stages held on the node's timeline, tentatively
 //	            (Scheduler.Reserve); Unreserve gives them back
 //	Permit      gangs (finegrain.io/gang, finegrain.io/min-member): all or nothing
+//	PreBind     with Args.GPUDevices: the GPU devices held for the pod written on
+//	            it (finegrain.io/gpu-devices) before it is bound
 //	PostBind    the hold committed: the pod runs (Scheduler.Commit)
 //	PostFilter  with Args.Preemption: lower-priority pods evicted where that frees
 //	            the pod's stages on a timeline (Scheduler.PostFilter); the pod is
 //	            held there and bound once they are gone
 //
-// From the scheduler's informers it adds and removes nodes (capacity: allocatable
-// CPU, memory and Args.ExtendedResources), ends pods that succeed, fail or are
-// deleted, and holds pods bound by other schedulers, or before the plugin started,
-// on their nodes as their requests. What its pods used, from a UsageSource, teaches
+// From the scheduler's informers it adds, updates (Scheduler.UpdateNode) and removes
+// nodes (capacity: allocatable CPU, memory and Args.ExtendedResources; with
+// Args.GPUDevices, the GPU devices), ends pods that succeed, fail or are deleted, and
+// holds pods bound by other schedulers, or before the plugin started, on their nodes
+// as their requests, and their GPU devices (Scheduler.SetExternalDevices).
+//
+// GPU sharing (Args.GPUDevices, gpu.go): a pod asks whole GPUs (nvidia.com/gpu) or a
+// share of one in thousandths (finegrain.io/gpu-milli), of the models
+// finegrain.io/gpu-model lists; a node has the devices its nvidia.com/gpu capacity
+// counts, of the model its nvidia.com/gpu.product label names; the library's device
+// fit and GPU scorer (Args.GPUScorer, FGD by default) choose the devices, which PreBind
+// writes on the pod for the node's device plugin to read. What its pods used, from a UsageSource, teaches
 // the estimator: by default (Args.UsageSource MetricsAPI) the usage series a sampler
 // keeps of each pod it placed from metrics.k8s.io (metrics-server), reported while
 // the pod runs (Scheduler.ReportRunning) and when it ends; or the

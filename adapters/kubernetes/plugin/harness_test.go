@@ -258,8 +258,9 @@ type pod struct {
 	scheduler      string // default: finegrain-scheduler
 	node           string // already bound (a pod of another scheduler)
 	extra          v1.ResourceList
-	never          bool   // preemptionPolicy: Never
-	namespace      string // default: default (ns)
+	never          bool              // preemptionPolicy: Never
+	namespace      string            // default: default (ns)
+	annotations    map[string]string // beside the stages
 }
 
 func (c *cluster) create(p pod) {
@@ -296,6 +297,9 @@ func (c *cluster) create(p pod) {
 	}
 	if p.stages != "" {
 		obj.Annotations[plugin.StagesAnnotation] = p.stages
+	}
+	for k, v := range p.annotations {
+		obj.Annotations[k] = v
 	}
 	created, err := c.client.CoreV1().Pods(p.namespace).Create(c.ctx, obj, metav1.CreateOptions{})
 	require.NoError(c.t, err)

@@ -12,11 +12,13 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
 )
 
 // This file keeps the finegrain Scheduler in step with the cluster, from the
-// scheduler's informers: nodes come and go; the plugin's own pods finish (teaching
+// scheduler's informers: nodes come, change and go; the plugin's own pods finish (teaching
 // the estimator what they used) or are deleted; bound pods the plugin did not place
 // are held on their nodes as their requests.
 
@@ -27,6 +29,13 @@ func (p *Plugin) watch(f informers.SharedInformerFactory) error {
 			if n, ok := obj.(*v1.Node); ok {
 				p.addNode(n)
 				p.activateRefused()
+				p.activateUnresolved()
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if n, ok := obj.(*v1.Node); ok && p.updateNode(n) {
+				p.activateRefused()
+				p.activateUnresolved()
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -64,32 +73,104 @@ func (p *Plugin) watch(f informers.SharedInformerFactory) error {
 	return err
 }
 
-// addNode adds node n to the Scheduler, its capacity its allocatable resources.
+// addNode adds node n to the Scheduler, its capacity its allocatable resources, its
+// GPU devices as nodeGPU reads them.
 func (p *Plugin) addNode(n *v1.Node) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.addNodeLocked(n)
+}
+
+// addNodeLocked is addNode; p.mu is held.
+func (p *Plugin) addNodeLocked(n *v1.Node) {
 	if _, ok := p.nodes[n.Name]; ok {
 		return
 	}
-	capacity, err := p.scheme.tuple(n.Status.Allocatable, true)
+	capacity, spec, err := p.nodeSpec(n)
 	if err == nil {
-		err = p.sched.AddNode(finegrain.Node{ID: n.Name, Capacity: capacity})
+		err = p.sched.AddNode(finegrain.Node{ID: n.Name, Capacity: capacity, GPU: spec})
 	}
 	if err != nil && !errors.Is(err, finegrain.ErrDuplicate) {
 		p.logger.Error(err, "add node", "node", klog.KObj(n))
 		return
 	}
-	p.nodes[n.Name] = nodeMeta{uid: n.UID, capacity: capacity}
+	p.nodes[n.Name] = nodeMeta{uid: n.UID, capacity: capacity, gpu: spec}
 	p.nodeCounted(p.sched.Adjuster().Mode(n.Name), 1)
 	if !p.load[n.Name].IsZero() {
 		p.applyLoad(n.Name)
 	}
+	p.guessDevices(n.Name)
+	p.applyDevices(n.Name)
+}
+
+// nodeSpec is what the Scheduler holds of node n: its allocatable resources and its
+// GPU devices.
+func (p *Plugin) nodeSpec(n *v1.Node) (resource.Tuple, gpu.Spec, error) {
+	capacity, err := p.scheme.tuple(n.Status.Allocatable, true)
+	if err != nil {
+		return capacity, gpu.Spec{}, err
+	}
+	spec, err := p.nodeGPU(n)
+	return capacity, spec, err
+}
+
+// updateNode follows node n's changes: a new allocatable capacity, GPU devices
+// reported (a device plugin that registered after the node joined) or their model
+// labelled, are changed in place (Scheduler.UpdateNode), the pods there keeping what
+// they hold; a node not yet held (its capacity was empty when it was added) is added;
+// one replaced under its name (another UID) is removed and added again. It reports
+// whether the node may have more room than before. When a pod holds a device the
+// update would remove, the node keeps its devices, the rest of the update is made,
+// and the next update of the node tries again.
+func (p *Plugin) updateNode(n *v1.Node) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	meta, ok := p.nodes[n.Name]
+	switch {
+	case !ok:
+		p.addNodeLocked(n)
+		_, ok = p.nodes[n.Name]
+		return ok
+	case meta.uid != n.UID:
+		p.removeNodeLocked(n.Name)
+		p.addNodeLocked(n)
+		return true
+	}
+	capacity, spec, err := p.nodeSpec(n)
+	if err != nil {
+		p.logger.Error(err, "update node", "node", klog.KObj(n))
+		return false
+	}
+	if capacity == meta.capacity && spec == meta.gpu {
+		return false // a status change that finegrain does not hold: conditions, heartbeats
+	}
+	node := finegrain.Node{ID: n.Name, Capacity: capacity, GPU: spec}
+	err = p.sched.UpdateNode(node, p.now())
+	if errors.Is(err, finegrain.ErrState) {
+		p.logger.Error(err, "GPU devices of an updated node: kept while pods hold them", "node", klog.KObj(n), "devices", spec.Count)
+		node.GPU.Count = meta.gpu.Count
+		err = p.sched.UpdateNode(node, p.now())
+	}
+	if err != nil {
+		p.logger.Error(err, "update node", "node", klog.KObj(n))
+		return false
+	}
+	p.logger.V(2).Info("node updated", "node", klog.KObj(n), "capacity", p.scheme.schema.Format(capacity), "gpus", node.GPU.Count, "model", node.GPU.Model)
+	p.nodes[n.Name] = nodeMeta{uid: n.UID, capacity: capacity, gpu: node.GPU}
+	// The node's foreign load and device shares are held again against its new room:
+	// the library does it (UpdateNode).
+	return true
 }
 
 // removeNode removes a node; its pods' deletions follow.
 func (p *Plugin) removeNode(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.removeNodeLocked(name)
+}
+
+// removeNodeLocked is removeNode; p.mu is held.
+func (p *Plugin) removeNodeLocked(name string) {
 	if _, ok := p.nodes[name]; !ok {
 		return
 	}
@@ -140,9 +221,15 @@ func (p *Plugin) addForeign(pod *v1.Pod) {
 		return
 	}
 	node := pod.Spec.NodeName
-	p.foreign[id] = foreignPod{node: node, request: req}
+	f := foreignPod{node: node, request: req}
+	f.devices, f.guess = p.foreignDevices(pod)
+	p.foreign[id] = f
 	p.load[node] = p.load[node].Add(req)
 	p.applyLoad(node)
+	if !f.guess.IsZero() {
+		p.guessDevices(node)
+	}
+	p.applyDevices(node)
 }
 
 // podEnded ends a pod: succeeded (its usage teaches the estimator), failed or
@@ -160,6 +247,7 @@ func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.refused, id)
+	delete(p.unresolved, id)
 	delete(p.victims, id)
 	p.forgetVictim(id)
 	if f, ok := p.foreign[id]; ok {
@@ -169,6 +257,13 @@ func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 			delete(p.load, f.node)
 		}
 		p.applyLoad(f.node)
+		if !f.devices.IsZero() {
+			p.applyDevices(f.node)
+		}
+		if !f.guess.IsZero() {
+			p.guessDevices(f.node) // another pod's guess may fit now
+			p.applyDevices(f.node)
+		}
 		return true
 	}
 	r, ok := p.pods[id]
@@ -198,6 +293,19 @@ func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 func (p *Plugin) activateRefused() {
 	p.mu.Lock()
 	pods := maps.Clone(p.refused)
+	p.mu.Unlock()
+	if len(pods) > 0 && p.handle != nil {
+		p.handle.Activate(p.logger, pods)
+	}
+}
+
+// activateUnresolved moves the pods no node could hold (Scheduler.Submit refused them
+// as unresolvable) back to the scheduler's active queue when a node was added or
+// changed, for the reason activateRefused does; a pod that ends frees no node that
+// could not hold them.
+func (p *Plugin) activateUnresolved() {
+	p.mu.Lock()
+	pods := maps.Clone(p.unresolved)
 	p.mu.Unlock()
 	if len(pods) > 0 && p.handle != nil {
 		p.handle.Activate(p.logger, pods)

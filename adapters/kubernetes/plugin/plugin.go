@@ -27,6 +27,7 @@ import (
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/framework"
+	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/match"
 	"github.com/finegrain/finegrain/policy"
 	"github.com/finegrain/finegrain/predict"
@@ -46,6 +47,7 @@ type Plugin struct {
 	scheme     *scheme
 	sched      *finegrain.Scheduler
 	usage      UsageSource
+	gpuScorer  gpu.DeviceScorer // Args.GPUScorer's; nil for None or without Args.GPUDevices
 	metric     *sampler         // nil without Args.UsageSource MetricsAPI
 	ticks      clock.WithTicker // the sampler's and the checkpoints' ticks: the clock's, else the wall clock's
 	profile    string           // the scheduler profile's name: the metrics' label, the checkpoint's name
@@ -62,6 +64,7 @@ type Plugin struct {
 	load        map[string]resource.Tuple // by node: the requests of its foreign pods
 	gangs       map[string]*gangRecord    // by "namespace/gang"
 	refused     map[string]*v1.Pod        // pods of ours PostFilter saw unplaced, by task ID
+	unresolved  map[string]*v1.Pod        // pods no node could hold (submit), by task ID
 	nodes       map[string]nodeMeta       // the nodes the Scheduler holds
 	terminating map[string]string         // preempted pods not yet gone: victim task ID → preemptor task ID
 	awaiting    map[string]int            // by preemptor task ID: how many of its victims are not yet gone
@@ -81,12 +84,15 @@ type podRecord struct {
 	declared        bool           // its stages were declared (StagesAnnotation)
 	predicted       bool           // PostBind committed it on a predicted profile (not declared, not its request)
 	planned         resource.Tuple // the peak of what PostBind committed it on
+	gpu             gpu.Demand     // its GPU demand (Args.GPUDevices)
+	devices         gpu.Allocation // the GPU devices PreBind wrote on it
 }
 
 // nodeMeta is what the plugin keeps of a node the Scheduler holds.
 type nodeMeta struct {
 	uid      types.UID
 	capacity resource.Tuple
+	gpu      gpu.Spec // its GPU devices (Args.GPUDevices)
 }
 
 // foreignPod is a bound pod the plugin did not place: its requests are held on its
@@ -94,6 +100,8 @@ type nodeMeta struct {
 type foreignPod struct {
 	node    string
 	request resource.Tuple
+	devices gpu.Allocation // its GPU devices (Args.GPUDevices), held as external shares
+	guess   gpu.Demand     // its GPU demand when its devices are not known: guessDevices chooses them
 }
 
 // gangRecord counts a gang's members.
@@ -111,6 +119,7 @@ var (
 	_ fwk.ScorePlugin      = (*Plugin)(nil)
 	_ fwk.ReservePlugin    = (*Plugin)(nil)
 	_ fwk.PermitPlugin     = (*Plugin)(nil)
+	_ fwk.PreBindPlugin    = (*Plugin)(nil)
 	_ fwk.PostBindPlugin   = (*Plugin)(nil)
 	_ io.Closer            = (*Plugin)(nil)
 )
@@ -235,15 +244,16 @@ func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	sched, err := finegrain.New(sc.schema, append(schedulerOptions(args), finegrain.WithEstimator(est))...)
+	gs := newGPUScorer(args)
+	sched, err := finegrain.New(sc.schema, append(schedulerOptions(args), finegrain.WithEstimator(est), finegrain.WithGPUScorer(gs))...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
 	p := &Plugin{
-		handle: h, args: args, scheme: sc, sched: sched, usage: o.usage,
+		handle: h, args: args, scheme: sc, sched: sched, usage: o.usage, gpuScorer: gs,
 		clock: o.clock, ticks: clock.RealClock{}, epoch: o.clock.Now(), ctx: ctx, logger: klog.FromContext(ctx).WithName(Name),
 		pods: map[string]*podRecord{}, foreign: map[string]foreignPod{}, load: map[string]resource.Tuple{},
-		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, nodes: map[string]nodeMeta{}, terminating: map[string]string{}, awaiting: map[string]int{}, victims: map[string][]string{},
+		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, unresolved: map[string]*v1.Pod{}, nodes: map[string]nodeMeta{}, terminating: map[string]string{}, awaiting: map[string]int{}, victims: map[string][]string{},
 	}
 	p.queues = newQueueBook(args.Queues, sched)
 	if ticks, ok := o.clock.(clock.WithTicker); ok {
@@ -480,7 +490,7 @@ func (p *Plugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni f
 		// The node passed Filter a moment ago; the cluster changed since.
 		return 0, nil
 	}
-	return int64(math.Round(min(max(x, 0), 1) * float64(fwk.MaxScore))), nil
+	return int64(math.Round(p.scoreShare(x) * float64(fwk.MaxScore))), nil
 }
 
 // ScoreExtensions implements fwk.ScorePlugin: scores are already in range.
@@ -780,9 +790,12 @@ func (p *Plugin) holdByRequest(id, node string) {
 	if err := p.sched.Cancel(id, p.now()); err != nil && !errors.Is(err, finegrain.ErrState) {
 		p.logger.Error(err, "cancel", "pod", klog.KRef(r.namespace, r.name))
 	}
-	p.foreign[id] = foreignPod{node: node, request: r.request}
+	p.foreign[id] = foreignPod{node: node, request: r.request, devices: r.devices}
 	p.load[node] = p.load[node].Add(r.request)
 	p.applyLoad(node)
+	if !r.devices.IsZero() {
+		p.applyDevices(node)
+	}
 }
 
 // gang returns gang key's record, creating it; p.mu is held.

@@ -60,8 +60,15 @@ func (p *Plugin) submit(pod *v1.Pod) (string, error) {
 	}
 	task.Submitted = now
 	if err := p.sched.Submit(task); err != nil {
+		if errors.Is(err, finegrain.ErrUnresolvable) {
+			// No node could hold it: it is tried again when a node is added or changes
+			// (activateUnresolved), which may come before the scheduler's own retry.
+			p.unresolved[id] = pod
+		}
 		return id, err
 	}
+	delete(p.unresolved, id)
+	p.observeShape(task)
 	p.pods[id] = rec
 	if rec.gang != "" {
 		p.gang(rec.gang).members++
@@ -71,14 +78,19 @@ func (p *Plugin) submit(pod *v1.Pod) (string, error) {
 
 // task builds the pod's task and record.
 func (p *Plugin) task(pod *v1.Pod, id string) (finegrain.Task, *podRecord, error) {
-	req, err := p.scheme.tuple(podRequests(pod), true)
+	requests := podRequests(pod)
+	req, err := p.scheme.tuple(requests, true)
 	if err != nil {
 		return finegrain.Task{}, nil, fmt.Errorf("requests: %w", err)
 	}
 	if req.IsZero() {
 		req = p.scheme.bestEffort()
 	}
-	t := finegrain.Task{ID: id, Job: id, Request: req}
+	dem, err := p.gpuDemand(pod, requests)
+	if err != nil {
+		return finegrain.Task{}, nil, fmt.Errorf("GPU: %w", err)
+	}
+	t := finegrain.Task{ID: id, Job: id, Request: req, GPU: dem}
 	if text, ok := pod.Annotations[StagesAnnotation]; ok {
 		stages, err := ParseStages(text)
 		if err != nil {
@@ -95,7 +107,7 @@ func (p *Plugin) task(pod *v1.Pod, id string) (finegrain.Task, *podRecord, error
 	if err != nil {
 		return finegrain.Task{}, nil, err
 	}
-	rec := &podRecord{namespace: pod.Namespace, name: pod.Name, uid: string(pod.UID), gang: gang, request: req, declared: t.Profile.Len() > 0}
+	rec := &podRecord{namespace: pod.Namespace, name: pod.Name, uid: string(pod.UID), gang: gang, request: req, declared: t.Profile.Len() > 0, gpu: dem}
 	return t, rec, nil
 }
 
