@@ -23,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -180,7 +179,9 @@ func startCluster(t testing.TB, s setup) *cluster {
 		prof.Plugins.MultiPoint.Enabled = append([]config.Plugin{{Name: e.name}}, prof.Plugins.MultiPoint.Enabled...)
 	}
 
-	informerFactory := informers.NewSharedInformerFactory(c.client, 0)
+	// The binary's informers: its pod informer watches only pods that have not ended,
+	// so that a pod ending reaches the plugin as a deletion (podGone).
+	informerFactory := scheduler.NewInformerFactory(c.client, 0, nil)
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: c.client.EventsV1()})
 	sched, err := scheduler.New(ctx, c.client, informerFactory, nil,
 		profile.NewRecorderFactory(broadcaster),

@@ -1,12 +1,15 @@
 package plugin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -66,11 +69,52 @@ func (p *Plugin) watch(f informers.SharedInformerFactory) error {
 				obj = t.Obj
 			}
 			if pod, ok := obj.(*v1.Pod); ok {
-				p.podEnded(pod, false)
+				p.podGone(pod)
 			}
 		},
 	})
 	return err
+}
+
+// podGone ends a pod the pod informer no longer holds. kube-scheduler's pod informer
+// (scheduler.NewInformerFactory) watches only pods that have not ended: a pod that
+// succeeds or fails leaves it, and the event that says so carries the pod as it was
+// before — still running, without its final status or the usage annotation written
+// as it ended. So for a pod of the plugin's the API is asked for the pod as it is
+// now: one that succeeded or failed ends as its phase says; one that is gone (or
+// another pod by that name, or still not ended: deleted while it ran) ends deleted.
+// The API answering nothing (an error) counts the pod deleted: it teaches nothing
+// rather than something wrong.
+func (p *Plugin) podGone(pod *v1.Pod) {
+	final := pod
+	if p.ours(pod) && p.handle != nil && p.handle.ClientSet() != nil {
+		ctx, cancel := context.WithTimeout(p.ctx, finalStateTimeout)
+		got, err := p.handle.ClientSet().CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		cancel()
+		switch {
+		case err == nil && got.UID == pod.UID:
+			final = got
+		case err != nil && !apierrors.IsNotFound(err):
+			p.logger.V(2).Info("final state of an ended pod not read: taken as deleted", "pod", klog.KObj(pod), "err", err)
+		}
+	}
+	switch final.Status.Phase {
+	case v1.PodSucceeded:
+		p.podEnded(final, true)
+	default:
+		p.podEnded(final, false)
+	}
+}
+
+// finalStateTimeout bounds podGone's read of a pod's final state.
+const finalStateTimeout = 10 * time.Second
+
+// ours reports whether pod is one the plugin submitted.
+func (p *Plugin) ours(pod *v1.Pod) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.pods[taskID(pod)]
+	return ok
 }
 
 // addNode adds node n to the Scheduler, its capacity its allocatable resources, its
