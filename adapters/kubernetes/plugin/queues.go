@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -167,22 +166,25 @@ func (q QueueArgs) validate(path *field.Path) field.ErrorList {
 	return errs
 }
 
-// queueBook keeps the pods' queues in the library's Scheduler, and a view of their
-// standings for Less, read again from the library only when its QueuesVersion moves.
+// queueBook keeps the pods' queues in the library's Scheduler, and their standings
+// for Less: each read from the library when it is first asked for after the
+// library's QueuesVersion moved, and kept until it moves again.
 type queueBook struct {
 	args  QueueArgs // checked, defaults filled in
 	label string    // by label: its key; "" by namespace
 	sched *finegrain.Scheduler
 
-	mu    sync.Mutex      // adding queues; reading the view again
-	added map[string]bool // the queues added to the Scheduler, under mu
-	view  atomic.Pointer[queueView]
+	adding sync.Mutex      // adding queues
+	added  map[string]bool // the queues added to the Scheduler, under adding
+
+	mu    sync.Mutex // held only to look up and store in known
+	known map[string]knownStanding
 }
 
-// queueView is the queues' standings at one QueuesVersion.
-type queueView struct {
+// knownStanding is a queue's standing as read at a QueuesVersion.
+type knownStanding struct {
 	version uint64
-	queues  map[string]queueStanding
+	queueStanding
 }
 
 // queueStanding is what Less and PreFilter read of a queue.
@@ -198,11 +200,10 @@ func newQueueBook(a *QueueArgs, sched *finegrain.Scheduler) *queueBook {
 		return nil
 	}
 	args := a.withDefaults()
-	b := &queueBook{args: args, sched: sched, added: map[string]bool{}}
+	b := &queueBook{args: args, sched: sched, added: map[string]bool{}, known: map[string]knownStanding{}}
 	if args.By != QueueByNamespace {
 		b.label = args.label()
 	}
-	b.view.Store(&queueView{version: ^uint64(0)}) // read at the first look
 	return b
 }
 
@@ -220,8 +221,8 @@ func (b *queueBook) queueOf(pod *v1.Pod) string {
 
 // ensure adds queue q to the Scheduler, with its weight and shares, once.
 func (b *queueBook) ensure(q string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.adding.Lock()
+	defer b.adding.Unlock()
 	if b.added[q] {
 		return nil
 	}
@@ -242,44 +243,42 @@ func (b *queueBook) ensure(q string) error {
 	return nil
 }
 
-// current is the queues' standings now: the view kept, or, when the library's
-// queues changed since, a new one. Reading the library takes its read lock once per
-// change; between changes Less takes no lock.
-func (b *queueBook) current() *queueView {
-	if v := b.view.Load(); v.version == b.sched.QueuesVersion() {
-		return v
+// standing is queue q's standing now: the one kept, read at the library's current
+// QueuesVersion, or a new read (under the library's read lock: one queue, a few
+// hundred nanoseconds) when the version moved since. Between changes of the
+// library's queues Less takes no lock but mu, held for a map lookup. A queue the
+// library does not hold yet (no pod of it submitted) holds nothing: the zero
+// standing, whose key is the least.
+func (b *queueBook) standing(q string) queueStanding {
+	version := b.sched.QueuesVersion() // before the read: a change meanwhile is read again next time
+	b.mu.Lock()
+	k, ok := b.known[q]
+	b.mu.Unlock()
+	if ok && k.version == version {
+		return k.queueStanding
+	}
+	var st queueStanding
+	if s, err := b.sched.Queue(q); err == nil {
+		st = queueStanding{key: s.Key, atMax: s.AtMax, used: s.Used, max: s.Share.Max}
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	version := b.sched.QueuesVersion() // before the read: a change meanwhile is read again next time
-	if v := b.view.Load(); v.version == version {
-		return v
-	}
-	states, err := b.sched.Queues("")
-	if err != nil {
-		return b.view.Load() // the root always exists: not reached
-	}
-	v := &queueView{version: version, queues: make(map[string]queueStanding, len(states))}
-	for _, s := range states {
-		v.queues[s.ID] = queueStanding{key: s.Key, atMax: s.AtMax, used: s.Used, max: s.Share.Max}
-	}
-	b.view.Store(v)
-	return v
+	b.known[q] = knownStanding{version: version, queueStanding: st}
+	b.mu.Unlock()
+	return st
 }
 
 // compare orders queues qa and qb: −1 when qa's pods go first, +1 when qb's, 0 when
 // they stand alike. A queue at its max share goes after the others (its pods would
-// be refused); otherwise the smaller key first. A queue the library does not hold
-// yet (no pod of it submitted) holds nothing: its key is the zero key, first.
-func (v *queueView) compare(qa, qb string) int {
-	a, b := v.queues[qa], v.queues[qb]
+// be refused); otherwise the smaller key first.
+func (b *queueBook) compare(qa, qb string) int {
+	a, c := b.standing(qa), b.standing(qb)
 	switch {
-	case a.atMax && !b.atMax:
+	case a.atMax && !c.atMax:
 		return 1
-	case b.atMax && !a.atMax:
+	case c.atMax && !a.atMax:
 		return -1
 	}
-	return a.key.Compare(b.key)
+	return a.key.Compare(c.key)
 }
 
 // Sorting is the plugin when Args.Queues is set: FineGrain, which also sorts the
@@ -305,7 +304,7 @@ func (s *Sorting) Less(a, b fwk.QueuedEntityInfo) bool {
 		pa, pb := entityPod(a), entityPod(b)
 		if pa != nil && pb != nil {
 			if qa, qb := book.queueOf(pa), book.queueOf(pb); qa != qb {
-				if c := book.current().compare(qa, qb); c != 0 {
+				if c := book.compare(qa, qb); c != 0 {
 					return c < 0
 				}
 			}
@@ -351,7 +350,7 @@ func (p *Plugin) overMaxShare(pod *v1.Pod) *fwk.Status {
 		return nil
 	}
 	q := p.queues.queueOf(pod)
-	st := p.queues.current().queues[q]
+	st := p.queues.standing(q)
 	if !st.atMax {
 		return nil
 	}

@@ -422,3 +422,75 @@ func TestQueueMaxShareRefusesBeyondIt(t *testing.T) {
 	require.NoError(t, err)
 	c.waitFor("the refused pod to be bound once team-a holds less", func() bool { return get("team-a", refused).Spec.NodeName != "" })
 }
+
+// A pod that would take its queue past its max share, though the queue holds less,
+// passes PreFilter and is refused at Filter by the library's queue admission.
+func TestPodPastItsQueuesMaxIsRefusedAtFilter(t *testing.T) {
+	s := newSorting(t, queuesArgs(map[string]any{"maxShare": map[string]any{"d": 0.25}}))
+	big := testQueuePod("d", "big", 0, nil)
+	big.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = apiresource.MustParse("2") // half the CPUs
+	cs := schedframework.NewCycleState()
+	_, st := s.PreFilter(context.Background(), cs, big, nil)
+	require.Nil(t, st, "the queue holds nothing")
+	ni := schedframework.NewNodeInfo()
+	ni.SetNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: v1.NodeStatus{Allocatable: v1.ResourceList{
+		v1.ResourceCPU: apiresource.MustParse("4"), v1.ResourceMemory: apiresource.MustParse("16Gi"), v1.ResourcePods: apiresource.MustParse("110"),
+	}}})
+	st = s.Filter(context.Background(), cs, big, ni)
+	require.NotNil(t, st)
+	assert.Equal(t, fwk.Unschedulable, st.Code())
+	assert.Equal(t, "finegrain: max share (QueueAdmission)", st.Message())
+}
+
+// Less with the standings unchanged since the last look reads no lock and allocates
+// nothing; when they changed (a reservation between two comparisons), it reads the
+// queues again.
+func BenchmarkLess(b *testing.B) {
+	for _, queues := range []int{10, 1000} {
+		s := newSortingB(b, queues)
+		t0 := time.Unix(1_700_000_000, 0)
+		pods := make([]fwk.QueuedEntityInfo, queues)
+		for i := range pods {
+			pi, err := schedframework.NewPodInfo(testQueuePod(fmt.Sprintf("q%d", i), "p", 0, nil))
+			require.NoError(b, err)
+			pods[i] = &schedframework.QueuedPodInfo{PodInfo: pi, QueueingParams: schedframework.QueueingParams{Timestamp: t0}}
+			require.Nil(b, prefilter(s, pods[i].(*schedframework.QueuedPodInfo).Pod))
+		}
+		b.Run(fmt.Sprintf("queues=%d/unchanged", queues), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				s.Less(pods[i%queues], pods[(i+1)%queues])
+			}
+		})
+		b.Run(fmt.Sprintf("queues=%d/changed", queues), func(b *testing.B) {
+			b.ReportAllocs()
+			other := testQueuePod("q0", "other", 0, nil)
+			require.Nil(b, prefilter(s, other))
+			ctx, cs := context.Background(), schedframework.NewCycleState()
+			for i := 0; b.Loop(); i++ {
+				// A reservation, or its undoing, between two comparisons.
+				b.StopTimer()
+				if i%2 == 0 {
+					require.Nil(b, s.Reserve(ctx, cs, other, "n"))
+				} else {
+					s.Unreserve(ctx, cs, other, "n")
+				}
+				b.StartTimer()
+				s.Less(pods[i%queues], pods[(i+1)%queues])
+			}
+		})
+	}
+}
+
+// newSortingB is newSorting for a benchmark: queues of equal weight, a node of
+// room for them.
+func newSortingB(b *testing.B, queues int) *plugin.Sorting {
+	raw, err := json.Marshal(queuesArgs(map[string]any{"policy": "DRF"}))
+	require.NoError(b, err)
+	p, err := plugin.New(context.Background(), &runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}, nil)
+	require.NoError(b, err)
+	s := p.(*plugin.Sorting)
+	sched := s.Scheduler()
+	require.NoError(b, sched.AddNode(finegrain.Node{ID: "n", Capacity: sched.Schema().MustTuple(int64(queues)*4000, int64(queues)*16*gib)}))
+	return s
+}
