@@ -1,3 +1,7 @@
+// Not under -race (see doc.go).
+
+//go:build !race
+
 package perf_test
 
 import (
