@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 // kube-apiserver in the test for every workload; without an etcd that serves a
 // Unix-socket client URL (3.5 or later: .ci/etcd builds one) the benchmark skips.
 //
-//	FINEGRAIN_ETCD=$(bash .ci/etcd) go test -run '^$' -bench PerfScheduling -benchtime 1x ./perf/
+//	FINEGRAIN_ETCD=$(bash ../../.ci/etcd) go test -run '^$' -bench PerfScheduling -benchtime 1x ./perf/
 func BenchmarkPerfScheduling(b *testing.B) {
 	useEtcd(b)
 	// FineGrain's execution times are collected by the cases' metricsCollectorConfig
