@@ -77,6 +77,19 @@ func (nd *node) summary() resource.Tuple {
 	return m
 }
 
+// clone is a deep copy of the subtree below nd, with arrays as long as nd's (an entry
+// added later grows them, as in any node).
+func (nd *node) clone() *node {
+	c := &node{leaf: nd.leaf, width: nd.width, add: nd.add, at: slices.Clone(nd.at), val: slices.Clone(nd.val)}
+	if !nd.leaf {
+		c.kids = make([]*node, len(nd.kids), cap(nd.kids))
+		for i, k := range nd.kids {
+			c.kids[i] = k.clone()
+		}
+	}
+	return c
+}
+
 // push hands nd's pending add down to its entries (and an inner node's children), so
 // that nd's entries stand for their amounts without it. The summary nd's parent holds
 // is unchanged.
