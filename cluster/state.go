@@ -26,6 +26,7 @@ type State struct {
 	freeNodes []int                   // indexes of removed nodes, for reuse
 	byFree    *btree.BTreeG[freeItem] // nodes by free amount of keyDim, descending (index.go)
 	stale     []*NodeInfo             // nodes whose key changed since the B-tree was updated (index.go)
+	touched   []*NodeInfo             // nodes changed since the last TakeTouched (views.go)
 	keyDim    int
 	capacity  resource.Tuple   // the cluster's total
 	shapes    shapes           // the nodes' capacities, for Holds
@@ -231,6 +232,7 @@ func (s *State) AddNode(spec NodeSpec) error {
 	n.key = tl.FreeAt(s.clock)[s.keyDim]
 	n.want = n.key
 	s.byFree.ReplaceOrInsert(n.item())
+	s.touch(n)
 	s.relocate(spec.ID)
 	return nil
 }
@@ -268,6 +270,7 @@ func (s *State) RemoveNode(id string) ([]string, error) {
 		s.requeue(s.tasks[tid])
 	}
 	s.unindex(n)
+	s.touch(n)
 	delete(s.nodes, id)
 	s.nodeList[n.index] = nil
 	s.freeNodes = append(s.freeNodes, n.index)
