@@ -32,10 +32,15 @@ func (m *modes) mode(c *framework.Cycle, n *cluster.NodeInfo) policy.NodeMode {
 	return m.adjuster.Mode(n.ID())
 }
 
-// ref is the reference to node n's mode; nil when the adjuster does not track n, or
-// in a probe when no pull or push cycle took the reference yet. It may be void (the
-// node was removed from the adjuster): then ask the adjuster.
+// ref is the reference to node n's mode; nil when the adjuster does not track n, in a
+// probe when no pull or push cycle took the reference yet, or for a view of a node
+// (cluster.NodeInfo.View: probed without the state's lock, while cycles may take
+// references). It may be void (the node was removed from the adjuster): then ask the
+// adjuster.
 func (m *modes) ref(c *framework.Cycle, n *cluster.NodeInfo) *policy.ModeRef {
+	if n.IsView() {
+		return nil
+	}
 	i := n.Index()
 	if i < len(m.refs) && m.refs[i].node == n {
 		if _, ok := m.refs[i].ref.Mode(); ok {
