@@ -2,6 +2,7 @@ package finegrain
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -127,20 +128,37 @@ const viewChunk = 64
 // viewTable is the node views of the snapshots taken between two changes of the
 // nodes: by node index, in chunks, and the index of each node's ID. It never changes
 // once published: a refresh copies the chunks it changes and, when nodes came or went,
-// the index.
+// the small map of recent ones (recent), folding it into a new ids now and then, so
+// that a refresh after a node joined costs a copy of the recent ones, not of every ID.
 type viewTable struct {
 	chunks [][]*cluster.NodeInfo
-	ids    map[string]int
+	ids    map[string]int // node ID → index, but for the IDs in recent
+	recent map[string]int // IDs added (their index) or removed (-1) since ids was built
+}
+
+// index is node id's index, false for a node the table does not hold.
+func (t *viewTable) index(id string) (int, bool) {
+	if len(t.recent) > 0 {
+		if i, ok := t.recent[id]; ok {
+			return i, i >= 0
+		}
+	}
+	i, ok := t.ids[id]
+	return i, ok
 }
 
 // get is the view of node id, nil for none.
 func (t *viewTable) get(id string) *cluster.NodeInfo {
-	i, ok := t.ids[id]
+	i, ok := t.index(id)
 	if !ok {
 		return nil
 	}
 	return t.chunks[i/viewChunk][i%viewChunk]
 }
+
+// foldRecent is how many recent IDs a table keeps, at least, before folding them into
+// a new ids: a fold copies every ID, so it comes after a sixteenth as many changes.
+const foldRecent = 64
 
 // nodeViews keeps the latest viewTable and brings it up to date for the next
 // snapshot.
@@ -157,7 +175,7 @@ func (v *nodeViews) current(st *cluster.State) *viewTable {
 	defer v.mu.Unlock()
 	cur := v.cur
 	if cur == nil {
-		cur = &viewTable{ids: map[string]int{}}
+		cur = &viewTable{}
 	}
 	var next *viewTable
 	var owned []bool // chunks of next already copied from cur's
@@ -176,27 +194,26 @@ func (v *nodeViews) current(st *cluster.State) *viewTable {
 		}
 		return next.chunks[c]
 	}
-	setID := func(id string, i int, keep bool) {
+	setID := func(id string, i int) { // i < 0: removed
 		if !idsOwned {
-			next.ids, idsOwned = cloneIDs(next.ids), true
+			next.recent, idsOwned = maps.Clone(next.recent), true
+			if next.recent == nil {
+				next.recent = map[string]int{}
+			}
 		}
-		if keep {
-			next.ids[id] = i
-		} else {
-			delete(next.ids, id)
-		}
+		next.recent[id] = i
 	}
 	st.TakeTouched(func(n *cluster.NodeInfo, held bool) {
 		if next == nil {
-			next = &viewTable{chunks: slices.Clone(cur.chunks), ids: cur.ids}
+			next = &viewTable{chunks: slices.Clone(cur.chunks), ids: cur.ids, recent: cur.recent}
 			owned = make([]bool, len(next.chunks))
 		}
 		i, id := n.Index(), n.ID()
-		j, known := next.ids[id]
+		j, known := next.index(id)
 		if held {
 			chunk(i / viewChunk)[i%viewChunk] = n.View()
 			if !known || j != i {
-				setID(id, i, true)
+				setID(id, i)
 			}
 			return
 		}
@@ -204,20 +221,31 @@ func (v *nodeViews) current(st *cluster.State) *viewTable {
 		// whose change comes later in the list.
 		if known && j == i {
 			chunk(i / viewChunk)[i%viewChunk] = nil
-			setID(id, i, false)
+			setID(id, -1)
 		}
 	})
 	if next != nil {
+		if len(next.recent) > max(foldRecent, len(next.ids)/16) {
+			next.ids, next.recent = folded(next.ids, next.recent), nil
+		}
 		cur = next
 	}
 	v.cur = cur
 	return cur
 }
 
-func cloneIDs(m map[string]int) map[string]int {
-	c := make(map[string]int, len(m)+1)
-	for k, v := range m {
+// folded is ids with the changes of recent made, a new map.
+func folded(ids, recent map[string]int) map[string]int {
+	c := make(map[string]int, len(ids)+len(recent))
+	for k, v := range ids {
 		c[k] = v
+	}
+	for k, v := range recent {
+		if v < 0 {
+			delete(c, k)
+		} else {
+			c[k] = v
+		}
 	}
 	return c
 }

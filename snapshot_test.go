@@ -222,7 +222,14 @@ func snapshotCase(seed int64, steps int) string {
 			if _, err := s.RemoveNode(nodes[i], now); err != nil {
 				return "remove node: " + err.Error()
 			}
+			gone := nodes[i]
 			nodes = append(nodes[:i], nodes[i+1:]...)
+			if r.Intn(2) == 0 {
+				// Back under the same ID, as a node that restarts.
+				if s.AddNode(finegrain.Node{ID: gone, Capacity: schema.MustTuple(4000, 4*gib)}) == nil {
+					nodes = append(nodes, gone)
+				}
+			}
 			kept = nil // a removed node's mode is StopAllocation from then on (modes are read when asked)
 		case op < 6:
 			job := fmt.Sprintf("j%d", len(tasks))
@@ -492,5 +499,41 @@ func TestSnapshotQoS(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, got)
 		assert.Equal(t, wantRes, gotRes)
+	}
+}
+
+// TestSnapshotNodesComeAndGo: snapshots taken between node additions and removals
+// (hundreds, some under IDs used before) hold exactly the nodes the scheduler holds,
+// each answering as the live Filter.
+func TestSnapshotNodesComeAndGo(t *testing.T) {
+	s, err := finegrain.New(schema)
+	require.NoError(t, err)
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "a", Job: "j", Request: schema.MustTuple(1000, 3*gib)}))
+	r := rand.New(rand.NewSource(1))
+	live := map[string]bool{}
+	for step := 0; step < 600; step++ {
+		id := fmt.Sprintf("n%d", r.Intn(300))
+		if live[id] {
+			_, err = s.RemoveNode(id, 0)
+			require.NoError(t, err)
+			delete(live, id)
+		} else {
+			require.NoError(t, s.AddNode(finegrain.Node{ID: id, Capacity: schema.MustTuple(4000, int64(2+r.Intn(4))*gib)}))
+			live[id] = true
+		}
+		if step%7 != 0 {
+			continue
+		}
+		sn, err := s.Snapshot("a", 0)
+		require.NoError(t, err)
+		for i := 0; i < 300; i++ {
+			id := fmt.Sprintf("n%d", i)
+			want, _, werr := s.Filter("a", id, 0)
+			got, _, gerr := sn.Filter(id)
+			require.Equal(t, live[id], gerr == nil, "step %d, node %s: %v", step, id, gerr)
+			require.Equal(t, errText(werr), errText(gerr), "step %d, node %s", step, id)
+			require.Equal(t, want, got, "step %d, node %s", step, id)
+		}
 	}
 }
