@@ -58,7 +58,7 @@ func (n *NodeInfo) View() *NodeInfo {
 	v.tl = n.tl.Clone()
 	v.tasks = nil
 	v.gpus = n.gpus.Clone()
-	v.stale, v.touched = false, false
+	v.stale, v.touched, v.dueAt = false, false, 0
 	v.frozen = &frozenNode{numTasks: len(n.tasks), deadlines: n.DeadlineTasks()}
 	return &v
 }

@@ -25,6 +25,8 @@ type NodeInfo struct {
 	want     int64                // the key at the latest change, indexed once stale is false
 	idKey    uint64               // the ID's first eight bytes (idPrefix), for the index's ties
 	stale    bool                 // in State.stale: want may differ from key
+	keyEnd   time.Duration        // when the free amount want was worked out from ends (State.due)
+	dueAt    int                  // its place in State.due, + 1; 0 when not there
 	external stage.Handle         // the reservation holding load the scheduler did not place
 	load     resource.Tuple       // the external load last reported (SetExternalLoad)
 	held     resource.Tuple       // what the external reservation holds of it

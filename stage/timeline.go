@@ -140,6 +140,15 @@ func (tl *Timeline) FreeAt(t time.Duration) resource.Tuple {
 	return free
 }
 
+// FreeUntil returns the free resources at time t (the origin's for t before the
+// origin), as FreeAt, and when they next change: the end of the segment holding t
+// (Forever in the last). Until then, nothing but a change of the timeline changes
+// FreeAt's answer.
+func (tl *Timeline) FreeUntil(t time.Duration) (resource.Tuple, time.Duration) {
+	_, end, free := tl.locate(max(t, tl.origin))
+	return free, end
+}
+
 // Walk calls fn for each segment overlapping the window [from, to), in time order, with
 // the segment clipped to the window, until fn returns false. The window is clipped to
 // start at the origin. Walk allocates nothing; it is the input of fine-grained matching
