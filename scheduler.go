@@ -58,6 +58,7 @@ type Scheduler struct {
 	compression *policy.Compression
 	estimator   predict.Estimator
 	loads       *predict.LoadLog // the external loads reported (SetExternalLoad)
+	views       nodeViews        // the nodes as the latest Snapshot saw them (snapshot.go)
 }
 
 // New returns a scheduler for resources described by schema, configured by opts.

@@ -36,5 +36,6 @@ func (s *State) SetExternalLoad(n *NodeInfo, now time.Duration, load resource.Tu
 	}
 	n.held = held
 	s.reindex(n)
+	s.touch(n)
 	return held, nil
 }

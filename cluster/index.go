@@ -21,16 +21,21 @@ import (
 // Keys change exactly on reserve and release; between those, stages and reservations
 // ending raise a node's free amount without an event, so a key may understate it for
 // up to this long (the node is then visited later, or missed by a push placement's
-// early stop).
+// early stop). A refresh recomputes only the keys of the nodes whose free amount at
+// the clock has changed since (keyEnd, the due heap): the others' would come out the
+// same.
 const refreshEvery = time.Second
 
 // IndexDim is the dimension the free index orders nodes by.
 func (s *State) IndexDim() int { return s.keyDim }
 
 // reindex works out a node's index key after its timeline changed: its free amount of
-// the index dimension at the clock. The B-tree follows when it is next read (flush).
+// the index dimension at the clock, and until when it holds (the due heap). The B-tree
+// follows when it is next read (flush).
 func (s *State) reindex(n *NodeInfo) {
-	n.want = n.tl.FreeAt(s.clock)[s.keyDim]
+	free, until := n.tl.FreeUntil(s.clock)
+	n.want = free[s.keyDim]
+	s.due.set(n, until)
 	if n.want != n.key && !n.stale {
 		n.stale = true
 		s.stale = append(s.stale, n)
@@ -51,8 +56,19 @@ func (s *State) flush() {
 	s.stale = s.stale[:0]
 }
 
+// refresh recomputes, at the clock, the index keys of the nodes whose free amount at
+// the clock may have changed since their keys were worked out: those whose segment
+// then has ended (keyEnd ≤ clock). Every other node's key is its free amount at the
+// clock already.
+func (s *State) refresh() {
+	for len(s.due) > 0 && s.due[0].keyEnd <= s.clock {
+		s.reindex(s.due[0]) // its segment now ends after the clock: it moves down
+	}
+}
+
 // unindex takes node n out of the free index.
 func (s *State) unindex(n *NodeInfo) {
+	s.due.remove(n)
 	s.byFree.Delete(n.item())
 	if n.stale {
 		n.stale = false
@@ -134,3 +150,76 @@ func (s *State) FirstBelow(need int64) (*NodeInfo, bool) {
 // belowPivot is FirstBelow's pivot node: its empty ID orders before every node's of
 // the same key.
 var belowPivot NodeInfo
+
+// dueHeap is the nodes by when their index key may next change (NodeInfo.keyEnd),
+// soonest first: a binary heap, each node knowing its place (NodeInfo.dueAt, its
+// index + 1; 0 when it is not in the heap).
+type dueHeap []*NodeInfo
+
+// set records that node n's key holds until until, adding n to the heap if need be.
+func (h *dueHeap) set(n *NodeInfo, until time.Duration) {
+	if n.dueAt == 0 {
+		n.keyEnd = until
+		*h = append(*h, n)
+		n.dueAt = len(*h)
+		h.up(len(*h) - 1)
+		return
+	}
+	old := n.keyEnd
+	n.keyEnd = until
+	switch i := n.dueAt - 1; {
+	case until < old:
+		h.up(i)
+	case until > old:
+		h.down(i)
+	}
+}
+
+// remove takes node n out of the heap.
+func (h *dueHeap) remove(n *NodeInfo) {
+	if n.dueAt == 0 {
+		return
+	}
+	i, last := n.dueAt-1, len(*h)-1
+	h.swap(i, last)
+	(*h)[last] = nil
+	*h = (*h)[:last]
+	n.dueAt = 0
+	if i < last {
+		h.down(i)
+		h.up(i)
+	}
+}
+
+func (h dueHeap) swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].dueAt, h[j].dueAt = i+1, j+1
+}
+
+func (h dueHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p].keyEnd <= h[i].keyEnd {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h dueHeap) down(i int) {
+	for {
+		l, m := 2*i+1, i
+		if l < len(h) && h[l].keyEnd < h[m].keyEnd {
+			m = l
+		}
+		if r := l + 1; r < len(h) && h[r].keyEnd < h[m].keyEnd {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h.swap(i, m)
+		i = m
+	}
+}

@@ -163,6 +163,11 @@ func TestByFreeLazyIsEager(t *testing.T) {
 			if !slices.Equal(got, want) {
 				return fmt.Sprintf("step %d: ByFree visits %v, the eager order is %v", step, ids(got), ids(want))
 			}
+			for _, n := range nodes {
+				if n.key != model[n] {
+					return fmt.Sprintf("step %d: node %s indexed at %d, the eager key is %d", step, n.spec.ID, n.key, model[n])
+				}
+			}
 		}
 		return ""
 	}, gen.Int64().WithShrinker(gopter.NoShrinker)))

@@ -144,6 +144,7 @@ func (s *State) place(t *TaskInfo, n *NodeInfo, h stage.Handle, devs gpu.Allocat
 	t.run, t.start = p, r.Start
 	n.tasks[t.pe.ID] = t
 	s.reindex(n)
+	s.touch(n)
 }
 
 // keptPlacements bounds the placement records the state keeps for the next
@@ -264,6 +265,7 @@ func (s *State) MoveStarts(moves ...Move) error {
 		_ = n.tl.Release(m.Task.run.handle) // the suspended old reservation
 		m.Task.run.handle, m.Task.start = moved[i], m.Start
 		s.reindex(n)
+		s.touch(n)
 	}
 	return nil
 }
@@ -384,6 +386,7 @@ func (s *State) Suspend(t *TaskInfo) error {
 		return fmt.Errorf("cluster: suspend task %q: %w: %w", t.pe.ID, ErrState, err)
 	}
 	_ = t.run.node.gpus.Release(t.run.devices) // held while placed
+	s.touch(t.run.node)
 	return nil
 }
 
@@ -402,6 +405,7 @@ func (s *State) Resume(t *TaskInfo) error {
 		_ = t.run.node.gpus.Release(t.run.devices)
 		return fmt.Errorf("cluster: resume task %q: %w: %w", t.pe.ID, ErrState, err)
 	}
+	s.touch(t.run.node)
 	return nil
 }
 
@@ -544,6 +548,7 @@ func (s *State) release(t *TaskInfo) {
 	s.treeApply(treeOp{kind: opRelease, job: t.pe.Job, a: t.run.usage})
 	s.unplace(t)
 	s.reindex(n)
+	s.touch(n)
 }
 
 // requeue returns a placed task to pending. A gang that loses its last running task
@@ -581,4 +586,5 @@ func (s *State) dropBackup(t *TaskInfo, failed bool) {
 	t.run.backup, b.state, b.held = nil, Cancelled, false
 	s.unplace(b)
 	s.reindex(n)
+	s.touch(n)
 }

@@ -27,6 +27,8 @@ type State struct {
 	freeNodes []int                   // indexes of removed nodes, for reuse
 	byFree    *btree.BTreeG[freeItem] // nodes by free amount of keyDim, descending (index.go)
 	stale     []*NodeInfo             // nodes whose key changed since the B-tree was updated (index.go)
+	due       dueHeap                 // the nodes by when their key may next change (index.go)
+	touched   []*NodeInfo             // nodes changed since the last TakeTouched (views.go)
 	keyDim    int
 	capacity  resource.Tuple   // the cluster's total
 	shapes    shapes           // the nodes' capacities, for Holds
@@ -182,9 +184,7 @@ func (s *State) Advance(now time.Duration) {
 		return
 	}
 	s.refreshed = now
-	for _, n := range s.nodes {
-		s.reindex(n)
-	}
+	s.refresh()
 }
 
 // Progress is the progress model of the running tasks, fed by Started, Progress,
@@ -232,9 +232,12 @@ func (s *State) AddNode(spec NodeSpec) error {
 	n := &NodeInfo{spec: spec, tl: tl, tasks: make(map[string]*TaskInfo), gpus: gpus, idKey: idPrefix(spec.ID)}
 	s.nodes[spec.ID] = n
 	n.index = takeSlot(&s.nodeList, &s.freeNodes, n)
-	n.key = tl.FreeAt(s.clock)[s.keyDim]
+	free, until := tl.FreeUntil(s.clock)
+	n.key = free[s.keyDim]
 	n.want = n.key
+	s.due.set(n, until)
 	s.byFree.ReplaceOrInsert(n.item())
+	s.touch(n)
 	s.relocate(spec.ID)
 	return nil
 }
@@ -272,6 +275,7 @@ func (s *State) RemoveNode(id string) ([]string, error) {
 		s.requeue(s.tasks[tid])
 	}
 	s.unindex(n)
+	s.touch(n)
 	delete(s.nodes, id)
 	s.nodeList[n.index] = nil
 	s.freeNodes = append(s.freeNodes, n.index)

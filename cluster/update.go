@@ -78,6 +78,7 @@ func (s *State) UpdateNode(spec NodeSpec, now time.Duration) error {
 		}
 	}
 	s.reindex(n)
+	s.touch(n) // its views (View) are out of date
 	return nil
 }
 
@@ -135,6 +136,7 @@ func (s *State) SetExternalDevices(n *NodeInfo, used []int64) ([]int64, error) {
 		n.extWant = slices.Clone(used)
 		s.holdExternalDevices(n)
 	}
+	s.touch(n) // its devices changed: its views (View) are out of date
 	return slices.Clone(n.extHeld), nil
 }
 

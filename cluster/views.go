@@ -25,12 +25,23 @@ type NodeInfo struct {
 	want     int64                // the key at the latest change, indexed once stale is false
 	idKey    uint64               // the ID's first eight bytes (idPrefix), for the index's ties
 	stale    bool                 // in State.stale: want may differ from key
+	keyEnd   time.Duration        // when the free amount want was worked out from ends (State.due)
+	dueAt    int                  // its place in State.due, + 1; 0 when not there
 	external stage.Handle         // the reservation holding load the scheduler did not place
 	load     resource.Tuple       // the external load last reported (SetExternalLoad)
 	held     resource.Tuple       // what the external reservation holds of it
 	gpus     gpu.Devices          // the node's GPU devices (NodeSpec.GPU)
 	extWant  []int64              // by device: the external shares last set (SetExternalDevices)
 	extHeld  []int64              // by device: what gpus holds of them; nil for none
+	version  uint64               // changes so far (Version)
+	touched  bool                 // in State.touched
+	frozen   *frozenNode          // a view's own (View); nil for the state's node
+}
+
+// frozenNode is what a view (NodeInfo.View) keeps of its node's tasks.
+type frozenNode struct {
+	numTasks  int
+	deadlines []PlacedWork
 }
 
 // ID names the node.
@@ -74,8 +85,13 @@ func (n *NodeInfo) Timeline() *stage.Timeline { return n.tl }
 func (n *NodeInfo) Devices() *gpu.Devices { return &n.gpus }
 
 // NumTasks is how many task attempts (reserved or running, backups included) the node
-// holds.
-func (n *NodeInfo) NumTasks() int { return len(n.tasks) }
+// holds (for a view, held when it was taken).
+func (n *NodeInfo) NumTasks() int {
+	if n.frozen != nil {
+		return n.frozen.numTasks
+	}
+	return len(n.tasks)
+}
 
 // Tasks returns the task attempts the node holds (reserved or running, backups
 // included) in ID order. It allocates; call it where the list is needed.

@@ -30,6 +30,7 @@ type Framework struct {
 	candidates int
 	details    int
 	logger     *slog.Logger
+	onViews    bool // every PreFilter, Filter and Score plugin is ViewSafe (probe.go)
 
 	// Scratch reused from cycle to cycle (a single owner drives cycles).
 	owned     Cycle    // the pull or push cycle under way (cycle)
@@ -125,6 +126,7 @@ func New(state *cluster.State, plugins []Plugin, opts ...Option) (*Framework, er
 	if f.demand == nil {
 		return nil, fmt.Errorf("framework: no demand plugin: %w", cluster.ErrInvalid)
 	}
+	f.onViews = viewSafe(f.preFilters) && viewSafe(f.filters) && viewSafe(f.scores)
 	state.OnForget(f.forget)
 	return f, nil
 }

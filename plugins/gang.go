@@ -110,6 +110,10 @@ func (g *Gang) current(c *framework.Cycle) string {
 	return ""
 }
 
+// ViewSafe implements framework.ViewSafe: its PreFilter reads the node only in pull
+// mode (a node's turn after a rollback), never in a probe.
+func (*Gang) ViewSafe() {}
+
 // PreFilter implements framework.PreFilterPlugin.
 func (g *Gang) PreFilter(c *framework.Cycle, a *framework.Attempt) framework.Status {
 	j, ok := c.State().Job(a.Task.Job())

@@ -15,6 +15,9 @@ type GPUFit struct{}
 // Name implements framework.Plugin.
 func (GPUFit) Name() string { return "GPUFit" }
 
+// ViewSafe implements framework.ViewSafe: it reads the task and the node's devices.
+func (GPUFit) ViewSafe() {}
+
 // Filter implements framework.FilterPlugin.
 func (GPUFit) Filter(_ *framework.Cycle, a *framework.Attempt) framework.Status {
 	if d := a.Task.GPU(); !d.IsZero() && !a.Node.Devices().Fits(d) {

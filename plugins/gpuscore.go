@@ -30,6 +30,10 @@ func NewGPUScore(sc gpu.DeviceScorer, w float64) (*GPUScore, error) {
 // Name implements framework.Plugin.
 func (*GPUScore) Name() string { return "GPUScore" }
 
+// ViewSafe implements framework.ViewSafe: it reads the attempt, the node's timeline
+// and devices, and sets the attempt's devices.
+func (*GPUScore) ViewSafe() {}
+
 // Score implements framework.ScorePlugin.
 func (s *GPUScore) Score(_ *framework.Cycle, a *framework.Attempt) float64 {
 	tl, hold := a.Node.Timeline(), a.Demand.Hold

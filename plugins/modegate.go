@@ -23,6 +23,10 @@ func NewModeGate(adj *policy.Adjuster) (*ModeGate, error) {
 // Name implements framework.Plugin.
 func (*ModeGate) Name() string { return "ModeGate" }
 
+// ViewSafe implements framework.ViewSafe: it reads the node's mode from the adjuster,
+// which is safe for concurrent use.
+func (*ModeGate) ViewSafe() {}
+
 // Filter implements framework.FilterPlugin.
 func (g *ModeGate) Filter(c *framework.Cycle, a *framework.Attempt) framework.Status {
 	if !g.modes.mode(c, a.Node).Schedulable() {

@@ -1,6 +1,9 @@
 package plugins
 
 import (
+	"sync"
+	"sync/atomic"
+
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/policy"
@@ -10,10 +13,21 @@ import (
 // by node index (cluster.NodeInfo.Index), so that a filter asking for a node's mode
 // costs no lookup by ID and no lock: it reads what adjuster.Mode would. References
 // are taken in pull and push cycles, which one owner drives; probes, which may run
-// concurrently, only read them.
+// concurrently, only read them. Probes on views of nodes (framework.TaskProbe), which
+// run without the state's owner, keep references of their own (views), taken and read
+// without a lock.
 type modes struct {
 	adjuster *policy.Adjuster
 	refs     []modeRef // by node index
+
+	views atomic.Pointer[[]atomic.Pointer[viewRef]] // by node index, for views
+	grow  sync.Mutex                                // one growth of views at a time
+}
+
+// viewRef is the reference to the mode of the node named id, for views of it.
+type viewRef struct {
+	id  string
+	ref *policy.ModeRef
 }
 
 // modeRef is the reference to a node's mode, for that node.
@@ -24,6 +38,9 @@ type modeRef struct {
 
 // mode is node n's mode: adjuster.Mode(n.ID()).
 func (m *modes) mode(c *framework.Cycle, n *cluster.NodeInfo) policy.NodeMode {
+	if n.IsView() {
+		return m.viewMode(n)
+	}
 	if r := m.ref(c, n); r != nil {
 		if mode, ok := r.Mode(); ok {
 			return mode
@@ -32,10 +49,15 @@ func (m *modes) mode(c *framework.Cycle, n *cluster.NodeInfo) policy.NodeMode {
 	return m.adjuster.Mode(n.ID())
 }
 
-// ref is the reference to node n's mode; nil when the adjuster does not track n, or
-// in a probe when no pull or push cycle took the reference yet. It may be void (the
-// node was removed from the adjuster): then ask the adjuster.
+// ref is the reference to node n's mode; nil when the adjuster does not track n, in a
+// probe when no pull or push cycle took the reference yet, or for a view of a node
+// (cluster.NodeInfo.View: probed without the state's lock, while cycles may take
+// references). It may be void (the node was removed from the adjuster): then ask the
+// adjuster.
 func (m *modes) ref(c *framework.Cycle, n *cluster.NodeInfo) *policy.ModeRef {
+	if n.IsView() {
+		return nil // mode asks viewMode
+	}
 	i := n.Index()
 	if i < len(m.refs) && m.refs[i].node == n {
 		if _, ok := m.refs[i].ref.Mode(); ok {
@@ -54,4 +76,52 @@ func (m *modes) ref(c *framework.Cycle, n *cluster.NodeInfo) *policy.ModeRef {
 	}
 	m.refs[i] = modeRef{node: n, ref: ref}
 	return ref
+}
+
+// viewMode is the mode of the node view n is of: adjuster.Mode(n.ID()), read through the
+// reference kept for n's index when it is the node's (a view of another node under the
+// same index, after a removal, takes the slot over).
+func (m *modes) viewMode(n *cluster.NodeInfo) policy.NodeMode {
+	i, id := n.Index(), n.ID()
+	if refs := m.views.Load(); refs != nil && i < len(*refs) {
+		if r := (*refs)[i].Load(); r != nil && r.id == id {
+			if mode, ok := r.ref.Mode(); ok {
+				return mode
+			}
+		}
+	}
+	ref, ok := m.adjuster.Ref(id)
+	if !ok {
+		return m.adjuster.Mode(id)
+	}
+	m.keep(i, &viewRef{id: id, ref: ref})
+	mode, _ := ref.Mode()
+	return mode
+}
+
+// keep keeps r for node index i, growing the table when i is beyond it. A reference
+// kept in the old table while another goroutine grows it may be lost: it is taken
+// again when next asked for.
+func (m *modes) keep(i int, r *viewRef) {
+	if refs := m.views.Load(); refs != nil && i < len(*refs) {
+		(*refs)[i].Store(r)
+		return
+	}
+	m.grow.Lock()
+	defer m.grow.Unlock()
+	old := m.views.Load()
+	n := 0
+	if old != nil {
+		n = len(*old)
+	}
+	if i < n {
+		(*old)[i].Store(r)
+		return
+	}
+	grown := make([]atomic.Pointer[viewRef], max(i+1, 2*n, 64))
+	for k := 0; k < n; k++ {
+		grown[k].Store((*old)[k].Load())
+	}
+	grown[i].Store(r)
+	m.views.Store(&grown)
 }

@@ -33,6 +33,9 @@ func NewNodeScore(sc match.Scorer, w float64) (*NodeScore, error) {
 // Name implements framework.Plugin.
 func (*NodeScore) Name() string { return "NodeScore" }
 
+// ViewSafe implements framework.ViewSafe: it reads the attempt and the node's timeline.
+func (*NodeScore) ViewSafe() {}
+
 // Score implements framework.ScorePlugin.
 func (s *NodeScore) Score(_ *framework.Cycle, a *framework.Attempt) float64 {
 	// match.ScoreServer, without copying the Result: the window's least free amount as

@@ -45,15 +45,17 @@ func (q *QoS) Filter(_ *framework.Cycle, a *framework.Attempt) framework.Status 
 	return framework.Status{}
 }
 
+// ViewSafe implements framework.ViewSafe: it reads the attempt, its node's timeline
+// and the tasks with deadlines there (cluster.NodeInfo.DeadlineTasks).
+func (*QoS) ViewSafe() {}
+
 // deadlines lists the tasks on node n that have deadlines, in ID order, for the eq.
 // 15 check.
 func deadlines(n *cluster.NodeInfo) func(string) []match.Running {
 	return func(string) []match.Running {
 		var out []match.Running
-		for _, t := range n.Tasks() {
-			if d := t.Deadline(); d > 0 {
-				out = append(out, match.Running{Work: match.Work{ID: t.ID(), Profile: t.Plan(), Deadline: d}, Start: t.Start()})
-			}
+		for _, t := range n.DeadlineTasks() {
+			out = append(out, match.Running{Work: match.Work{ID: t.ID, Profile: t.Plan, Deadline: t.Deadline}, Start: t.Start})
 		}
 		return out
 	}

@@ -12,6 +12,10 @@ type QueueAdmission struct{}
 // Name implements framework.Plugin.
 func (QueueAdmission) Name() string { return "QueueAdmission" }
 
+// ViewSafe implements framework.ViewSafe: its verdict is the task's job's, whatever
+// the node.
+func (QueueAdmission) ViewSafe() {}
+
 // PreFilter implements framework.PreFilterPlugin.
 func (QueueAdmission) PreFilter(c *framework.Cycle, a *framework.Attempt) framework.Status {
 	st := c.State()

@@ -45,6 +45,11 @@ func NewStageMatch(adj *policy.Adjuster, comp *policy.Compression, matchers map[
 // Name implements framework.Plugin.
 func (*StageMatch) Name() string { return "StageMatch" }
 
+// ViewSafe implements framework.ViewSafe: it reads the attempt, the node's timeline
+// and its mode (from the adjuster, safe for concurrent use), and the compression
+// manager, which does not change.
+func (*StageMatch) ViewSafe() {}
+
 // Filter implements framework.FilterPlugin.
 func (m *StageMatch) Filter(c *framework.Cycle, a *framework.Attempt) framework.Status {
 	server := m.compression.Server(a.Node.ID(), a.Node.Timeline())

@@ -188,6 +188,7 @@ type Adjuster struct {
 	deg     Degradation
 	initial NodeMode
 	servers map[string]*server
+	byID    sync.Map // id → *server, as servers: Lookup reads it without the lock
 }
 
 type server struct {
@@ -249,6 +250,7 @@ func (a *Adjuster) AddServer(id string, capacity resource.Tuple) error {
 	floor := capacity.ScaleEach(a.idle)
 	s.ref.floor.Store(&floor)
 	a.servers[id] = s
+	a.byID.Store(id, s)
 	return nil
 }
 
@@ -282,6 +284,7 @@ func (a *Adjuster) RemoveServer(id string) error {
 	}
 	s.ref.removed.Store(true)
 	delete(a.servers, id)
+	a.byID.Delete(id)
 	return nil
 }
 
@@ -307,15 +310,14 @@ func (a *Adjuster) Mode(id string) NodeMode {
 	return m
 }
 
-// Lookup returns a server's current mode and whether it is tracked.
+// Lookup returns a server's current mode and whether it is tracked. It takes no lock:
+// filters on many goroutines ask it for every node they probe.
 func (a *Adjuster) Lookup(id string) (NodeMode, bool) {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	s, ok := a.servers[id]
+	v, ok := a.byID.Load(id)
 	if !ok {
 		return ModeStopAllocation, false
 	}
-	return s.mode, true
+	return NodeMode(v.(*server).ref.mode.Load()), true // set with s.mode (setMode)
 }
 
 // Ref returns a reference to tracked server id's mode, for a caller that reads it

@@ -77,6 +77,60 @@ func (nd *node) summary() resource.Tuple {
 	return m
 }
 
+// clone is a deep copy of the subtree below nd, laid out in four allocations — its
+// nodes, times, amounts and children each in one array, in the order a query walks
+// them down — so that a copy read by queries (a node's view) touches few cache lines.
+// Each node's arrays are exactly as long as nd's: an entry added later moves them out
+// of the slab, as an entry added to a full node's would.
+func (nd *node) clone() *node {
+	var nodes, entries, kids int
+	nd.size(&nodes, &entries, &kids)
+	s := slab{nodes: make([]node, nodes), at: make([]time.Duration, entries), val: make([]resource.Tuple, entries)}
+	if kids > 0 {
+		s.kids = make([]*node, kids)
+	}
+	return s.copy(nd)
+}
+
+// size counts the nodes, entries and children of the subtree below nd.
+func (nd *node) size(nodes, entries, kids *int) {
+	*nodes++
+	*entries += len(nd.at)
+	if !nd.leaf {
+		*kids += len(nd.kids)
+		for _, k := range nd.kids {
+			k.size(nodes, entries, kids)
+		}
+	}
+}
+
+// slab is the arrays a clone is laid out in, the parts not yet used.
+type slab struct {
+	nodes []node
+	at    []time.Duration
+	val   []resource.Tuple
+	kids  []*node
+}
+
+// copy copies the subtree below nd into the slab, nd first.
+func (s *slab) copy(nd *node) *node {
+	c := &s.nodes[0]
+	s.nodes = s.nodes[1:]
+	n := len(nd.at)
+	c.leaf, c.width, c.add = nd.leaf, nd.width, nd.add
+	c.at, s.at = s.at[:n:n], s.at[n:]
+	c.val, s.val = s.val[:n:n], s.val[n:]
+	copy(c.at, nd.at)
+	copy(c.val, nd.val)
+	if !nd.leaf {
+		c.kids, s.kids = s.kids[:n:n], s.kids[n:]
+		for i, k := range nd.kids {
+			c.kids[i] = s.copy(k)
+		}
+	}
+	return c
+}
+
 // push hands nd's pending add down to its entries (and an inner node's children), so
 // that nd's entries stand for their amounts without it. The summary nd's parent holds
 // is unchanged.

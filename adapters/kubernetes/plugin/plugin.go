@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
-	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	metricsclientset "k8s.io/metrics/pkg/client/clientset/versioned"
 	"k8s.io/utils/clock"
@@ -334,6 +333,13 @@ func (p *Plugin) Units() Units { return Units{scheme: p.scheme, epoch: p.epoch} 
 // (StagesAnnotation), else the profile learned from similar pods, else its requests.
 // A pod held on a node by PostFilter (preemption) may only go there.
 //
+// Everything of the cycle that depends on the pod alone is worked out here, once, and
+// kept in the cycle state, as NodeResourcesFit keeps the pod's request: the pod's
+// requests of the resources not on the timelines (fitsOthers), and a snapshot of its
+// finegrain task (finegrain.Scheduler.Snapshot) — its demand and the PreFilter
+// verdict, with views of the nodes as they are now — which Filter and Score read
+// without the Scheduler's lock, as kube-scheduler reads its own NodeInfo snapshot.
+//
 // The first PreFilter activates the plugin (activate): it restores the estimator from
 // the last checkpoint, then starts the checkpoints and the MetricsAPI sampler.
 func (p *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
@@ -342,11 +348,14 @@ func (p *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, 
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
 	}
-	d := &cycleData{id: id}
+	d := &cycleData{id: id, fit: p.fitOf(pod)}
 	if as, ok := p.sched.Held(id); ok {
 		d.held = as.Node
-	} else if st, _ := p.sched.TaskState(id); st != finegrain.Pending {
-		return nil, fwk.NewStatus(fwk.Error, fmt.Sprintf("finegrain holds the pod as %v", st))
+	} else if d.snap, err = p.sched.Snapshot(id, p.now()); err != nil {
+		if st, _ := p.sched.TaskState(id); st != finegrain.Pending {
+			return nil, fwk.NewStatus(fwk.Error, fmt.Sprintf("finegrain holds the pod as %v", st))
+		}
+		return nil, fwk.AsStatus(err)
 	}
 	cs.Write(cycleKey, d)
 	if d.held == "" {
@@ -369,16 +378,20 @@ func (p *Plugin) victimsLeft(id string) int {
 }
 
 // cycleData is what PreFilter found, for the steps after it in the same cycle: the
-// pod's task ID, the node PostFilter holds it on ("" for none), and whether it waits
-// for its victims.
+// pod's task ID, the node PostFilter holds it on ("" for none), whether it waits for
+// its victims, its requests of the resources not on the timelines, and the snapshot of
+// its task that Filter and Score read (nil for a held pod).
 type cycleData struct {
 	id, held string
 	waiting  bool // PreFilter refused the pod: its victims are still terminating
+	fit      *podFit
+	snap     *finegrain.Snapshot
 }
 
 const cycleKey fwk.StateKey = Name + "/pod"
 
-// Clone implements fwk.StateData; cycleData is not changed once written.
+// Clone implements fwk.StateData; cycleData is not changed once written (nor is the
+// snapshot it holds).
 func (d *cycleData) Clone() fwk.StateData { return d }
 
 // cycle reads what PreFilter wrote, or works it out when PreFilter did not run.
@@ -390,7 +403,7 @@ func (p *Plugin) cycle(cs fwk.CycleState, pod *v1.Pod) *cycleData {
 			}
 		}
 	}
-	d := &cycleData{id: taskID(pod)}
+	d := &cycleData{id: taskID(pod), fit: p.fitOf(pod)}
 	if as, ok := p.sched.Held(d.id); ok {
 		d.held = as.Node
 	}
@@ -401,9 +414,10 @@ func (p *Plugin) cycle(cs fwk.CycleState, pod *v1.Pod) *cycleData {
 // finegrain's timelines, not the node's pod list.
 func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
 
-// Filter is finegrain's Filter on the node's timeline: the pod's stages, from now,
-// must fit what is free stage by stage, compressible resources squeezed by at most
-// the compression limit.
+// Filter is finegrain's Filter on the node's timeline: the pod's stages, from the
+// cycle's PreFilter on, must fit what is free stage by stage, compressible resources
+// squeezed by at most the compression limit. It reads the snapshot PreFilter took,
+// without the Scheduler's lock; Reserve checks the node again as it is then.
 func (p *Plugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
 	node := ni.Node()
 	if node == nil {
@@ -414,17 +428,27 @@ func (p *Plugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni 
 	if d.held != "" && d.held != node.Name {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "the pod is held on node "+d.held)
 	}
-	if st := p.fitsOthers(pod, ni); st != nil {
+	if st := d.fit.fits(ni); st != nil {
 		return st
 	}
 	if d.held != "" {
 		return nil
 	}
-	now := p.now()
-	st, res, err := p.sched.Filter(id, node.Name, now)
+	var st finegrain.Status
+	var res match.Result
+	var err error
+	var now time.Duration
+	if d.snap != nil {
+		now = d.snap.At()
+		st, res, err = d.snap.Filter(node.Name)
+	} else {
+		now = p.now()
+		st, res, err = p.sched.Filter(id, node.Name, now)
+	}
 	if errors.Is(err, finegrain.ErrUnknownNode) {
 		// The scheduler's snapshot may show a node before the plugin's informer
-		// handler has added it.
+		// handler has added it (or after the plugin's snapshot was taken, at
+		// PreFilter): the node is added, and asked about on the live state.
 		p.addNode(node)
 		st, res, err = p.sched.Filter(id, node.Name, now)
 	}
@@ -433,24 +457,6 @@ func (p *Plugin) Filter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni 
 	}
 	if !st.OK() {
 		return refusal(st, res)
-	}
-	return nil
-}
-
-// fitsOthers checks what NodeResourcesFit would check besides the resources on
-// finegrain's timelines — the node's pod count, extended resources not named in
-// Args.ExtendedResources, ephemeral storage, huge pages — by request against the
-// node's pods, with NodeResourcesFit's own code: a profile that enables the plugin
-// disables NodeResourcesFit.
-func (p *Plugin) fitsOthers(pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
-	for _, r := range noderesources.Fits(pod, ni, nil, noderesources.ResourceRequestsOptions{}) {
-		if p.scheme.slot(r.ResourceName) >= 0 {
-			continue // finegrain's own, on the timeline
-		}
-		if r.Unresolvable {
-			return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, r.Reason)
-		}
-		return fwk.NewStatus(fwk.Unschedulable, r.Reason)
 	}
 	return nil
 }
@@ -472,7 +478,7 @@ func refusal(st finegrain.Status, res match.Result) *fwk.Status {
 }
 
 // Score is finegrain's score of the node, from the least free over the pod's run,
-// scaled to 0..MaxScore.
+// scaled to 0..MaxScore, on the snapshot PreFilter took.
 func (p *Plugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni fwk.NodeInfo) (int64, *fwk.Status) {
 	node := ni.Node()
 	if node == nil {
@@ -482,7 +488,18 @@ func (p *Plugin) Score(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, ni f
 	if d.held == node.Name {
 		return fwk.MaxScore, nil
 	}
-	x, st, err := p.sched.Score(d.id, node.Name, p.now())
+	var x float64
+	var st finegrain.Status
+	var err error
+	if d.snap != nil {
+		x, st, err = d.snap.Score(node.Name)
+		if errors.Is(err, finegrain.ErrUnknownNode) {
+			// A node the plugin's informer added after the snapshot.
+			x, st, err = p.sched.Score(d.id, node.Name, d.snap.At())
+		}
+	} else {
+		x, st, err = p.sched.Score(d.id, node.Name, p.now())
+	}
 	if err != nil {
 		return 0, fwk.AsStatus(err)
 	}
