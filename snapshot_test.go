@@ -537,3 +537,26 @@ func TestSnapshotNodesComeAndGo(t *testing.T) {
 		}
 	}
 }
+
+// A node updated in place (UpdateNode) is seen so by the next snapshot: a task that
+// did not fit the node fits once it has grown, and no longer once it has shrunk again.
+func TestSnapshotSeesNodeUpdates(t *testing.T) {
+	s, err := finegrain.New(schema)
+	require.NoError(t, err)
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "j"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "a", Job: "j", Request: schema.MustTuple(1000, 3*gib)}))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, 2*gib)}))
+	for i, capacity := range []int64{2 * gib, 4 * gib, 2 * gib, 8 * gib} {
+		if i > 0 {
+			require.NoError(t, s.UpdateNode(finegrain.Node{ID: "n", Capacity: schema.MustTuple(4000, capacity)}, 0))
+		}
+		sn, err := s.Snapshot("a", 0)
+		require.NoError(t, err)
+		want, _, werr := s.Filter("a", "n", 0)
+		require.NoError(t, werr)
+		got, _, gerr := sn.Filter("n")
+		require.NoError(t, gerr)
+		assert.Equal(t, want, got, "memory %d GiB", capacity/gib)
+		assert.Equal(t, capacity >= 3*gib, got.OK(), "memory %d GiB", capacity/gib)
+	}
+}
