@@ -131,6 +131,7 @@ func (p *Plugin) addNodeLocked(n *v1.Node) {
 		return
 	}
 	capacity, spec, err := p.nodeSpec(n)
+	p.roomFreed() // giveway.go
 	if err == nil {
 		err = p.sched.AddNode(finegrain.Node{ID: n.Name, Capacity: capacity, GPU: spec})
 	}
@@ -296,6 +297,7 @@ func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 	p.forgetVictim(id)
 	if f, ok := p.foreign[id]; ok {
 		delete(p.foreign, id)
+		p.roomFreed() // giveway.go
 		p.load[f.node] = p.load[f.node].Sub(f.request)
 		if p.load[f.node].IsZero() {
 			delete(p.load, f.node)
@@ -315,6 +317,7 @@ func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 		return false
 	}
 	delete(p.pods, id)
+	p.roomFreed() // giveway.go
 	p.finish(pod, r, id, succeeded, usage, uerr)
 	if p.metric != nil {
 		p.metric.forget(r.namespace, r.name, r.uid)

@@ -344,6 +344,7 @@ func (p *Plugin) Units() Units { return Units{scheme: p.scheme, epoch: p.epoch} 
 // the last checkpoint, then starts the checkpoints and the MetricsAPI sampler.
 func (p *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	p.activate()
+	p.noteCycleStart(cs) // giveway.go
 	id, err := p.submit(pod)
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
@@ -520,6 +521,9 @@ func (p *Plugin) Reserve(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, no
 	d := p.cycle(cs, pod)
 	id := d.id
 	if d.held != nodeName {
+		if st := p.giveWay(cs, pod); st != nil { // giveway.go
+			return st
+		}
 		if _, err := p.sched.Reserve(id, nodeName, p.now()); err != nil {
 			return fwk.NewStatus(fwk.Unschedulable, err.Error())
 		}

@@ -179,6 +179,8 @@ type queueBook struct {
 
 	mu    sync.Mutex // held only to look up and store in known
 	known map[string]knownStanding
+
+	releases releasesCounter // rooms freed (giveway.go)
 }
 
 // knownStanding is a queue's standing as read at a QueuesVersion.

@@ -321,25 +321,28 @@ func counts(placed []string, weights map[string]float64, namespaces ...string) [
 // Two namespaces of equal weight, each with a backlog, share a full node's room as
 // it frees, one pod at a time: the placements alternate, and Jain's index of their
 // counts is near 1 (PrioritySort, by arrival, would give the first namespace's whole
-// backlog first). Not exactly 1 every time: the scheduler's own requeue of the
+// backlog first). Not strictly every time: the scheduler's own requeue of the
 // waiting pods, on the event of a pod's end, may sort them before the plugin has
-// seen that pod end (README, "Fairness across queues"); 1.000 in 13 runs of 15 and
-// 0.973 in 2 when measured.
+// seen that pod end (README, "Fairness across queues"), and a namespace is then
+// placed twice in a row — and, richer, waits the next time.
 func TestQueuesShareEqually(t *testing.T) {
 	c := startCluster(t, setup{config: queuesConfigFile, args: queuesArgs(map[string]any{"policy": "DRF"})})
 	placed := placements(t, c, 2, 12, 20, "team-a", "team-b")
-	t.Logf("placements: %v", placed)
 	x := counts(placed, nil, "team-a", "team-b")
 	j, err := fairness.Jain(x)
 	require.NoError(t, err)
+	t.Logf("placements %v: %v each, Jain's index %.3f", placed, x, j)
 	assert.GreaterOrEqual(t, j, 0.95, "Jain's index of %v", x)
-	runs := 0
+	run, longest := 1, 1
 	for i := 1; i < len(placed); i++ {
 		if placed[i] == placed[i-1] {
-			runs++
+			run++
+		} else {
+			run = 1
 		}
+		longest = max(longest, run)
 	}
-	assert.LessOrEqual(t, runs, 3, "the placements alternate: %v", placed)
+	assert.LessOrEqual(t, longest, 2, "the placements alternate, a namespace placed twice in a row at most: %v", placed)
 }
 
 // Weights 2:1 give the first namespace two placements for each of the second's,
@@ -351,10 +354,10 @@ func TestQueueWeightsShareTwoToOne(t *testing.T) {
 			weights := map[string]float64{"team-a": 2, "team-b": 1}
 			c := startCluster(t, setup{config: queuesConfigFile, args: queuesArgs(map[string]any{"policy": policy, "weights": weights})})
 			placed := placements(t, c, 3, 16, 21, "team-a", "team-b")
-			t.Logf("placements: %v", placed)
 			x := counts(placed, weights, "team-a", "team-b")
 			j, err := fairness.Jain(x)
 			require.NoError(t, err)
+			t.Logf("placements %v: %v each per weight, Jain's index %.3f", placed, x, j)
 			assert.GreaterOrEqual(t, j, 0.95, "Jain's index of %v (placements / weight)", x)
 		})
 	}
@@ -493,4 +496,41 @@ func newSortingB(b *testing.B, queues int) *plugin.Sorting {
 	sched := s.Scheduler()
 	require.NoError(b, sched.AddNode(finegrain.Node{ID: "n", Capacity: sched.Schema().MustTuple(int64(queues)*4000, int64(queues)*16*gib)}))
 	return s
+}
+
+// A pod whose cycle saw room freed gives way at Reserve, once, when a pod refused
+// earlier waits in a queue that stands before its own; otherwise it reserves.
+func TestPodGivesWayToAPoorerQueueWhenRoomFreesDuringItsCycle(t *testing.T) {
+	s := newSorting(t, queuesArgs(map[string]any{}))
+	ctx := context.Background()
+	a0, a1, b1 := testQueuePod("a", "a0", 0, nil), testQueuePod("a", "a1", 0, nil), testQueuePod("b", "b1", 0, nil)
+	for _, p := range []*v1.Pod{a0, a1, b1} {
+		require.Nil(t, prefilter(s, p), p.Name)
+	}
+	require.Nil(t, s.Reserve(ctx, schedframework.NewCycleState(), a0, "n"), "a holds a pod")
+	_, st := s.PostFilter(ctx, schedframework.NewCycleState(), b1, schedframework.NewDefaultNodeToStatus())
+	require.NotNil(t, st, "b1 found no room: refused, and waiting")
+
+	cs := schedframework.NewCycleState()
+	_, st = s.PreFilter(ctx, cs, a1, nil)
+	require.Nil(t, st)
+	s.RoomFreed() // during a1's cycle
+	st = s.Reserve(ctx, cs, a1, "n")
+	require.NotNil(t, st)
+	assert.Equal(t, fwk.Unschedulable, st.Code())
+	assert.Equal(t, "finegrain: room freed during this pod's cycle goes first to queue b, which stands before queue a", st.Message())
+	state, _ := s.Scheduler().TaskState(string(a1.UID))
+	assert.Equal(t, finegrain.Pending, state)
+
+	cs = schedframework.NewCycleState()
+	_, st = s.PreFilter(ctx, cs, a1, nil)
+	require.Nil(t, st)
+	assert.Nil(t, s.Reserve(ctx, cs, a1, "n"), "no room freed during this cycle: a1 reserves")
+
+	cs = schedframework.NewCycleState()
+	c1 := testQueuePod("c", "c1", 0, nil)
+	_, st = s.PreFilter(ctx, cs, c1, nil)
+	require.Nil(t, st)
+	s.RoomFreed()
+	assert.Nil(t, s.Reserve(ctx, cs, c1, "n"), "c stands as b does (neither holds anything): no queue stands before it")
 }
