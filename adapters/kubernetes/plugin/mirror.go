@@ -407,9 +407,11 @@ func (p *Plugin) finish(pod *v1.Pod, r *podRecord, id string, succeeded bool, us
 		return
 	}
 	if st == finegrain.Reserved {
-		// Ended between its binding and PostBind.
-		if _, err := p.sched.Commit(id, now); err == nil {
+		// Ended between its binding and PostBind: committed here, and counted as
+		// PostBind would have.
+		if as, err := p.sched.Commit(id, now); err == nil {
 			st = finegrain.Running
+			p.committed(r, as)
 		}
 	}
 	if uerr != nil {

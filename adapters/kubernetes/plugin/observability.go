@@ -7,6 +7,7 @@ import (
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 
+	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/policy"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
@@ -107,6 +108,13 @@ func (p *Plugin) estimatorKeys() (int, bool) {
 		return 0, false
 	}
 	return l.Len(), true
+}
+
+// committed records what pod r was committed on (PostBind, or its end when that came
+// first) and counts its placement.
+func (p *Plugin) committed(r *podRecord, as finegrain.Assignment) {
+	r.predicted, r.planned = as.Predicted && !r.declared, as.Profile.Peak()
+	p.placed(r, as.Result.Compressed())
 }
 
 // placed counts a bound pod by the demand it was placed on.

@@ -629,8 +629,7 @@ func (p *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 	delete(p.victims, id)
 	if r := p.pods[id]; r != nil && r.node == "" {
 		r.node = nodeName
-		r.predicted, r.planned = as.Predicted && !r.declared, as.Profile.Peak()
-		p.placed(r, as.Result.Compressed())
+		p.committed(r, as)
 		if r.gang != "" {
 			p.gang(r.gang).running++
 		}
