@@ -203,7 +203,10 @@ func (v *nodeViews) current(st *cluster.State) *viewTable {
 		}
 		next.recent[id] = i
 	}
-	st.TakeTouched(func(n *cluster.NodeInfo, held bool) {
+	fresh := func() { // every node follows: start from none
+		next, owned = &viewTable{}, nil
+	}
+	st.TakeTouched(fresh, func(n *cluster.NodeInfo, held bool) {
 		if next == nil {
 			next = &viewTable{chunks: slices.Clone(cur.chunks), ids: cur.ids, recent: cur.recent}
 			owned = make([]bool, len(next.chunks))
