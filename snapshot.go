@@ -220,8 +220,8 @@ func (v *nodeViews) current(st *cluster.State) *viewTable {
 			}
 			return
 		}
-		// Removed: its index and its ID may already belong to a node added after it,
-		// whose change comes later in the list.
+		// Removed: its view goes, unless its ID already names another index (a node
+		// added under it since, whose change comes later in the list and sets it).
 		if known && j == i {
 			chunk(i / viewChunk)[i%viewChunk] = nil
 			setID(id, -1)
