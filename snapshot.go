@@ -203,7 +203,10 @@ func (v *nodeViews) current(st *cluster.State) *viewTable {
 		}
 		next.recent[id] = i
 	}
-	st.TakeTouched(func(n *cluster.NodeInfo, held bool) {
+	fresh := func() { // every node follows: start from none
+		next, owned = &viewTable{}, nil
+	}
+	st.TakeTouched(fresh, func(n *cluster.NodeInfo, held bool) {
 		if next == nil {
 			next = &viewTable{chunks: slices.Clone(cur.chunks), ids: cur.ids, recent: cur.recent}
 			owned = make([]bool, len(next.chunks))
@@ -217,8 +220,8 @@ func (v *nodeViews) current(st *cluster.State) *viewTable {
 			}
 			return
 		}
-		// Removed: its index and its ID may already belong to a node added after it,
-		// whose change comes later in the list.
+		// Removed: its view goes, unless its ID already names another index (a node
+		// added under it since, whose change comes later in the list and sets it).
 		if known && j == i {
 			chunk(i / viewChunk)[i%viewChunk] = nil
 			setID(id, -1)

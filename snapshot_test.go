@@ -503,8 +503,8 @@ func TestSnapshotQoS(t *testing.T) {
 }
 
 // TestSnapshotNodesComeAndGo: snapshots taken between node additions and removals
-// (hundreds, some under IDs used before) hold exactly the nodes the scheduler holds,
-// each answering as the live Filter.
+// (hundreds, some under IDs used before), often and then seldom, hold exactly the nodes
+// the scheduler holds, each answering as the live Filter.
 func TestSnapshotNodesComeAndGo(t *testing.T) {
 	s, err := finegrain.New(schema)
 	require.NoError(t, err)
@@ -512,7 +512,7 @@ func TestSnapshotNodesComeAndGo(t *testing.T) {
 	require.NoError(t, s.Submit(finegrain.Task{ID: "a", Job: "j", Request: schema.MustTuple(1000, 3*gib)}))
 	r := rand.New(rand.NewSource(1))
 	live := map[string]bool{}
-	for step := 0; step < 600; step++ {
+	for step := 0; step < 2600; step++ {
 		id := fmt.Sprintf("n%d", r.Intn(300))
 		if live[id] {
 			_, err = s.RemoveNode(id, 0)
@@ -522,7 +522,9 @@ func TestSnapshotNodesComeAndGo(t *testing.T) {
 			require.NoError(t, s.AddNode(finegrain.Node{ID: id, Capacity: schema.MustTuple(4000, int64(2+r.Intn(4))*gib)}))
 			live[id] = true
 		}
-		if step%7 != 0 {
+		// Every 7th step, then every 1,000th: more nodes come and go between those than
+		// the state keeps changes of, and the next snapshot starts from every node.
+		if every := map[bool]int{true: 7, false: 1000}[step < 600]; step%every != every-1 {
 			continue
 		}
 		sn, err := s.Snapshot("a", 0)

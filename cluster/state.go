@@ -28,7 +28,9 @@ type State struct {
 	byFree    *btree.BTreeG[freeItem] // nodes by free amount of keyDim, descending (index.go)
 	stale     []*NodeInfo             // nodes whose key changed since the B-tree was updated (index.go)
 	due       dueHeap                 // the nodes by when their key may next change (index.go)
-	touched   []*NodeInfo             // nodes changed since the last TakeTouched (views.go)
+	touched   []*NodeInfo             // nodes changed since the last TakeTouched (view.go)
+	tracking  bool                    // TakeTouched was called: changes are recorded
+	overflow  bool                    // more changes than touched keeps: TakeTouched hands every node
 	keyDim    int
 	capacity  resource.Tuple   // the cluster's total
 	shapes    shapes           // the nodes' capacities, for Holds

@@ -81,13 +81,19 @@ func (t *TaskInfo) View() *TaskInfo {
 	return &v
 }
 
-// touch records that node n changed: its version moves, and TakeTouched hands it on.
+// touch records that node n changed: its version moves, and TakeTouched hands it on
+// once a keeper of views has asked (State.tracking).
 func (s *State) touch(n *NodeInfo) {
 	n.version++
-	if !n.touched {
-		n.touched = true
-		s.touched = append(s.touched, n)
+	if !s.tracking || n.touched {
+		return
 	}
+	if len(s.touched) >= 2*len(s.nodeList)+64 {
+		s.overflow = true // nobody took them for long: the next TakeTouched hands every node
+		return
+	}
+	n.touched = true
+	s.touched = append(s.touched, n)
 }
 
 // TakeTouched calls fn with every node changed (Version) since the last call, each
@@ -96,10 +102,32 @@ func (s *State) touch(n *NodeInfo) {
 // them. It is how a keeper of node views (View) brings them up to date at the cost of
 // the changes, not of the nodes.
 //
+// The first call — before it the state records no changes — and a call after more
+// changes than the state keeps (twice as many nodes as it holds, and 64: a keeper that
+// stopped asking) first call all, when not nil, and then fn with every node the state
+// holds: the keeper forgets what it kept and starts again from them.
+//
 // It changes only the list it empties, which nothing else reads: it may run while
 // other goroutines read the state (the finegrain Scheduler runs it under its read lock,
 // one caller at a time), never while the state changes.
-func (s *State) TakeTouched(fn func(n *NodeInfo, held bool)) {
+func (s *State) TakeTouched(all func(), fn func(n *NodeInfo, held bool)) {
+	if !s.tracking || s.overflow {
+		for i, n := range s.touched {
+			n.touched = false
+			s.touched[i] = nil
+		}
+		s.touched = s.touched[:0]
+		s.tracking, s.overflow = true, false
+		if all != nil {
+			all()
+		}
+		for _, n := range s.nodeList {
+			if n != nil {
+				fn(n, true)
+			}
+		}
+		return
+	}
 	for i, n := range s.touched {
 		n.touched = false
 		s.touched[i] = nil

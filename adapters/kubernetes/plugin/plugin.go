@@ -335,7 +335,7 @@ func (p *Plugin) Units() Units { return Units{scheme: p.scheme, epoch: p.epoch} 
 //
 // Everything of the cycle that depends on the pod alone is worked out here, once, and
 // kept in the cycle state, as NodeResourcesFit keeps the pod's request: the pod's
-// requests of the resources not on the timelines (fitsOthers), and a snapshot of its
+// requests of the resources not on the timelines (podFit), and a snapshot of its
 // finegrain task (finegrain.Scheduler.Snapshot) — its demand and the PreFilter
 // verdict, with views of the nodes as they are now — which Filter and Score read
 // without the Scheduler's lock, as kube-scheduler reads its own NodeInfo snapshot.
