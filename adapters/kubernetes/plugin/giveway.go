@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"slices"
-	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -96,6 +95,3 @@ func (p *Plugin) giveWay(cs fwk.CycleState, pod *v1.Pod) *fwk.Status {
 	}
 	return fwk.NewStatus(fwk.Unschedulable, "finegrain: room freed during this pod's cycle goes first to queue "+best+", which stands before queue "+mine)
 }
-
-// releasesCounter is queueBook's count of rooms freed (roomFreed).
-type releasesCounter = atomic.Uint64

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -180,7 +181,7 @@ type queueBook struct {
 	mu    sync.Mutex // held only to look up and store in known
 	known map[string]knownStanding
 
-	releases releasesCounter // rooms freed (giveway.go)
+	releases atomic.Uint64 // rooms freed (giveway.go)
 }
 
 // knownStanding is a queue's standing as read at a QueuesVersion.
