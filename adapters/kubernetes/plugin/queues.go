@@ -182,6 +182,9 @@ type queueBook struct {
 	known map[string]knownStanding
 
 	releases atomic.Uint64 // rooms freed (giveway.go)
+	// By pod task ID, under the plugin's mu (giveway.go): the rooms freed when its
+	// last cycle began, and when it last gave way.
+	cycles, gaveWay map[string]uint64
 }
 
 // knownStanding is a queue's standing as read at a QueuesVersion.
@@ -203,7 +206,8 @@ func newQueueBook(a *QueueArgs, sched *finegrain.Scheduler) *queueBook {
 		return nil
 	}
 	args := a.withDefaults()
-	b := &queueBook{args: args, sched: sched, added: map[string]bool{}, known: map[string]knownStanding{}}
+	b := &queueBook{args: args, sched: sched, added: map[string]bool{}, known: map[string]knownStanding{},
+		cycles: map[string]uint64{}, gaveWay: map[string]uint64{}}
 	if args.By != QueueByNamespace {
 		b.label = args.label()
 	}
