@@ -2,13 +2,12 @@ package plugin
 
 import (
 	"slices"
-	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 )
 
-// Room freed during a cycle goes first to the queue that stands first (Args.Queues).
+// Room freed goes first to the queue that stands first (Args.Queues).
 //
 // When a pod ends, kube-scheduler's own handler of the event moves the waiting pods
 // back to be tried, and the plugin's handler frees the pod's room in finegrain and
@@ -17,17 +16,20 @@ import (
 // Filter may then find the room, freed meanwhile: P would take it ahead of a pod of
 // a poorer queue that the plugin has just activated. So the plugin counts the times
 // it frees room (roomFreed: a pod of its own or of another scheduler ends, a node is
-// added), notes the count when a pod's cycle begins (PreFilter), and at Reserve a pod
-// whose cycle saw room freed gives way when a pod the plugin refused, of a queue that
-// now stands before the pod's own, waits: the pod is refused this once and activated
-// again at once, to be sorted behind that queue's pods (Sorting.Less), which are
-// activated when the room is freed. A gang's pod and a pod held by preemption never
-// give way.
+// added) and, for each pod, the count when its previous cycle began (noteCycleStart,
+// at PreFilter). At Reserve, a pod retried since room was freed gives way when a pod
+// the plugin refused, of a queue that now stands before the pod's own, waits: it is
+// refused, once for that room, and activated again at once, to be sorted behind
+// that queue's pods (Sorting.Less), which were activated when the room was freed. It
+// gives way at most once for each room freed, so that a waiting pod that does not fit
+// the room cannot hold it back. A pod's first cycle, a gang's pod and a pod held by
+// preemption never give way.
 
-// cycleReleasesKey is where PreFilter notes how many times room had been freed.
+// cycleReleasesKey is where PreFilter notes the rooms freed before the pod's
+// previous cycle.
 const cycleReleasesKey fwk.StateKey = Name + "/releases"
 
-// releasesSeen is the count of rooms freed when a pod's cycle began.
+// releasesSeen is the count of rooms freed when a pod's previous cycle began.
 type releasesSeen uint64
 
 // Clone implements fwk.StateData.
@@ -41,21 +43,35 @@ func (p *Plugin) roomFreed() {
 	}
 }
 
-// noteCycleStart notes, at the start of pod's cycle, how many times room had been
-// freed (under p.mu, so that a release is wholly before or wholly after).
-func (p *Plugin) noteCycleStart(cs fwk.CycleState) {
+// forgetCycles forgets pod id's cycles (it ended); p.mu is held.
+func (p *Plugin) forgetCycles(id string) {
+	if p.queues != nil {
+		delete(p.queues.cycles, id)
+		delete(p.queues.gaveWay, id)
+	}
+}
+
+// noteCycleStart notes, at the start of pod's cycle, the rooms freed before its
+// previous cycle began, and remembers the count now for its next (under p.mu, so
+// that a release is wholly before or wholly after). A first cycle notes nothing.
+func (p *Plugin) noteCycleStart(cs fwk.CycleState, pod *v1.Pod) {
 	if p.queues == nil || cs == nil {
 		return
 	}
+	id := taskID(pod)
 	p.mu.Lock()
-	n := p.queues.releases.Load()
+	prev, ok := p.queues.cycles[id]
+	p.queues.cycles[id] = p.queues.releases.Load()
 	p.mu.Unlock()
-	cs.Write(cycleReleasesKey, releasesSeen(n))
+	if ok {
+		cs.Write(cycleReleasesKey, releasesSeen(prev))
+	}
 }
 
 // giveWay is Reserve's check for pod, not held by preemption: nil, or a refusal when
-// room was freed during its cycle and a refused pod of a queue that stands before
-// the pod's own waits; pod is then activated again.
+// room was freed since its previous cycle began, it has not given way for that room
+// yet, and a refused pod of a queue that stands before the pod's own waits; pod is
+// then activated again.
 func (p *Plugin) giveWay(cs fwk.CycleState, pod *v1.Pod) *fwk.Status {
 	if p.queues == nil || cs == nil {
 		return nil
@@ -65,15 +81,20 @@ func (p *Plugin) giveWay(cs fwk.CycleState, pod *v1.Pod) *fwk.Status {
 		return nil
 	}
 	seen, ok := v.(releasesSeen)
-	if !ok || p.queues.releases.Load() == uint64(seen) {
+	if !ok {
 		return nil
 	}
 	if gang, _, _ := gangOf(pod); gang != "" {
 		return nil
 	}
-	mine := p.queues.queueOf(pod)
+	id, mine := taskID(pod), p.queues.queueOf(pod)
 	var others []string
 	p.mu.Lock()
+	now := p.queues.releases.Load()
+	if now == uint64(seen) || p.queues.gaveWay[id] == now {
+		p.mu.Unlock()
+		return nil // no room freed since its previous cycle, or it gave way for this one
+	}
 	for _, w := range p.refused {
 		if q := p.queues.queueOf(w); q != mine && !slices.Contains(others, q) {
 			others = append(others, q)
@@ -90,12 +111,12 @@ func (p *Plugin) giveWay(cs fwk.CycleState, pod *v1.Pod) *fwk.Status {
 	if best == "" {
 		return nil
 	}
+	p.mu.Lock()
+	p.queues.gaveWay[id] = now
+	p.mu.Unlock()
 	if p.handle != nil {
 		// In flight: the scheduler requeues it as soon as this cycle ends.
 		p.handle.Activate(p.logger, map[string]*v1.Pod{taskID(pod): pod})
 	}
-	return fwk.NewStatus(fwk.Unschedulable, "finegrain: room freed during this pod's cycle goes first to queue "+best+", which stands before queue "+mine)
+	return fwk.NewStatus(fwk.Unschedulable, "finegrain: room freed goes first to queue "+best+", which stands before queue "+mine)
 }
-
-// releasesCounter is queueBook's count of rooms freed (roomFreed).
-type releasesCounter = atomic.Uint64

@@ -70,9 +70,10 @@ type cluster struct {
 	plugin  *plugin.Plugin
 	bound   atomic.Int64
 	clock   *manualClock
-	uids    sync.Map   // pod name → UID, as created
-	nodes   func() int // how many nodes the scheduler's informer holds
-	close   func()     // stops the scheduler (also at the test's end)
+	uids    sync.Map               // pod name → UID, as created
+	nodes   func() int             // how many nodes the scheduler's informer holds
+	cached  func(node string) bool // the scheduler's cache holds node, with its allocatable resources
+	close   func()                 // stops the scheduler (also at the test's end)
 }
 
 type setup struct {
@@ -195,6 +196,10 @@ func startCluster(t testing.TB, s setup) *cluster {
 		require.NotNil(t, c.plugin, "the profile built the FineGrain plugin")
 	}
 	nodeLister := informerFactory.Core().V1().Nodes().Lister()
+	c.cached = func(node string) bool {
+		ni, ok := sched.Cache.Dump().Nodes[node]
+		return ok && ni.Node() != nil && !ni.Node().Status.Allocatable.Cpu().IsZero()
+	}
 	c.nodes = func() int {
 		l, _ := nodeLister.List(labels.Everything())
 		return len(l)
@@ -248,6 +253,10 @@ func (c *cluster) nodeWith(name, cpu, mem, pods string, extra v1.ResourceList) {
 	created.Status = n.Status
 	_, err = c.client.CoreV1().Nodes().UpdateStatus(c.ctx, created, metav1.UpdateOptions{})
 	require.NoError(c.t, err)
+	// A pod created before the scheduler's cache holds the node would be tried
+	// against no node ("no nodes available to schedule pods"), and its PodScheduled
+	// condition would say so until its next attempt.
+	c.waitFor("node "+name+" in the scheduler's cache", func() bool { return c.cached(name) })
 }
 
 // pod is a pod to create: requests of cpu and mem, optional stages and labels.
@@ -332,7 +341,14 @@ func (c *cluster) waitBound(name string) string {
 	var node string
 	c.waitFor(name+" to be bound", func() bool {
 		node = c.get(name).Spec.NodeName
-		return node != ""
+		if node == "" || c.plugin == nil {
+			return node != ""
+		}
+		// Bound in the API, and committed in finegrain: PostBind runs after the
+		// binding, and a test that went on at once (ending the pod, preempting it)
+		// would race it. A pod finegrain does not hold is bound as it is.
+		st, ok := c.plugin.Scheduler().TaskState(c.uid(name))
+		return !ok || st != finegrain.Reserved
 	})
 	return node
 }

@@ -295,6 +295,7 @@ func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 	delete(p.unresolved, id)
 	delete(p.victims, id)
 	p.forgetVictim(id)
+	p.forgetCycles(id) // giveway.go
 	if f, ok := p.foreign[id]; ok {
 		delete(p.foreign, id)
 		p.roomFreed() // giveway.go

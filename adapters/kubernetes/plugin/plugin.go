@@ -344,7 +344,7 @@ func (p *Plugin) Units() Units { return Units{scheme: p.scheme, epoch: p.epoch} 
 // the last checkpoint, then starts the checkpoints and the MetricsAPI sampler.
 func (p *Plugin) PreFilter(ctx context.Context, cs fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	p.activate()
-	p.noteCycleStart(cs) // giveway.go
+	p.noteCycleStart(cs, pod) // giveway.go
 	id, err := p.submit(pod)
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())

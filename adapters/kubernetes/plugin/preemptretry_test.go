@@ -39,7 +39,7 @@ func TestPreemptorRetriedWhenItsVictimIsCommitted(t *testing.T) {
 	c := startCluster(t, setup{extra: []extraPlugin{{name: slow.Name(), factory: func(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) { return slow, nil }}}})
 	c.node("n1", "4", "8Gi")
 	c.create(pod{name: "low", cpu: "1", mem: "6Gi"})
-	c.waitBound("low")
+	c.waitFor("low to be bound in the API", func() bool { return c.get("low").Spec.NodeName != "" }) // not waitBound: it waits for the commit
 	st, _ := c.plugin.Scheduler().TaskState("uid-low")
 	assert.Equal(t, finegrain.Reserved, st, "bound, and PostBind held back")
 	c.create(pod{name: "high", cpu: "1", mem: "6Gi", priority: 1000})

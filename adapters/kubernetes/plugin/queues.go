@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -180,7 +181,10 @@ type queueBook struct {
 	mu    sync.Mutex // held only to look up and store in known
 	known map[string]knownStanding
 
-	releases releasesCounter // rooms freed (giveway.go)
+	releases atomic.Uint64 // rooms freed (giveway.go)
+	// By pod task ID, under the plugin's mu (giveway.go): the rooms freed when its
+	// last cycle began, and when it last gave way.
+	cycles, gaveWay map[string]uint64
 }
 
 // knownStanding is a queue's standing as read at a QueuesVersion.
@@ -202,7 +206,8 @@ func newQueueBook(a *QueueArgs, sched *finegrain.Scheduler) *queueBook {
 		return nil
 	}
 	args := a.withDefaults()
-	b := &queueBook{args: args, sched: sched, added: map[string]bool{}, known: map[string]knownStanding{}}
+	b := &queueBook{args: args, sched: sched, added: map[string]bool{}, known: map[string]knownStanding{},
+		cycles: map[string]uint64{}, gaveWay: map[string]uint64{}}
 	if args.By != QueueByNamespace {
 		b.label = args.label()
 	}
