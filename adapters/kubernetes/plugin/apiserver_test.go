@@ -24,6 +24,7 @@ import (
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/adapters/kubernetes/plugin"
+	"github.com/finegrain/finegrain/gpu"
 )
 
 // The stage-sharing case against a real kube-apiserver backed by etcd, both started
@@ -74,6 +75,29 @@ func TestRealAPIServerCheckpoint(t *testing.T) {
 
 	b := startCluster(t, setup{real: client, args: annotationArgs})
 	placeSecond(b, true)
+}
+
+// Against a real API server, with deploy/scheduler-config-gpu.yaml: the devices go
+// with the binding, and the API server's pods/binding writes them on the pod as it
+// sets its node.
+func TestRealAPIServerGPUDevices(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and kube-apiserver; not in -short")
+	}
+	apiserver := binary(t, "FINEGRAIN_KUBE_APISERVER", "kube-apiserver")
+	etcd := binary(t, "FINEGRAIN_ETCD", "etcd")
+	client := startAPIServer(t, apiserver, etcd)
+
+	c := startCluster(t, setup{real: client, config: gpuConfigFile, args: gpuArgs("FGD")})
+	c.gpuNode("n1", "T4", 2)
+	c.create(gpuPod("share", gpu.Demand{Count: 1, Milli: 300}))
+	c.create(gpuPod("whole", gpu.Demand{Count: 1, Milli: 1000}))
+	assert.Equal(t, "n1", c.waitBound("share"))
+	assert.Equal(t, "n1", c.waitBound("whole"))
+	share, whole := c.devicesOf("share"), c.devicesOf("whole")
+	require.Len(t, share, 1)
+	require.Len(t, whole, 1)
+	assert.NotEqual(t, share[0], whole[0], "a whole GPU is not shared")
 }
 
 // waitNamespace waits for the API server's own controllers to make namespace name.

@@ -20,7 +20,10 @@
 //	            (Scheduler.Reserve); Unreserve gives them back
 //	Permit      gangs (finegrain.io/gang, finegrain.io/min-member): all or nothing
 //	PreBind     with Args.GPUDevices: the GPU devices held for the pod written on
-//	            it (finegrain.io/gpu-devices) before it is bound
+//	            it (finegrain.io/gpu-devices) before it is bound, unless Bind does
+//	Bind        with Args.GPUDevices, when enabled at bind before DefaultBinder: a
+//	            pod given GPU devices bound with them in the binding's annotations,
+//	            one API call; other pods skipped, for DefaultBinder
 //	PostBind    the hold committed: the pod runs (Scheduler.Commit)
 //	PostFilter  with Args.Preemption: lower-priority pods evicted where that frees
 //	            the pod's stages on a timeline (Scheduler.PostFilter); the pod is
@@ -36,8 +39,8 @@
 // share of one in thousandths (finegrain.io/gpu-milli), of the models
 // finegrain.io/gpu-model lists; a node has the devices its nvidia.com/gpu capacity
 // counts, of the model its nvidia.com/gpu.product label names; the library's device
-// fit and GPU scorer (Args.GPUScorer, FGD by default) choose the devices, which PreBind
-// writes on the pod for the node's device plugin to read. What its pods used, from a UsageSource, teaches
+// fit and GPU scorer (Args.GPUScorer, FGD by default) choose the devices, which Bind
+// (or PreBind) writes on the pod for the node's device plugin to read. What its pods used, from a UsageSource, teaches
 // the estimator: by default (Args.UsageSource MetricsAPI) the usage series a sampler
 // keeps of each pod it placed from metrics.k8s.io (metrics-server), reported while
 // the pod runs (Scheduler.ReportRunning) and when it ends; or the

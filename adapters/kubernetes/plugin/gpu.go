@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/gpu"
@@ -23,7 +24,8 @@ import (
 
 // This file is GPU sharing (Args.GPUDevices): a pod's GPU demand from its requests
 // and annotations, a node's devices from its capacity and labels, the devices the
-// library chose written on the pod at PreBind for a device plugin to read, the
+// library chose written on the pod with its binding (Bind) or at PreBind for a device
+// plugin to read, the
 // devices of pods the plugin did not place held as external shares, and FGD's task
 // shapes learned from the pods seen.
 
@@ -33,8 +35,8 @@ const (
 	// commas: the values of the node label Args.GPUModelLabel (NVIDIA's GPU feature
 	// discovery sets nvidia.com/gpu.product, as in "Tesla-V100-SXM2-32GB").
 	GPUModelAnnotation = "finegrain.io/gpu-model"
-	// GPUDevicesAnnotation is where PreBind writes the devices the pod was given on its
-	// node, before it is bound: their indices, separated by commas ("0,1"), in the
+	// GPUDevicesAnnotation is where the devices the pod was given on its node are
+	// written, with its binding (Bind) or just before it (PreBind): their indices, separated by commas ("0,1"), in the
 	// order a device plugin enumerates them (NVML's). A pod asking a share of one GPU
 	// has one index; its share is its request of Args.GPUShareResource. A device
 	// plugin reads it when it allocates the pod's devices.
@@ -182,10 +184,13 @@ func (p *Plugin) PreBindPreFlight(_ context.Context, _ fwk.CycleState, pod *v1.P
 	return &fwk.PreBindPreFlightResult{AllowParallel: true}, nil
 }
 
-// PreBind writes the GPU devices finegrain holds for the pod on nodeName into its
-// GPUDevicesAnnotation, through the API, so that the pod carries them when it is
-// bound and the node's device plugin can read them. A failed write fails the
-// binding: the pod's hold is given back and it is tried again.
+// PreBind makes sure the pod carries the GPU devices finegrain holds for it on
+// nodeName (GPUDevicesAnnotation) when it is bound, so that the node's device plugin
+// can read them. When FineGrain binds first (bindsFirst: it is enabled at the bind
+// extension point, before DefaultBinder, as deploy/scheduler-config-gpu.yaml does),
+// Bind writes them with the binding, in the same API call; otherwise PreBind patches
+// the pod, one more call. A failed write fails the binding: the pod's hold is given
+// back and it is tried again.
 func (p *Plugin) PreBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
 	id := taskID(pod)
 	as, ok := p.sched.Held(id)
@@ -196,7 +201,7 @@ func (p *Plugin) PreBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nod
 		return nil
 	}
 	value := formatDevices(as.Devices.Devices)
-	if pod.Annotations[GPUDevicesAnnotation] != value {
+	if pod.Annotations[GPUDevicesAnnotation] != value && !p.bindsFirst() {
 		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{GPUDevicesAnnotation: value}}})
 		if err != nil {
 			return fwk.AsStatus(err)
@@ -204,14 +209,67 @@ func (p *Plugin) PreBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nod
 		if _, err := p.handle.ClientSet().CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			return fwk.AsStatus(fmt.Errorf("annotation %s: %w", GPUDevicesAnnotation, err))
 		}
+		p.logger.V(4).Info("GPU devices written", "pod", klog.KObj(pod), "node", nodeName, "devices", value, "milli", as.Devices.Milli)
 	}
 	p.mu.Lock()
 	if r := p.pods[id]; r != nil {
 		r.devices = as.Devices.Clone()
 	}
 	p.mu.Unlock()
-	p.logger.V(4).Info("GPU devices written", "pod", klog.KObj(pod), "node", nodeName, "devices", value, "milli", as.Devices.Milli)
 	return nil
+}
+
+// Bind implements fwk.BindPlugin for pods given GPU devices: the binding carries
+// GPUDevicesAnnotation, which the API server merges into the pod as it sets its node
+// (the pods/binding subresource copies a binding's annotations), so that the node and
+// the devices are written at once, in one call. Any other pod is skipped (Skip), for
+// the next bind plugin, DefaultBinder, to bind as it does. It is called only when
+// FineGrain is enabled at the bind extension point before DefaultBinder (multiPoint
+// alone puts it after, where DefaultBinder has bound every pod first); PreBind then
+// leaves the devices to it (bindsFirst).
+func (p *Plugin) Bind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+	if !p.args.GPUDevices {
+		return fwk.NewStatus(fwk.Skip)
+	}
+	as, ok := p.sched.Held(taskID(pod))
+	if !ok || as.Node != nodeName || as.Devices.IsZero() {
+		return fwk.NewStatus(fwk.Skip)
+	}
+	value := formatDevices(as.Devices.Devices)
+	binding := &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
+			Annotations: map[string]string{GPUDevicesAnnotation: value}},
+		Target: v1.ObjectReference{Kind: "Node", Name: nodeName},
+	}
+	if err := p.handle.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return fwk.AsStatus(fmt.Errorf("binding with annotation %s: %w", GPUDevicesAnnotation, err))
+	}
+	p.logger.V(4).Info("GPU devices written with the binding", "pod", klog.KObj(pod), "node", nodeName, "devices", value, "milli", as.Devices.Milli)
+	return nil
+}
+
+// pluginLister is what kube-scheduler's framework (the Handle it gives plugins)
+// answers: the plugins of the profile at each extension point, in the order they run.
+type pluginLister interface {
+	ListPlugins() *config.Plugins
+}
+
+// bindsFirst reports whether FineGrain's Bind runs before every other bind plugin of
+// its profile, so that Bind writes the GPU devices with the binding. It asks the
+// framework once, at the first PreBind (the profile is complete by then); a Handle
+// that cannot say (not kube-scheduler's) counts as no, and PreBind patches.
+func (p *Plugin) bindsFirst() bool {
+	p.binderOnce.Do(func() {
+		l, ok := p.handle.(pluginLister)
+		if !ok {
+			return
+		}
+		if ps := l.ListPlugins(); ps != nil && len(ps.Bind.Enabled) > 0 {
+			p.binder = ps.Bind.Enabled[0].Name == Name
+		}
+		p.logger.V(2).Info("GPU devices", "writtenWithTheBinding", p.binder)
+	})
+	return p.binder
 }
 
 // foreignDevices is the GPU devices that pod, bound to node by another scheduler or

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,7 +19,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/adapters/kubernetes/plugin"
@@ -31,6 +36,7 @@ import (
 // (finegrain.io/gpu-devices) when it is bound.
 
 const (
+	gpuConfigFile = "../deploy/scheduler-config-gpu.yaml"
 	gpuResource   = "nvidia.com/gpu"
 	shareResource = "finegrain.io/gpu-milli"
 	modelLabel    = "nvidia.com/gpu.product"
@@ -166,6 +172,62 @@ func TestGPUSharesAndWholeGPUs(t *testing.T) {
 	assert.Equal(t, aDevice, c.devicesOf("c"), "c takes the device a gave back")
 	c.waitFrees("v100", 400, 400)
 	c.waitFrees("t4", 0)
+}
+
+// With deploy/scheduler-config-gpu.yaml FineGrain binds the pods it gave devices,
+// and the binding carries them: the pod has its node and its devices from one API
+// call, and no pod is patched; a pod without a GPU is bound by DefaultBinder. With
+// the shipped configuration (FineGrain after DefaultBinder at bind) PreBind patches
+// each GPU pod before its binding instead. Either way the pod carries its devices.
+func TestGPUDevicesGoWithTheBinding(t *testing.T) {
+	for _, tc := range []struct {
+		config  string
+		patches int64
+	}{
+		{gpuConfigFile, 0},
+		{configFile, 2},
+	} {
+		t.Run(tc.config, func(t *testing.T) {
+			var patches, bindings atomic.Int64
+			withDevices := map[string]bool{}
+			var mu sync.Mutex
+			c := startCluster(t, setup{config: tc.config, args: gpuArgs("FGD"), client: func(cs *fake.Clientset) {
+				cs.PrependReactor("patch", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+					if strings.Contains(string(action.(clienttesting.PatchAction).GetPatch()), plugin.GPUDevicesAnnotation) {
+						patches.Add(1)
+					}
+					return false, nil, nil
+				})
+				cs.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+					if action.GetSubresource() == "binding" {
+						b := action.(clienttesting.CreateAction).GetObject().(*v1.Binding)
+						bindings.Add(1)
+						mu.Lock()
+						withDevices[b.Name] = b.Annotations[plugin.GPUDevicesAnnotation] != ""
+						mu.Unlock()
+					}
+					return false, nil, nil
+				})
+			}})
+			c.gpuNode("n1", "T4", 3)
+			c.create(gpuPod("share", gpu.Demand{Count: 1, Milli: 500}))
+			c.create(gpuPod("whole", gpu.Demand{Count: 2, Milli: 1000}))
+			c.create(gpuPod("cpu-only", gpu.Demand{}))
+			for _, name := range []string{"share", "whole", "cpu-only"} {
+				assert.Equal(t, "n1", c.waitBound(name))
+			}
+			assert.Len(t, c.devicesOf("share"), 1)
+			assert.Len(t, c.devicesOf("whole"), 2)
+			assert.NotContains(t, c.devicesOf("whole"), c.devicesOf("share")[0], "a whole GPU is not shared")
+			assert.Nil(t, c.devicesOf("cpu-only"))
+			assert.Equal(t, tc.patches, patches.Load(), "patches of pods' devices")
+			assert.Equal(t, int64(3), bindings.Load())
+			mu.Lock()
+			defer mu.Unlock()
+			byBinding := tc.patches == 0
+			assert.Equal(t, map[string]bool{"share": byBinding, "whole": byBinding, "cpu-only": false}, withDevices, "bindings that carried devices")
+		})
+	}
 }
 
 // Pods asking what no device convention reads are refused with the reason.

@@ -129,6 +129,20 @@ func startCluster(t testing.TB, s setup) *cluster {
 			}
 			pod := obj.(*v1.Pod).DeepCopy()
 			pod.Spec.NodeName = b.Target.Name
+			// As the API server's pods/binding does: the binding's annotations and
+			// labels are merged into the pod's.
+			for k, v := range b.Annotations {
+				if pod.Annotations == nil {
+					pod.Annotations = map[string]string{}
+				}
+				pod.Annotations[k] = v
+			}
+			for k, v := range b.Labels {
+				if pod.Labels == nil {
+					pod.Labels = map[string]string{}
+				}
+				pod.Labels[k] = v
+			}
 			if err := fc.Tracker().Update(podsGVR, pod, b.Namespace); err != nil {
 				return true, nil, err
 			}
@@ -299,7 +313,14 @@ func (c *cluster) create(p pod) {
 		obj.Spec.SchedulerName = p.scheduler
 	}
 	for name, q := range p.extra {
-		obj.Spec.Containers[0].Resources.Requests[name] = q
+		// Extended resources are asked in limits too, equal: the API server refuses
+		// them in requests alone.
+		res := &obj.Spec.Containers[0].Resources
+		res.Requests[name] = q
+		if res.Limits == nil {
+			res.Limits = v1.ResourceList{}
+		}
+		res.Limits[name] = q
 	}
 	if p.never {
 		never := v1.PreemptNever

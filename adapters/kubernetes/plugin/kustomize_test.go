@@ -73,7 +73,8 @@ func decodeManifests(t *testing.T, path string) []runtime.Object {
 // every file of its ConfigMap generator exists and is a scheduler configuration
 // kube-scheduler loads, under the key the Deployment's --config reads, in the
 // ConfigMap the Deployment mounts; its image is the Deployment's; and every manifest
-// of the directory is in it, but the alternative configuration with queues.
+// of the directory is in it, but the alternative configurations (queues, GPUs), which
+// its comment names and which load as kube-scheduler configurations too.
 func TestKustomization(t *testing.T) {
 	const dir = "../deploy"
 	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
@@ -143,8 +144,21 @@ func TestKustomization(t *testing.T) {
 	require.NoError(t, err)
 	for _, m := range manifests {
 		name := filepath.Base(m)
-		if name == "scheduler-config-queues.yaml" {
-			continue // the alternative the kustomization's comment names
+		if name == "scheduler-config-queues.yaml" || name == "scheduler-config-gpu.yaml" {
+			assert.Contains(t, string(data), "="+name, "the kustomization's comment names the alternative %s", name)
+			cfg, err := options.LoadConfigFromFile(klog.Background(), m)
+			require.NoError(t, err, name)
+			require.Len(t, cfg.Profiles, 1, name)
+			decoded := false
+			for _, pc := range cfg.Profiles[0].PluginConfig {
+				if pc.Name == plugin.Name {
+					_, err := plugin.DecodeArgs(pc.Args)
+					require.NoError(t, err, name)
+					decoded = true
+				}
+			}
+			assert.True(t, decoded, "%s configures %s", name, plugin.Name)
+			continue
 		}
 		assert.True(t, slices.Contains(listed, name), "%s is in the kustomization", name)
 	}

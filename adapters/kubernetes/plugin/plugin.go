@@ -71,6 +71,9 @@ type Plugin struct {
 	// retryAtCommit: preemptors to activate when a pod is committed (preemptretry.go).
 	retryAtCommit map[string]struct{}
 	queues        *queueBook // nil without Args.Queues (queues.go)
+
+	binderOnce sync.Once // bindsFirst (gpu.go)
+	binder     bool      // FineGrain's Bind runs before the profile's other bind plugins
 }
 
 // podRecord is what the plugin remembers of a pod it submitted.
@@ -119,6 +122,7 @@ var (
 	_ fwk.ReservePlugin    = (*Plugin)(nil)
 	_ fwk.PermitPlugin     = (*Plugin)(nil)
 	_ fwk.PreBindPlugin    = (*Plugin)(nil)
+	_ fwk.BindPlugin       = (*Plugin)(nil)
 	_ fwk.PostBindPlugin   = (*Plugin)(nil)
 	_ io.Closer            = (*Plugin)(nil)
 )
