@@ -26,7 +26,9 @@ import (
 // Their answers are exactly those Scheduler.Filter and Scheduler.Score gave for the
 // task, the node and the time when the snapshot was taken (TestSnapshotEquivalence).
 // The nodes' modes are read when asked, from the policy adjuster, as the live calls
-// read them.
+// read them. A Score that follows the snapshot's own Filter of the same node — as
+// kube-scheduler scores the nodes its Filter passed — scores on that Filter's findings
+// instead of filtering again: its verdict, its match result and the mode it read.
 //
 // A snapshot may be stale by the time it is read: another task reserved on a node
 // since, a node removed or added. That is safe: Reserve is the authority. It checks
@@ -89,36 +91,48 @@ func (sn *Snapshot) Filter(nodeID string) (Status, match.Result, error) {
 	if sn.nodes == nil {
 		return sn.s.Filter(sn.id, nodeID, sn.at)
 	}
-	n, err := sn.node(nodeID)
+	v, err := sn.node(nodeID)
 	if err != nil {
 		return Status{}, match.Result{}, err
 	}
-	st, r := sn.probe.Filter(n)
+	st, r := sn.probe.FilterKept(v.n, v.verdict)
 	return st, r, nil
 }
 
 // Score is Scheduler.Score for the snapshot's task on node nodeID at the snapshot's
 // time, as it answered when the snapshot was taken: 0, and the status saying why, when
-// the task does not pass there. It fails with ErrUnknownNode for a node the snapshot
-// does not hold.
+// the task does not pass there. After the snapshot's Filter of the node it reuses
+// that Filter's findings (the stage match is not run twice). It fails with
+// ErrUnknownNode for a node the snapshot does not hold.
 func (sn *Snapshot) Score(nodeID string) (float64, Status, error) {
 	if sn.nodes == nil {
 		return sn.s.Score(sn.id, nodeID, sn.at)
 	}
-	n, err := sn.node(nodeID)
+	v, err := sn.node(nodeID)
 	if err != nil {
 		return 0, Status{}, err
 	}
-	x, st := sn.probe.Score(n)
+	x, st := sn.probe.ScoreKept(v.n, v.verdict)
 	return x, st, nil
 }
 
 // node is the snapshot's view of node id.
-func (sn *Snapshot) node(id string) (*cluster.NodeInfo, error) {
-	if n := sn.nodes.get(id); n != nil {
+func (sn *Snapshot) node(id string) (nodeView, error) {
+	if n := sn.nodes.get(id); n.n != nil {
 		return n, nil
 	}
-	return nil, fmt.Errorf("finegrain: probe of task %q: node %q: %w", sn.id, id, ErrUnknownNode)
+	return nodeView{}, fmt.Errorf("finegrain: probe of task %q: node %q: %w", sn.id, id, ErrUnknownNode)
+}
+
+// nodeView is a node's view (cluster.NodeInfo.View) in a viewTable, with the verdict
+// of the latest Filter on it, which the Score of the same snapshot that follows reads
+// rather than filtering again (framework.Verdict): kube-scheduler scores, in each
+// cycle, the nodes its Filter passed. Held by value in the table's chunks, so that
+// reaching the view costs no more than it did; the verdict, written by Filter, is
+// apart.
+type nodeView struct {
+	n       *cluster.NodeInfo
+	verdict *framework.Verdict
 }
 
 // viewChunk is how many node views a chunk of a viewTable holds: a snapshot after a
@@ -131,7 +145,7 @@ const viewChunk = 64
 // the small map of recent ones (recent), folding it into a new ids now and then, so
 // that a refresh after a node joined costs a copy of the recent ones, not of every ID.
 type viewTable struct {
-	chunks [][]*cluster.NodeInfo
+	chunks [][]nodeView
 	ids    map[string]int // node ID → index, but for the IDs in recent
 	recent map[string]int // IDs added (their index) or removed (-1) since ids was built
 }
@@ -147,11 +161,11 @@ func (t *viewTable) index(id string) (int, bool) {
 	return i, ok
 }
 
-// get is the view of node id, nil for none.
-func (t *viewTable) get(id string) *cluster.NodeInfo {
+// get is the view of node id; its n is nil for none.
+func (t *viewTable) get(id string) nodeView {
 	i, ok := t.index(id)
 	if !ok {
-		return nil
+		return nodeView{}
 	}
 	return t.chunks[i/viewChunk][i%viewChunk]
 }
@@ -180,13 +194,13 @@ func (v *nodeViews) current(st *cluster.State) *viewTable {
 	var next *viewTable
 	var owned []bool // chunks of next already copied from cur's
 	idsOwned := false
-	chunk := func(c int) []*cluster.NodeInfo {
+	chunk := func(c int) []nodeView {
 		for c >= len(next.chunks) {
 			next.chunks, owned = append(next.chunks, nil), append(owned, false)
 		}
 		if !owned[c] {
 			if next.chunks[c] == nil {
-				next.chunks[c] = make([]*cluster.NodeInfo, viewChunk)
+				next.chunks[c] = make([]nodeView, viewChunk)
 			} else {
 				next.chunks[c] = slices.Clone(next.chunks[c])
 			}
@@ -214,7 +228,7 @@ func (v *nodeViews) current(st *cluster.State) *viewTable {
 		i, id := n.Index(), n.ID()
 		j, known := next.index(id)
 		if held {
-			chunk(i / viewChunk)[i%viewChunk] = n.View()
+			chunk(i / viewChunk)[i%viewChunk] = nodeView{n: n.View(), verdict: new(framework.Verdict)}
 			if !known || j != i {
 				setID(id, i)
 			}
@@ -223,7 +237,7 @@ func (v *nodeViews) current(st *cluster.State) *viewTable {
 		// Removed: its view goes, unless its ID already names another index (a node
 		// added under it since, whose change comes later in the list and sets it).
 		if known && j == i {
-			chunk(i / viewChunk)[i%viewChunk] = nil
+			chunk(i / viewChunk)[i%viewChunk] = nodeView{}
 			setID(id, -1)
 		}
 	})

@@ -107,6 +107,14 @@ func errText(errs ...error) string {
 	return ""
 }
 
+// errOf is the error errText gave text of, nil for "".
+func errOf(text string) error {
+	if text == "" {
+		return nil
+	}
+	return errors.New(text)
+}
+
 // taken is a snapshot and what it answered for each node when it was taken.
 type taken struct {
 	sn      *finegrain.Snapshot
@@ -326,16 +334,45 @@ func snapshotCase(seed int64, steps int) string {
 				return fmt.Sprintf("step %d: %s", step, msg)
 			}
 		}
-		// The snapshots taken earlier still answer as they did.
-		for _, tk := range kept {
-			for n, want := range tk.answers {
-				var got answer
+		// The snapshots taken earlier still answer as they did: each Score after its
+		// own Filter of the node, or every snapshot's Filters first and then the
+		// Scores, in the other order, so that the verdict a node's view keeps is
+		// mostly another snapshot's (framework.Verdict), or sometimes a Score alone.
+		interleave := r.Intn(2) == 0
+		got := make([]map[string]answer, len(kept))
+		for i, tk := range kept {
+			got[i] = map[string]answer{}
+			for n := range tk.answers {
+				var a answer
 				var e1, e2 error
-				got.st, got.res, e1 = tk.sn.Filter(n)
-				got.score, got.scoreS, e2 = tk.sn.Score(n)
-				got.err = errText(e1, e2)
-				if !got.same(want) {
-					return fmt.Sprintf("step %d: the snapshot of %s at %v changed on node %s: now %v, was %v", step, tk.sn.Task(), tk.sn.At(), n, got, want)
+				switch {
+				case !interleave:
+					a.st, a.res, e1 = tk.sn.Filter(n)
+					a.score, a.scoreS, e2 = tk.sn.Score(n)
+				case r.Intn(4) == 0: // a Score alone, later
+					a.st, a.res, e1 = tk.answers[n].st, tk.answers[n].res, errOf(tk.answers[n].err)
+				default:
+					a.st, a.res, e1 = tk.sn.Filter(n)
+				}
+				a.err = errText(e1, e2)
+				got[i][n] = a
+			}
+		}
+		if interleave {
+			for i := len(kept) - 1; i >= 0; i-- {
+				for n, a := range got[i] {
+					var e1, e2 error
+					e1 = errOf(a.err)
+					a.score, a.scoreS, e2 = kept[i].sn.Score(n)
+					a.err = errText(e1, e2)
+					got[i][n] = a
+				}
+			}
+		}
+		for i, tk := range kept {
+			for n, want := range tk.answers {
+				if a := got[i][n]; !a.same(want) {
+					return fmt.Sprintf("step %d: the snapshot of %s at %v changed on node %s: now %v, was %v", step, tk.sn.Task(), tk.sn.At(), n, a, want)
 				}
 			}
 		}

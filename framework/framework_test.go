@@ -1038,3 +1038,62 @@ func TestForgetPluginsToldOfForgottenJobs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"t1": "n1"}, assignedTo(d.Assignments))
 }
+
+// A Score after the probe's own Filter of the node (FilterKept, then ScoreKept with
+// the same Verdict) scores on that Filter's findings when it passed: the Filter
+// plugins run once. A refusal, a verdict another probe's Filter left, or none, makes
+// Score filter again. The answers are Filter's and Score's either way.
+func TestScoreKeptReusesItsOwnFilter(t *testing.T) {
+	f := threeNodes(t)
+	calls := 0
+	count := filterFunc{named{"Count"}, func(_ *framework.Cycle, a *framework.Attempt) framework.Status {
+		if a.Task.ID() == "small" {
+			calls++ // the small task's Filters
+		}
+		if a.Node.ID() == "n3" {
+			return framework.Refuse(framework.QoS)
+		}
+		return framework.Status{}
+	}}
+	ns, err := plugins.NewNodeScore(match.LeastAllocated{}, 1)
+	require.NoError(t, err)
+	fw := f.framework(t, with(f.base(t), count, ns))
+	small, large := f.submit(t, "j", "small", 1000, 2), f.submit(t, "j", "large", 2000, 6)
+	ps, pl := fw.NewTaskProbe(small, 0), fw.NewTaskProbe(large, 0)
+	for _, id := range []string{"n1", "n2", "n3"} {
+		n := f.node(t, id)
+		wantS, wantSt := ps.Score(n)
+		wantL, wantLt := pl.Score(n)
+		fs, fr := ps.Filter(n)
+
+		var v framework.Verdict
+		calls = 0
+		st, r := ps.FilterKept(n, &v)
+		assert.Equal(t, fs, st, id)
+		assert.Equal(t, fr, r, id)
+		x, sst := ps.ScoreKept(n, &v)
+		assert.Equal(t, wantS, x, id)
+		assert.Equal(t, wantSt, sst, id)
+		if fs.OK() {
+			assert.Equal(t, 1, calls, "%s: Score on its own Filter's pass filters no more", id)
+		} else {
+			assert.Equal(t, 2, calls, "%s: a refusal is not kept (a host scores the nodes that passed)", id)
+		}
+
+		calls = 0
+		_, _ = pl.FilterKept(n, &v) // the verdict is now the large task's
+		x, sst = ps.ScoreKept(n, &v)
+		assert.Equal(t, wantS, x, id)
+		assert.Equal(t, wantSt, sst, id)
+		x, sst = pl.ScoreKept(n, &v)
+		assert.Equal(t, wantL, x, id)
+		assert.Equal(t, wantLt, sst, id)
+		assert.Equal(t, 1, calls, "%s: on another probe's verdict, the small task is filtered again", id)
+
+		calls = 0
+		x, sst = ps.ScoreKept(n, nil)
+		assert.Equal(t, wantS, x, id)
+		assert.Equal(t, wantSt, sst, id)
+		assert.Equal(t, 1, calls, id)
+	}
+}

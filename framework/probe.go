@@ -147,23 +147,69 @@ func (s *probeScratch) release() {
 // OnViews — as it answered when the probe was prepared: the PreFilter verdict, then the
 // Filter plugins, with the match verdict.
 func (p *TaskProbe) Filter(n *cluster.NodeInfo) (Status, match.Result) {
-	s := p.attempt(n)
-	defer s.release()
-	st := p.pre
-	if st.OK() {
-		st = s.c.Filter(&s.a)
-	}
-	return s.c.explained(st, &s.a), s.a.Result
+	return p.FilterKept(n, nil)
 }
 
 // Score is Framework.Score for the probe's task on node n (a view when OnViews): the
 // total over the Score plugins, after Filter; 0 and the refusal when the task does not
 // pass there.
 func (p *TaskProbe) Score(n *cluster.NodeInfo) (float64, Status) {
+	return p.ScoreKept(n, nil)
+}
+
+// Verdict keeps a TaskProbe's Filter of one node for the Score of the same node that
+// follows it — a host scheduler such as kube-scheduler scores, in each cycle, the nodes
+// its Filter passed — so that Score runs the Score plugins on the Filter's findings
+// rather than filtering again, which would repeat the stage match. It keeps a pass
+// whose match result is a plain fit (match.FitSummary: a few cache lines, not the
+// whole Result), and nothing else. The zero Verdict keeps nothing. A Verdict is safe
+// for concurrent use: probes of different tasks may share one (the probes of one
+// node); it keeps the latest Filter, and a Score that does not find its own probe's
+// pass there filters again.
+type Verdict struct {
+	mu    sync.Mutex
+	probe *TaskProbe
+	node  *cluster.NodeInfo
+	fit   match.FitSummary
+}
+
+// FilterKept is Filter, keeping the verdict in v (when not nil) for ScoreKept.
+func (p *TaskProbe) FilterKept(n *cluster.NodeInfo, v *Verdict) (Status, match.Result) {
 	s := p.attempt(n)
 	defer s.release()
 	st := p.pre
 	if st.OK() {
+		st = s.c.Filter(&s.a)
+	}
+	if v != nil {
+		fit, plain := s.a.Result.Summary()
+		v.mu.Lock()
+		if st.OK() && plain {
+			v.probe, v.node, v.fit = p, n, fit
+		} else if v.probe == p && v.node == n {
+			v.probe, v.node = nil, nil
+		}
+		v.mu.Unlock()
+	}
+	return s.c.explained(st, &s.a), s.a.Result
+}
+
+// ScoreKept is Score, on the findings of the probe's own Filter of n when v (not nil)
+// keeps them, as FilterKept left them: the Score plugins then run on that Filter's
+// match result, and the node's mode, which the Filter plugins read when asked, is the
+// one that Filter read.
+func (p *TaskProbe) ScoreKept(n *cluster.NodeInfo, v *Verdict) (float64, Status) {
+	s := p.attempt(n)
+	defer s.release()
+	st, kept := p.pre, false
+	if v != nil {
+		v.mu.Lock()
+		if v.probe == p && v.node == n {
+			s.a.Result, kept = v.fit.Result(), true
+		}
+		v.mu.Unlock()
+	}
+	if !kept && st.OK() {
 		st = s.c.Filter(&s.a)
 	}
 	if !st.OK() {
