@@ -154,7 +154,10 @@ func TestGangBindsAllOrNothing(t *testing.T) {
 	})
 }
 
-// A gang that cannot gather gives its reservations back when its wait times out.
+// A gang that cannot gather gives its reservations back when its wait times out. The
+// member is then tried again after its backoff, and waits reserved again: what is
+// checked is that between two waits it is pending and holds nothing (checking the
+// node's free memory at one moment after the timeout raced the next attempt).
 func TestGangTimeoutReleases(t *testing.T) {
 	c := startCluster(t, setup{args: map[string]any{"gangTimeout": "1s"}})
 	c.node("n1", "8", "16Gi")
@@ -162,12 +165,16 @@ func TestGangTimeoutReleases(t *testing.T) {
 	c.create(pod{name: "s0", cpu: "1", mem: "2Gi", labels: gang})
 	c.waitFor("the member to wait reserved", func() bool {
 		st, _ := c.plugin.Scheduler().TaskState("uid-s0")
-		return st == finegrain.Reserved
+		free, err := c.plugin.Scheduler().NodeFree("n1", 0)
+		return st == finegrain.Reserved && err == nil && free[1] == 14*gib
 	})
 	c.waitUnschedulable("s0")
-	free, err := c.plugin.Scheduler().NodeFree("n1", 0)
-	require.NoError(t, err)
-	assert.Equal(t, 16*gib, free[1], "the timed-out member holds nothing")
+	c.waitFor("the timed-out member to be pending and hold nothing", func() bool {
+		st, _ := c.plugin.Scheduler().TaskState("uid-s0")
+		free, err := c.plugin.Scheduler().NodeFree("n1", 0)
+		return st == finegrain.Pending && err == nil && free[1] == 16*gib
+	})
+	assert.Empty(t, c.get("s0").Spec.NodeName, "never bound")
 }
 
 // With preemption on, a high-priority pod that fits no node evicts a lower-priority
