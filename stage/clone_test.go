@@ -17,7 +17,8 @@ import (
 // the original goes on changing; and the same changes made to both afterwards keep
 // them equal (the clone is a timeline in its own right: reservations, suspensions and
 // handles included). Random scenarios of reservations (many, so that the step tree
-// grows inner nodes), releases, suspensions, resumptions and trims.
+// grows inner nodes, or few, so that it is one small leaf), releases, suspensions,
+// resumptions and trims.
 func TestCloneIndependent(t *testing.T) {
 	props := gopter.NewProperties(params())
 	props.Property("a clone keeps the state it was taken in and changes like its original", prop.ForAll(func(seed int64) string {
@@ -46,7 +47,13 @@ func TestCloneIndependent(t *testing.T) {
 				tl.Trim(tl.Origin() + time.Duration(r.Intn(2))*time.Second)
 			}
 		}
-		for i := 0; i < 60+r.Intn(200); i++ {
+		// Many steps, so that the tree grows inner nodes, or a few, so that it is one
+		// small leaf, which Clone lays out in one block (smallTimeline).
+		steps := 60 + r.Intn(200)
+		if r.Intn(3) == 0 {
+			steps = r.Intn(5)
+		}
+		for i := 0; i < steps; i++ {
 			step(orig, r, &handles)
 		}
 		clone := orig.Clone()
