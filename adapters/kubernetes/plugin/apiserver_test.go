@@ -33,12 +33,7 @@ import (
 // the other tests use the fake clientset. .ci/real-apiserver builds kube-apiserver
 // and installs etcd (adapters/kubernetes/README.md, Tests).
 func TestRealAPIServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts etcd and kube-apiserver; not in -short")
-	}
-	apiserver := binary(t, "FINEGRAIN_KUBE_APISERVER", "kube-apiserver")
-	etcd := binary(t, "FINEGRAIN_ETCD", "etcd")
-	client := startAPIServer(t, apiserver, etcd)
+	client := realAPIServer(t)
 
 	c := startCluster(t, setup{real: client})
 	shareANode(t, c)
@@ -54,12 +49,7 @@ func TestRealAPIServer(t *testing.T) {
 // same API server, restores it and places the key's next pod as the first would
 // have.
 func TestRealAPIServerCheckpoint(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts etcd and kube-apiserver; not in -short")
-	}
-	apiserver := binary(t, "FINEGRAIN_KUBE_APISERVER", "kube-apiserver")
-	etcd := binary(t, "FINEGRAIN_ETCD", "etcd")
-	client := startAPIServer(t, apiserver, etcd)
+	client := realAPIServer(t)
 	waitNamespace(t, client, checkpointNS)
 
 	a := startCluster(t, setup{real: client, args: annotationArgs})
@@ -81,12 +71,7 @@ func TestRealAPIServerCheckpoint(t *testing.T) {
 // with the binding, and the API server's pods/binding writes them on the pod as it
 // sets its node.
 func TestRealAPIServerGPUDevices(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts etcd and kube-apiserver; not in -short")
-	}
-	apiserver := binary(t, "FINEGRAIN_KUBE_APISERVER", "kube-apiserver")
-	etcd := binary(t, "FINEGRAIN_ETCD", "etcd")
-	client := startAPIServer(t, apiserver, etcd)
+	client := realAPIServer(t)
 
 	c := startCluster(t, setup{real: client, config: gpuConfigFile, args: gpuArgs("FGD")})
 	c.gpuNode("n1", "T4", 2)
@@ -98,6 +83,19 @@ func TestRealAPIServerGPUDevices(t *testing.T) {
 	require.Len(t, share, 1)
 	require.Len(t, whole, 1)
 	assert.NotEqual(t, share[0], whole[0], "a whole GPU is not shared")
+}
+
+// realAPIServer starts etcd and kube-apiserver from their binaries
+// (FINEGRAIN_KUBE_APISERVER and FINEGRAIN_ETCD, or on PATH) and returns a client of
+// the cluster's administrator; the test skips without them, or in -short.
+func realAPIServer(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts etcd and kube-apiserver; not in -short")
+	}
+	apiserver := binary(t, "FINEGRAIN_KUBE_APISERVER", "kube-apiserver")
+	etcd := binary(t, "FINEGRAIN_ETCD", "etcd")
+	return startAPIServer(t, apiserver, etcd)
 }
 
 // waitNamespace waits for the API server's own controllers to make namespace name.

@@ -120,18 +120,7 @@ func TestKustomization(t *testing.T) {
 		}
 		keys = append(keys, key)
 		listed = append(listed, path)
-		cfg, err := options.LoadConfigFromFile(klog.Background(), filepath.Join(dir, path))
-		require.NoError(t, err, path)
-		require.Len(t, cfg.Profiles, 1)
-		found := false
-		for _, pc := range cfg.Profiles[0].PluginConfig {
-			if pc.Name == plugin.Name {
-				_, err := plugin.DecodeArgs(pc.Args)
-				require.NoError(t, err, path)
-				found = true
-			}
-		}
-		assert.True(t, found, "%s configures %s", path, plugin.Name)
+		loadsFineGrain(t, filepath.Join(dir, path))
 	}
 	mount := pod.Containers[0].VolumeMounts[0].MountPath
 	assert.Contains(t, keys, strings.TrimPrefix(config, mount+"/"), "the generated ConfigMap holds the file --config reads")
@@ -146,22 +135,29 @@ func TestKustomization(t *testing.T) {
 		name := filepath.Base(m)
 		if name == "scheduler-config-queues.yaml" || name == "scheduler-config-gpu.yaml" {
 			assert.Contains(t, string(data), "="+name, "the kustomization's comment names the alternative %s", name)
-			cfg, err := options.LoadConfigFromFile(klog.Background(), m)
-			require.NoError(t, err, name)
-			require.Len(t, cfg.Profiles, 1, name)
-			decoded := false
-			for _, pc := range cfg.Profiles[0].PluginConfig {
-				if pc.Name == plugin.Name {
-					_, err := plugin.DecodeArgs(pc.Args)
-					require.NoError(t, err, name)
-					decoded = true
-				}
-			}
-			assert.True(t, decoded, "%s configures %s", name, plugin.Name)
+			loadsFineGrain(t, m)
 			continue
 		}
 		assert.True(t, slices.Contains(listed, name), "%s is in the kustomization", name)
 	}
+}
+
+// loadsFineGrain checks that path is a scheduler configuration kube-scheduler's loader
+// reads, of one profile whose FineGrain arguments decode.
+func loadsFineGrain(t *testing.T, path string) {
+	t.Helper()
+	cfg, err := options.LoadConfigFromFile(klog.Background(), path)
+	require.NoError(t, err, path)
+	require.Len(t, cfg.Profiles, 1, path)
+	found := false
+	for _, pc := range cfg.Profiles[0].PluginConfig {
+		if pc.Name == plugin.Name {
+			_, err := plugin.DecodeArgs(pc.Args)
+			require.NoError(t, err, path)
+			found = true
+		}
+	}
+	assert.True(t, found, "%s configures %s", path, plugin.Name)
 }
 
 // The Dockerfile stamps the versions: finegrain's into plugin.Version, and
