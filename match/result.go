@@ -161,7 +161,7 @@ func (r *Result) noteStage(i int, rc float64) {
 }
 
 // FitSummary is a plain fit's Result — Code Fit and nothing but its window's least
-// free amount (MinFree) to report — in a fifth of the room: what a cache of match
+// free amount (MinFree) to report — in a sixth of the room: what a cache of match
 // verdicts keeps per node (framework.Verdict). Result.Summary makes one when nothing
 // is lost; FitSummary.Result gives the Result back, equal to the one summarised.
 type FitSummary struct {

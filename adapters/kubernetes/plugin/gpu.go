@@ -25,9 +25,8 @@ import (
 // This file is GPU sharing (Args.GPUDevices): a pod's GPU demand from its requests
 // and annotations, a node's devices from its capacity and labels, the devices the
 // library chose written on the pod with its binding (Bind) or at PreBind for a device
-// plugin to read, the
-// devices of pods the plugin did not place held as external shares, and FGD's task
-// shapes learned from the pods seen.
+// plugin to read, the devices of pods the plugin did not place held as external
+// shares, and FGD's task shapes learned from the pods seen.
 
 // The annotations of GPU sharing.
 const (
@@ -36,10 +35,11 @@ const (
 	// discovery sets nvidia.com/gpu.product, as in "Tesla-V100-SXM2-32GB").
 	GPUModelAnnotation = "finegrain.io/gpu-model"
 	// GPUDevicesAnnotation is where the devices the pod was given on its node are
-	// written, with its binding (Bind) or just before it (PreBind): their indices, separated by commas ("0,1"), in the
-	// order a device plugin enumerates them (NVML's). A pod asking a share of one GPU
-	// has one index; its share is its request of Args.GPUShareResource. A device
-	// plugin reads it when it allocates the pod's devices.
+	// written, with its binding (Bind) or just before it (PreBind): their indices,
+	// separated by commas ("0,1"), in the order a device plugin enumerates them
+	// (NVML's). A pod asking a share of one GPU has one index; its share is its
+	// request of Args.GPUShareResource. A device plugin reads it when it allocates
+	// the pod's devices.
 	GPUDevicesAnnotation = "finegrain.io/gpu-devices"
 )
 
