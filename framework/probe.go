@@ -182,9 +182,13 @@ func (p *TaskProbe) FilterKept(n *cluster.NodeInfo, v *Verdict) (Status, match.R
 		st = s.c.Filter(&s.a)
 	}
 	if v != nil {
-		fit, plain := s.a.Result.Summary()
+		var fit match.FitSummary
+		plain := false
+		if st.OK() {
+			fit, plain = s.a.Result.Summary()
+		}
 		v.mu.Lock()
-		if st.OK() && plain {
+		if plain {
 			v.probe, v.node, v.fit = p, n, fit
 		} else if v.probe == p && v.node == n {
 			v.probe, v.node = nil, nil

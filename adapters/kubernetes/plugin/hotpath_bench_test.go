@@ -80,10 +80,7 @@ func newHotCluster(b *testing.B) *hotCluster {
 		c.nodes = append(c.nodes, ni)
 		// The plugin adds a node it does not hold yet when Filter first sees it.
 		probe := c.pod("probe", "100m", "128Mi", "")
-		cs := schedframework.NewCycleState()
-		if _, st := c.plugin.PreFilter(ctx, cs, probe, nil); !st.IsSuccess() {
-			b.Fatalf("PreFilter: %v", st)
-		}
+		cs := c.preFilter(b, probe)
 		if st := c.plugin.Filter(ctx, cs, probe, ni); !st.IsSuccess() {
 			b.Fatalf("Filter on a new node: %v", st)
 		}
@@ -123,14 +120,22 @@ func (c *hotCluster) pod(prefix, cpu, mem, stages string) *v1.Pod {
 	return pod
 }
 
+// preFilter runs PreFilter for pod in a new cycle state, which it returns; the
+// benchmark fails when PreFilter does not succeed.
+func (c *hotCluster) preFilter(b *testing.B, pod *v1.Pod) fwk.CycleState {
+	b.Helper()
+	cs := schedframework.NewCycleState()
+	if _, st := c.plugin.PreFilter(context.Background(), cs, pod, nil); !st.IsSuccess() {
+		b.Fatalf("PreFilter: %v", st)
+	}
+	return cs
+}
+
 // bind runs pod through PreFilter, Reserve and PostBind on ni's node, and adds it to
 // ni as the scheduler's cache would.
 func (c *hotCluster) bind(b *testing.B, pod *v1.Pod, ni fwk.NodeInfo) {
 	ctx := context.Background()
-	cs := schedframework.NewCycleState()
-	if _, st := c.plugin.PreFilter(ctx, cs, pod, nil); !st.IsSuccess() {
-		b.Fatalf("PreFilter: %v", st)
-	}
+	cs := c.preFilter(b, pod)
 	name := ni.Node().Name
 	if st := c.plugin.Reserve(ctx, cs, pod, name); !st.IsSuccess() {
 		b.Fatalf("Reserve on %s: %v", name, st)
@@ -195,10 +200,7 @@ func BenchmarkPluginFilter(b *testing.B) {
 	for _, tc := range hotPods() {
 		b.Run(tc.name, func(b *testing.B) {
 			pod := c.pod("filter", "2", "4Gi", tc.stages)
-			cs := schedframework.NewCycleState()
-			if _, st := c.plugin.PreFilter(ctx, cs, pod, nil); !st.IsSuccess() {
-				b.Fatalf("PreFilter: %v", st)
-			}
+			cs := c.preFilter(b, pod)
 			passed := 0
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -226,10 +228,7 @@ func BenchmarkPluginFilterParallel(b *testing.B) {
 	for _, tc := range hotPods() {
 		b.Run(tc.name, func(b *testing.B) {
 			pod := c.pod("filter", "2", "4Gi", tc.stages)
-			cs := schedframework.NewCycleState()
-			if _, st := c.plugin.PreFilter(ctx, cs, pod, nil); !st.IsSuccess() {
-				b.Fatalf("PreFilter: %v", st)
-			}
+			cs := c.preFilter(b, pod)
 			var next atomic.Int64
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -251,10 +250,7 @@ func BenchmarkPluginScore(b *testing.B) {
 	for _, tc := range hotPods() {
 		b.Run(tc.name, func(b *testing.B) {
 			pod := c.pod("score", "2", "4Gi", tc.stages)
-			cs := schedframework.NewCycleState()
-			if _, st := c.plugin.PreFilter(ctx, cs, pod, nil); !st.IsSuccess() {
-				b.Fatalf("PreFilter: %v", st)
-			}
+			cs := c.preFilter(b, pod)
 			var passing []fwk.NodeInfo
 			for _, ni := range c.nodes {
 				if c.plugin.Filter(ctx, cs, pod, ni).IsSuccess() {
@@ -320,10 +316,7 @@ func BenchmarkPluginPostBind(b *testing.B) {
 			var wg sync.WaitGroup
 			if busy {
 				other := c.pod("other", "2", "4Gi", eightStages())
-				cs := schedframework.NewCycleState()
-				if _, st := c.plugin.PreFilter(ctx, cs, other, nil); !st.IsSuccess() {
-					b.Fatalf("PreFilter: %v", st)
-				}
+				cs := c.preFilter(b, other)
 				for g := 0; g < 2; g++ {
 					wg.Add(1)
 					go func(g int) {
@@ -347,10 +340,7 @@ func BenchmarkPluginPostBind(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				pod := c.pod("postbind", "100m", "64Mi", `[{"duration":"30s","cpu":"100m","memory":"64Mi"},{"duration":"30s","cpu":"50m","memory":"32Mi"}]`)
-				cs := schedframework.NewCycleState()
-				if _, st := c.plugin.PreFilter(ctx, cs, pod, nil); !st.IsSuccess() {
-					b.Fatalf("PreFilter: %v", st)
-				}
+				cs := c.preFilter(b, pod)
 				node := c.nodes[i%hotNodes].Node().Name
 				if st := c.plugin.Reserve(ctx, cs, pod, node); !st.IsSuccess() {
 					b.Fatalf("Reserve: %v", st)
