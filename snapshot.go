@@ -95,7 +95,7 @@ func (sn *Snapshot) Filter(nodeID string) (Status, match.Result, error) {
 	if err != nil {
 		return Status{}, match.Result{}, err
 	}
-	st, r := sn.probe.FilterKept(v.n, v.verdict)
+	st, r := sn.probe.FilterKept(v.n, &v.verdict)
 	return st, r, nil
 }
 
@@ -112,27 +112,42 @@ func (sn *Snapshot) Score(nodeID string) (float64, Status, error) {
 	if err != nil {
 		return 0, Status{}, err
 	}
-	x, st := sn.probe.ScoreKept(v.n, v.verdict)
+	x, st := sn.probe.ScoreKept(v.n, &v.verdict)
 	return x, st, nil
 }
 
 // node is the snapshot's view of node id.
-func (sn *Snapshot) node(id string) (nodeView, error) {
-	if n := sn.nodes.get(id); n.n != nil {
+func (sn *Snapshot) node(id string) (*nodeView, error) {
+	if n := sn.nodes.get(id); n != nil {
 		return n, nil
 	}
-	return nodeView{}, fmt.Errorf("finegrain: probe of task %q: node %q: %w", sn.id, id, ErrUnknownNode)
+	return nil, fmt.Errorf("finegrain: probe of task %q: node %q: %w", sn.id, id, ErrUnknownNode)
 }
 
 // nodeView is a node's view (cluster.NodeInfo.View) in a viewTable, with the verdict
 // of the latest Filter on it, which the Score of the same snapshot that follows reads
 // rather than filtering again (framework.Verdict): kube-scheduler scores, in each
-// cycle, the nodes its Filter passed. Held by value in the table's chunks, so that
-// reaching the view costs no more than it did; the verdict, written by Filter, is
-// apart.
+// cycle, the nodes its Filter passed. Held by value in the table's chunks, the verdict
+// beside the view's pointer, so that a Filter reaches both in one or two cache lines.
+// A chunk copied for a new table starts with no verdicts: its snapshots' probes are
+// new ones.
 type nodeView struct {
 	n       *cluster.NodeInfo
-	verdict *framework.Verdict
+	verdict framework.Verdict
+}
+
+// viewBlock is a chunk of a viewTable.
+type viewBlock [viewChunk]nodeView
+
+// copied is a new chunk with the views of b (nil: none) and no verdicts.
+func (b *viewBlock) copied() *viewBlock {
+	c := new(viewBlock)
+	if b != nil {
+		for i := range b {
+			c[i].n = b[i].n
+		}
+	}
+	return c
 }
 
 // viewChunk is how many node views a chunk of a viewTable holds: a snapshot after a
@@ -145,7 +160,7 @@ const viewChunk = 64
 // the small map of recent ones (recent), folding it into a new ids now and then, so
 // that a refresh after a node joined costs a copy of the recent ones, not of every ID.
 type viewTable struct {
-	chunks [][]nodeView
+	chunks []*viewBlock
 	ids    map[string]int // node ID → index, but for the IDs in recent
 	recent map[string]int // IDs added (their index) or removed (-1) since ids was built
 }
@@ -161,24 +176,34 @@ func (t *viewTable) index(id string) (int, bool) {
 	return i, ok
 }
 
-// get is the view of node id; its n is nil for none.
-func (t *viewTable) get(id string) nodeView {
+// get is the view of node id, nil for none.
+func (t *viewTable) get(id string) *nodeView {
 	i, ok := t.index(id)
 	if !ok {
-		return nodeView{}
+		return nil
 	}
-	return t.chunks[i/viewChunk][i%viewChunk]
+	if v := &t.chunks[i/viewChunk][i%viewChunk]; v.n != nil {
+		return v
+	}
+	return nil
 }
 
 // foldRecent is how many recent IDs a table keeps, at least, before folding them into
 // a new ids: a fold copies every ID, so it comes after a sixteenth as many changes.
 const foldRecent = 64
 
+// foldCalm is how many refreshes in a row with no node come or gone fold the recent
+// IDs into a new ids whatever their number: a lookup then costs one map access, not
+// two. A fold copies every ID, so it comes at most once every foldCalm snapshots, each
+// of which saves a map access for every node it is asked of.
+const foldCalm = 16
+
 // nodeViews keeps the latest viewTable and brings it up to date for the next
 // snapshot.
 type nodeViews struct {
-	mu  sync.Mutex // one refresh at a time; snapshots are taken under the read lock
-	cur *viewTable
+	mu   sync.Mutex // one refresh at a time; snapshots are taken under the read lock
+	cur  *viewTable
+	calm int // refreshes since a node came or went
 }
 
 // current brings the views of the nodes of st changed since the last call up to date
@@ -194,17 +219,12 @@ func (v *nodeViews) current(st *cluster.State) *viewTable {
 	var next *viewTable
 	var owned []bool // chunks of next already copied from cur's
 	idsOwned := false
-	chunk := func(c int) []nodeView {
+	chunk := func(c int) *viewBlock {
 		for c >= len(next.chunks) {
 			next.chunks, owned = append(next.chunks, nil), append(owned, false)
 		}
 		if !owned[c] {
-			if next.chunks[c] == nil {
-				next.chunks[c] = make([]nodeView, viewChunk)
-			} else {
-				next.chunks[c] = slices.Clone(next.chunks[c])
-			}
-			owned[c] = true
+			next.chunks[c], owned[c] = next.chunks[c].copied(), true
 		}
 		return next.chunks[c]
 	}
@@ -228,7 +248,7 @@ func (v *nodeViews) current(st *cluster.State) *viewTable {
 		i, id := n.Index(), n.ID()
 		j, known := next.index(id)
 		if held {
-			chunk(i / viewChunk)[i%viewChunk] = nodeView{n: n.View(), verdict: new(framework.Verdict)}
+			chunk(i / viewChunk)[i%viewChunk].n = n.View()
 			if !known || j != i {
 				setID(id, i)
 			}
@@ -237,12 +257,20 @@ func (v *nodeViews) current(st *cluster.State) *viewTable {
 		// Removed: its view goes, unless its ID already names another index (a node
 		// added under it since, whose change comes later in the list and sets it).
 		if known && j == i {
-			chunk(i / viewChunk)[i%viewChunk] = nodeView{}
+			chunk(i / viewChunk)[i%viewChunk].n = nil
 			setID(id, -1)
 		}
 	})
+	if idsOwned {
+		v.calm = 0
+	} else {
+		v.calm++
+	}
+	if next == nil && len(cur.recent) > 0 && v.calm >= foldCalm {
+		next = &viewTable{chunks: cur.chunks, ids: cur.ids, recent: cur.recent}
+	}
 	if next != nil {
-		if len(next.recent) > max(foldRecent, len(next.ids)/16) {
+		if len(next.recent) > max(foldRecent, len(next.ids)/16) || len(next.recent) > 0 && v.calm >= foldCalm {
 			next.ids, next.recent = folded(next.ids, next.recent), nil
 		}
 		cur = next

@@ -20,14 +20,8 @@ type modes struct {
 	adjuster *policy.Adjuster
 	refs     []modeRef // by node index
 
-	views atomic.Pointer[[]atomic.Pointer[viewRef]] // by node index, for views
-	grow  sync.Mutex                                // one growth of views at a time
-}
-
-// viewRef is the reference to the mode of the node named id, for views of it.
-type viewRef struct {
-	id  string
-	ref *policy.ModeRef
+	views atomic.Pointer[[]atomic.Pointer[policy.ModeRef]] // by node index, for views
+	grow  sync.Mutex                                       // one growth of views at a time
 }
 
 // modeRef is the reference to a node's mode, for that node.
@@ -84,8 +78,8 @@ func (m *modes) ref(c *framework.Cycle, n *cluster.NodeInfo) *policy.ModeRef {
 func (m *modes) viewMode(n *cluster.NodeInfo) policy.NodeMode {
 	i, id := n.Index(), n.ID()
 	if refs := m.views.Load(); refs != nil && i < len(*refs) {
-		if r := (*refs)[i].Load(); r != nil && r.id == id {
-			if mode, ok := r.ref.Mode(); ok {
+		if r := (*refs)[i].Load(); r != nil && r.ID() == id {
+			if mode, ok := r.Mode(); ok {
 				return mode
 			}
 		}
@@ -94,7 +88,7 @@ func (m *modes) viewMode(n *cluster.NodeInfo) policy.NodeMode {
 	if !ok {
 		return m.adjuster.Mode(id)
 	}
-	m.keep(i, &viewRef{id: id, ref: ref})
+	m.keep(i, ref)
 	mode, _ := ref.Mode()
 	return mode
 }
@@ -102,7 +96,7 @@ func (m *modes) viewMode(n *cluster.NodeInfo) policy.NodeMode {
 // keep keeps r for node index i, growing the table when i is beyond it. A reference
 // kept in the old table while another goroutine grows it may be lost: it is taken
 // again when next asked for.
-func (m *modes) keep(i int, r *viewRef) {
+func (m *modes) keep(i int, r *policy.ModeRef) {
 	if refs := m.views.Load(); refs != nil && i < len(*refs) {
 		(*refs)[i].Store(r)
 		return
@@ -118,7 +112,7 @@ func (m *modes) keep(i int, r *viewRef) {
 		(*old)[i].Store(r)
 		return
 	}
-	grown := make([]atomic.Pointer[viewRef], max(i+1, 2*n, 64))
+	grown := make([]atomic.Pointer[policy.ModeRef], max(i+1, 2*n, 64))
 	for k := 0; k < n; k++ {
 		grown[k].Store((*old)[k].Load())
 	}

@@ -246,6 +246,7 @@ func (a *Adjuster) AddServer(id string, capacity resource.Tuple) error {
 		return settingErr("server ID", id, ErrDuplicateServer)
 	}
 	s := &server{capacity: capacity, mode: a.initial}
+	s.ref.id = id
 	s.ref.mode.Store(uint32(a.initial))
 	floor := capacity.ScaleEach(a.idle)
 	s.ref.floor.Store(&floor)
@@ -341,7 +342,11 @@ type ModeRef struct {
 	mode    atomic.Uint32
 	removed atomic.Bool
 	floor   atomic.Pointer[resource.Tuple] // the idle threshold's share of the capacity (BelowIdle)
+	id      string                         // the server's; beside its mode, so that a reader checks both in one cache line
 }
+
+// ID is the ID of the server whose mode r reads.
+func (r *ModeRef) ID() string { return r.id }
 
 // Mode returns the server's current mode, and false once the server was removed
 // (then look it up again: Adjuster.Mode, Adjuster.Ref).
