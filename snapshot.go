@@ -27,8 +27,9 @@ import (
 // task, the node and the time when the snapshot was taken (TestSnapshotEquivalence).
 // The nodes' modes are read when asked, from the policy adjuster, as the live calls
 // read them. A Score that follows the snapshot's own Filter of the same node — as
-// kube-scheduler scores the nodes its Filter passed — scores on that Filter's findings
-// instead of filtering again: its verdict, its match result and the mode it read.
+// kube-scheduler scores the nodes its Filter passed — reads the score that Filter
+// worked out when the task passed (framework.Verdict), with the mode it read, instead
+// of filtering again.
 //
 // A snapshot may be stale by the time it is read: another task reserved on a node
 // since, a node removed or added. That is safe: Reserve is the authority. It checks
@@ -125,9 +126,9 @@ func (sn *Snapshot) node(id string) (*nodeView, error) {
 }
 
 // nodeView is a node's view (cluster.NodeInfo.View) in a viewTable, with the verdict
-// of the latest Filter on it, which the Score of the same snapshot that follows reads
-// rather than filtering again (framework.Verdict): kube-scheduler scores, in each
-// cycle, the nodes its Filter passed. Held by value in the table's chunks, the verdict
+// of the latest Filter on it — the score it worked out — which the Score of the same
+// snapshot that follows reads rather than filtering again (framework.Verdict):
+// kube-scheduler scores, in each cycle, the nodes its Filter passed. Held by value in the table's chunks, the verdict
 // beside the view's pointer, so that a Filter reaches both in one or two cache lines.
 // A chunk copied for a new table starts with no verdicts: its snapshots' probes are
 // new ones.

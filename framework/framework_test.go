@@ -1057,7 +1057,14 @@ func TestScoreKeptReusesItsOwnFilter(t *testing.T) {
 	}}
 	ns, err := plugins.NewNodeScore(match.LeastAllocated{}, 1)
 	require.NoError(t, err)
-	fw := f.framework(t, with(f.base(t), count, ns))
+	scored := 0
+	countScores := scoreFunc{named{"CountScores"}, func(a *framework.Attempt) float64 {
+		if a.Task.ID() == "small" {
+			scored++ // the small task's runs of the Score plugins
+		}
+		return 0
+	}}
+	fw := f.framework(t, with(f.base(t), count, ns, countScores))
 	small, large := f.submit(t, "j", "small", 1000, 2), f.submit(t, "j", "large", 2000, 6)
 	ps, pl := fw.NewTaskProbe(small, 0), fw.NewTaskProbe(large, 0)
 	for _, id := range []string{"n1", "n2", "n3"} {
@@ -1067,7 +1074,7 @@ func TestScoreKeptReusesItsOwnFilter(t *testing.T) {
 		fs, fr := ps.Filter(n)
 
 		var v framework.Verdict
-		calls = 0
+		calls, scored = 0, 0
 		st, r := ps.FilterKept(n, &v)
 		assert.Equal(t, fs, st, id)
 		assert.Equal(t, fr, r, id)
@@ -1076,8 +1083,10 @@ func TestScoreKeptReusesItsOwnFilter(t *testing.T) {
 		assert.Equal(t, wantSt, sst, id)
 		if fs.OK() {
 			assert.Equal(t, 1, calls, "%s: Score on its own Filter's pass filters no more", id)
+			assert.Equal(t, 1, scored, "%s: the Score plugins run once, in the Filter that passed", id)
 		} else {
 			assert.Equal(t, 2, calls, "%s: a refusal is not kept (a host scores the nodes that passed)", id)
+			assert.Equal(t, 0, scored, "%s: a refusal is not scored", id)
 		}
 
 		calls = 0

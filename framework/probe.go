@@ -136,10 +136,11 @@ func (p *TaskProbe) attempt(n *cluster.NodeInfo) *probeScratch {
 	return s
 }
 
-// release gives scratch s back to the pool, keeping no reference to the nodes and
-// tasks it held.
+// release gives scratch s back to the pool as it is: the next attempt overwrites it
+// whole, and the pool drops what it holds at the next garbage collections, so the
+// references it keeps meanwhile (a node view, a task view) keep nothing alive for
+// long. Clearing it here would cost as much as filling it.
 func (s *probeScratch) release() {
-	s.c, s.a = Cycle{}, Attempt{}
 	probeScratches.Put(s)
 }
 
@@ -159,21 +160,21 @@ func (p *TaskProbe) Score(n *cluster.NodeInfo) (float64, Status) {
 
 // Verdict keeps a TaskProbe's Filter of one node for the Score of the same node that
 // follows it — a host scheduler such as kube-scheduler scores, in each cycle, the nodes
-// its Filter passed — so that Score runs the Score plugins on the Filter's findings
-// rather than filtering again, which would repeat the stage match. It keeps a pass
-// whose match result is a plain fit (match.FitSummary: a few cache lines, not the
-// whole Result), and nothing else. The zero Verdict keeps nothing. A Verdict is safe
-// for concurrent use: probes of different tasks may share one (the probes of one
-// node); it keeps the latest Filter, and a Score that does not find its own probe's
-// pass there filters again.
+// its Filter passed — so that Score does not filter again. A Filter that passes runs
+// the Score plugins there and then, on the attempt it has just matched, while the
+// node's data are in the processor's cache, and keeps the total; the Score that follows
+// reads it. The zero Verdict keeps nothing. A Verdict is safe for concurrent use:
+// probes of different tasks may share one (the probes of one node); it keeps the
+// latest Filter's, and a Score that does not find its own probe's there filters again.
 type Verdict struct {
 	mu    sync.Mutex
 	probe *TaskProbe
 	node  *cluster.NodeInfo
-	fit   match.FitSummary
+	score float64
 }
 
-// FilterKept is Filter, keeping the verdict in v (when not nil) for ScoreKept.
+// FilterKept is Filter, keeping the verdict in v (when not nil) for ScoreKept: when the
+// task passes, the Score plugins run too, and v keeps their total.
 func (p *TaskProbe) FilterKept(n *cluster.NodeInfo, v *Verdict) (Status, match.Result) {
 	s := p.attempt(n)
 	defer s.release()
@@ -182,38 +183,39 @@ func (p *TaskProbe) FilterKept(n *cluster.NodeInfo, v *Verdict) (Status, match.R
 		st = s.c.Filter(&s.a)
 	}
 	if v != nil {
-		var fit match.FitSummary
-		plain := false
 		if st.OK() {
-			fit, plain = s.a.Result.Summary()
+			x := s.c.score(&s.a)
+			v.mu.Lock()
+			v.probe, v.node, v.score = p, n, x
+			v.mu.Unlock()
+		} else {
+			v.mu.Lock()
+			if v.probe == p && v.node == n {
+				v.probe, v.node = nil, nil
+			}
+			v.mu.Unlock()
 		}
-		v.mu.Lock()
-		if plain {
-			v.probe, v.node, v.fit = p, n, fit
-		} else if v.probe == p && v.node == n {
-			v.probe, v.node = nil, nil
-		}
-		v.mu.Unlock()
 	}
 	return s.c.explained(st, &s.a), s.a.Result
 }
 
-// ScoreKept is Score, on the findings of the probe's own Filter of n when v (not nil)
-// keeps them, as FilterKept left them: the Score plugins then run on that Filter's
-// match result, and the node's mode, which the Filter plugins read when asked, is the
-// one that Filter read.
+// ScoreKept is Score, read from v (not nil) when it keeps the probe's own Filter of n,
+// as FilterKept left it: the Score plugins' total on that Filter's attempt, with the
+// node's mode that Filter read.
 func (p *TaskProbe) ScoreKept(n *cluster.NodeInfo, v *Verdict) (float64, Status) {
-	s := p.attempt(n)
-	defer s.release()
-	st, kept := p.pre, false
 	if v != nil {
 		v.mu.Lock()
 		if v.probe == p && v.node == n {
-			s.a.Result, kept = v.fit.Result(), true
+			x := v.score
+			v.mu.Unlock()
+			return x, Status{}
 		}
 		v.mu.Unlock()
 	}
-	if !kept && st.OK() {
+	s := p.attempt(n)
+	defer s.release()
+	st := p.pre
+	if st.OK() {
 		st = s.c.Filter(&s.a)
 	}
 	if !st.OK() {

@@ -133,21 +133,6 @@ func TestMatchProperties(t *testing.T) {
 		}
 		return true
 	}, gen.Int64()))
-	props.Property("a result summarises (FitSummary) exactly when it is a plain fit, and gives itself back", prop.ForAll(func(seed int64) bool {
-		sc := newScenario(seed)
-		server := match.Server{ID: "s", Timeline: sc.tl, Allowance: sc.allow}
-		for _, m := range []match.Matcher{match.FineGrained{}, match.CoarseGrained{}, match.RequestQuantity{}} {
-			r := m.Match(server, sc.start, sc.p)
-			sum, ok := r.Summary()
-			if ok != (r.Code == match.Fit && r.Allowance.IsZero()) {
-				return false
-			}
-			if ok && sum.Result() != r {
-				return false
-			}
-		}
-		return true
-	}, gen.Int64()))
 
 	props.Property("fine-grained accepts whatever coarse-grained accepts", prop.ForAll(func(seed int64) bool {
 		sc := newScenario(seed)

@@ -160,32 +160,6 @@ func (r *Result) noteStage(i int, rc float64) {
 	r.stages[j] = max(r.stages[j], rc)
 }
 
-// FitSummary is a plain fit's Result — Code Fit and nothing but its window's least
-// free amount (MinFree) to report — in a sixth of the room: what a cache of match
-// verdicts keeps per node (framework.Verdict). Result.Summary makes one when nothing
-// is lost; FitSummary.Result gives the Result back, equal to the one summarised.
-type FitSummary struct {
-	minFree resource.Tuple
-	schema  *resource.Schema
-	nstages int32
-	known   bool
-}
-
-// Summary is r as a FitSummary, and whether r is one: a Fit with nothing set but
-// what Result.Summary keeps (no compression, no allowance, no stage ratios).
-func (r Result) Summary() (FitSummary, bool) {
-	if r.Code != Fit || r.nstages > math.MaxInt32 {
-		return FitSummary{}, false
-	}
-	s := FitSummary{minFree: r.MinFree, schema: r.schema, nstages: int32(r.nstages), known: r.MinFreeKnown}
-	return s, s.Result() == r
-}
-
-// Result is the Result s summarises.
-func (s FitSummary) Result() Result {
-	return Result{Code: Fit, Stage: -1, Dim: -1, MinFree: s.minFree, MinFreeKnown: s.known, schema: s.schema, nstages: int(s.nstages)}
-}
-
 // Err returns nil when the code allows the allocation and otherwise an *Error that
 // carries the result and wraps ErrNoRoom, ErrDeadline, ErrUnschedulable or, for
 // Invalid, the validation error.
