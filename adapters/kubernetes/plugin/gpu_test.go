@@ -66,6 +66,9 @@ func (c *cluster) gpuNode(name, model string, count int) {
 	created.Status = n.Status
 	_, err = c.client.CoreV1().Nodes().UpdateStatus(c.ctx, created, metav1.UpdateOptions{})
 	require.NoError(c.t, err)
+	// As nodeWith does: a pod created before the scheduler's cache holds the node
+	// would be found unschedulable against no node at all.
+	c.waitFor("node "+name+" in the scheduler's cache", func() bool { return c.cached(name) })
 }
 
 // gpuCapacity is a node's resources: cpu, mem, 110 pods and count GPUs, whole and in
