@@ -85,12 +85,26 @@ func (cfg TetrisConfig) Validate() error {
 // when the duration is unknown — the job's pending demand. Running tasks' remaining
 // time is not counted: the state does not know it.
 //
-// Cost: each choice walks the jobs once (as a DelayScheduling pass does) and scores
-// the competing ones. A job's candidate task, its hold profile's peak and window, and
-// its remaining work are worked out once per heartbeat and again only after the job
-// is tried; the node's timeline is taken once per choice, so that a candidate's
-// window minimum is a binary search (the same value as Timeline.MinFree). The demand
-// step runs once per demand class per heartbeat.
+// Cost: a heartbeat's first choice walks the jobs (as a DelayScheduling pass does);
+// each later one keeps the jobs it took, in the fairness order, and brings them up to
+// date as a walk would find them (tetriskeep.go). After a start only the started
+// job's entry in the fairness tree changed: the job and its queues' blocks of jobs
+// move to their new places (cluster.Resettle; any other change walks afresh). Of the
+// other jobs only those DemandClasses may now refuse are asked again — the class that
+// let each through was refused since, or its need is no longer free, which heaps of
+// the needs by dimension tell — as any other would be let through again without a
+// look-up (DemandClasses.stillLets); with JobFilter plugins other than DemandClasses
+// alone, every choice walks. Then the competing jobs are scored. A job's candidate
+// task, its hold profile's peak and window, and its remaining work are worked out once
+// per heartbeat and again only after the job is tried; alignment's factors are taken
+// apart — the task's peak over the node's capacity when the job is picked, the node's
+// least free amount over each window from now once per choice (a binary search gives
+// a candidate's, the same value as Timeline.MinFree) — and summed in match.Alignment's
+// order, to the same score. The demand step runs once per demand class per
+// heartbeat, and a class's work once per heartbeat, from an estimate read through a
+// predict.Ref and worked out again only when the estimate or the capacity changed.
+// The decisions are those of walking the order and scoring afresh for every choice,
+// the estimator's use of keys included.
 type Tetris struct {
 	cfg      TetrisConfig
 	pred     *Prediction // nil: remaining work from requests only
@@ -138,15 +152,18 @@ type tetrisCand struct {
 // tetrisPick is a job's candidate in a cycle: its task and what does not change until
 // the job is tried again (other jobs' starts change only the node's free resources).
 type tetrisPick struct {
+	// What each choice reads first, together.
 	gen   uint64 // the cycle it was worked out in; 0: to work out again
 	job   *cluster.JobInfo
 	level fairness.Level
-	peak  resource.Tuple // the hold profile's peak
-	dur   time.Duration  // the hold profile's duration
-	work  float64        // the job's remaining work
+	work  float64       // the job's remaining work
+	end   time.Duration // the end of the hold profile's window from the cycle's time
 	// norm is the peak over the node's capacity, clamped to [0, 1], in the node's
 	// dimensions (tetrisNode.dims): alignment's factors for the task.
 	norm [resource.MaxDims]float64
+
+	peak resource.Tuple // the hold profile's peak
+	dur  time.Duration  // the hold profile's duration
 }
 
 // tetrisNode is the heartbeat's node as alignment reads it: its capacity, the
@@ -263,7 +280,7 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 	if len(t.picks) < st.JobSlots() {
 		t.picks = append(t.picks, make([]tetrisPick, st.JobSlots()-len(t.picks))...)
 	}
-	t.setNode(c, n)
+	t.setNode(c.Gen(), n.Capacity())
 	t.window(n.Timeline(), c.Now())
 	sumA, sumW := 0.0, 0.0
 	for i := range t.jobs[:k] {
@@ -313,19 +330,27 @@ func (t *Tetris) pick(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInf
 	}
 	hold := t.hold(c, j, task)
 	*pk = tetrisPick{gen: c.Gen(), job: j, level: level, peak: hold.Peak(), dur: hold.Duration(), work: t.remaining(c, j, n)}
-	for d, k := range t.node.dims {
-		pk.norm[d] = unitShare(pk.peak[k], t.node.capacity[k])
-	}
+	t.factors(pk, c.Now())
 	return true
 }
 
-// setNode takes node n's capacity and its dimensions for the cycle's alignments.
-func (t *Tetris) setNode(c *framework.Cycle, n *cluster.NodeInfo) {
+// factors works out what alignment reads of candidate pk from its peak and duration:
+// its window's end from now, and its peak over the node's capacity (norm).
+func (t *Tetris) factors(pk *tetrisPick, now time.Duration) {
+	pk.end = stage.AddSat(now, pk.dur)
+	for d, k := range t.node.dims {
+		pk.norm[d] = unitShare(pk.peak[k], t.node.capacity[k])
+	}
+}
+
+// setNode takes the capacity of the node of cycle gen, and its dimensions, for the
+// cycle's alignments.
+func (t *Tetris) setNode(gen uint64, capacity resource.Tuple) {
 	nd := &t.node
-	if nd.gen == c.Gen() {
+	if nd.gen == gen {
 		return
 	}
-	nd.gen, nd.capacity, nd.dims = c.Gen(), n.Capacity(), nd.dims[:0]
+	nd.gen, nd.capacity, nd.dims = gen, capacity, nd.dims[:0]
 	for k := range nd.capacity {
 		if nd.capacity[k] > 0 {
 			nd.dims = append(nd.dims, k)
@@ -383,7 +408,7 @@ func (t *Tetris) align(pk *tetrisPick, now time.Duration) float64 {
 	if t.walkEach {
 		return match.Alignment{}.Score(t.node.capacity, t.minFree(now, pk.dur), pk.peak)
 	}
-	row := t.row(now, pk.dur)
+	row := t.row(pk.end)
 	if len(row) == 0 {
 		return 0
 	}
@@ -394,27 +419,26 @@ func (t *Tetris) align(pk *tetrisPick, now time.Duration) float64 {
 	return sum / float64(len(row))
 }
 
-// row is the node's least free amount over [now, now+d), over its capacity (window):
+// row is the node's least free amount over [now, end), over its capacity (window):
 // minFree's, normalised.
-func (t *Tetris) row(now, d time.Duration) []float64 {
+func (t *Tetris) row(end time.Duration) []float64 {
 	nd := &t.node
 	w, n := len(nd.dims), len(nd.starts)
 	if n == 0 {
 		return nd.zero
 	}
-	end := stage.AddSat(now, d)
-	lo, hi := 0, n // the first segment starting at end or later
-	for lo < hi {
-		if m := int(uint(lo+hi) >> 1); nd.starts[m] < end {
-			lo = m + 1
+	i, hi := 0, n // i: the first segment starting at end or later
+	for i < hi {
+		if m := int(uint(i+hi) >> 1); nd.starts[m] < end {
+			i = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo == 0 { // an empty window: the instant now
+	if i == 0 { // an empty window: the instant now
 		return nd.rows[n*w : (n+1)*w]
 	}
-	return nd.rows[(lo-1)*w : lo*w]
+	return nd.rows[(i-1)*w : i*w]
 }
 
 // minFree is the node's least free amount over [now, now+d), as its timeline's MinFree
