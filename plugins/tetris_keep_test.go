@@ -40,8 +40,9 @@ type tetrisSetup struct {
 	nodes   []cluster.NodeSpec
 	policy  fairness.Policy
 	cfg     TetrisConfig
-	filters int // 0: DemandClasses; 1: none; 2: DemandClasses and another (the order is walked each time)
-	keys    int // the estimator's key cap
+	filters int  // 0: DemandClasses; 1: none; 2: DemandClasses and another (the order is walked each time)
+	keys    int  // the estimator's key cap
+	meddle  bool // a Reserve plugin changes other jobs and the queues during a heartbeat (meddler)
 }
 
 func newTetrisWorld(t *testing.T, s tetrisSetup) *tetrisWorld {
@@ -84,6 +85,9 @@ func newTetrisWorld(t *testing.T, s tetrisSetup) *tetrisWorld {
 	tetris, err := NewTetris(s.cfg, pred)
 	must(err)
 	list := []framework.Plugin{pred, QueueAdmission{}, gate, GPUFit{}, matcher, qos, score, gang, idle}
+	if s.meddle {
+		list = append(list, &meddler{request: s.schema.MustTuple(500, 1<<30, 0)})
+	}
 	switch s.filters {
 	case 0:
 		list = append(list, classes)
@@ -110,6 +114,30 @@ func (passAll) FilterJob(*framework.Cycle, *cluster.JobInfo, *cluster.NodeInfo) 
 
 func (passAll) Refused(*framework.Cycle, *framework.Attempt, framework.Status) {}
 
+// meddler is a Reserve plugin that changes the fairness tree beyond the job whose task
+// it sees reserved, as no built-in plugin does: every third reservation submits a task
+// to the first job, every seventh adds a queue. The pass must then walk afresh.
+type meddler struct {
+	request resource.Tuple
+	n       int
+}
+
+func (*meddler) Name() string { return "Meddler" }
+
+func (m *meddler) Reserve(c *framework.Cycle, a *framework.Attempt) framework.Status {
+	m.n++
+	st := c.State()
+	if m.n%3 == 0 {
+		_ = st.Submit(cluster.TaskSpec{ID: fmt.Sprintf("m%d", m.n), Job: "j1", Request: m.request, Duration: time.Second})
+	}
+	if m.n%7 == 0 {
+		_ = st.AddQueue("", fmt.Sprintf("mq%d", m.n))
+	}
+	return framework.Status{}
+}
+
+func (*meddler) Unreserve(*framework.Cycle, *framework.Attempt) {}
+
 // renderTetris renders all a heartbeat decided: the tasks started (where, when, at
 // which locality, on what plan), why it stopped, and every skip in order.
 func renderTetris(d framework.Decision) string {
@@ -131,7 +159,8 @@ func renderTetris(d framework.Decision) string {
 // max share), gangs among them, with tasks of a few demands, predicted (keys the
 // estimator learns, under a small key cap), declared or by request; heartbeats of
 // random nodes; tasks finishing (with observations), failing or cancelled; time
-// moving — under random knobs, orderings and JobFilter plugins. Every heartbeat must
+// moving — under random knobs, orderings and JobFilter plugins, and at times with a
+// plugin that changes other jobs and the queues in mid-heartbeat. Every heartbeat must
 // decide the same, to the skips and their order, and leave the estimators alike (the
 // same keys used in the same order). The kept list must also serve more choices than
 // walks do (a heartbeat's first choice walks), so that the property compares
@@ -161,7 +190,7 @@ func tetrisTwins(t *testing.T, seed int64, steps int) (msg string, kept, walked 
 	schema := resource.MustSchema(resource.CPU, resource.Memory, resource.DiskIO)
 	setup := tetrisSetup{schema: schema, policy: []fairness.Policy{fairness.DRF{}, fairness.FIFO{}, fairness.Fair{}, fairness.Capacity{}}[r.Intn(4)],
 		cfg:     TetrisConfig{Fairness: []float64{0, 0.25, 0.5, 0.9}[r.Intn(4)], SRPTWeight: float64(r.Intn(3)), RemotePenalty: 0.1 * float64(r.Intn(3))},
-		filters: []int{0, 0, 0, 1, 2}[r.Intn(5)], keys: 2 + r.Intn(6)}
+		filters: []int{0, 0, 0, 1, 2}[r.Intn(5)], keys: 2 + r.Intn(6), meddle: r.Intn(4) == 0}
 	for i := range 2 + r.Intn(5) {
 		setup.nodes = append(setup.nodes, cluster.NodeSpec{ID: fmt.Sprintf("n%d", i), Rack: fmt.Sprintf("r%d", i%2),
 			Capacity: schema.MustTuple(int64(4000+2000*r.Intn(4)), int64(4+4*r.Intn(4))<<30, 100)})
