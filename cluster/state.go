@@ -66,6 +66,10 @@ type State struct {
 	// queuesVersion counts the changes applied to the tree (QueuesVersion); atomic,
 	// so that it is read without the lock the State's owner holds.
 	queuesVersion atomic.Uint64
+	// changed is the job of each of the latest changes to the tree (JobsChanged):
+	// changed[v%changeLog] is that of the change that made QueuesVersion v, "" for a
+	// change of no single job (the capacity, a queue added).
+	changed [changeLog]string
 
 	keep     Retention        // what is remembered of finished work (retention.go)
 	ended    []ended          // finished and cancelled tasks, oldest first
@@ -317,7 +321,7 @@ func (s *State) AddQueue(parent, id string, opts ...fairness.Option) error {
 		}
 		return fmt.Errorf("cluster: %w", err)
 	}
-	s.queuesVersion.Add(1)
+	s.changed[s.queuesVersion.Add(1)%changeLog] = ""
 	if e, err := s.tree.Queue(id); err == nil {
 		s.hasMax = s.hasMax || e.Share.HasMax()
 		s.hasMin = s.hasMin || e.Share.Min > 0
@@ -741,6 +745,41 @@ func (s *State) Walk(fn func(j *JobInfo) bool) {
 	s.retire() // what ended during the walk
 }
 
+// changeLog is how many of the latest changes to the fairness tree JobsChanged
+// remembers.
+const changeLog = 16
+
+// JobsChanged appends to ids the job of each change to the fairness tree after
+// version since (QueuesVersion), oldest first — a job once per change: tasks
+// submitted, started, released — and reports whether it could tell: false when one
+// of them was of no single job (the cluster's capacity, a queue added) or they are
+// more than the state remembers (the latest 16). A pass that keeps the jobs in walk
+// order from one choice to the next asks it whether its own start was all that
+// changed (Resettle).
+func (s *State) JobsChanged(since uint64, ids []string) ([]string, bool) {
+	now := s.queuesVersion.Load()
+	if now < since || now-since > changeLog {
+		return ids, false
+	}
+	for v := since + 1; v <= now; v++ {
+		id := s.changed[v%changeLog]
+		if id == "" {
+			return ids, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, true
+}
+
+// Resettle is fairness.Resettle on the state's fairness tree, whose slots are the
+// jobs' indexes: it brings order — some of the jobs Walk visits, in the order it
+// visited them, index giving each one's JobInfo.Index — up to date after changes to
+// the job at order[at] alone (JobsChanged tells), as Walk would now visit them: the
+// job and its queues' blocks of jobs move, the jobs Walk no longer visits are dropped.
+func Resettle[E any](s *State, order []E, at int, index func(E) int) []E {
+	return fairness.Resettle(s.tree, order, at, index)
+}
+
 // BestLocality is the best locality level at which job j has a pending task for node
 // n; false when j has none pending.
 func (s *State) BestLocality(j *JobInfo, n *NodeInfo) (fairness.Level, bool) {
@@ -800,7 +839,7 @@ func (s *State) treeApply(op treeOp) {
 		s.deferred = append(s.deferred, op)
 		return
 	}
-	s.queuesVersion.Add(1)
+	s.changed[s.queuesVersion.Add(1)%changeLog] = op.job // "" for the capacity
 	switch op.kind {
 	case opAddPending:
 		_ = s.tree.AddPending(op.job, 1, op.a)

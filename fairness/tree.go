@@ -35,6 +35,8 @@ type Tree struct {
 	jobs     map[string]*tnode
 	seq      uint64
 	free     *btree.FreeListG[*tnode]
+	bySlot   []*tnode // the jobs by slot, once Resettle asked (slotted); nil before
+	path     []*tnode // Resettle's scratch
 }
 
 // tnode is a queue or a job in the tree.
@@ -245,6 +247,9 @@ func (t *Tree) add(parent, id string, kind Kind, opts []Option) error {
 	}
 	n := t.newNode(Entry{ID: id, Kind: kind, Priority: c.priority, Submitted: c.submitted, Share: c.share}, p)
 	n.slot = c.slot
+	if kind == KindJob {
+		t.setSlot(n, -1)
+	}
 	if kind == KindQueue {
 		n.policy = p.policy
 		if c.setPolicy {
@@ -284,7 +289,11 @@ func (t *Tree) update(n *tnode, opts []Option) error {
 		return within(who(n.Kind, n.ID), err)
 	}
 	t.detach(n)
+	old := n.slot
 	n.Share, n.Priority, n.Submitted, n.slot = c.share, c.priority, c.submitted, c.slot
+	if n.Kind == KindJob && n.slot != old {
+		t.setSlot(n, old)
+	}
 	if c.setPolicy {
 		n.policy = c.policy
 		t.rebuild(n, false)
@@ -302,6 +311,9 @@ func (t *Tree) RemoveJob(id string) error {
 	t.change(j, -j.Running, -j.Pending, resource.Tuple{}.Sub(j.Usage), resource.Tuple{}.Sub(j.Demand))
 	t.unlink(j)
 	delete(t.jobs, id)
+	old := j.slot
+	j.slot = -1
+	t.setSlot(j, old)
 	return nil
 }
 

@@ -68,6 +68,12 @@ func (c *Cycle) FilterPass() bool {
 // for the rest of the heartbeat and returns false.
 func (c *Cycle) FilterJob(j *cluster.JobInfo) bool { return c.CheckJob(j).OK() }
 
+// JobFilters is the JobFilter plugins FilterJob runs, in order: a Pass plugin that
+// keeps their answers from one choice to the next (plugins.Tetris) does so only for
+// plugins it knows the answers of. The slice is the framework's: read it, do not
+// change it.
+func (c *Cycle) JobFilters() []JobFilterPlugin { return c.fw.jobFilters }
+
 // CheckJob is FilterJob returning the first refusal's status (named after the plugin
 // that refused), or Success when every JobFilter plugin lets job j through. A job
 // refused is passed over, as by FilterJob.

@@ -44,6 +44,7 @@ type DemandClasses struct {
 	windows []classWindow // by class slot, with FirstStageWindow
 	refused []uint64      // by class slot: the cycle in which the class was refused
 	serials []uint64      // by class slot: the serial of the class refused
+	marks   uint64        // the refusals remembered so far, for a pass that keeps what let jobs through (classLet)
 }
 
 // classNeed is what a class needs free on a node to start now, worked out once per
@@ -123,7 +124,7 @@ func (d *DemandClasses) FilterJob(c *framework.Cycle, j *cluster.JobInfo, node *
 	free := c.Free()
 	for i := range classes {
 		cl := &classes[i]
-		if cl.Slot < len(d.refused) && d.refused[cl.Slot] == c.Gen() && d.serials[cl.Slot] == cl.Serial {
+		if d.refusedNow(c, cl.Slot, cl.Serial) {
 			continue
 		}
 		if n := d.need(c, cl); free.CoversOn(n.need, n.dims) && d.windowFits(c, node, cl) {
@@ -131,6 +132,58 @@ func (d *DemandClasses) FilterJob(c *framework.Cycle, j *cluster.JobInfo, node *
 		}
 	}
 	return framework.Refuse(framework.NoClassFits)
+}
+
+// refusedNow reports whether the class of slot and serial was refused on the node in
+// cycle c (Refused).
+func (d *DemandClasses) refusedNow(c *framework.Cycle, slot int, serial uint64) bool {
+	return slot < len(d.refused) && d.refused[slot] == c.Gen() && d.serials[slot] == serial
+}
+
+// classLet is what let a job through FilterJob in a cycle, for a pass that keeps the
+// jobs let through from one choice to the next (Tetris): the first of its classes not
+// refused whose need was free, or its having too many classes to be looked at.
+type classLet struct {
+	all    bool   // more than maxClasses classes: let through without a look
+	slot   int    // the class's slot
+	serial uint64 // and serial
+	need   resource.Tuple
+	dims   resource.Mask
+}
+
+// letThrough is what let job j through FilterJob, which just did in cycle c; false
+// with FirstStageWindow, whose answer depends on the node's timeline too. It looks up
+// nothing FilterJob did not: the needs of the classes it went through are the cycle's.
+func (d *DemandClasses) letThrough(c *framework.Cycle, j *cluster.JobInfo) (classLet, bool) {
+	classes := j.Classes()
+	switch {
+	case d.stages != nil:
+		return classLet{}, false
+	case len(classes) > maxClasses:
+		return classLet{all: true}, true
+	}
+	free := c.Free()
+	for i := range classes {
+		cl := &classes[i]
+		if d.refusedNow(c, cl.Slot, cl.Serial) {
+			continue
+		}
+		if n := d.need(c, cl); free.CoversOn(n.need, n.dims) {
+			return classLet{slot: cl.Slot, serial: cl.Serial, need: n.need, dims: n.dims}, true
+		}
+	}
+	return classLet{}, false
+}
+
+// stillLets reports whether FilterJob would let a job through again in cycle c, free
+// being what is free on the node now, as l let it through (letThrough) in this cycle
+// with the job's classes as they still are: the class of l is not refused since and
+// its need is still free. FilterJob would then go through the same classes as before
+// (those ahead of l's were refused or did not fit, and still do not: a heartbeat's
+// starts only take what is free) and look up nothing new, so that not calling it
+// changes nothing. False means FilterJob must be asked.
+func (d *DemandClasses) stillLets(c *framework.Cycle, l *classLet, free resource.Tuple) bool {
+	return l.all || !d.refusedNow(c, l.slot, l.serial) && free.CoversOn(l.need, l.dims)
 }
 
 // windowFits reports whether class cl, whose need was just worked out, fits its first
@@ -173,6 +226,7 @@ func (d *DemandClasses) Refused(c *framework.Cycle, a *framework.Attempt, st fra
 			d.serials = append(d.serials, 0)
 		}
 		d.refused[cl.Slot], d.serials[cl.Slot] = c.Gen(), cl.Serial
+		d.marks++
 		return
 	}
 }

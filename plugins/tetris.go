@@ -11,6 +11,7 @@ import (
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/match"
+	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
 )
@@ -84,31 +85,65 @@ func (cfg TetrisConfig) Validate() error {
 // when the duration is unknown — the job's pending demand. Running tasks' remaining
 // time is not counted: the state does not know it.
 //
-// Cost: each choice walks the jobs once (as a DelayScheduling pass does) and scores
-// the competing ones. A job's candidate task, its hold profile's peak and window, and
-// its remaining work are worked out once per heartbeat and again only after the job
-// is tried; the node's timeline is taken once per choice, so that a candidate's
-// window minimum is a binary search (the same value as Timeline.MinFree). The demand
-// step runs once per demand class per heartbeat.
+// Cost: a heartbeat's first choice walks the jobs (as a DelayScheduling pass does);
+// each later one keeps the jobs it took, in the fairness order, and brings them up to
+// date as a walk would find them (tetriskeep.go). After a start only the started
+// job's entry in the fairness tree changed: the job and its queues' blocks of jobs
+// move to their new places (cluster.Resettle; any other change walks afresh). Of the
+// other jobs only those DemandClasses may now refuse are asked again — the class that
+// let each through was refused since, or its need is no longer free, which heaps of
+// the needs by dimension tell — as any other would be let through again without a
+// look-up (DemandClasses.stillLets); with JobFilter plugins other than DemandClasses
+// alone, every choice walks. Then the competing jobs are scored. A job's candidate
+// task, its hold profile's peak and window, and its remaining work are worked out once
+// per heartbeat and again only after the job is tried; alignment's factors are taken
+// apart — the task's peak over the node's capacity when the job is picked, the node's
+// least free amount over each window from now once per choice (a binary search gives
+// a candidate's, the same value as Timeline.MinFree) — and summed in match.Alignment's
+// order, to the same score. The demand step runs once per demand class per
+// heartbeat, and a class's work once per heartbeat, from an estimate read through a
+// predict.Ref and worked out again only when the estimate or the capacity changed.
+// The decisions are those of walking the order and scoring afresh for every choice,
+// the estimator's use of keys included.
 type Tetris struct {
-	cfg  TetrisConfig
-	pred *Prediction // nil: remaining work from requests only
-	try  DelayScheduling
+	cfg      TetrisConfig
+	pred     *Prediction // nil: remaining work from requests only
+	try      DelayScheduling
+	walkEach bool // tests: walk the order for every choice and score plainly (the pass as it was: the reference)
+
+	// The jobs that may compete, in the fairness order, kept from choice to choice in
+	// a heartbeat (update, tetriskeep.go).
+	jobs     []tetrisJob
+	gen      uint64         // the cycle jobs is of; 0: none
+	version  uint64         // the state's QueuesVersion jobs is up to date with
+	at       int            // the index in jobs of the job chosen last; −1: none
+	keep     bool           // jobs may be kept: the JobFilter plugins are none, or classes alone
+	classes  *DemandClasses // the only JobFilter plugin, whose answers are kept; nil: none
+	lets     []tetrisLet    // by job index: what let a kept job through classes
+	needs    [resource.MaxDims]needHeap
+	seq      uint32   // the number of the latest let
+	bulk     bool     // a walk is under way: need items are heapified after it
+	marked   []uint64 // by job index: the round in which the job is to be looked at again
+	round    uint64   // rechecks so far
+	refusals uint64   // classes' refusals (marks) seen
+	walks    int      // tests: the choices made after a walk
+	updates  int      // tests: the choices made from the kept jobs
 
 	// Scratch reused from heartbeat to heartbeat.
 	c     *framework.Cycle
 	visit func(*cluster.JobInfo) bool // t.collect, bound once
-	jobs  []*cluster.JobInfo
+	ids   []string
 	cands []tetrisCand
-	picks []tetrisPick     // by job index: the job's candidate task in this cycle
-	holds []classHold      // by class slot: the hold profile of the class's tasks
-	works []classWork      // by class slot: one pending task's work on the cycle's node
-	segs  []stage.Segment  // the node's timeline from now
-	mins  []resource.Tuple // mins[i]: the least free amount over segs[:i+1]
+	picks []tetrisPick    // by job index: the job's candidate task in this cycle
+	holds []classHold     // by class slot: the hold profile of the class's tasks
+	works []classWork     // by class slot: one pending task's work on the cycle's node
+	segs  []stage.Segment // the node's timeline from now
+	mins  []resource.Tuple
+	node  tetrisNode
 }
 
 type tetrisCand struct {
-	job   *cluster.JobInfo
+	at    int // in jobs
 	level fairness.Level
 	align float64
 	work  float64
@@ -117,12 +152,34 @@ type tetrisCand struct {
 // tetrisPick is a job's candidate in a cycle: its task and what does not change until
 // the job is tried again (other jobs' starts change only the node's free resources).
 type tetrisPick struct {
+	// What each choice reads first, together.
 	gen   uint64 // the cycle it was worked out in; 0: to work out again
 	job   *cluster.JobInfo
 	level fairness.Level
-	peak  resource.Tuple // the hold profile's peak
-	dur   time.Duration  // the hold profile's duration
-	work  float64        // the job's remaining work
+	work  float64       // the job's remaining work
+	end   time.Duration // the end of the hold profile's window from the cycle's time
+	// norm is the peak over the node's capacity, clamped to [0, 1], in the node's
+	// dimensions (tetrisNode.dims): alignment's factors for the task.
+	norm [resource.MaxDims]float64
+
+	peak resource.Tuple // the hold profile's peak
+	dur  time.Duration  // the hold profile's duration
+}
+
+// tetrisNode is the heartbeat's node as alignment reads it: its capacity, the
+// dimensions of that with a positive amount (those match.Alignment counts), and, for
+// each choice, its free window from now.
+type tetrisNode struct {
+	gen      uint64 // the cycle it is of
+	capacity resource.Tuple
+	dims     []int
+	// starts[i] is the start of the timeline's i-th segment from now; rows[i] the
+	// least free amount over segments 0..i over the capacity, clamped to [0, 1], in
+	// dims (len(dims) values a row), and the row after the last the amount free at
+	// the instant now; zero a row of zeros, for a timeline without segments.
+	starts []time.Duration
+	rows   []float64
+	zero   []float64
 }
 
 type classHold struct {
@@ -130,9 +187,21 @@ type classHold struct {
 	hold        stage.Profile
 }
 
+// classWork is one pending task of a class's work on the cycle's node (gen, serial:
+// the cycle and the class it is of), and what is kept while the slot holds the class
+// (of: its serial): the class's reference to its key's estimate, and what the work was
+// last worked out from — the estimate, or the request when there was none — and on
+// what capacity.
 type classWork struct {
 	gen, serial uint64
 	work        float64
+	of          uint64
+	ref         predict.Ref // when hasRef
+	hasRef      bool
+	done        bool           // work is from's, predicted or not, on capacity
+	predicted   bool           // from is the estimate, not the request
+	from        stage.Profile  // the estimate
+	capacity    resource.Tuple // the capacity
 }
 
 // NewTetris returns the pass with cfg; pred (nil for none) predicts the profiles
@@ -142,7 +211,7 @@ func NewTetris(cfg TetrisConfig, pred *Prediction) (*Tetris, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	t := &Tetris{cfg: cfg, pred: pred, try: *NewDelayScheduling(nil)}
+	t := &Tetris{cfg: cfg, pred: pred, try: *NewDelayScheduling(nil), at: -1}
 	t.visit = t.collect
 	return t, nil
 }
@@ -155,7 +224,8 @@ func (t *Tetris) Config() TetrisConfig { return t.cfg }
 
 // Pass implements framework.PassPlugin.
 func (t *Tetris) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
-	defer func() { t.c = nil }()
+	defer func() { t.c, t.gen, t.at = nil, 0, -1 }()
+	t.gen, t.at = 0, -1
 	for c.Room() && c.FilterPass() {
 		j, best, ok := t.choose(c, n)
 		if !ok {
@@ -180,19 +250,6 @@ func (t *Tetris) Pass(c *framework.Cycle, n *cluster.NodeInfo) error {
 	return nil
 }
 
-// collect is the walk's visit: it keeps the jobs that may compete.
-func (t *Tetris) collect(j *cluster.JobInfo) bool {
-	c := t.c
-	switch {
-	case c.Skipped(j):
-	case len(j.Classes()) == 0: // its last pending task started in this heartbeat
-		c.SkipJob(j, framework.Skip{})
-	case c.FilterJob(j):
-		t.jobs = append(t.jobs, j)
-	}
-	return true
-}
-
 // Competing is how many of j jobs compete under fairness knob f: ⌈(1−f)·j⌉, at
 // least one when j > 0 (a product within 1e-9 of an integer counts as that integer,
 // so that rounding in 1−f does not add a job: f = 0.99 of 100 jobs is 1).
@@ -208,8 +265,14 @@ func Competing(f float64, j int) int {
 // locality it is tried at; false when no job competes.
 func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobInfo, fairness.Level, bool) {
 	st := c.State()
-	t.c, t.jobs, t.cands = c, t.jobs[:0], t.cands[:0]
-	st.Walk(t.visit)
+	t.c, t.cands = c, t.cands[:0]
+	if t.update(c) {
+		t.updates++
+	} else {
+		t.walk(c)
+		t.walks++
+	}
+	t.at = -1
 	k := Competing(t.cfg.Fairness, len(t.jobs))
 	if k == 0 {
 		return nil, 0, false
@@ -217,24 +280,25 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 	if len(t.picks) < st.JobSlots() {
 		t.picks = append(t.picks, make([]tetrisPick, st.JobSlots()-len(t.picks))...)
 	}
-	capacity := n.Capacity()
+	t.setNode(c.Gen(), n.Capacity())
 	t.window(n.Timeline(), c.Now())
 	sumA, sumW := 0.0, 0.0
-	for _, j := range t.jobs[:k] {
-		pk := &t.picks[j.Index()]
-		if pk.gen != c.Gen() || pk.job != j {
-			if !t.pick(c, j, n, pk) {
+	for i := range t.jobs[:k] {
+		e := &t.jobs[i]
+		pk := &t.picks[e.idx]
+		if pk.gen != c.Gen() || pk.job != e.job {
+			if !t.pick(c, e.job, n, pk) {
 				continue
 			}
 		}
-		a := match.Alignment{}.Score(capacity, t.minFree(c.Now(), pk.dur), pk.peak)
+		a := t.align(pk, c.Now())
 		if a != a {
 			a = 0
 		}
 		if pk.level > fairness.NodeLocal {
 			a *= 1 - t.cfg.RemotePenalty
 		}
-		t.cands = append(t.cands, tetrisCand{job: j, level: pk.level, align: a, work: pk.work})
+		t.cands = append(t.cands, tetrisCand{at: i, level: pk.level, align: a, work: pk.work})
 		sumA += a
 		sumW += pk.work
 	}
@@ -251,7 +315,8 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 			bi, bs = i, s
 		}
 	}
-	return t.cands[bi].job, t.cands[bi].level, true
+	t.at = t.cands[bi].at
+	return t.jobs[t.at].job, t.cands[bi].level, true
 }
 
 // pick works out job j's candidate on node n into pk: its first pending task at its
@@ -263,21 +328,117 @@ func (t *Tetris) pick(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInf
 	if !ok {
 		return false
 	}
-	hold := t.hold(c, task)
+	hold := t.hold(c, j, task)
 	*pk = tetrisPick{gen: c.Gen(), job: j, level: level, peak: hold.Peak(), dur: hold.Duration(), work: t.remaining(c, j, n)}
+	t.factors(pk, c.Now())
 	return true
 }
 
-// window takes timeline tl from now for minFree: its segments and their running
-// minimum.
+// factors works out what alignment reads of candidate pk from its peak and duration:
+// its window's end from now, and its peak over the node's capacity (norm).
+func (t *Tetris) factors(pk *tetrisPick, now time.Duration) {
+	pk.end = stage.AddSat(now, pk.dur)
+	for d, k := range t.node.dims {
+		pk.norm[d] = unitShare(pk.peak[k], t.node.capacity[k])
+	}
+}
+
+// setNode takes the capacity of the node of cycle gen, and its dimensions, for the
+// cycle's alignments.
+func (t *Tetris) setNode(gen uint64, capacity resource.Tuple) {
+	nd := &t.node
+	if nd.gen == gen {
+		return
+	}
+	nd.gen, nd.capacity, nd.dims = gen, capacity, nd.dims[:0]
+	for k := range nd.capacity {
+		if nd.capacity[k] > 0 {
+			nd.dims = append(nd.dims, k)
+		}
+	}
+	nd.zero = append(nd.zero[:0], make([]float64, len(nd.dims))...)
+}
+
+// window takes timeline tl from now for minFree and row: its segments, their running
+// minimum and that over the capacity.
 func (t *Tetris) window(tl *stage.Timeline, now time.Duration) {
+	nd := &t.node
 	t.segs = tl.AppendSegments(t.segs[:0], now, stage.Forever)
 	t.mins = t.mins[:0]
+	nd.starts, nd.rows = nd.starts[:0], nd.rows[:0]
 	m := tl.Capacity()
 	for _, sg := range t.segs {
 		m = m.Min(sg.Free)
 		t.mins = append(t.mins, m)
+		nd.starts = append(nd.starts, sg.Start)
+		nd.rows = t.appendRow(nd.rows, m)
 	}
+	if len(t.segs) > 0 {
+		nd.rows = t.appendRow(nd.rows, t.segs[0].Free)
+	}
+}
+
+// appendRow appends free over the node's capacity, clamped to [0, 1], in its
+// dimensions.
+func (t *Tetris) appendRow(rows []float64, free resource.Tuple) []float64 {
+	for _, k := range t.node.dims {
+		rows = append(rows, unitShare(free[k], t.node.capacity[k]))
+	}
+	return rows
+}
+
+// unitShare is amount over capacity (positive), clamped to [0, 1], as match.Alignment
+// takes it.
+func unitShare(amount, capacity int64) float64 {
+	x := float64(amount) / float64(capacity)
+	switch {
+	case !(x > 0):
+		return 0
+	case x > 1:
+		return 1
+	}
+	return x
+}
+
+// align is candidate pk's alignment with the node's least free amount over the
+// candidate's window from now: match.Alignment's score, with each factor taken once
+// (the task's when it is picked, the node's with the window) and the same sum in the
+// same order.
+func (t *Tetris) align(pk *tetrisPick, now time.Duration) float64 {
+	if t.walkEach {
+		return match.Alignment{}.Score(t.node.capacity, t.minFree(now, pk.dur), pk.peak)
+	}
+	row := t.row(pk.end)
+	if len(row) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for d, f := range row {
+		sum += pk.norm[d] * f
+	}
+	return sum / float64(len(row))
+}
+
+// row is the node's least free amount over [now, end), over its capacity (window):
+// minFree's, normalised.
+func (t *Tetris) row(end time.Duration) []float64 {
+	nd := &t.node
+	w, n := len(nd.dims), len(nd.starts)
+	if n == 0 {
+		return nd.zero
+	}
+	i, hi := 0, n // i: the first segment starting at end or later
+	for i < hi {
+		if m := int(uint(i+hi) >> 1); nd.starts[m] < end {
+			i = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if i == 0 { // an empty window: the instant now
+		return nd.rows[n*w : (n+1)*w]
+	}
+	return nd.rows[(i-1)*w : i*w]
 }
 
 // minFree is the node's least free amount over [now, now+d), as its timeline's MinFree
@@ -295,17 +456,16 @@ func (t *Tetris) minFree(now, d time.Duration) resource.Tuple {
 	return t.mins[i-1]
 }
 
-// hold is the profile task would hold on the heartbeat's node (the demand step's
-// Hold), kept per class for the cycle: undeclared tasks of one class have the same.
-func (t *Tetris) hold(c *framework.Cycle, task *cluster.TaskInfo) stage.Profile {
+// hold is the profile task of job j would hold on the heartbeat's node (the demand
+// step's Hold), kept per class for the cycle: undeclared tasks of one class have the
+// same.
+func (t *Tetris) hold(c *framework.Cycle, j *cluster.JobInfo, task *cluster.TaskInfo) stage.Profile {
 	if task.Declared().Len() > 0 || task.Failures() > 0 { // not the class's profile
 		a, _ := c.Prepare(task, nil, c.Now())
 		return a.Demand.Hold
 	}
-	st := c.State()
-	id := st.ClassOf(task)
+	id := c.State().ClassOf(task)
 	var cl *cluster.Class
-	j, _ := st.Job(task.Job())
 	for i := range j.Classes() {
 		if j.Classes()[i].ID == id {
 			cl = &j.Classes()[i]
@@ -346,7 +506,8 @@ func (t *Tetris) remaining(c *framework.Cycle, j *cluster.JobInfo, n *cluster.No
 		}
 		cw := &t.works[cl.Slot]
 		if cw.gen != c.Gen() || cw.serial != cl.Serial {
-			*cw = classWork{gen: c.Gen(), serial: cl.Serial, work: t.classWork(c.State(), cl.ID, capacity)}
+			cw.work = t.classWork(c.State(), cw, cl, capacity)
+			cw.gen, cw.serial = c.Gen(), cl.Serial
 		}
 		w += float64(cl.N) * cw.work
 	}
@@ -372,19 +533,51 @@ func profileWork(p stage.Profile, capacity resource.Tuple) float64 {
 	return w
 }
 
-// classWork is one pending task of undeclared class id's work on a node of capacity:
-// demand over capacity, summed over dimensions, times seconds.
-func (t *Tetris) classWork(st *cluster.State, id cluster.ClassID, capacity resource.Tuple) float64 {
-	if t.pred != nil {
-		if p, ok := t.pred.Estimate(st, id.Key); ok && p.Duration() != stage.Forever {
-			return profileWork(p, capacity)
+// classWork is one pending task of undeclared class cl's work on a node of capacity,
+// cw being the class's scratch: demand over capacity, summed over dimensions, times
+// seconds — of the predicted profile when the key has a prediction, else of the
+// request. The estimate is asked for as before, once a cycle (through the class's
+// reference to its key, estimate), and the work is worked out again only when the
+// estimate or the capacity is another than it was last worked out for.
+func (t *Tetris) classWork(st *cluster.State, cw *classWork, cl *cluster.Class, capacity resource.Tuple) float64 {
+	if cw.of != cl.Serial { // a new class in the slot
+		*cw = classWork{of: cl.Serial}
+		if t.pred != nil {
+			cw.ref, cw.hasRef = t.pred.refer(cl.ID.Key)
 		}
 	}
-	d, r := id.Duration, id.Request
-	if d <= 0 {
-		d = time.Second
+	var prof stage.Profile
+	predicted := false
+	if t.pred != nil {
+		if p, ok := t.estimate(st, cw, cl.ID.Key); ok && p.Duration() != stage.Forever {
+			prof, predicted = p, true
+		}
 	}
-	return normSum(r, capacity) * d.Seconds()
+	if !t.walkEach && cw.done && cw.predicted == predicted && cw.from.Same(prof) && cw.capacity == capacity {
+		return cw.work
+	}
+	var w float64
+	if predicted {
+		w = profileWork(prof, capacity)
+	} else {
+		d, r := cl.ID.Duration, cl.ID.Request
+		if d <= 0 {
+			d = time.Second
+		}
+		w = normSum(r, capacity) * d.Seconds()
+	}
+	cw.done, cw.predicted, cw.from, cw.capacity = true, predicted, prof, capacity
+	return w
+}
+
+// estimate is Prediction.Estimate for key, the key of the class whose scratch is cw:
+// read through the class's reference to it when the estimator hands them out, which
+// answers, and records the use, as Estimate does. The reference pass asks by key.
+func (t *Tetris) estimate(st *cluster.State, cw *classWork, key predict.Key) (stage.Profile, bool) {
+	if !cw.hasRef || t.walkEach {
+		return t.pred.Estimate(st, key)
+	}
+	return t.pred.estimateRef(st, &cw.ref)
 }
 
 // normSum is the sum over dimensions with a positive capacity of demand over
