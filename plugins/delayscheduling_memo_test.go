@@ -33,46 +33,17 @@ type memoWorld struct {
 
 func newMemoWorld(t *testing.T, schema *resource.Schema, nodes []cluster.NodeSpec) *memoWorld {
 	t.Helper()
-	must := func(err error) {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := cluster.New(schema)
-	must(err)
-	conf, err := predict.NewConformityLog(5)
-	must(err)
-	adj, err := policy.NewAdjuster(schema, conf)
-	must(err)
-	comp, err := policy.NewCompression(schema, adj)
-	must(err)
-	for _, n := range nodes {
-		must(st.AddNode(n))
-		must(adj.AddServer(n.ID, n.Capacity))
-	}
-	pred, err := NewPrediction(schema, nil, true)
-	must(err)
-	gate, err := NewModeGate(adj)
-	must(err)
-	matcher, err := NewStageMatch(adj, comp, nil)
-	must(err)
-	qos, err := NewQoS(comp, nil)
-	must(err)
-	score, err := NewNodeScore(match.LeastAllocated{}, 1)
-	must(err)
-	gang, err := NewGang(3 * time.Second)
-	must(err)
-	idle, err := NewIdleGate(adj)
-	must(err)
-	classes, err := NewDemandClasses(pred)
-	must(err)
+	w := newWiring(t, schema, nodes, nil, match.LeastAllocated{})
 	d, err := fairness.NewDelay(fairness.WithWaits(2*time.Second, 4*time.Second))
-	must(err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ds := NewDelayScheduling(d, WaitForRoom(true))
-	list := []framework.Plugin{pred, QueueAdmission{}, gate, GPUFit{}, matcher, qos, score, gang, idle, classes, ds}
-	fw, err := framework.New(st, list)
-	must(err)
-	return &memoWorld{state: st, fw: fw, delay: ds}
+	fw, err := framework.New(w.state, append(w.plugins, w.classes, ds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &memoWorld{state: w.state, fw: fw, delay: ds}
 }
 
 // decision renders what a heartbeat decided: the tasks started, where, when and at

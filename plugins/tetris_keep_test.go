@@ -17,7 +17,6 @@ import (
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/framework"
 	"github.com/finegrain/finegrain/match"
-	"github.com/finegrain/finegrain/policy"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/stage"
@@ -48,55 +47,29 @@ type tetrisSetup struct {
 func newTetrisWorld(t *testing.T, s tetrisSetup) *tetrisWorld {
 	t.Helper()
 	must := func(err error) {
+		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	st, err := cluster.New(s.schema, cluster.WithOrdering(s.policy))
-	must(err)
-	conf, err := predict.NewConformityLog(5)
-	must(err)
-	adj, err := policy.NewAdjuster(s.schema, conf)
-	must(err)
-	comp, err := policy.NewCompression(s.schema, adj)
-	must(err)
-	for _, n := range s.nodes {
-		must(st.AddNode(n))
-		must(adj.AddServer(n.ID, n.Capacity))
-	}
 	est, err := predict.NewSimilarTask(s.schema, predict.WithMaxKeys(s.keys), predict.WithMinObservations(1))
 	must(err)
-	pred, err := NewPrediction(s.schema, est, true)
+	w := newWiring(t, s.schema, s.nodes, est, match.Alignment{}, cluster.WithOrdering(s.policy))
+	tetris, err := NewTetris(s.cfg, w.pred)
 	must(err)
-	gate, err := NewModeGate(adj)
-	must(err)
-	matcher, err := NewStageMatch(adj, comp, nil)
-	must(err)
-	qos, err := NewQoS(comp, nil)
-	must(err)
-	score, err := NewNodeScore(match.Alignment{}, 1)
-	must(err)
-	gang, err := NewGang(3 * time.Second)
-	must(err)
-	idle, err := NewIdleGate(adj)
-	must(err)
-	classes, err := NewDemandClasses(pred)
-	must(err)
-	tetris, err := NewTetris(s.cfg, pred)
-	must(err)
-	list := []framework.Plugin{pred, QueueAdmission{}, gate, GPUFit{}, matcher, qos, score, gang, idle}
+	list := w.plugins
 	if s.meddle {
 		list = append(list, &meddler{request: s.schema.MustTuple(500, 1<<30, 0)})
 	}
 	switch s.filters {
 	case 0:
-		list = append(list, classes)
+		list = append(list, w.classes)
 	case 2:
-		list = append(list, classes, passAll{})
+		list = append(list, w.classes, passAll{})
 	}
-	fw, err := framework.New(st, append(list, tetris), framework.WithSkipDetails(framework.MaxSkips))
+	fw, err := framework.New(w.state, append(list, tetris), framework.WithSkipDetails(framework.MaxSkips))
 	must(err)
-	return &tetrisWorld{state: st, fw: fw, est: est, tetris: tetris}
+	return &tetrisWorld{state: w.state, fw: fw, est: est, tetris: tetris}
 }
 
 // passAll is a JobFilter plugin the pass does not know: it lets every job through.
