@@ -100,7 +100,7 @@ func (s *State) TimeLeft(t *TaskInfo, now time.Duration) (time.Duration, bool) {
 		return max(p.TimeLeft, 0), true
 	}
 	if planned := t.Planned(); planned > 0 {
-		return max(t.start+planned-now, 0), true
+		return max(t.PlanStart()+planned-now, 0), true
 	}
 	return 0, false
 }

@@ -183,8 +183,8 @@ func (s *State) ReserveBackup(t *TaskInfo, n *NodeInfo, r Reservation) (*TaskInf
 	}
 	id := BackupID(t.pe.ID)
 	switch {
-	case t.state != Running || t.backs() != nil || t.backedBy() != nil:
-		return nil, fmt.Errorf("cluster: back up task %q: it is %v or backed up: %w", t.pe.ID, t.state, ErrState)
+	case t.state != Running || t.backs() != nil || t.backedBy() != nil || t.run.change != nil:
+		return nil, fmt.Errorf("cluster: back up task %q: it is %v, backed up or changing: %w", t.pe.ID, t.state, ErrState)
 	case strings.HasSuffix(t.pe.ID, BackupSuffix) || s.tasks[id] != nil:
 		return nil, fmt.Errorf("cluster: back up task %q: %q is taken: %w", t.pe.ID, id, ErrDuplicate)
 	case t.run.node == n:
@@ -379,8 +379,8 @@ func (s *State) Suspend(t *TaskInfo) error {
 	if err := s.own(t, nil); err != nil {
 		return err
 	}
-	if t.run == nil {
-		return fmt.Errorf("cluster: suspend task %q: it is %v: %w", t.pe.ID, t.state, ErrState)
+	if t.run == nil || t.run.change != nil {
+		return fmt.Errorf("cluster: suspend task %q: it is %v or holds a change: %w", t.pe.ID, t.state, ErrState)
 	}
 	if err := t.run.node.tl.Suspend(t.run.handle); err != nil {
 		return fmt.Errorf("cluster: suspend task %q: %w: %w", t.pe.ID, ErrState, err)
@@ -529,6 +529,7 @@ func (s *State) setState(t *TaskInfo, st TaskState) {
 // and stops tracking its progress.
 func (s *State) release(t *TaskInfo) {
 	s.dropBackup(t, false)
+	s.stopChange(t)
 	n := t.run.node
 	if t.state == Booked {
 		s.booked.Delete(t)

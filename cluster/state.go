@@ -37,14 +37,15 @@ type State struct {
 	gpuShapes map[gpuShape]int // the shapes of the nodes with GPUs, for HoldsTask
 
 	jobs     map[string]*JobInfo
-	jobList  []*JobInfo          // by JobInfo.Index; nil where a forgotten job was
-	freeJobs []int               // indexes of forgotten jobs, for reuse
-	busyJobs map[string]*JobInfo // the jobs with running tasks
-	classes  map[ClassID]*Class  // every pending task's demand class (classes.go)
-	slots    []int               // class slots free for reuse
-	byslot   []*Class            // the classes by slot; nil: a free slot
-	nslots   int                 // class slots handed out
-	serial   uint64              // classes created
+	jobList  []*JobInfo             // by JobInfo.Index; nil where a forgotten job was
+	freeJobs []int                  // indexes of forgotten jobs, for reuse
+	busyJobs map[string]*JobInfo    // the jobs with running tasks
+	changing map[*TaskInfo]struct{} // the running tasks holding a resize or a move (resize.go)
+	classes  map[ClassID]*Class     // every pending task's demand class (classes.go)
+	slots    []int                  // class slots free for reuse
+	byslot   []*Class               // the classes by slot; nil: a free slot
+	nslots   int                    // class slots handed out
+	serial   uint64                 // classes created
 	tasks    map[string]*TaskInfo
 	count    [Booked + 1]int
 	booked   *btree.BTreeG[*TaskInfo] // Booked tasks by start, then ID
@@ -256,6 +257,7 @@ func (s *State) RemoveNode(id string) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("cluster: remove node %q: %w", id, ErrUnknownNode)
 	}
+	s.revertMovesTo(n)
 	var ids []string
 	var backups, reserved []*TaskInfo
 	for tid, t := range n.tasks {

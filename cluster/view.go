@@ -40,7 +40,7 @@ func (n *NodeInfo) DeadlineTasks() []PlacedWork {
 	var out []PlacedWork
 	for _, t := range n.tasks {
 		if t.deadline > 0 {
-			out = append(out, PlacedWork{ID: t.pe.ID, Plan: t.Plan(), Start: t.start, Deadline: t.deadline})
+			out = append(out, PlacedWork{ID: t.pe.ID, Plan: t.Plan(), Start: t.PlanStart(), Deadline: t.deadline})
 		}
 	}
 	slices.SortFunc(out, func(a, b PlacedWork) int { return strings.Compare(a.ID, b.ID) })

@@ -288,6 +288,9 @@ type placement struct {
 	devices gpu.Allocation // the GPU devices it holds; zero for none
 	// Speculation: a running task's backup attempt; a backup's task.
 	backup, backupOf *TaskInfo
+	change           *change       // a held resize or move (resize.go); nil for none
+	planStart        time.Duration // with replanned: when plan begins, not the task's start
+	replanned        bool          // a change was committed: plan is the change's, from planStart
 }
 
 // placedOn is the node placed task t is on; nil when it is not placed.
