@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
 )
 
 // This file feeds the progress models (docs/methods.md §8): the cluster's, which the
@@ -26,6 +27,9 @@ func (s *State) Started(t *TaskInfo, now time.Duration) error {
 	t.start = now
 	if t.backs() != nil {
 		return nil
+	}
+	if m := t.run.measured; m != nil {
+		m.n = 0 // its progress restarts: the samples of the run before are not of this one
 	}
 	s.progressAbandon(t)
 	s.progressStart(t, t.run.node.spec.ID, now)
@@ -53,7 +57,78 @@ func (s *State) ReportProgress(t *TaskInfo, progress float64, now time.Duration)
 	if j := s.jobs[t.pe.Job]; j.progress != nil {
 		_ = j.progress.Update(t.pe.ID, progress, now)
 	}
+	t.run.keep(predict.ProgressSample{At: now, Progress: progress})
 	return nil
+}
+
+// keptSamples is how many of a running task's latest progress samples the state
+// keeps: the four the straggler test reads (docs/methods.md §11, S1).
+const keptSamples = 4
+
+// keep adds progress sample x to the placed task's latest ones: a sample at the time
+// of the latest replaces it, and the oldest goes once keptSamples are held.
+func (p *placement) keep(x predict.ProgressSample) {
+	m := p.measure()
+	switch {
+	case m.n > 0 && m.samples[m.n-1].At >= x.At:
+		m.samples[m.n-1] = x // the tracker refuses earlier times: the same time, again
+	case m.n == keptSamples:
+		copy(m.samples[:], m.samples[1:])
+		m.samples[keptSamples-1] = x
+	default:
+		m.samples[m.n] = x
+		m.n++
+	}
+}
+
+// measure is the placed task's measurements, made on first use.
+func (p *placement) measure() *measured {
+	if p.measured == nil {
+		p.measured = &measured{}
+	}
+	return p.measured
+}
+
+// ProgressSamples appends to dst the running task's latest progress samples
+// (ReportProgress), at most four, oldest first, in strictly increasing time: what the
+// straggler test of docs/methods.md §11 reads (predict.DetectStraggler). A report at
+// the time of the latest replaces it; Started, which restarts the task's progress,
+// clears them. None for a task that is not placed, or a backup attempt.
+func (t *TaskInfo) ProgressSamples(dst []predict.ProgressSample) []predict.ProgressSample {
+	if t.run == nil || t.run.measured == nil {
+		return dst
+	}
+	m := t.run.measured
+	return append(dst, m.samples[:m.n]...)
+}
+
+// ObserveUsed records that running task t was measured using used (a sample, or the
+// peak of a series): the state keeps the peak of what was reported since it was
+// placed, which the resource-redundant test of docs/methods.md §11 (T1–T2) reads
+// (UsedPeak). It fails, changing nothing, on a task that is not running or an amount
+// that is not valid for the schema.
+func (s *State) ObserveUsed(t *TaskInfo, used resource.Tuple) error {
+	if err := s.own(t, nil); err != nil {
+		return err
+	}
+	if t.state != Running {
+		return fmt.Errorf("cluster: usage of task %q: it is %v: %w", t.pe.ID, t.state, ErrState)
+	}
+	if err := s.schema.Validate(used); err != nil {
+		return fmt.Errorf("cluster: usage of task %q: %w", t.pe.ID, err)
+	}
+	m := t.run.measure()
+	m.peak, m.used = m.peak.Max(used), true
+	return nil
+}
+
+// UsedPeak is the peak of the usage reported for the placed task since it was placed
+// (State.ObserveUsed), per dimension, and whether any was reported.
+func (t *TaskInfo) UsedPeak() (resource.Tuple, bool) {
+	if t.run == nil || t.run.measured == nil || !t.run.measured.used {
+		return resource.Tuple{}, false
+	}
+	return t.run.measured.peak, true
 }
 
 func (s *State) progressStart(t *TaskInfo, node string, at time.Duration) {

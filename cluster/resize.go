@@ -303,3 +303,21 @@ func (t *TaskInfo) PlanStart() time.Duration {
 	}
 	return t.start
 }
+
+// HeldAt is what the placed task holds on its node at time at: its reservation's
+// demand then, zero before the reservation begins and after it ends — with a held
+// resize, the new reservation's. Zero for a task that is not placed.
+func (t *TaskInfo) HeldAt(at time.Duration) resource.Tuple {
+	if t.run == nil {
+		return resource.Tuple{}
+	}
+	n, h := t.run.node, t.run.handle
+	if c := t.run.change; c != nil && c.kind == Resizing {
+		h = c.handle
+	}
+	start, p, ok := n.tl.Lookup(h)
+	if !ok || at < start || at-start >= p.Duration() {
+		return resource.Tuple{}
+	}
+	return p.At(at - start)
+}

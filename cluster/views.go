@@ -291,6 +291,16 @@ type placement struct {
 	change           *change       // a held resize or move (resize.go); nil for none
 	planStart        time.Duration // with replanned: when plan begins, not the task's start
 	replanned        bool          // a change was committed: plan is the change's, from planStart
+	measured         *measured     // progress samples and peak usage reported while it runs; nil: none
+}
+
+// measured is what a running task's reports said (progress.go): its latest progress
+// samples, oldest first, and the peak of the usage reported.
+type measured struct {
+	samples [keptSamples]predict.ProgressSample
+	n       int // samples held, at most keptSamples
+	peak    resource.Tuple
+	used    bool // a usage was reported
 }
 
 // placedOn is the node placed task t is on; nil when it is not placed.
