@@ -428,7 +428,8 @@ func (s *Scheduler) SubmitJob(j Job) error {
 
 // Submit adds tasks, all or none: it fails, adding nothing, when any task has an empty
 // or duplicate ID, an unknown job, an invalid request, key, profile or GPU demand
-// (Task.GPU), or a negative time, or when it would leave a gang job (Job.MinMember)
+// (Task.GPU), an unknown class (Task.Class), a negative time or SLO, or an SLO on a
+// batch task, or when it would leave a gang job (Job.MinMember)
 // that has not run yet with fewer tasks than its MinMember. It refuses a task that
 // says nothing of what it needs (ErrNoDemand: no request, profile, GPU demand or key
 // to learn from) and, unless WithUnresolvableAccepted, one that no node could ever

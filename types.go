@@ -22,6 +22,9 @@ type (
 	Task = cluster.TaskSpec
 	// TaskState is where a task is in its life (cluster.TaskState).
 	TaskState = cluster.TaskState
+	// TaskClass says whether a task is batch work or latency-sensitive (Task.Class,
+	// with its objective in Task.SLO; cluster.TaskClass).
+	TaskClass = cluster.TaskClass
 	// Assignment is a task placed on a node (framework.Assignment).
 	Assignment = framework.Assignment
 	// Decision is the outcome of one heartbeat (framework.Decision).
@@ -63,6 +66,16 @@ const (
 	Reserved  = cluster.Reserved
 	Booked    = cluster.Booked
 )
+
+// The task classes (Task.Class): Batch, the zero value, and LatencySensitive.
+const (
+	Batch            = cluster.Batch
+	LatencySensitive = cluster.LatencySensitive
+)
+
+// ParseTaskClass reads a task class: "batch" or "latency-sensitive", or "BE" or "LS",
+// in any case (cluster.ParseTaskClass).
+func ParseTaskClass(s string) (TaskClass, error) { return cluster.ParseTaskClass(s) }
 
 // The reasons.
 const (

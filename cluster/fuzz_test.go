@@ -17,7 +17,8 @@ import (
 
 // FuzzSubmit builds a batch of up to six tasks from fuzzed input — IDs split from ids
 // at NUL bytes, input nodes split from inputs at commas, durations, request amounts
-// and key sizes that may be negative, jobs that may be unknown, declared profiles —
+// and key sizes that may be negative, jobs that may be unknown, declared profiles,
+// latency-sensitive or batch tasks with SLOs that may be negative or on a batch task —
 // and checks that Submit never panics, fails exactly when some task is invalid, and
 // either adds the whole batch, each task pending and findable, or changes nothing.
 func FuzzSubmit(f *testing.F) {
@@ -30,6 +31,9 @@ func FuzzSubmit(f *testing.F) {
 	f.Add([]byte("t"), "n1", int64(1), int64(1), int64(1), int64(-1), uint16(6))
 	f.Add([]byte("p\x00q\x00r\x00s"), "n1,n1,n2", int64(3), int64(0), int64(0), int64(7), uint16(0xffff))
 	f.Add([]byte("big"), "n2", int64(1)<<62, int64(1)<<62, int64(1)<<62, int64(1)<<62, uint16(0x5555))
+	f.Add([]byte("ls\x00ls2"), "n1", int64(1), int64(1), int64(1), int64(30), uint16(0xb000)) // latency-sensitive, with SLOs
+	f.Add([]byte("ls\x00be"), "n1", int64(1), int64(1), int64(1), int64(30), uint16(0x9000))  // an SLO on a batch task
+	f.Add([]byte("ls"), "n1", int64(1), int64(1), int64(1), int64(0), uint16(0x1000))         // latency-sensitive, no SLO
 	f.Fuzz(func(t *testing.T, ids []byte, inputs string, dur, cpu, mem, size int64, flags uint16) {
 		s, err := cluster.New(schema)
 		if err != nil {
@@ -85,9 +89,18 @@ func FuzzSubmit(f *testing.F) {
 					sp.Profile = p
 				}
 			}
+			// Bits 12 to 14 (the others' are below 12): latency-sensitive; bit 15: the
+			// fuzzed key size as an SLO.
+			if flags>>(12+i%3)&1 == 1 {
+				sp.Class = cluster.LatencySensitive
+			}
+			if flags>>15&1 == 1 {
+				sp.SLO = time.Duration(size)
+			}
 			specs[i] = sp
 			valid = valid && id != "" && !seen[id] && sp.Job != "nope" && sp.Duration >= 0 &&
-				sp.Key.InputSize >= 0 && sp.Request[0] >= 0 && sp.Request[1] >= 0
+				sp.Key.InputSize >= 0 && sp.Request[0] >= 0 && sp.Request[1] >= 0 &&
+				sp.SLO >= 0 && (sp.SLO == 0 || sp.Class == cluster.LatencySensitive)
 			seen[id] = true
 		}
 
@@ -152,7 +165,7 @@ func FuzzSubmit(f *testing.F) {
 		}
 		for _, sp := range specs {
 			tk, ok := s.Task(sp.ID)
-			if !ok || tk.State() != cluster.Pending || tk.Job() != sp.Job {
+			if !ok || tk.State() != cluster.Pending || tk.Job() != sp.Job || tk.Class() != sp.Class || tk.SLO() != sp.SLO {
 				t.Fatalf("task %q: %v %v", sp.ID, tk, ok)
 			}
 		}

@@ -194,10 +194,10 @@ func (s *State) ReserveBackup(t *TaskInfo, n *NodeInfo, r Reservation) (*TaskInf
 	if err != nil {
 		return nil, fmt.Errorf("cluster: back up task %q on node %q: %w", t.pe.ID, n.spec.ID, err)
 	}
-	b := &TaskInfo{key: t.key, demand: t.demand, deadline: t.deadline, state: Reserved, nonPreemptible: t.nonPreemptible}
+	b := &TaskInfo{key: t.key, demand: t.demand, deadline: t.deadline, state: Reserved, nonPreemptible: t.nonPreemptible, class: t.class}
 	b.pe = fairness.PendingEntry[*TaskInfo]{ID: id, Job: t.pe.Job, Priority: t.pe.Priority, Submitted: t.pe.Submitted, Nodes: t.pe.Nodes, Owner: b}
 	if t.extra != nil {
-		b.extra = &taskExtra{profile: t.extra.profile, gpu: t.extra.gpu} // not the nodes where t's backups failed
+		b.extra = &taskExtra{profile: t.extra.profile, gpu: t.extra.gpu, slo: t.extra.slo} // not the nodes where t's backups failed
 	}
 	usage := r.Hold.Peak()
 	s.treeApply(treeOp{kind: opAllocate, job: t.pe.Job, a: usage})

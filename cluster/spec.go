@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/finegrain/finegrain/gpu"
@@ -112,6 +113,58 @@ type TaskSpec struct {
 	// one device or whole devices, of given models. It is held from the task's
 	// reservation until it ends, whatever its profile. Zero: none.
 	GPU gpu.Demand
+	// Class says whether the task is batch work (the zero value) or latency-sensitive:
+	// a service or a request-serving task with a service-level objective, the kind of
+	// task the straggler method of docs/methods.md §11 protects at batch work's cost.
+	Class TaskClass
+	// SLO is the longest run time, counted from the task's start, that still meets the
+	// task's service-level objective (T_SLO of docs/methods.md §11); 0: none. Only a
+	// latency-sensitive task may have one.
+	SLO time.Duration
+}
+
+// TaskClass is the kind of work a task does, for the methods that treat
+// latency-sensitive tasks and batch tasks differently (docs/methods.md §11). The zero
+// value is Batch.
+type TaskClass uint8
+
+const (
+	// Batch: throughput work (a map or reduce task, a training step, a best-effort
+	// pod) that may be slowed down to make room for latency-sensitive tasks. The zero
+	// value: a task that says nothing is batch.
+	Batch TaskClass = iota
+	// LatencySensitive: a task whose run time matters to someone waiting (a service, a
+	// query), usually with an objective (TaskSpec.SLO).
+	LatencySensitive
+)
+
+var classNames = [...]string{"batch", "latency-sensitive"}
+
+// String returns "batch" or "latency-sensitive" ("TaskClass(n)" for other values),
+// which ParseTaskClass reads back.
+func (c TaskClass) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return fmt.Sprintf("TaskClass(%d)", uint8(c))
+}
+
+// valid reports whether c is one of the classes above.
+func (c TaskClass) valid() bool { return int(c) < len(classNames) }
+
+// ParseTaskClass reads a task class as String writes it, without regard to case:
+// "batch" or "latency-sensitive", or the abbreviations of co-located clusters'
+// QoS classes, "BE" (best effort) for Batch and "LS" for LatencySensitive. Spaces
+// around it are ignored. Any other text gives an error wrapping ErrInvalid that
+// quotes it.
+func ParseTaskClass(s string) (TaskClass, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "batch", "be":
+		return Batch, nil
+	case "latency-sensitive", "ls":
+		return LatencySensitive, nil
+	}
+	return Batch, fmt.Errorf("cluster: task class %q (want batch, latency-sensitive, BE or LS): %w", s, ErrInvalid)
 }
 
 // TaskState is where a task is in its life. Every submitted task is in exactly one

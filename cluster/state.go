@@ -365,8 +365,8 @@ func (s *State) AddJob(spec JobSpec) error {
 }
 
 // Submit adds tasks, all or none: it fails, adding nothing, when any task has an empty
-// or duplicate ID, an unknown job, an invalid request, key, profile or GPU demand, or a
-// negative time, or when it would leave a gang job (JobSpec.MinMember) that has not gathered
+// or duplicate ID, an unknown job, an invalid request, key, profile or GPU demand, an
+// unknown class, a negative time or SLO, or an SLO on a batch task, or when it would leave a gang job (JobSpec.MinMember) that has not gathered
 // yet (JobInfo.Gathered) with fewer live and finished tasks than its MinMember.
 func (s *State) Submit(specs ...TaskSpec) error {
 	if err := s.Check(specs...); err != nil {
@@ -403,6 +403,7 @@ func (s *State) newTask(spec *TaskSpec) *TaskInfo {
 		deadline:       spec.Deadline,
 		state:          Pending,
 		nonPreemptible: spec.NonPreemptible,
+		class:          spec.Class,
 	}
 	t.pe = fairness.PendingEntry[*TaskInfo]{ID: spec.ID, Job: spec.Job, Priority: spec.Priority, Submitted: spec.Submitted,
 		Nodes: slices.Clone(spec.Inputs), Owner: t}
@@ -411,8 +412,8 @@ func (s *State) newTask(spec *TaskSpec) *TaskInfo {
 			t.pe.Nodes[i] = n.spec.ID // the node's own string: the caller's copy is not kept
 		}
 	}
-	if spec.Profile.Len() > 0 || spec.GPU.Count != 0 || spec.GPU.Milli != 0 || spec.GPU.Models != nil {
-		t.extra = &taskExtra{profile: spec.Profile, gpu: spec.GPU}
+	if spec.Profile.Len() > 0 || spec.GPU.Count != 0 || spec.GPU.Milli != 0 || spec.GPU.Models != nil || spec.SLO != 0 {
+		t.extra = &taskExtra{profile: spec.Profile, gpu: spec.GPU, slo: spec.SLO}
 		t.extra.gpu.Models = slices.Clone(spec.GPU.Models)
 	}
 	return t
@@ -456,6 +457,12 @@ func (s *State) validateTask(t *TaskSpec, seen map[string]bool) error {
 		return fmt.Errorf("cluster: task %q: duration %v, deadline %v, submitted %v: %w", t.ID, t.Duration, t.Deadline, t.Submitted, ErrInvalid)
 	case t.Key.InputSize < 0:
 		return fmt.Errorf("cluster: task %q: key input size %d: %w", t.ID, t.Key.InputSize, ErrInvalid)
+	case !t.Class.valid():
+		return fmt.Errorf("cluster: task %q: class %v: %w", t.ID, t.Class, ErrInvalid)
+	case t.SLO < 0:
+		return fmt.Errorf("cluster: task %q: SLO %v is negative: %w", t.ID, t.SLO, ErrInvalid)
+	case t.SLO > 0 && t.Class != LatencySensitive:
+		return fmt.Errorf("cluster: task %q: SLO %v on a %v task (only a latency-sensitive task may have one): %w", t.ID, t.SLO, t.Class, ErrInvalid)
 	case t.Profile.Len() > 0 && !s.schema.Equal(t.Profile.Schema()):
 		return fmt.Errorf("cluster: task %q: profile schema %v, the cluster's %v: %w", t.ID, t.Profile.Schema(), s.schema, resource.ErrSchemaMismatch)
 	}

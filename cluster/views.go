@@ -231,8 +231,9 @@ type TaskInfo struct {
 	disrupted    bool // preempted and not placed again yet (State.Preempt)
 	// undisrupted: its latest commit ended a disruption (Withdraw restores it).
 	undisrupted    bool
-	failures       uint8 // runs lost to Fail, saturating (Failures)
-	nonPreemptible bool  // TaskSpec.NonPreemptible
+	failures       uint8     // runs lost to Fail, saturating (Failures)
+	nonPreemptible bool      // TaskSpec.NonPreemptible
+	class          TaskClass // TaskSpec.Class; its SLO is in extra
 	// held: the state holds the task by its ID (State.tasks), so that a call that
 	// takes a *TaskInfo knows it for its state's (State.own) without a lookup by ID:
 	// from submission (or a backup's reservation) until it is forgotten or dropped.
@@ -268,11 +269,13 @@ func (j *JobInfo) demandOf(s *State, request resource.Tuple, duration time.Durat
 	return d
 }
 
-// taskExtra is what few tasks have: a declared profile, a GPU demand (TaskSpec.Profile,
-// GPU), nodes where their backups failed (TaskInfo.FailedOn).
+// taskExtra is what few tasks have: a declared profile, a GPU demand, a service-level
+// objective (TaskSpec.Profile, GPU, SLO), nodes where their backups failed
+// (TaskInfo.FailedOn).
 type taskExtra struct {
 	profile  stage.Profile
 	gpu      gpu.Demand
+	slo      time.Duration
 	failedOn []string
 }
 
@@ -373,10 +376,10 @@ func (t *TaskInfo) Spec() TaskSpec {
 	spec := TaskSpec{
 		ID: t.pe.ID, Job: t.pe.Job, Key: t.Key(), Request: t.demand.request, Duration: t.demand.duration,
 		Deadline: t.deadline, Inputs: slices.Clone(t.pe.Nodes), Priority: t.pe.Priority, Submitted: t.pe.Submitted,
-		NonPreemptible: t.nonPreemptible,
+		NonPreemptible: t.nonPreemptible, Class: t.class,
 	}
 	if t.extra != nil {
-		spec.Profile, spec.GPU = t.extra.profile, t.extra.gpu
+		spec.Profile, spec.GPU, spec.SLO = t.extra.profile, t.extra.gpu, t.extra.slo
 	}
 	return spec
 }
@@ -418,6 +421,20 @@ func (t *TaskInfo) Declared() stage.Profile {
 		return stage.Profile{}
 	}
 	return t.extra.profile
+}
+
+// Class is the task's class (TaskSpec.Class): batch or latency-sensitive. A backup
+// attempt has its task's.
+func (t *TaskInfo) Class() TaskClass { return t.class }
+
+// SLO is the longest run time, counted from the task's start, that still meets its
+// service-level objective (TaskSpec.SLO); 0 for none, and always 0 for a batch task.
+// A backup attempt has its task's.
+func (t *TaskInfo) SLO() time.Duration {
+	if t.extra == nil {
+		return 0
+	}
+	return t.extra.slo
 }
 
 // State is where the task is in its life.

@@ -26,8 +26,10 @@
 // same instant on a node, all are reported before any reduce task they release is
 // placed. Each task is told to the scheduler with its similarity key
 // (workload.Job.Key, docs/methods.md §2 Def. 3), the replica nodes of its input block,
-// and its declared request restricted to Policy.RequestDims (cpu and memory by default,
-// what YARN reserves). The scheduler never sees the task's true profile.
+// its declared request restricted to Policy.RequestDims (cpu and memory by default,
+// what YARN reserves), its GPU demand, and its class and SLO
+// (workload.Task.LatencySensitive and SLO as finegrain.Task.Class and SLO). The
+// scheduler never sees the task's true profile.
 //
 // # Preemption and gangs
 //

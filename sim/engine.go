@@ -386,7 +386,8 @@ func (s *Sim) submit(j int, k workload.Kind) error {
 			continue
 		}
 		ti := sj.firstTask + int32(i)
-		ft := finegrain.Task{ID: wt.ID, Job: sj.wj.ID, Request: wt.Request.Only(s.mask), Submitted: s.now, GPU: wt.GPU}
+		ft := finegrain.Task{ID: wt.ID, Job: sj.wj.ID, Request: wt.Request.Only(s.mask), Submitted: s.now, GPU: wt.GPU,
+			Class: taskClass(wt), SLO: wt.SLO}
 		ft.Key = predict.Key(sj.wj.Key(wt))
 		if len(wt.Blocks) > 0 {
 			for _, b := range wt.Blocks {
@@ -419,6 +420,15 @@ func (s *Sim) submit(j int, k workload.Kind) error {
 		return s.retryPush()
 	}
 	return nil
+}
+
+// taskClass is workload task t's class: the workload says latency-sensitive or not,
+// and package workload stays free of the scheduler's types.
+func taskClass(t *workload.Task) finegrain.TaskClass {
+	if t.LatencySensitive {
+		return finegrain.LatencySensitive
+	}
+	return finegrain.Batch
 }
 
 func appendUnique(xs []string, x string) []string {

@@ -60,11 +60,12 @@ func (r *FillResult) At(x float64) (FillPoint, bool) {
 // then miss) but add no GPU demand. A task a preempting policy evicts is not placed
 // again: its GPU counts as unallocated from then on.
 //
-// The tasks need only Request (restricted to p.RequestDims) and GPU; each arrives as
-// a job of its own. It fails on an invalid cluster, an empty pool or one without GPU
-// demand, a task no node of cl has the devices for even empty, a nil r, upTo or step
-// not positive and finite, or an error of the scheduler other than a refused
-// placement.
+// The tasks need only Request (restricted to p.RequestDims) and GPU; their class and
+// SLO (Task.LatencySensitive, SLO) are passed on. Each arrives as a job of its own. It
+// fails on an invalid cluster, an empty pool or one without GPU demand, a task with a
+// negative SLO or one on a batch task, a task no node of cl has the devices for even
+// empty, a nil r, upTo or step not positive and finite, or an error of the scheduler
+// other than a refused placement.
 func Fill(pool []workload.Task, cl *workload.Cluster, p Policy, r *rand.Rand, upTo, step float64) (*FillResult, error) {
 	switch {
 	case r == nil:
@@ -88,6 +89,9 @@ func Fill(pool []workload.Task, cl *workload.Cluster, p Policy, r *rand.Rand, up
 		}
 		if err := t.GPU.Validate(); err != nil {
 			return nil, fieldErr(fmt.Sprintf("pool[%d](%s).GPU", i, t.ID), t.GPU, fmt.Errorf("%w: %w", ErrInvalidInput, err))
+		}
+		if t.SLO < 0 || t.SLO > 0 && !t.LatencySensitive {
+			return nil, fieldErr(fmt.Sprintf("pool[%d](%s).SLO", i, t.ID), t.SLO, fmt.Errorf("negative, or on a batch task: %w", ErrInvalidInput))
 		}
 		if !cl.Holds(&workload.Task{GPU: t.GPU}) {
 			return nil, fieldErr(fmt.Sprintf("pool[%d](%s).GPU", i, t.ID), t.GPU, fmt.Errorf("no node has the devices: %w", ErrInvalidInput))
@@ -127,7 +131,7 @@ func Fill(pool []workload.Task, cl *workload.Cluster, p Policy, r *rand.Rand, up
 		if err := s.SubmitJob(finegrain.Job{ID: id}); err != nil {
 			return nil, fmt.Errorf("sim: fill: %w: %w", ErrScheduler, err)
 		}
-		if err := s.Submit(finegrain.Task{ID: id, Job: id, Request: t.Request.Only(mask), GPU: t.GPU}); err != nil {
+		if err := s.Submit(finegrain.Task{ID: id, Job: id, Request: t.Request.Only(mask), GPU: t.GPU, Class: taskClass(t), SLO: t.SLO}); err != nil {
 			return nil, fmt.Errorf("sim: fill: task %q: %w: %w", t.ID, ErrScheduler, err)
 		}
 		a, err := s.Place(id, 0)

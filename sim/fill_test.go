@@ -86,6 +86,18 @@ func TestFillErrors(t *testing.T) {
 			_, err := Fill([]workload.Task{gpuTask("v", 1, gpu.Whole(4))}, &cl, p, r, 1, 0.1)
 			return err
 		},
+		"SLO on a batch task": func() error {
+			tk := gpuTask("v", 1, gpu.Share(500))
+			tk.SLO = time.Second
+			_, err := Fill([]workload.Task{tk}, &cl, p, r, 1, 0.1)
+			return err
+		},
+		"negative SLO": func() error {
+			tk := gpuTask("v", 1, gpu.Share(500))
+			tk.LatencySensitive, tk.SLO = true, -time.Second
+			_, err := Fill([]workload.Task{tk}, &cl, p, r, 1, 0.1)
+			return err
+		},
 	} {
 		assert.ErrorIs(t, f(), ErrInvalidInput, name)
 	}

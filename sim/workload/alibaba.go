@@ -385,6 +385,10 @@ const (
 //     milli-cores, memory = the normalised request × WithMachineMemory (64 GiB by
 //     default) rounded up to a whole byte, no disk-io or net-io. WithOverestimate and
 //     WithRequestRounding do not apply: the trace says what users declared.
+//   - every task is batch: batch_task is the trace's batch side alone (its online
+//     services are in other tables, container_event and container_usage, which this
+//     loader does not read), unless WithLatencySensitive makes a share of the jobs
+//     latency-sensitive, with SLOs by WithSLOFactor.
 //
 // The true usage is a seeded model, since the trace's batch_task table has requests and
 // times only. Each trace task draws, in this order, a cpu level and a memory level,
@@ -400,10 +404,11 @@ const (
 // when they ran in waves, every wave: an upper bound on one instance's run time, used
 // for want of the instance table.
 //
-// Options used: WithScale, WithMaxTasks, WithQueues, WithJitter and WithMachineMemory;
-// the others are ignored. Draws from r, in this order, for each job in submission
-// order: its queue, then for each of its trace tasks in order the cpu level, the
-// memory level, and one jitter draw per instance (none when sigma is 0). The same r
+// Options used: WithScale, WithMaxTasks, WithQueues, WithJitter, WithMachineMemory,
+// WithLatencySensitive and WithSLOFactor; the others are ignored. Draws from r, in this
+// order, for each job in submission order: its queue, then for each of its trace tasks
+// in order the cpu level, the memory level, and one jitter draw per instance (none
+// when sigma is 0); then the latency-sensitive jobs (WithLatencySensitive). The same r
 // state, rows and options give the same workload. It fails on a nil r, no
 // rows, an invalid option, a row that ParseAlibaba2017 would not return (a negative ID,
 // instance count or CPU request, memory outside [0, 1], a (job, task) pair given
@@ -562,6 +567,7 @@ func FromAlibaba2017(name string, rows []Alibaba2017Task, r *rand.Rand, opts ...
 		st.Tasks += len(j.Tasks)
 		w.Jobs[i] = j
 	}
+	c.classify(&w, r)
 	return w, st, nil
 }
 

@@ -17,6 +17,11 @@
 //	§7              FGM: the paper-like workload — Facebook input sizes (FB2009, FB2010:
 //	                quantile tables fitted to SWIM's traces), 400 GiB offline or Poisson
 //	                online; FGMCluster: 23 nodes of 16 cores and 32 GiB
+//	§11             Task.LatencySensitive and Task.SLO: latency-sensitive tasks and
+//	                their objectives, for the straggler method; FromOpenB marks LS
+//	                pods, and the generators a share of their jobs
+//	                (WithLatencySensitive), with SLOs of WithSLOFactor (1.5 by
+//	                default) times the task's true run time
 //	§10 §4.3.1      Thesis, ThesisExperiment, Table 4.2's ThesisSmall/Normal/Large;
 //	                ThesisCluster: 3 racks × (10 slow, 10 normal, 10 fast) nodes, 4
 //	                slots, 20 / 5 MB/s; PlaceReplicas: 3 replicas for load balance;
@@ -28,7 +33,8 @@
 //	                cluster-trace-v2017 batch_task: a job per trace job, a task per
 //	                instance, a seeded true-usage model under the trace's requests);
 //	                ParseOpenBNodes/ParseOpenBPods and their Load functions (Alibaba
-//	                cluster-trace-gpu-v2023, the "openb" GPU-sharing cluster)
+//	                cluster-trace-gpu-v2023, the "openb" GPU-sharing cluster) +
+//	                OpenBCluster, FromOpenB (a job per pod; LS pods latency-sensitive)
 //
 // Every tuple and profile uses Schema(): cpu (milli-cores, compressible), memory (bytes),
 // disk-io and net-io (bytes/s, compressible). Time is a time.Duration from the

@@ -29,7 +29,8 @@ import (
 // tasks of one class with the same input are exactly alike across jobs (but for
 // jitter). Jobs are named job0000, job0001, ... in submission order; a job's Logic and
 // Family are its class name, so full-block map tasks of the same class share a
-// similarity key, and its other tasks a family.
+// similarity key, and its other tasks a family. Every task is batch unless
+// WithLatencySensitive makes a share of the jobs latency-sensitive (drawn last).
 func FGM(r *rand.Rand, opts ...Option) (Workload, error) {
 	if r == nil {
 		return Workload{}, fieldErr("rand", nil, ErrNilRand)
@@ -97,6 +98,7 @@ func FGM(r *rand.Rand, opts ...Option) (Workload, error) {
 			app: d.app, logic: d.app.Name, in: d.in, factor: d.factor,
 		})
 	}
+	c.classify(&w, r)
 	return w, nil
 }
 
@@ -405,6 +407,8 @@ func ThesisExperiment(n int) ([]ThesisMix, error) {
 // throughout, so that a node of ThesisCluster (4 cores, 4 slots) runs four at once. The
 // request is the peak (WithOverestimate defaults to [1, 1] here) and jitter defaults to
 // 0. Jobs of a class share the Logic "thesis-<class>", so all their tasks are similar.
+// Every task is batch unless WithLatencySensitive makes a share of the jobs
+// latency-sensitive (drawn last).
 func Thesis(r *rand.Rand, mix []ThesisMix, opts ...Option) (Workload, error) {
 	if r == nil {
 		return Workload{}, fieldErr("rand", nil, ErrNilRand)
@@ -471,6 +475,7 @@ func Thesis(r *rand.Rand, mix []ThesisMix, opts ...Option) (Workload, error) {
 			}))
 		}
 	}
+	c.classify(&w, r)
 	return w, nil
 }
 

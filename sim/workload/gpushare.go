@@ -67,9 +67,11 @@ type OpenBStats struct {
 }
 
 // OpenBTask is pod p as a task of the openb cluster's schema: its CPUs and memory as
-// Request, its GPU demand (count, share, models), and a true profile that uses the
-// request throughout for d (at least MinStageDuration): the trace has requests and
-// times only. It fails on a nil p, an invalid GPU demand or request, or a MemoryMiB
+// Request, its GPU demand (count, share, models), a true profile that uses the request
+// throughout for d (at least MinStageDuration): the trace has requests and times only,
+// and its class: latency-sensitive when the pod is (OpenBPod.LatencySensitive), with an
+// SLO of DefaultSLOFactor times that profile's duration (FromOpenB's WithSLOFactor sets
+// another factor), batch otherwise. It fails on a nil p, an invalid GPU demand or request, or a MemoryMiB
 // that is negative or whose bytes do not fit an int64 (above 2⁴³ − 1, as
 // ParseOpenBPods refuses).
 func OpenBTask(p *OpenBPod, d time.Duration) (Task, error) {
@@ -93,7 +95,11 @@ func OpenBTask(p *OpenBPod, d time.Duration) (Task, error) {
 	if err != nil {
 		return Task{}, fieldErr("pod "+p.Name, d, err)
 	}
-	return Task{ID: p.Name, Kind: Map, True: tp, Request: req, GPU: dem}, nil
+	t := Task{ID: p.Name, Kind: Map, True: tp, Request: req, GPU: dem}
+	if p.LatencySensitive() {
+		t.LatencySensitive, t.SLO = true, sloFor(&t, DefaultSLOFactor)
+	}
+	return t, nil
 }
 
 // FromOpenB turns an openb pod list (ParseOpenBPods) into a workload for cluster cl
@@ -102,14 +108,31 @@ func OpenBTask(p *OpenBPod, d time.Duration) (Task, error) {
 // (OpenBTask) that runs for its deletion time less its creation time, times
 // timeScale. timeScale (in (0, 1]) compresses the trace: its pods span about 150 days,
 // and 0.001 replays them in about 3.6 hours of simulated time. Pods without both times,
-// and pods no node of cl holds even empty, are skipped and counted. It fails on an
-// invalid timeScale or a nil or invalid cluster, on a pod with an empty name or one
-// given before, a negative creation or deletion time, or an invalid request or GPU
-// demand (see OpenBTask), or on no pod left.
-func FromOpenB(name string, pods []OpenBPod, cl *Cluster, timeScale float64) (Workload, OpenBStats, error) {
+// and pods no node of cl holds even empty, are skipped and counted.
+//
+// A pod is latency-sensitive when its qos says so (OpenBPod.LatencySensitive: LS, the
+// class Koordinator, the co-location scheduler of Alibaba's clusters, gives services),
+// and batch otherwise: BE (best effort, Koordinator's class for batch work that fills
+// what services leave), Burstable and Guaranteed (Kubernetes' QoS classes, which say
+// how a pod's requests and limits protect it from eviction, not whether it serves
+// requests), or none. The trace gives no SLO: a latency-sensitive task's is
+// WithSLOFactor (DefaultSLOFactor, 1.5, by default) times its true run time — the
+// pod's deletion less its creation, times timeScale, at least MinStageDuration — so
+// that it meets its objective when the simulated cluster slows it down by at most that
+// factor. WithSLOFactor is the only
+// option it uses.
+//
+// It fails on an invalid timeScale or option, a nil or invalid cluster, on a pod with
+// an empty name or one given before, a negative creation or deletion time, or an
+// invalid request or GPU demand (see OpenBTask), or on no pod left.
+func FromOpenB(name string, pods []OpenBPod, cl *Cluster, timeScale float64, opts ...Option) (Workload, OpenBStats, error) {
 	var st OpenBStats
 	if !(timeScale > 0 && timeScale <= 1) {
 		return Workload{}, st, fieldErr("timeScale", timeScale, ErrInvalidOption)
+	}
+	c := defaults()
+	if err := c.apply(opts); err != nil {
+		return Workload{}, st, err
 	}
 	if err := cl.Validate(); err != nil { // a nil cl included
 		return Workload{}, st, err
@@ -152,6 +175,9 @@ func FromOpenB(name string, pods []OpenBPod, cl *Cluster, timeScale float64) (Wo
 		if !cl.Holds(&t) {
 			st.Unplaceable++
 			continue
+		}
+		if t.LatencySensitive {
+			c.setLatencySensitive(&t)
 		}
 		at := time.Duration(float64(p.Created) * timeScale)
 		list = append(list, timed{p, at, t})

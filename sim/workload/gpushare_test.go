@@ -196,6 +196,22 @@ func TestRealFromOpenB(t *testing.T) {
 	assert.Equal(t, len(pods), st.Used+st.Untimed+st.Unplaceable)
 	assert.Equal(t, st.Used, w.NumTasks())
 	assert.Greater(t, st.Used, 8000)
+	// The pods' own mix: every LS pod used is a latency-sensitive task, with an SLO.
+	ls := 0
+	for _, j := range w.Jobs {
+		if tk := &j.Tasks[0]; tk.LatencySensitive {
+			ls++
+			assert.Equal(t, time.Duration(math.Ceil(1.5*float64(tk.True.Duration()))), tk.SLO, tk.ID)
+		}
+	}
+	lsPods := 0
+	for i := range pods {
+		if pods[i].QoS == "LS" && pods[i].HasDeleted {
+			lsPods++
+		}
+	}
+	assert.Greater(t, ls, 3000, "the list is about half LS")
+	assert.LessOrEqual(t, ls, lsPods)
 	multi, err := workload.LoadOpenBPods(dataFile(t, openBDir+"openb_pod_list_multigpu20.csv"))
 	require.NoError(t, err)
 	_, st, err = workload.FromOpenB("multigpu20", multi, &cl, 0.001)

@@ -57,7 +57,8 @@ type OpenBPod struct {
 	// column is empty or absent (any model). Only a pod with GPUs may have one.
 	GPUSpec []string
 	// QoS is column qos as written: LS (latency-sensitive), BE (best effort),
-	// Burstable, Guaranteed; empty when the column is absent.
+	// Burstable, Guaranteed; empty when the column is absent. LatencySensitive reads
+	// it.
 	QoS string
 	// Phase is column pod_phase as written: Running, Succeeded, Failed, Pending; empty
 	// when the column is absent.
@@ -81,6 +82,14 @@ type OpenBPod struct {
 	HasScheduled bool
 	// Line is the 1-based line of the file the pod was read from (0 if built by hand).
 	Line int
+}
+
+// LatencySensitive reports whether the pod's qos marks it latency-sensitive: "LS", or
+// Koordinator's stricter "LSR" and "LSE" (latency-sensitive with reserved or exclusive
+// CPUs), in any case. The published pod lists hold LS, BE, Burstable and Guaranteed;
+// only LS is latency-sensitive (see FromOpenB for why the others are batch).
+func (p *OpenBPod) LatencySensitive() bool {
+	return strings.EqualFold(p.QoS, "LS") || strings.EqualFold(p.QoS, "LSR") || strings.EqualFold(p.QoS, "LSE")
 }
 
 // SharesGPU reports whether the pod takes part of one GPU: one GPU at less than 1000

@@ -38,3 +38,34 @@ openb-pod-0040,8000,30517,0,0,,BE,Pending,100,200,
 	// openb-pod-0040: 8000 milli-CPU, 30517 MiB, 0 GPU × 0‰ (shares: false), models [], BE Pending
 	// bad.csv:2:5: gpu_milli: invalid value: a pod with 2 GPUs takes them whole (1000): "500"
 }
+
+// An openb pod list as a workload: LS pods become latency-sensitive tasks, with an SLO
+// of WithSLOFactor times their run time (the trace gives none); BE, Burstable and
+// Guaranteed pods are batch.
+func ExampleFromOpenB() {
+	const csv = `name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
+openb-pod-0035,16000,32768,1,1000,,LS,Succeeded,100,400,105
+openb-pod-0022,4000,15258,1,220,,BE,Succeeded,160,1360,160
+openb-pod-0041,8000,30517,0,0,,Burstable,Succeeded,200,260,201
+`
+	pods, err := workload.ParseOpenBPods(strings.NewReader(csv), "pods.csv")
+	if err != nil {
+		panic(err)
+	}
+	cl, err := workload.OpenBCluster("openb", []workload.OpenBNode{{Name: "n1", CPUMilli: 64000, MemoryMiB: 262144, GPUs: 2, Model: "T4"}})
+	if err != nil {
+		panic(err)
+	}
+	w, _, err := workload.FromOpenB("openb", pods, &cl, 1, workload.WithSLOFactor(2))
+	if err != nil {
+		panic(err)
+	}
+	for _, j := range w.Jobs {
+		tk := j.Tasks[0]
+		fmt.Printf("%s at %v: runs %v, latency-sensitive %v, SLO %v\n", tk.ID, j.Submit, tk.True.Duration(), tk.LatencySensitive, tk.SLO)
+	}
+	// Output:
+	// openb-pod-0035 at 0s: runs 5m0s, latency-sensitive true, SLO 10m0s
+	// openb-pod-0022 at 1m0s: runs 20m0s, latency-sensitive false, SLO 0s
+	// openb-pod-0041 at 1m40s: runs 1m0s, latency-sensitive false, SLO 0s
+}

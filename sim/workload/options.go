@@ -10,8 +10,8 @@ import (
 	"github.com/finegrain/finegrain/resource"
 )
 
-// Option configures a generator (FGM, Thesis, FromSWIM, FromAlibaba2017). Each option
-// says which generators use it; the others ignore it. An invalid value, or a nil
+// Option configures a generator (FGM, Thesis, FromSWIM, FromAlibaba2017) or FromOpenB.
+// Each option says which generators use it; the others ignore it. An invalid value, or a nil
 // Option, makes the generator return an error wrapping ErrInvalidOption.
 type Option func(*config) error
 
@@ -25,7 +25,9 @@ type config struct {
 	rounding  resource.Tuple
 	jitter    float64
 	maxTasks  int
-	machine   int64 // machine memory for FromAlibaba2017 (WithMachineMemory); 0 = default
+	machine   int64   // machine memory for FromAlibaba2017 (WithMachineMemory); 0 = default
+	lsFrac    float64 // the share of latency-sensitive jobs (WithLatencySensitive)
+	sloFactor float64 // a latency-sensitive task's SLO over its true run time (WithSLOFactor)
 
 	total   int64
 	online  bool
@@ -60,6 +62,11 @@ const (
 	DefaultJitter = 0.05
 	// DefaultMaxTasks bounds the tasks a generator builds, to keep memory in check.
 	DefaultMaxTasks = 2_000_000
+	// DefaultSLOFactor is WithSLOFactor's default: a latency-sensitive task meets its
+	// objective when it runs at most 1.5 times as long as it would alone on a node of
+	// speed 1 with everything it demands — room for a half of its run time lost to
+	// waiting for a slow node, compression or co-located load, and not more.
+	DefaultSLOFactor = 1.5
 )
 
 // DefaultRequestRounding is the granularity requests are rounded up to: 100
@@ -83,6 +90,7 @@ func defaults() config {
 		meanGap:   DefaultMeanInterarrival,
 		sizes:     FB2009(),
 		apps:      DefaultApps(),
+		sloFactor: DefaultSLOFactor,
 	}
 }
 
@@ -319,6 +327,39 @@ func WithApps(apps []AppClass, weights []float64) Option {
 		}
 		c.apps = append([]AppClass(nil), apps...)
 		c.weights = append([]float64(nil), weights...)
+		return nil
+	}
+}
+
+// WithLatencySensitive makes a share frac, in [0, 1], of the jobs latency-sensitive
+// (FGM, Thesis, FromSWIM, FromAlibaba2017): every task of such a job is
+// latency-sensitive (Task.LatencySensitive), with an SLO by WithSLOFactor. round(frac ×
+// jobs) jobs are chosen uniformly at random after everything else is drawn, with one
+// r.Perm over the jobs (no draw when that is none or all of them), so the workload is
+// the one without the option but for its tasks' classes and SLOs. Default 0: every task is
+// batch. FromOpenB ignores it: its pods carry their own class.
+func WithLatencySensitive(frac float64) Option {
+	return func(c *config) error {
+		if !field.Finite(frac) || frac < 0 || frac > 1 {
+			return optErr("latency-sensitive share", frac)
+		}
+		c.lsFrac = frac
+		return nil
+	}
+}
+
+// WithSLOFactor sets the SLO of the latency-sensitive tasks a generator or FromOpenB
+// makes: f times the task's true run time (Task.True's duration, alone on a node of
+// speed 1 with everything it demands), rounded up to a nanosecond — a task meets its
+// objective when the cluster slows it down by at most a factor f. The traces give no
+// SLO, so this rule stands in for one. f must be finite and at least 1 (a task cannot
+// run faster than its true run time). Default DefaultSLOFactor (1.5).
+func WithSLOFactor(f float64) Option {
+	return func(c *config) error {
+		if !field.Finite(f) || f < 1 {
+			return optErr("SLO factor", f)
+		}
+		c.sloFactor = f
 		return nil
 	}
 }

@@ -273,6 +273,8 @@ func parseSeconds(b []byte) (time.Duration, error) {
 //     the class's name: the jobs of one class run the same application, and an
 //     estimator that learns families (predict.WithFamily) predicts a job's tasks from
 //     the class's earlier tasks of a similar size.
+//   - every task is batch (the trace is of Hadoop jobs), unless WithLatencySensitive
+//     makes a share of the jobs latency-sensitive (drawn last).
 //
 // It fails on a nil r, an invalid option, a job with an empty or duplicate ID or a
 // negative field, or more tasks than WithMaxTasks (FB-2010 unscaled has about 8.6
@@ -343,5 +345,6 @@ func FromSWIM(name string, jobs []SWIMJob, r *rand.Rand, opts ...Option) (Worklo
 			in: j.InputBytes, trace: true, shuffle: j.ShuffleBytes, out: j.OutputBytes, factor: factor,
 		})
 	}
+	c.classify(&w, r)
 	return w, nil
 }

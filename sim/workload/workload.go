@@ -150,6 +150,14 @@ type Task struct {
 	// GPU is what the task asks of a node's GPU devices (finegrain.Task.GPU), held
 	// while it runs; zero for none. GPU-sharing traces (FromOpenB) set it.
 	GPU gpu.Demand
+	// LatencySensitive marks a latency-sensitive task (finegrain.Task.Class
+	// finegrain.LatencySensitive); false: batch. FromOpenB sets it from the pod's qos;
+	// the generators for a share of jobs (WithLatencySensitive).
+	LatencySensitive bool
+	// SLO is the longest run time, from the task's start, that still meets its
+	// service-level objective (finegrain.Task.SLO); 0: none. Only a latency-sensitive
+	// task may have one. The loaders and generators set it by WithSLOFactor.
+	SLO time.Duration
 }
 
 // SimilarityKey identifies a class of similar tasks (docs/methods.md §2, Def. 3): the
@@ -238,7 +246,8 @@ func (w *Workload) Queues() []string {
 // batch of tasks (its map tasks, or all its tasks when it has none); task IDs non-empty
 // and unique across the workload;
 // a known Kind; non-negative InputBytes; a True profile with stages in Schema(); a
-// Request valid in Schema(); block indices within Blocks; block sizes non-negative.
+// Request valid in Schema(); block indices within Blocks; block sizes non-negative; an
+// SLO not negative, and none on a batch task.
 // A Request below the true peak is allowed (an under-declaring user, whose task a
 // simulator may kill like an OOM); use Covers to check. A nil workload fails too.
 func (w *Workload) Validate() error {
@@ -300,6 +309,10 @@ func (w *Workload) Validate() error {
 				return fieldErr(g("InputBytes"), t.InputBytes, ErrInvalidValue)
 			case t.True.Len() == 0:
 				return fieldErr(g("True"), t.True, stage.ErrEmptyProfile)
+			case t.SLO < 0:
+				return fieldErr(g("SLO"), t.SLO, ErrInvalidValue)
+			case t.SLO > 0 && !t.LatencySensitive:
+				return fieldErr(g("SLO"), fmt.Sprintf("%v on a batch task (only a latency-sensitive task may have one)", t.SLO), ErrInvalidValue)
 			case !s.Equal(t.True.Schema()):
 				return fieldErr(g("True")+" schema", fmt.Sprintf("%v, the workload's %v", t.True.Schema(), s), resource.ErrSchemaMismatch)
 			}
