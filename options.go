@@ -96,6 +96,7 @@ type config struct {
 	// disruption
 	preemption  *plugins.PreemptionConfig
 	gangTimeout time.Duration
+	scaleUp     ScaleUpConfig
 
 	// plugin list
 	edits []pluginEdit // WithPlugin, WithPluginBefore, WithoutPlugin, in order

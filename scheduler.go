@@ -59,6 +59,7 @@ type Scheduler struct {
 	estimator   predict.Estimator
 	loads       *predict.LoadLog // the external loads reported (SetExternalLoad)
 	views       nodeViews        // the nodes as the latest Snapshot saw them (snapshot.go)
+	scale       *scaleUp         // the scale-up rounds' planner and what they shrank (mixed.go)
 }
 
 // New returns a scheduler for resources described by schema, configured by opts.
@@ -102,6 +103,9 @@ func New(schema *resource.Schema, opts ...Option) (*Scheduler, error) {
 	}
 	if s.monitor, err = policy.NewMonitor(schema, s.adjuster, s.conformity, idle); err != nil {
 		return nil, fmt.Errorf("finegrain: monitor: %w", err)
+	}
+	if s.scale, err = newScaleUp(schema, cfg.scaleUp); err != nil {
+		return nil, err
 	}
 	s.estimator = cfg.estimator
 	if s.estimator == nil {
@@ -724,11 +728,13 @@ func (s *Scheduler) Finished(id string, now time.Duration, obs *predict.Observat
 // tasks has finished: its pending siblings are placed on what it uses rather than on
 // their requests (docs/methods.md §2, "learning from running tasks"). Report a task
 // now and then (when its samples have doubled, say), not at every sample: the
-// estimator divides every report into stages. A task without a key, or an estimator
-// that does not learn from running tasks, makes it a no-op. A report the estimator
-// rejects, or an implausible one (usage beyond the capacity of the node the task runs
-// on: ErrImplausible), is an error and changes nothing; so is a task that is not
-// running (ErrState, ErrUnknownTask).
+// estimator divides every report into stages; a task without a key, or an estimator
+// that does not learn from running tasks, teaches it nothing. The report's peak is
+// kept as the task's measured peak (cluster.TaskInfo.UsedPeak), which the scale-up
+// rounds' resource-redundant test reads (ScaleUp). A report the estimator rejects, or
+// an implausible one (usage beyond the capacity of the node the task runs on:
+// ErrImplausible), is an error and changes nothing; so is a task that is not running
+// (ErrState, ErrUnknownTask).
 func (s *Scheduler) ReportRunning(id string, now time.Duration, obs predict.Observation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -736,15 +742,23 @@ func (s *Scheduler) ReportRunning(id string, now time.Duration, obs predict.Obse
 	if err != nil {
 		return err
 	}
+	if err := s.plausible(t, id, "running report", &obs); err != nil {
+		return err
+	}
+	peak := obs.Profile.Peak()
+	if obs.Profile.Len() == 0 {
+		peak = obs.Series.Peak()
+	}
+	if err := s.schema.Validate(peak); err != nil {
+		return fmt.Errorf("finegrain: running report of task %q: %w: %w", id, ErrInvalid, err)
+	}
 	ro, ok := s.estimator.(predict.RunningObserver)
 	if key := t.Key(); ok && key.Logic != "" {
-		if err := s.plausible(t, id, "running report", &obs); err != nil {
-			return err
-		}
 		if err := ro.ObserveRunning(key, obs); err != nil {
 			return fmt.Errorf("finegrain: running report of task %q: observation rejected: %w", id, err)
 		}
 	}
+	_ = s.state.ObserveUsed(t, peak) // running, and validated above
 	s.fw.Advance(at)
 	return nil
 }

@@ -321,3 +321,38 @@ func (t *TaskInfo) HeldAt(at time.Duration) resource.Tuple {
 	}
 	return p.At(at - start)
 }
+
+// HeldFrom is what the placed task holds on its node from time at on: the stages of
+// its reservation left then, the one at at cut to begin there — with a held resize,
+// the new reservation's. Empty when nothing is left (or the task is not placed); the
+// whole reservation when it begins after at.
+func (t *TaskInfo) HeldFrom(at time.Duration) stage.Profile {
+	if t.run == nil {
+		return stage.Profile{}
+	}
+	n, h := t.run.node, t.run.handle
+	if c := t.run.change; c != nil && c.kind == Resizing {
+		h = c.handle
+	}
+	start, p, ok := n.tl.Lookup(h)
+	if !ok || at < start {
+		return p
+	}
+	off := at - start
+	i := p.StageAt(off)
+	if i < 0 {
+		return stage.Profile{}
+	}
+	if off == 0 {
+		return p
+	}
+	stages := p.Stages()[i:]
+	if stages[0].Duration != stage.Forever {
+		stages[0].Duration = p.Offset(i+1) - off
+	}
+	left, err := stage.NewProfile(p.Schema(), stages...)
+	if err != nil { // cannot fail: the stages are the reservation's, the first shortened
+		return stage.Profile{}
+	}
+	return left
+}

@@ -36,20 +36,21 @@ type State struct {
 	shapes    shapes           // the nodes' capacities, for Holds
 	gpuShapes map[gpuShape]int // the shapes of the nodes with GPUs, for HoldsTask
 
-	jobs     map[string]*JobInfo
-	jobList  []*JobInfo             // by JobInfo.Index; nil where a forgotten job was
-	freeJobs []int                  // indexes of forgotten jobs, for reuse
-	busyJobs map[string]*JobInfo    // the jobs with running tasks
-	changing map[*TaskInfo]struct{} // the running tasks holding a resize or a move (resize.go)
-	classes  map[ClassID]*Class     // every pending task's demand class (classes.go)
-	slots    []int                  // class slots free for reuse
-	byslot   []*Class               // the classes by slot; nil: a free slot
-	nslots   int                    // class slots handed out
-	serial   uint64                 // classes created
-	tasks    map[string]*TaskInfo
-	count    [Booked + 1]int
-	booked   *btree.BTreeG[*TaskInfo] // Booked tasks by start, then ID
-	spare    []*placement             // placement records given back, for reuse (reserve.go)
+	jobs      map[string]*JobInfo
+	jobList   []*JobInfo             // by JobInfo.Index; nil where a forgotten job was
+	freeJobs  []int                  // indexes of forgotten jobs, for reuse
+	busyJobs  map[string]*JobInfo    // the jobs with running tasks
+	changing  map[*TaskInfo]struct{} // the running tasks holding a resize or a move (resize.go)
+	lsPending resource.Tuple         // the requests of the pending latency-sensitive tasks
+	classes   map[ClassID]*Class     // every pending task's demand class (classes.go)
+	slots     []int                  // class slots free for reuse
+	byslot    []*Class               // the classes by slot; nil: a free slot
+	nslots    int                    // class slots handed out
+	serial    uint64                 // classes created
+	tasks     map[string]*TaskInfo
+	count     [Booked + 1]int
+	booked    *btree.BTreeG[*TaskInfo] // Booked tasks by start, then ID
+	spare     []*placement             // placement records given back, for reuse (reserve.go)
 
 	tree     *fairness.Tree
 	pending  *fairness.PendingIndex[*TaskInfo] // the pending tasks' entries (TaskInfo.pe)
@@ -488,6 +489,9 @@ func (s *State) enqueue(t *TaskInfo) {
 	s.index(t)
 	s.treeApply(treeOp{kind: opAddPending, job: t.pe.Job, a: t.demand.request})
 	s.addPending(s.jobs[t.pe.Job], t)
+	if t.class == LatencySensitive {
+		s.lsPending = s.lsPending.Add(t.demand.request)
+	}
 }
 
 // dequeue takes a pending task out of the fairness tree's pending demand (unless it
@@ -506,7 +510,15 @@ func (s *State) dequeue(t *TaskInfo, starts bool) {
 		s.treeApply(treeOp{kind: opRemovePending, job: t.pe.Job, a: t.demand.request})
 	}
 	s.removePending(s.jobs[t.pe.Job], t)
+	if t.class == LatencySensitive {
+		s.lsPending = s.lsPending.Sub(t.demand.request)
+	}
 }
+
+// PendingLatencySensitive is the sum of the requests of the pending latency-sensitive
+// tasks (TaskSpec.Class): the "new latency-sensitive demand" a scale-up plan makes
+// room for (docs/methods.md §11, R_NE). O(1): it is kept as tasks come and go.
+func (s *State) PendingLatencySensitive() resource.Tuple { return s.lsPending }
 
 // index puts pending task t's entry in the pending index, with the racks its inputs
 // are in now.

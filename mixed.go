@@ -1,0 +1,469 @@
+package finegrain
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/speculate"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// Mixed workloads (docs/methods.md §11): latency-sensitive tasks with service-level
+// objectives beside batch work. A scale-up round finds the latency-sensitive tasks
+// that will miss their objective (S1–S4) and the batch tasks that hold more than they
+// use (T1–T2), plans (steps 1–10 and recovery, speculate.Planner) and carries the plan
+// out on the state: stragglers grown in place or moved, batch tasks shrunk — never
+// killed — and given back what they lost once there is room.
+
+// DefaultExpectedUtilisation is U_ECRU, the expected cluster utilisation of the
+// resource-redundant test (ScaleUpConfig.ExpectedUtilisation), on every dimension: a
+// batch task whose measured peak is below 80% of its allocation on a dimension holds
+// more than it needs there.
+const DefaultExpectedUtilisation = 0.8
+
+// DefaultPreemptibleShare is how much of a batch task's allocation on the compressible
+// dimensions a scale-up round may take by preemption (ScaleUpConfig.PreemptibleShare):
+// half, so that a shrunk task runs at no less than half speed.
+const DefaultPreemptibleShare = 0.5
+
+// ScaleUpConfig configures the scale-up rounds (WithScaleUp, Scheduler.ScaleUp).
+type ScaleUpConfig struct {
+	// ExpectedUtilisation is U_ECRU per dimension, in [0, 1]: T2 finds a batch task
+	// redundant on a dimension where its measured peak (ReportRunning) is below this
+	// share of its allocation, and reclaims down to the allocation that peak would
+	// use at exactly this share (predict.DetectRedundant). 0 on a dimension never
+	// reclaims there. The zero vector means DefaultExpectedUtilisation on every
+	// dimension.
+	ExpectedUtilisation resource.Vector
+	// PreemptibleShare is how much of a batch task's allocation — as it was before
+	// any round shrank it — preemption may take, on the compressible dimensions only:
+	// taking memory a task uses would kill it. In (0, 1]; 0 means
+	// DefaultPreemptibleShare. A NonPreemptible task is never preempted.
+	PreemptibleShare float64
+	// Planner configures the planner (moves, the local top-up, recovery; all on by
+	// default).
+	Planner []speculate.PlannerOption
+}
+
+// WithScaleUp configures the scale-up rounds (Scheduler.ScaleUp). New fails on an
+// expected utilisation outside [0, 1], a preemptible share outside [0, 1], or an
+// invalid planner option.
+func WithScaleUp(cfg ScaleUpConfig) Option {
+	return func(c *config) error {
+		if !(cfg.PreemptibleShare >= 0 && cfg.PreemptibleShare <= 1) {
+			return fmt.Errorf("finegrain: scale-up preemptible share %v, want 0..1: %w", cfg.PreemptibleShare, ErrInvalid)
+		}
+		c.scaleUp = cfg
+		c.scaleUp.Planner = slices.Clone(cfg.Planner)
+		return nil
+	}
+}
+
+// scaleUp is the scheduler's scale-up machinery: its planner, and the batch tasks its
+// rounds shrank and have not given everything back to.
+type scaleUp struct {
+	planner  *speculate.Planner
+	expected resource.Vector
+	share    float64
+	shrunk   map[string]shrinkage
+}
+
+// shrinkage is what rounds took from a running batch task and have not given back.
+type shrinkage struct {
+	task      *cluster.TaskInfo
+	taken     resource.Tuple
+	preempted bool
+}
+
+// newScaleUp builds the machinery of cfg for schema.
+func newScaleUp(schema *resource.Schema, cfg ScaleUpConfig) (*scaleUp, error) {
+	u := &scaleUp{expected: cfg.ExpectedUtilisation, share: cfg.PreemptibleShare, shrunk: map[string]shrinkage{}}
+	if u.expected == (resource.Vector{}) {
+		u.expected = resource.Uniform(schema.All(), DefaultExpectedUtilisation)
+	}
+	if err := schema.ValidateRatios(u.expected, 1, false); err != nil {
+		return nil, fmt.Errorf("finegrain: scale-up expected utilisation: %w: %w", ErrInvalid, err)
+	}
+	if u.share == 0 {
+		u.share = DefaultPreemptibleShare
+	}
+	p, err := speculate.NewPlanner(schema, cfg.Planner...)
+	if err != nil {
+		return nil, fmt.Errorf("finegrain: scale-up planner: %w: %w", ErrInvalid, err)
+	}
+	u.planner = p
+	return u, nil
+}
+
+// ScaleAction is one change a scale-up round made to a running task's allocation, for
+// the embedder to carry out on the task's container (resize it in place, or start it
+// on another node and stop the old one). The scheduler's state holds the change
+// already.
+type ScaleAction struct {
+	// Kind is what was done: speculate.Reclaim or speculate.Preempt shrink a batch
+	// task, speculate.Expand grows a straggler in place, speculate.Move moves one,
+	// speculate.Restore gives a shrunk batch task back what it lost. A task that the
+	// plan both reclaims from and preempts gets one action, Preempt, of their sum.
+	Kind speculate.StepKind
+	// Task is the task changed.
+	Task string
+	// Node is where it runs afterwards; From is a Move's old node, else empty.
+	Node, From string
+	// Amount is what was taken (Reclaim, Preempt) or added (Expand, Move, Restore).
+	Amount resource.Tuple
+	// Allocation is what the task holds now, afterwards.
+	Allocation resource.Tuple
+}
+
+// ScaleSkip is a planned change the state refused — the planner sees constant
+// allocations, the state the tasks' whole stage profiles ahead, so a grow that fits
+// now may not fit a later stage — or a straggler the round could not size.
+type ScaleSkip struct {
+	// Task is the task concerned.
+	Task string
+	// Kind is the step refused; for a straggler not sized, speculate.Expand.
+	Kind speculate.StepKind
+	// Err says why.
+	Err error
+}
+
+// ScaleUpRound is what one scale-up round found, planned and did.
+type ScaleUpRound struct {
+	// At is the round's time.
+	At time.Duration
+	// Stragglers are the latency-sensitive tasks found slow (S1–S4), in ID order,
+	// with the verdict.
+	Stragglers []StragglerFound
+	// Plan is the planner's decision and accounting (speculate.Plan).
+	Plan speculate.Plan
+	// Actions are the changes made, in the order made: shrinks, then grows and moves,
+	// then restores.
+	Actions []ScaleAction
+	// Skipped are the planned changes the state refused, and stragglers not sized.
+	Skipped []ScaleSkip
+}
+
+// StragglerFound is a latency-sensitive task a round found slow.
+type StragglerFound struct {
+	// Task is the task.
+	Task string
+	// Verdict is the straggler test's outcome (predict.DetectStraggler).
+	Verdict predict.StragglerVerdict
+	// Extra is the expansion it needs to meet its objective (speculate.ScaleUp).
+	Extra resource.Tuple
+}
+
+// ScaleUp runs one scale-up round at now (docs/methods.md §11), kill-free:
+//
+//  1. Every running latency-sensitive task with an SLO and at least four progress
+//     reports (Progress) is tested (S1–S4, predict.DetectStraggler); a straggler's
+//     expansion is sized by speculate.ScaleUp.
+//  2. Every running batch task is offered to the planner: what T1–T2 find redundant
+//     against its measured peak (ReportRunning) is reclaimable; DefaultPreemptibleShare
+//     (ScaleUpConfig) of its compressible allocation is preemptible unless it is
+//     NonPreemptible.
+//  3. The planner (speculate.Planner) decides on the nodes' allocations now: R_NE is
+//     the stragglers' expansions plus the requests of the pending latency-sensitive
+//     tasks; batch tasks shrunk by earlier rounds are given back what they lost when
+//     nothing had to be taken.
+//  4. The plan is carried out on the state, one change a task (cluster.State.Resize,
+//     Migrate, CommitChange): shrinks first, then grows and moves, then restores. A
+//     task's allocation is what it holds now; a change adds to or takes from every
+//     stage it has left (never below zero), so a staged profile keeps its shape.
+//
+// Nothing is evicted: a shrunk batch task runs on with less. Tasks holding a backup
+// attempt, backups and tasks already changing are left out. Without latency-sensitive
+// tasks a round plans nothing but recovery. The round's actions are for the embedder
+// to carry out on the containers. It fails, changing nothing, on a time going
+// backwards.
+func (s *Scheduler) ScaleUp(now time.Duration) (ScaleUpRound, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, err := s.eventTime("scale-up round", "", now)
+	if err != nil {
+		return ScaleUpRound{}, err
+	}
+	s.fw.Advance(at)
+	u := s.scale
+	round := ScaleUpRound{At: at}
+	in, tasks := s.planInput(u, &round)
+	plan, err := u.planner.Plan(in)
+	if err != nil { // the input is the state's own: a planner refusal is a bug of ours
+		return round, fmt.Errorf("finegrain: scale-up round at %v: %w", at, err)
+	}
+	round.Plan = plan
+	s.carryOut(u, plan, tasks, &round)
+	return round, nil
+}
+
+// planInput builds the planner's input from the state at the round's time, and the
+// tasks it names by ID; stragglers that cannot be sized go to round.Skipped.
+func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanInput, map[string]*cluster.TaskInfo) {
+	st, at, schema := s.state, round.At, s.schema
+	var in speculate.PlanInput
+	tasks := map[string]*cluster.TaskInfo{}
+	nodeIDs := make([]string, 0, st.NumNodes())
+	for n := range st.Nodes() {
+		nodeIDs = append(nodeIDs, n.ID())
+	}
+	slices.Sort(nodeIDs)
+	nc := schema.NonCompressible()
+	var samples []predict.ProgressSample
+	for _, id := range nodeIDs {
+		n, _ := st.Node(id)
+		capacity := n.Capacity()
+		allocated := capacity.Sub(n.Timeline().FreeAt(at)).Max(resource.Tuple{})
+		// A node whose capacity shrank below what it holds (UpdateNode) is full, not
+		// over: the planner refuses a non-compressible dimension over capacity.
+		for d := range allocated {
+			if nc.Has(d) {
+				allocated[d] = min(allocated[d], capacity[d])
+			}
+		}
+		in.Nodes = append(in.Nodes, speculate.Node{ID: id, Capacity: capacity, Allocated: allocated})
+		var listed resource.Tuple
+		for _, t := range n.Tasks() {
+			if t.State() != Running || t.BackupOf() != nil || t.Backup() != nil {
+				continue
+			}
+			if k, _ := t.Change(); k != cluster.NoChange {
+				continue
+			}
+			held := t.HeldAt(at)
+			if !allocated.Covers(listed.Add(held)) {
+				continue // what the node holds is not all the tasks': leave the rest out
+			}
+			switch t.Class() {
+			case cluster.LatencySensitive:
+				if t.SLO() <= 0 {
+					continue
+				}
+				samples = t.ProgressSamples(samples[:0])
+				if len(samples) < 4 {
+					continue
+				}
+				v, err := predict.DetectStraggler(samples, t.Start(), t.SLO())
+				if err != nil || !v.Straggler {
+					continue
+				}
+				extra, err := speculate.ScaleUp(schema, v, at, t.Start(), t.SLO(), held)
+				if err != nil {
+					round.Skipped = append(round.Skipped, ScaleSkip{Task: t.ID(), Kind: speculate.Expand, Err: err})
+					continue
+				}
+				if extra.IsZero() {
+					continue
+				}
+				round.Stragglers = append(round.Stragglers, StragglerFound{Task: t.ID(), Verdict: v, Extra: extra})
+				in.Stragglers = append(in.Stragglers, speculate.Straggler{Task: t.ID(), Node: id, Allocated: held, Extra: extra})
+			default:
+				j, _ := st.Job(t.Job())
+				in.Batch = append(in.Batch, u.batch(schema, t, id, held, j.Spec().Priority))
+			}
+			listed = listed.Add(held)
+			tasks[t.ID()] = t
+		}
+	}
+	in.NewDemand = st.PendingLatencySensitive()
+	for _, id := range slices.Sorted(maps.Keys(u.shrunk)) {
+		r := u.shrunk[id]
+		t := r.task
+		if t.State() != Running || t.Node() == nil {
+			delete(u.shrunk, id) // it ended, failed or was evicted: nothing to give back
+			continue
+		}
+		if k, _ := t.Change(); k != cluster.NoChange {
+			continue
+		}
+		in.Shrunk = append(in.Shrunk, speculate.Shrunk{Task: id, Node: t.Node().ID(), Taken: r.taken, Preempted: r.preempted})
+		tasks[id] = t
+	}
+	slices.SortFunc(round.Stragglers, func(a, b StragglerFound) int { return strings.Compare(a.Task, b.Task) })
+	return in, tasks
+}
+
+// batch is batch task t on node, holding held now, as the planner sees it: what T1–T2
+// find reclaimable against its measured peak, and what preemption may take; priority
+// is its job's, which orders preemption.
+func (u *scaleUp) batch(schema *resource.Schema, t *cluster.TaskInfo, node string, held resource.Tuple, priority int) speculate.BatchTask {
+	b := speculate.BatchTask{Task: t.ID(), Node: node, Allocated: held, Priority: priority}
+	if peak, ok := t.UsedPeak(); ok {
+		if r, err := predict.DetectRedundant(schema, []resource.Tuple{peak}, held, u.expected); err == nil {
+			b.Reclaimable = r.Reclaimable
+		}
+	}
+	if t.Preemptible() {
+		before := held.Add(u.shrunk[t.ID()].taken) // its allocation before any round shrank it
+		for d := range before {
+			if !schema.Compressible().Has(d) {
+				continue
+			}
+			left := held[d] - b.Reclaimable[d]
+			allowed := int64(u.share*float64(before[d])) - u.shrunk[t.ID()].taken[d]
+			b.Preemptible[d] = max(0, min(left, allowed))
+		}
+	}
+	return b
+}
+
+// carryOut applies plan to the state: one change a task, shrinks first, then grows
+// and moves, then restores; a change the state refuses is skipped and reported.
+func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, tasks map[string]*cluster.TaskInfo, round *ScaleUpRound) {
+	type merged struct {
+		step  speculate.Step
+		order int
+	}
+	byTask := map[string]*merged{}
+	var order []string
+	for _, st := range plan.Steps {
+		m := byTask[st.Task]
+		if m == nil {
+			m = &merged{step: st}
+			byTask[st.Task] = m
+			order = append(order, st.Task)
+			switch st.Kind {
+			case speculate.Reclaim, speculate.Preempt:
+				m.order = 0
+			case speculate.Expand, speculate.Move:
+				m.order = 1
+			default:
+				m.order = 2
+			}
+			continue
+		}
+		// A batch task reclaimed from and preempted in one plan: one shrink of the sum.
+		m.step.Amount = m.step.Amount.Add(st.Amount)
+		if st.Kind == speculate.Preempt {
+			m.step.Kind = speculate.Preempt
+		}
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return byTask[a].order - byTask[b].order })
+	for _, id := range order {
+		st := byTask[id].step
+		t := tasks[id]
+		a, err := s.change(t, st, round.At)
+		if err != nil {
+			round.Skipped = append(round.Skipped, ScaleSkip{Task: id, Kind: st.Kind, Err: err})
+			continue
+		}
+		round.Actions = append(round.Actions, a)
+		u.record(t, st)
+	}
+}
+
+// record keeps what step st took from, or gave back to, task t.
+func (u *scaleUp) record(t *cluster.TaskInfo, st speculate.Step) {
+	r := u.shrunk[t.ID()]
+	switch st.Kind {
+	case speculate.Reclaim, speculate.Preempt:
+		r.task, r.taken = t, r.taken.Add(st.Amount)
+		r.preempted = r.preempted || st.Kind == speculate.Preempt
+	case speculate.Restore:
+		r.taken = r.taken.Sub(st.Amount).Max(resource.Tuple{})
+	default:
+		return
+	}
+	if r.taken.IsZero() {
+		delete(u.shrunk, t.ID())
+		return
+	}
+	u.shrunk[t.ID()] = r
+}
+
+// change carries step st out on task t at the round's time at: a resize by the step's
+// amount, or a move to its node, held and committed at once.
+func (s *Scheduler) change(t *cluster.TaskInfo, st speculate.Step, at time.Duration) (ScaleAction, error) {
+	held := t.HeldAt(at)
+	delta := st.Amount
+	grow := true
+	switch st.Kind {
+	case speculate.Reclaim, speculate.Preempt:
+		grow = false
+	case speculate.Move:
+		delta = st.Amount.Sub(st.Released).Max(resource.Tuple{})
+	}
+	hold, err := shifted(s.schema, t, at, delta, grow)
+	if err != nil {
+		return ScaleAction{}, err
+	}
+	r := cluster.Reservation{Start: at, Hold: hold, Predicted: t.Planned() > 0}
+	a := ScaleAction{Kind: st.Kind, Task: t.ID(), Node: st.Node, Amount: st.Amount}
+	if st.Kind == speculate.Move {
+		to, ok := s.state.Node(st.Node)
+		if !ok {
+			return ScaleAction{}, fmt.Errorf("finegrain: move task %q to node %q: %w", t.ID(), st.Node, ErrUnknownNode)
+		}
+		a.From, a.Amount = t.Node().ID(), delta
+		err = s.state.Migrate(t, to, r)
+	} else {
+		err = s.state.Resize(t, r)
+	}
+	if err != nil {
+		return ScaleAction{}, err
+	}
+	if err := s.state.CommitChange(t); err != nil {
+		return ScaleAction{}, errors.Join(err, s.state.RevertChange(t))
+	}
+	if !grow {
+		a.Amount = held.Sub(t.HeldAt(at)) // what was taken, once floored at zero
+	}
+	a.Allocation = t.HeldAt(at)
+	return a, nil
+}
+
+// shifted is what task t holds from at on, with delta added to every stage it has
+// left (grow) or taken from it, never below zero: a staged reservation keeps its
+// shape. A task with no stage left holds delta (or nothing) until it ends.
+func shifted(schema *resource.Schema, t *cluster.TaskInfo, at time.Duration, delta resource.Tuple, grow bool) (stage.Profile, error) {
+	stages := []stage.Stage{{Duration: stage.Forever}}
+	if left := t.HeldFrom(at); left.Len() > 0 {
+		stages = left.Stages()
+	}
+	for i := range stages {
+		d := &stages[i].Demand
+		if grow {
+			*d = d.Add(delta)
+		} else {
+			*d = d.Sub(delta).Max(resource.Tuple{})
+		}
+	}
+	p, err := stage.NewProfile(schema, stages...)
+	if err != nil {
+		return stage.Profile{}, fmt.Errorf("finegrain: resize task %q: %w: %w", t.ID(), ErrInvalid, err)
+	}
+	return p, nil
+}
+
+// Allocation is what a placed task holds on its node (Scheduler.Allocation): what a
+// scale-up round's resizes and moves leave it, for the embedder to size its container.
+type Allocation struct {
+	// Node is the node the task is on.
+	Node string
+	// Held is what it holds at the time asked.
+	Held resource.Tuple
+	// Ahead is what it holds from then on, stage by stage; empty when nothing.
+	Ahead stage.Profile
+}
+
+// Allocation is what task id, reserved, booked or running, holds at time at on its
+// node. It fails on an unknown task (ErrUnknownTask) or one that is not placed
+// (ErrState).
+func (s *Scheduler) Allocation(id string, at time.Duration) (Allocation, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, err := s.task(id)
+	if err != nil {
+		return Allocation{}, err
+	}
+	if t.Node() == nil {
+		return Allocation{}, stateErr("allocation of task", id, t.State())
+	}
+	return Allocation{Node: t.Node().ID(), Held: t.HeldAt(at), Ahead: t.HeldFrom(at)}, nil
+}

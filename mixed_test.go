@@ -1,0 +1,326 @@
+package finegrain_test
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/speculate"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// mixedCluster is two nodes of 8 cores and 16 GiB, placed by request, with these tasks
+// running from 0 s: ls1 (latency-sensitive, SLO 10 s; 2 cores, 2 GiB) and b1 (batch;
+// 4 cores, 8 GiB) on n1, b2 (batch; 6 cores, 4 GiB) on n2.
+func mixedCluster(t *testing.T, opts ...finegrain.Option) *finegrain.Scheduler {
+	t.Helper()
+	s, err := finegrain.New(schema, append([]finegrain.Option{finegrain.WithPrediction(false)}, opts...)...)
+	require.NoError(t, err)
+	for _, id := range []string{"n1", "n2"} {
+		require.NoError(t, s.AddNode(finegrain.Node{ID: id, Capacity: schema.MustTuple(8000, 16*gib)}))
+	}
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "web"}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "etl"}))
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "ls1", Job: "web", Request: schema.MustTuple(2000, 2*gib), Class: finegrain.LatencySensitive, SLO: 10 * time.Second},
+		finegrain.Task{ID: "b1", Job: "etl", Request: schema.MustTuple(4000, 8*gib)},
+		finegrain.Task{ID: "b2", Job: "etl", Request: schema.MustTuple(6000, 4*gib)},
+	))
+	for id, node := range map[string]string{"ls1": "n1", "b1": "n1", "b2": "n2"} {
+		_, err := s.Reserve(id, node, 0)
+		require.NoError(t, err)
+		_, err = s.Commit(id, 0)
+		require.NoError(t, err)
+	}
+	return s
+}
+
+// slowDown reports ls1's progress slowing down: 0.1, 0.2, 0.25, 0.3 at 1–4 s, so
+// v1 = 0.1/s, v2 = 0.05/s and it is due at T = (1 − 0.3)/0.05 + 4 = 18 s, past its
+// 10 s objective.
+func slowDown(t *testing.T, s *finegrain.Scheduler) {
+	t.Helper()
+	for i, p := range []float64{0.1, 0.2, 0.25, 0.3} {
+		require.NoError(t, s.Progress("ls1", p, time.Duration(i+1)*time.Second))
+	}
+}
+
+// TestScaleUpKnownAnswer works docs/methods.md §11 by hand on mixedCluster.
+//
+// Round 1, at 4 s: ls1 is a straggler (S1–S3). It needs k = (18 − 4)/(10 − 4) = 7/3
+// of its speed, so Extra = ⌈(7/3 − 1) × 2000⌉ = 2667 millicores. R_IDLE is 4000
+// millicores and 18 GiB, which covers R_NE (step 2), but n1 has 2000 free and n2 cannot
+// take ls1's whole 4667: the local top-up reclaims the deficit, 667, from b1 (measured
+// at a peak of 1 core and 2 GiB, so redundant: Rr = 4000 − ⌈1000/0.8⌉ = 2750), and ls1
+// expands in place. Nothing is preempted, moved or killed.
+//
+// Round 2, at 6 s, after ls1 finished: recovery gives b1 its 667 back.
+func TestScaleUpKnownAnswer(t *testing.T) {
+	s := mixedCluster(t)
+	slowDown(t, s)
+	require.NoError(t, s.ReportRunning("b1", 4*time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})}))
+
+	r, err := s.ScaleUp(4 * time.Second)
+	require.NoError(t, err)
+	require.Len(t, r.Stragglers, 1)
+	assert.Equal(t, "ls1", r.Stragglers[0].Task)
+	assert.Equal(t, 18*time.Second, r.Stragglers[0].Verdict.Finish)
+	assert.Equal(t, schema.MustTuple(2667, 0), r.Stragglers[0].Extra)
+	assert.Equal(t, []finegrain.ScaleAction{
+		{Kind: speculate.Reclaim, Task: "b1", Node: "n1", Amount: schema.MustTuple(667, 0), Allocation: schema.MustTuple(3333, 8*gib)},
+		{Kind: speculate.Expand, Task: "ls1", Node: "n1", Amount: schema.MustTuple(2667, 0), Allocation: schema.MustTuple(4667, 2*gib)},
+	}, r.Actions)
+	assert.Empty(t, r.Skipped)
+	free, err := s.NodeFree("n1", 4*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(0, 6*gib), free, "n1's cores all held: ls1 4667, b1 3333")
+	for _, id := range []string{"ls1", "b1", "b2"} {
+		st, _ := s.TaskState(id)
+		assert.Equal(t, finegrain.Running, st, "nothing is killed")
+	}
+
+	require.NoError(t, s.Finished("ls1", 5*time.Second, nil))
+	r, err = s.ScaleUp(6 * time.Second)
+	require.NoError(t, err)
+	assert.Empty(t, r.Stragglers)
+	assert.Equal(t, []finegrain.ScaleAction{
+		{Kind: speculate.Restore, Task: "b1", Node: "n1", Amount: schema.MustTuple(667, 0), Allocation: schema.MustTuple(4000, 8*gib)},
+	}, r.Actions)
+	r, err = s.ScaleUp(7 * time.Second)
+	require.NoError(t, err)
+	assert.Empty(t, r.Actions, "nothing left to give back")
+}
+
+// TestScaleUpPreemptsForNewDemand: a pending latency-sensitive task's request is in
+// R_NE. With nothing redundant (no usage measured), preemption shrinks batch cores —
+// never memory — by what is missing: R_NE 5000 − R_IDLE 4000 = 1000 millicores, from
+// the first of the batch tasks that each cover it all, b1 (same priority, ID order).
+func TestScaleUpPreemptsForNewDemand(t *testing.T) {
+	s := mixedCluster(t)
+	require.NoError(t, s.Submit(finegrain.Task{ID: "ls2", Job: "web", Request: schema.MustTuple(5000, 1*gib), Class: finegrain.LatencySensitive, SLO: time.Minute}))
+	r, err := s.ScaleUp(time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(5000, 1*gib), r.Plan.Need)
+	assert.Equal(t, []finegrain.ScaleAction{
+		{Kind: speculate.Preempt, Task: "b1", Node: "n1", Amount: schema.MustTuple(1000, 0), Allocation: schema.MustTuple(3000, 8*gib)},
+	}, r.Actions)
+	st, _ := s.TaskState("b1")
+	assert.Equal(t, finegrain.Running, st)
+}
+
+// TestScaleUpMoves: a straggler whose node is full moves to a node with room for its
+// whole new allocation, and its old node is freed.
+func TestScaleUpMoves(t *testing.T) {
+	s := mixedCluster(t, finegrain.WithScaleUp(finegrain.ScaleUpConfig{Planner: []speculate.PlannerOption{speculate.WithLocalTopUp(false)}}))
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n3", Capacity: schema.MustTuple(8000, 16*gib)}))
+	slowDown(t, s)
+	r, err := s.ScaleUp(4 * time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, []finegrain.ScaleAction{
+		{Kind: speculate.Move, Task: "ls1", Node: "n3", From: "n1", Amount: schema.MustTuple(2667, 0), Allocation: schema.MustTuple(4667, 2*gib)},
+	}, r.Actions)
+	a, err := s.Allocation("ls1", 4*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, finegrain.Allocation{Node: "n3", Held: schema.MustTuple(4667, 2*gib), Ahead: a.Ahead}, a)
+	assert.Equal(t, schema.MustTuple(4667, 2*gib), a.Ahead.Peak())
+	free, err := s.NodeFree("n1", 4*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(4000, 8*gib), free, "ls1's old allocation is freed")
+}
+
+// TestScaleUpRefusals: a round at a time going backwards is refused and changes
+// nothing; an invalid configuration is refused by New.
+func TestScaleUpRefusals(t *testing.T) {
+	s := mixedCluster(t)
+	slowDown(t, s)
+	_, err := s.ScaleUp(0)
+	require.ErrorIs(t, err, finegrain.ErrInvalid)
+	free, err := s.NodeFree("n1", 4*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(2000, 6*gib), free)
+
+	for _, cfg := range []finegrain.ScaleUpConfig{
+		{PreemptibleShare: -0.1},
+		{PreemptibleShare: 1.5},
+		{ExpectedUtilisation: resource.Vector{1.5, 0.5}},
+		{Planner: []speculate.PlannerOption{nil}},
+	} {
+		_, err := finegrain.New(schema, finegrain.WithScaleUp(cfg))
+		assert.ErrorIs(t, err, finegrain.ErrInvalid, "%+v", cfg)
+	}
+}
+
+// TestPropertyScaleUpNeverKills: on random mixes of latency-sensitive and batch tasks
+// with random progress and usage, a round never ends, evicts or moves back any task;
+// every running task holds what its actions say; no node is over its memory; and
+// what the round took is within what the plan took.
+func TestPropertyScaleUpNeverKills(t *testing.T) {
+	params := gopter.DefaultTestParameters()
+	seed := time.Now().UnixNano()
+	params.SetSeed(seed)
+	params.MinSuccessfulTests = 100
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("gopter seed %d", seed)
+		}
+	})
+	acted := 0
+	props := gopter.NewProperties(params)
+	props.Property("a scale-up round never kills and keeps the cluster within capacity", prop.ForAll(func(seed int64) string {
+		r := rand.New(rand.NewSource(seed))
+		s, err := finegrain.New(schema, finegrain.WithPrediction(false))
+		if err != nil {
+			return err.Error()
+		}
+		nodes := 2 + r.Intn(3)
+		for i := range nodes {
+			if err := s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%d", i), Capacity: schema.MustTuple(8000, 16*gib)}); err != nil {
+				return err.Error()
+			}
+		}
+		if err := s.SubmitJob(finegrain.Job{ID: "j"}); err != nil {
+			return err.Error()
+		}
+		var ids []string
+		for i := range 3 + r.Intn(8) {
+			tk := finegrain.Task{ID: fmt.Sprintf("t%d", i), Job: "j", Request: schema.MustTuple(int64(500+r.Intn(4000)), int64(1+r.Intn(6))*gib), NonPreemptible: r.Intn(5) == 0}
+			if r.Intn(2) == 0 {
+				tk.Class, tk.SLO = finegrain.LatencySensitive, time.Duration(2+r.Intn(20))*time.Second
+			}
+			if err := s.Submit(tk); err != nil {
+				return err.Error()
+			}
+			if _, err := s.Reserve(tk.ID, fmt.Sprintf("n%d", r.Intn(nodes)), 0); err != nil {
+				continue // no room there: it stays pending, as new demand when latency-sensitive
+			}
+			if _, err := s.Commit(tk.ID, 0); err != nil {
+				return err.Error()
+			}
+			ids = append(ids, tk.ID)
+		}
+		progress := map[string]float64{}
+		for k := 1; k <= 4; k++ {
+			for _, id := range ids {
+				progress[id] = min(1, progress[id]+r.Float64()*0.2)
+				if err := s.Progress(id, progress[id], time.Duration(k)*time.Second); err != nil {
+					return err.Error()
+				}
+			}
+		}
+		for _, id := range ids {
+			if r.Intn(2) == 0 {
+				a, err := s.Allocation(id, 4*time.Second)
+				if err != nil {
+					return err.Error()
+				}
+				used := a.Held
+				used[0], used[1] = used[0]*int64(r.Intn(100))/100, used[1]*int64(r.Intn(100))/100
+				obs := predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: used})}
+				if err := s.ReportRunning(id, 4*time.Second, obs); err != nil {
+					return err.Error()
+				}
+			}
+		}
+		for round := range 3 {
+			at := time.Duration(4+round) * time.Second
+			before := map[string]string{}
+			for _, id := range ids {
+				a, err := s.Allocation(id, at)
+				if err != nil {
+					return err.Error()
+				}
+				before[id] = a.Node
+			}
+			res, err := s.ScaleUp(at)
+			if err != nil {
+				return err.Error()
+			}
+			acted += len(res.Actions)
+			var taken resource.Tuple
+			for _, a := range res.Actions {
+				got, err := s.Allocation(a.Task, at)
+				if err != nil {
+					return err.Error()
+				}
+				if got.Held != a.Allocation || got.Node != a.Node {
+					return fmt.Sprintf("round %d: %s holds %v on %s, its action says %v on %s", round, a.Task, got.Held, got.Node, a.Allocation, a.Node)
+				}
+				if a.Kind != speculate.Move && before[a.Task] != a.Node {
+					return fmt.Sprintf("round %d: %s went from %s to %s without a move", round, a.Task, before[a.Task], a.Node)
+				}
+				if a.Kind == speculate.Reclaim || a.Kind == speculate.Preempt {
+					taken = taken.Add(a.Amount)
+				}
+			}
+			if planned := res.Plan.Reclaimed.Add(res.Plan.Preempted); !planned.Covers(taken) {
+				return fmt.Sprintf("round %d: took %v, the plan %v", round, taken, planned)
+			}
+			for _, id := range ids {
+				st, _ := s.TaskState(id)
+				if st != finegrain.Running {
+					return fmt.Sprintf("round %d: task %s is %v", round, id, st)
+				}
+			}
+			for i := range nodes {
+				free, err := s.NodeFree(fmt.Sprintf("n%d", i), at)
+				if err != nil {
+					return err.Error()
+				}
+				if free[1] < 0 {
+					return fmt.Sprintf("round %d: node n%d's memory over capacity: free %v", round, i, free)
+				}
+			}
+		}
+		return ""
+	}, gen.Int64().WithShrinker(gopter.NoShrinker)))
+	props.TestingRun(t)
+	if acted == 0 {
+		t.Fatal("no round acted: the property checked nothing")
+	}
+}
+
+// ExampleScheduler_ScaleUp shows a scale-up round growing a latency-sensitive task that
+// would miss its objective, with room taken from a batch task that holds more than it
+// uses — nothing killed.
+func ExampleScheduler_ScaleUp() {
+	s, _ := finegrain.New(schema, finegrain.WithPrediction(false))
+	_ = s.AddNode(finegrain.Node{ID: "n1", Capacity: schema.MustTuple(8000, 16*gib)})
+	_ = s.SubmitJob(finegrain.Job{ID: "web"})
+	_ = s.SubmitJob(finegrain.Job{ID: "etl"})
+	_ = s.Submit(
+		finegrain.Task{ID: "api", Job: "web", Request: schema.MustTuple(2000, 2*gib), Class: finegrain.LatencySensitive, SLO: 10 * time.Second},
+		finegrain.Task{ID: "sort", Job: "etl", Request: schema.MustTuple(6000, 8*gib)},
+	)
+	for _, id := range []string{"api", "sort"} {
+		_, _ = s.Reserve(id, "n1", 0)
+		_, _ = s.Commit(id, 0)
+	}
+	// The node agent reports: api slows down; sort uses far less than it asked for.
+	for i, p := range []float64{0.1, 0.2, 0.25, 0.3} {
+		_ = s.Progress("api", p, time.Duration(i+1)*time.Second)
+	}
+	used := stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(2000, 3*gib)})
+	_ = s.ReportRunning("sort", 4*time.Second, predict.Observation{Profile: used})
+
+	round, err := s.ScaleUp(4 * time.Second)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, a := range round.Actions {
+		fmt.Printf("%s %s by %s: now %s\n", a.Kind, a.Task, schema.Format(a.Amount), schema.Format(a.Allocation))
+	}
+	// Output:
+	// reclaim sort by cpu=2667m: now cpu=3333m,memory=8Gi
+	// expand api by cpu=2667m: now cpu=4667m,memory=2Gi
+}
