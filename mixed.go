@@ -47,6 +47,9 @@ type ScaleUpConfig struct {
 	// taking memory a task uses would kill it. In (0, 1]; 0 means
 	// DefaultPreemptibleShare. A NonPreemptible task is never preempted.
 	PreemptibleShare float64
+	// IdleOnly grows stragglers out of idle room alone: no batch task is offered to
+	// the planner, so nothing is reclaimed or preempted (nor restored).
+	IdleOnly bool
 	// Planner configures the planner (moves, the local top-up, recovery; all on by
 	// default).
 	Planner []speculate.PlannerOption
@@ -72,6 +75,7 @@ type scaleUp struct {
 	planner  *speculate.Planner
 	expected resource.Vector
 	share    float64
+	idleOnly bool
 	shrunk   map[string]shrinkage
 }
 
@@ -84,7 +88,7 @@ type shrinkage struct {
 
 // newScaleUp builds the machinery of cfg for schema.
 func newScaleUp(schema *resource.Schema, cfg ScaleUpConfig) (*scaleUp, error) {
-	u := &scaleUp{expected: cfg.ExpectedUtilisation, share: cfg.PreemptibleShare, shrunk: map[string]shrinkage{}}
+	u := &scaleUp{expected: cfg.ExpectedUtilisation, share: cfg.PreemptibleShare, idleOnly: cfg.IdleOnly, shrunk: map[string]shrinkage{}}
 	if u.expected == (resource.Vector{}) {
 		u.expected = resource.Uniform(schema.All(), DefaultExpectedUtilisation)
 	}
@@ -264,6 +268,9 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanIn
 				round.Stragglers = append(round.Stragglers, StragglerFound{Task: t.ID(), Verdict: v, Extra: extra})
 				in.Stragglers = append(in.Stragglers, speculate.Straggler{Task: t.ID(), Node: id, Allocated: held, Extra: extra})
 			default:
+				if u.idleOnly {
+					continue
+				}
 				j, _ := st.Job(t.Job())
 				in.Batch = append(in.Batch, u.batch(schema, t, id, held, j.Spec().Priority))
 			}

@@ -138,6 +138,21 @@ func TestScaleUpMoves(t *testing.T) {
 	assert.Equal(t, schema.MustTuple(4000, 8*gib), free, "ls1's old allocation is freed")
 }
 
+// TestScaleUpIdleOnly: without reclaim and preemption, the straggler of
+// TestScaleUpKnownAnswer cannot grow — n1 has 2000 of the 2667 it needs free, and no
+// node has room for all of its 4667 — and nothing is taken from b1.
+func TestScaleUpIdleOnly(t *testing.T) {
+	s := mixedCluster(t, finegrain.WithScaleUp(finegrain.ScaleUpConfig{IdleOnly: true}))
+	slowDown(t, s)
+	require.NoError(t, s.ReportRunning("b1", 4*time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})}))
+	r, err := s.ScaleUp(4 * time.Second)
+	require.NoError(t, err)
+	require.Len(t, r.Stragglers, 1)
+	assert.Empty(t, r.Actions)
+	require.Len(t, r.Plan.Unserved, 1)
+	assert.Equal(t, "ls1", r.Plan.Unserved[0].Task)
+}
+
 // TestScaleUpRefusals: a round at a time going backwards is refused and changes
 // nothing; an invalid configuration is refused by New.
 func TestScaleUpRefusals(t *testing.T) {
