@@ -77,6 +77,8 @@ type scaleUp struct {
 	share    float64
 	idleOnly bool
 	shrunk   map[string]shrinkage
+	peak     [1]resource.Tuple // batch's scratch: the samples handed to the redundancy test
+	onNode   []*cluster.TaskInfo // planInput's scratch: one node's tasks, in ID order
 }
 
 // shrinkage is what rounds took from a running batch task and have not given back.
@@ -211,8 +213,9 @@ func (s *Scheduler) ScaleUp(now time.Duration) (ScaleUpRound, error) {
 // tasks it names by ID; stragglers that cannot be sized go to round.Skipped.
 func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanInput, map[string]*cluster.TaskInfo) {
 	st, at, schema := s.state, round.At, s.schema
-	var in speculate.PlanInput
-	tasks := map[string]*cluster.TaskInfo{}
+	running := st.Count(Running)
+	in := speculate.PlanInput{Batch: make([]speculate.BatchTask, 0, running)}
+	tasks := make(map[string]*cluster.TaskInfo, running)
 	nodeIDs := make([]string, 0, st.NumNodes())
 	for n := range st.Nodes() {
 		nodeIDs = append(nodeIDs, n.ID())
@@ -233,7 +236,13 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanIn
 		}
 		in.Nodes = append(in.Nodes, speculate.Node{ID: id, Capacity: capacity, Allocated: allocated})
 		var listed resource.Tuple
-		for _, t := range n.Tasks() {
+		u.onNode = u.onNode[:0]
+		n.RangeTasks(func(t *cluster.TaskInfo) bool {
+			u.onNode = append(u.onNode, t)
+			return true
+		})
+		slices.SortFunc(u.onNode, func(a, b *cluster.TaskInfo) int { return strings.Compare(a.ID(), b.ID()) })
+		for _, t := range u.onNode {
 			if t.State() != Running || t.BackupOf() != nil || t.Backup() != nil {
 				continue
 			}
@@ -272,7 +281,8 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanIn
 					continue
 				}
 				j, _ := st.Job(t.Job())
-				in.Batch = append(in.Batch, u.batch(schema, t, id, held, j.Spec().Priority))
+				in.Batch = append(in.Batch, speculate.BatchTask{})
+				u.batch(&in.Batch[len(in.Batch)-1], schema, t, id, held, j.Spec().Priority)
 			}
 			listed = listed.Add(held)
 			tasks[t.ID()] = t
@@ -292,17 +302,19 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanIn
 		in.Shrunk = append(in.Shrunk, speculate.Shrunk{Task: id, Node: t.Node().ID(), Taken: r.taken, Preempted: r.preempted})
 		tasks[id] = t
 	}
+	clear(u.onNode) // the round's tasks are not kept alive by the scratch
 	slices.SortFunc(round.Stragglers, func(a, b StragglerFound) int { return strings.Compare(a.Task, b.Task) })
 	return in, tasks
 }
 
-// batch is batch task t on node, holding held now, as the planner sees it: what T1–T2
+// batch sets b to batch task t on node, holding held now, as the planner sees it: what T1–T2
 // find reclaimable against its measured peak, and what preemption may take; priority
 // is its job's, which orders preemption.
-func (u *scaleUp) batch(schema *resource.Schema, t *cluster.TaskInfo, node string, held resource.Tuple, priority int) speculate.BatchTask {
-	b := speculate.BatchTask{Task: t.ID(), Node: node, Allocated: held, Priority: priority}
+func (u *scaleUp) batch(b *speculate.BatchTask, schema *resource.Schema, t *cluster.TaskInfo, node string, held resource.Tuple, priority int) {
+	*b = speculate.BatchTask{Task: t.ID(), Node: node, Allocated: held, Priority: priority}
 	if peak, ok := t.UsedPeak(); ok {
-		if r, err := predict.DetectRedundant(schema, []resource.Tuple{peak}, held, u.expected); err == nil {
+		u.peak[0] = peak
+		if r, err := predict.DetectRedundant(schema, u.peak[:], held, u.expected); err == nil {
 			b.Reclaimable = r.Reclaimable
 		}
 	}
@@ -317,7 +329,6 @@ func (u *scaleUp) batch(schema *resource.Schema, t *cluster.TaskInfo, node strin
 			b.Preemptible[d] = max(0, min(left, allowed))
 		}
 	}
-	return b
 }
 
 // carryOut applies plan to the state: one change a task, shrinks first, then grows

@@ -298,6 +298,7 @@ type run struct {
 	in    PlanInput
 	idx   map[string]int
 	free  []resource.Tuple // per node: capacity − allocated, as the plan goes
+	most  resource.Tuple   // at least the largest free amount of any node, per dimension (roomFor)
 	remR  []resource.Tuple // per batch task: reclaimable not yet taken
 	remP  []resource.Tuple // per batch task: preemptible not yet taken
 	local [][]int          // per node: its batch tasks, lowest priority first, then ID; built on first use
@@ -326,6 +327,7 @@ func (p *Planner) Plan(in PlanInput) (Plan, error) {
 	r := &run{p: p, in: in, idx: idx, free: make([]resource.Tuple, len(in.Nodes))}
 	for i, n := range in.Nodes {
 		r.free[i] = n.Capacity.Sub(n.Allocated)
+		r.most = r.most.Max(r.free[i])
 		r.plan.Idle, _ = addChecked(r.plan.Idle, positive(r.free[i])) // checked in validate
 	}
 	r.plan.Need = in.NewDemand
@@ -387,6 +389,7 @@ func (r *run) shrink(i int, preempt bool, limit resource.Tuple, forTask string) 
 	r.plan.Steps = append(r.plan.Steps, Step{Kind: kind, Task: t.Task, Node: t.Node, For: forTask, Amount: take})
 	n := r.idx[t.Node]
 	r.free[n] = r.free[n].Add(take)
+	r.most = r.most.Max(r.free[n])
 	r.avail = r.avail.Add(take)
 	return take
 }
@@ -459,9 +462,10 @@ func (r *run) expand() {
 		}
 		if r.p.cfg.moves {
 			whole := s.Allocated.Add(s.Extra) // checked in validate
-			if t := bestTarget(in.Nodes, r.free, n, whole); t >= 0 {
+			if t := r.roomFor(n, whole); t >= 0 {
 				r.free[t] = r.free[t].Sub(whole)
 				r.free[n] = r.free[n].Add(s.Allocated)
+				r.most = r.most.Max(r.free[n])
 				r.plan.Steps = append(r.plan.Steps, Step{Kind: Move, Task: s.Task, Node: in.Nodes[t].ID, From: s.Node, Amount: whole, Released: s.Allocated})
 				continue
 			}
@@ -523,6 +527,15 @@ func mask(t resource.Tuple) resource.Mask {
 		}
 	}
 	return m
+}
+
+// roomFor is bestTarget on the plan's free amounts, at once −1 when no node has room
+// for req on some dimension: a saturated cluster makes every straggler look.
+func (r *run) roomFor(from int, req resource.Tuple) int {
+	if !fits(r.most, req) {
+		return -1
+	}
+	return bestTarget(r.in.Nodes, r.free, from, req)
 }
 
 // bestTarget returns the node other than from with room for req that keeps the most

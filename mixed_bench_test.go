@@ -1,0 +1,95 @@
+package finegrain_test
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/finegrain/finegrain"
+	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/stage"
+)
+
+// BenchmarkScaleUpRound is one scale-up round (Scheduler.ScaleUp, docs/methods.md §11)
+// on 1,000 nodes of 10.5 cores and 16 GiB running 10,000 tasks of 1 core and 1 GiB, ten
+// a node, two of them latency-sensitive with a 30 s objective, one of which slows down
+// past it; the batch tasks are measured at 30–80% of their request. No node has the
+// room its straggler needs, nor room for a straggler moved there: the round reclaims
+// from batch tasks and grows the stragglers in place. Each op is the first round on
+// that cluster, built afresh (untimed) before it. Rounds are an embedder's periodic
+// call, not part of a heartbeat.
+func BenchmarkScaleUpRound(b *testing.B) {
+	b.ReportAllocs()
+	actions := 0
+	for range b.N {
+		b.StopTimer()
+		s := scaleUpCluster(b)
+		b.StartTimer()
+		round, err := s.ScaleUp(4 * time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		actions += len(round.Actions)
+	}
+	b.ReportMetric(float64(actions)/float64(b.N), "actions/op")
+}
+
+// scaleUpCluster is BenchmarkScaleUpRound's cluster.
+func scaleUpCluster(b *testing.B) *finegrain.Scheduler {
+	const nodes, perNode = 1000, 10
+	r := rand.New(rand.NewSource(1))
+	s, err := finegrain.New(schema, finegrain.WithPrediction(false))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range nodes {
+		if err := s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%04d", i), Capacity: schema.MustTuple(10500, 16*gib)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := s.SubmitJob(finegrain.Job{ID: "j"}); err != nil {
+		b.Fatal(err)
+	}
+	var ls, batch []string
+	for i := range nodes * perNode {
+		t := finegrain.Task{ID: fmt.Sprintf("t%05d", i), Job: "j", Request: schema.MustTuple(1000, gib)}
+		if (i/nodes)%5 == 0 { // two on each node
+			t.Class, t.SLO = finegrain.LatencySensitive, 30*time.Second
+		}
+		if err := s.Submit(t); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Reserve(t.ID, fmt.Sprintf("n%04d", i%nodes), 0); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Commit(t.ID, 0); err != nil {
+			b.Fatal(err)
+		}
+		if t.Class == finegrain.LatencySensitive {
+			ls = append(ls, t.ID)
+		} else {
+			batch = append(batch, t.ID)
+		}
+	}
+	for k := 1; k <= 4; k++ {
+		for i, id := range ls {
+			v := 0.05 // on time
+			if i%2 == 0 && k > 2 {
+				v = 0.02 // slowing down: due past its objective
+			}
+			p := 0.05*float64(min(k, 2)) + v*float64(max(k-2, 0))
+			if err := s.Progress(id, p, time.Duration(k)*time.Second); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, id := range batch {
+		f := int64(30 + r.Intn(51))
+		used := stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000*f/100, gib*f/100)})
+		if err := s.ReportRunning(id, 4*time.Second, predict.Observation{Profile: used}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
