@@ -77,7 +77,7 @@ type scaleUp struct {
 	share    float64
 	idleOnly bool
 	shrunk   map[string]shrinkage
-	peak     [1]resource.Tuple // batch's scratch: the samples handed to the redundancy test
+	peak     [1]resource.Tuple   // batch's scratch: the samples handed to the redundancy test
 	onNode   []*cluster.TaskInfo // planInput's scratch: one node's tasks, in ID order
 }
 
