@@ -367,8 +367,9 @@ func (s *State) AddJob(spec JobSpec) error {
 
 // Submit adds tasks, all or none: it fails, adding nothing, when any task has an empty
 // or duplicate ID, an unknown job, an invalid request, key, profile or GPU demand, an
-// unknown class, a negative time or SLO, or an SLO on a batch task, or when it would leave a gang job (JobSpec.MinMember) that has not gathered
-// yet (JobInfo.Gathered) with fewer live and finished tasks than its MinMember.
+// unknown class, a negative time or SLO, or an SLO on a batch task, or when it would
+// leave a gang job (JobSpec.MinMember) that has not gathered yet (JobInfo.Gathered)
+// with fewer live and finished tasks than its MinMember.
 func (s *State) Submit(specs ...TaskSpec) error {
 	if err := s.Check(specs...); err != nil {
 		return err
