@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/finegrain/finegrain/cluster"
+	"github.com/finegrain/finegrain/policy"
 	"github.com/finegrain/finegrain/predict"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/speculate"
@@ -77,6 +78,7 @@ type scaleUp struct {
 	share    float64
 	idleOnly bool
 	shrunk   map[string]shrinkage
+	degraded map[string]float64  // the nodes with a recycle signal pending, and their stretch (Recycle)
 	peak     [1]resource.Tuple   // batch's scratch: the samples handed to the redundancy test
 	onNode   []*cluster.TaskInfo // planInput's scratch: one node's tasks, in ID order
 }
@@ -90,7 +92,7 @@ type shrinkage struct {
 
 // newScaleUp builds the machinery of cfg for schema.
 func newScaleUp(schema *resource.Schema, cfg ScaleUpConfig) (*scaleUp, error) {
-	u := &scaleUp{expected: cfg.ExpectedUtilisation, share: cfg.PreemptibleShare, idleOnly: cfg.IdleOnly, shrunk: map[string]shrinkage{}}
+	u := &scaleUp{expected: cfg.ExpectedUtilisation, share: cfg.PreemptibleShare, idleOnly: cfg.IdleOnly, shrunk: map[string]shrinkage{}, degraded: map[string]float64{}}
 	if u.expected == (resource.Vector{}) {
 		u.expected = resource.Uniform(schema.All(), DefaultExpectedUtilisation)
 	}
@@ -484,4 +486,130 @@ func (s *Scheduler) Allocation(id string, at time.Duration) (Allocation, error) 
 		return Allocation{}, stateErr("allocation of task", id, t.State())
 	}
 	return Allocation{Node: t.Node().ID(), Held: t.HeldAt(at), Ahead: t.HeldFrom(at)}, nil
+}
+
+// Recycled is what Scheduler.Recycle did on a degrading node.
+type Recycled struct {
+	// Node is the node recycled; At the time.
+	Node string
+	At   time.Duration
+	// Stretch is how much longer than expected its tasks took (policy.Change.Stretch).
+	Stretch float64
+	// Goal is what the moves aimed to take off the node: (1 − 1/Stretch) of what its
+	// tasks held.
+	Goal resource.Tuple
+	// Moved is what the moves took off.
+	Moved resource.Tuple
+	// Actions are the moves made (speculate.Move), for the embedder to carry out.
+	Actions []ScaleAction
+	// Stayed lists, in the order tried, the tasks that could move nowhere.
+	Stayed []string
+}
+
+// recycleTargets is how many nodes, roomiest first, a task to recycle is offered to.
+const recycleTargets = 16
+
+// Recycle relieves node id, which Alg. 3 found stopped and degrading — the
+// policy.Change that ReportUsage returned for it had Recycle set — by moving running
+// tasks off it, kill-free, with the machinery of the scale-up rounds
+// (cluster.State.Migrate): "recycle the resources of s" (docs/methods.md §5).
+//
+// Reading: the patent says neither what nor how much to recycle. Its tasks took
+// Stretch times as long as expected, so the node serves about 1/Stretch of its load at
+// the expected speed; Recycle moves tasks until (1 − 1/Stretch) of what its tasks hold
+// has gone, on every dimension they hold. Batch tasks go first, then latency-sensitive
+// ones; within a class, the lowest job priority first, then the largest share of the
+// node, then by ID. A task moves with what it holds from now on, to the first of the
+// 16 roomiest nodes (by the free index) that is not stopped (Alg. 3's
+// StopAllocation) and has room for it; one that fits nowhere stays. Nothing is
+// evicted. The signal is used up: a second call fails until the node degrades again.
+//
+// It fails, changing nothing, on an unknown node, a node with no recycle signal
+// pending (ErrInvalid), or a time going backwards.
+func (s *Scheduler) Recycle(id string, now time.Duration) (Recycled, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.state.Node(id)
+	if !ok {
+		return Recycled{}, fmt.Errorf("finegrain: recycle node %q: %w", id, ErrUnknownNode)
+	}
+	stretch, ok := s.scale.degraded[id]
+	if !ok {
+		return Recycled{}, fmt.Errorf("finegrain: recycle node %q: no recycle signal pending (policy.Change.Recycle): %w", id, ErrInvalid)
+	}
+	at, err := s.eventTime("recycle of node", id, now)
+	if err != nil {
+		return Recycled{}, err
+	}
+	delete(s.scale.degraded, id)
+	s.fw.Advance(at)
+	out := Recycled{Node: id, At: at, Stretch: stretch}
+	type candidate struct {
+		t     *cluster.TaskInfo
+		held  resource.Tuple
+		prio  int
+		share float64
+	}
+	var cands []candidate
+	var total resource.Tuple
+	n.RangeTasks(func(t *cluster.TaskInfo) bool {
+		if k, _ := t.Change(); t.State() != Running || t.BackupOf() != nil || t.Backup() != nil || k != cluster.NoChange {
+			return true
+		}
+		j, _ := s.state.Job(t.Job())
+		held := t.HeldAt(at)
+		total = total.Add(held)
+		cands = append(cands, candidate{t: t, held: held, prio: j.Spec().Priority, share: held.DominantShare(n.Capacity())})
+		return true
+	})
+	slices.SortFunc(cands, func(a, b candidate) int {
+		switch {
+		case a.t.Class() != b.t.Class():
+			return int(a.t.Class()) - int(b.t.Class()) // Batch first
+		case a.prio != b.prio:
+			return a.prio - b.prio
+		case a.share != b.share:
+			if a.share > b.share {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.t.ID(), b.t.ID())
+	})
+	for d := range total {
+		out.Goal[d] = int64(float64(total[d]) * (1 - 1/stretch))
+	}
+	dim := s.state.IndexDim()
+	for _, c := range cands {
+		if out.Moved.Covers(out.Goal) {
+			break
+		}
+		ahead := c.t.HeldFrom(at)
+		if ahead.Len() == 0 || c.held.IsZero() {
+			continue // it holds nothing: moving it frees nothing
+		}
+		var targets []*cluster.NodeInfo
+		s.state.ByFree(c.held[dim], func(m *cluster.NodeInfo) bool {
+			if mode, _ := s.adjuster.Lookup(m.ID()); m != n && mode != policy.ModeStopAllocation {
+				targets = append(targets, m)
+			}
+			return len(targets) < recycleTargets
+		})
+		moved := false
+		for _, m := range targets {
+			r := cluster.Reservation{Start: at, Hold: ahead, Predicted: c.t.Planned() > 0}
+			if s.state.Migrate(c.t, m, r) != nil {
+				continue
+			}
+			_ = s.state.CommitChange(c.t) // held just now
+			out.Moved = out.Moved.Add(c.held)
+			out.Actions = append(out.Actions, ScaleAction{Kind: speculate.Move, Task: c.t.ID(), Node: m.ID(), From: id, Allocation: c.t.HeldAt(at)})
+			moved = true
+			break
+		}
+		if !moved {
+			out.Stayed = append(out.Stayed, c.t.ID())
+		}
+	}
+	return out, nil
 }

@@ -372,6 +372,7 @@ func (s *Scheduler) RemoveNode(id string, now time.Duration) ([]string, error) {
 		return nil, err
 	}
 	_ = s.adjuster.RemoveServer(id)
+	delete(s.scale.degraded, id)
 	s.conformity.Forget(id)
 	s.loads.Forget(id)
 	s.fw.Advance(at)
@@ -1009,8 +1010,9 @@ func (s *Scheduler) SetExternalDevices(id string, now time.Duration, used []int6
 // ReportUsage is a node's periodic usage report: the window of intervals of actual
 // usage against what was predicted (reserved) and what was idle. The scheduler's
 // policy.Monitor computes the window's prediction conformity (eq. 16), records it, and
-// lets the adjuster re-decide the node's mode (Alg. 3); the change is returned. A Change with Recycle
-// set asks the embedder to reclaim or preempt the node's tasks.
+// lets the adjuster re-decide the node's mode (Alg. 3); the change is returned. A Change
+// with Recycle set asks the embedder to relieve the node: Recycle moves tasks off it,
+// kill-free.
 func (s *Scheduler) ReportUsage(id string, now time.Duration, window []predict.Interval) (policy.Change, error) {
 	s.mu.Lock() // held throughout, so that the node cannot be removed half-way
 	defer s.mu.Unlock()
@@ -1039,6 +1041,9 @@ func (s *Scheduler) ReportUsage(id string, now time.Duration, window []predict.I
 	s.fw.Advance(at)
 	if c.From != c.To {
 		s.logDebug("node mode changed", "node", id, "from", c.From, "to", c.To, "score", c.Score, "at", at)
+	}
+	if c.Recycle {
+		s.scale.degraded[id] = c.Stretch // for Recycle
 	}
 	if s.cfg.netting {
 		s.netExternalLoad(n, at, window)

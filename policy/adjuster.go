@@ -167,6 +167,9 @@ type Change struct {
 	// Recycle asks the embedder to recycle the server's resources (reclaim or
 	// preempt its tasks): it is stopped and degrading (Alg. 3 lines 2–6).
 	Recycle bool
+	// Stretch is, with Recycle, how much longer than expected the server's recently
+	// finished tasks took on average (at least the degradation factor); 0 otherwise.
+	Stretch float64
 }
 
 // Adjuster keeps every server's scheduling mode and adjusts it from prediction
@@ -476,18 +479,21 @@ func (a *Adjuster) Degrading(id string) (bool, error) {
 	if !ok {
 		return false, settingErr("server ID", id, ErrUnknownServer)
 	}
-	return a.degrading(s), nil
+	_, ok = a.degrading(s)
+	return ok, nil
 }
 
-func (a *Adjuster) degrading(s *server) bool {
+// degrading reports whether server s is degrading, and its mean stretch.
+func (a *Adjuster) degrading(s *server) (float64, bool) {
 	if s.n < a.deg.MinReports {
-		return false
+		return 0, false
 	}
 	sum := 0.0
 	for i := 0; i < s.n; i++ {
 		sum += s.stretch[i]
 	}
-	return sum/float64(s.n) >= a.deg.Factor
+	mean := sum / float64(s.n)
+	return mean, mean >= a.deg.Factor
 }
 
 // AdjustServer applies Alg. 3 to one server: it reads the server's average
@@ -550,8 +556,8 @@ func (a *Adjuster) apply(id string, s *server, mean resource.Vector, have bool) 
 	c.Score = score
 	s.setMode(a.th.Mode(score))
 	c.To = s.mode
-	if s.mode == ModeStopAllocation && a.degrading(s) {
-		c.Recycle = true
+	if stretch, ok := a.degrading(s); s.mode == ModeStopAllocation && ok {
+		c.Recycle, c.Stretch = true, stretch
 		s.n, s.next = 0, 0
 	}
 	return c
@@ -561,7 +567,7 @@ func (a *Adjuster) apply(id string, s *server, mean resource.Vector, have bool) 
 func (c Change) String() string {
 	s := fmt.Sprintf("%s: %v → %v (score %.3g)", c.Server, c.From, c.To, c.Score)
 	if c.Recycle {
-		s += ", recycle"
+		s += fmt.Sprintf(", recycle (tasks %.3g× as long as expected)", c.Stretch)
 	}
 	return s
 }

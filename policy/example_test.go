@@ -45,7 +45,7 @@ func ExampleAdjuster() {
 	// Output:
 	// n2: FineGrained → FineGrainedNoCompression (score 0.075)
 	// n3: FineGrained → CoarseGrained (score 0.125)
-	// n4: FineGrained → StopAllocation (score 0.25), recycle
+	// n4: FineGrained → StopAllocation (score 0.25), recycle (tasks 2× as long as expected)
 	// n1 schedulable: true, matcher match.FineGrained
 }
 

@@ -408,8 +408,9 @@ func TestDegradationAndRecycle(t *testing.T) {
 	conf.set("n1", resource.Vector{share(0.5, 4000)})
 	changes := a.Adjust()
 	require.Len(t, changes, 1)
-	assert.Equal(t, policy.Change{Server: "n1", From: policy.ModeFineGrained, To: policy.ModeStopAllocation, Score: 0.5, Recycle: true}, changes[0])
-	assert.Contains(t, changes[0].String(), "recycle")
+	// The window was 1.0, 1.0, 1.0, 10: its tasks took 3.25 times as long as expected.
+	assert.Equal(t, policy.Change{Server: "n1", From: policy.ModeFineGrained, To: policy.ModeStopAllocation, Score: 0.5, Recycle: true, Stretch: 3.25}, changes[0])
+	assert.Contains(t, changes[0].String(), "recycle (tasks 3.25× as long as expected)")
 	assert.False(t, degrading("n1"), "reports cleared after the signal")
 	assert.Empty(t, a.Adjust(), "no repeated signal")
 }
