@@ -414,6 +414,17 @@ func (s *Scheduler) change(t *cluster.TaskInfo, st speculate.Step, at time.Durat
 		return ScaleAction{}, err
 	}
 	r := cluster.Reservation{Start: at, Hold: hold, Predicted: t.Planned() > 0}
+	if !grow {
+		// A shrink frees room, but the node may be over-committed on a compressible
+		// dimension already (tasks placed with compression): allow the new reservation
+		// what the node lacks there now, which it held before the shrink.
+		least := t.Node().Timeline().MinFree(at, stage.Forever)
+		for d := range least {
+			if s.schema.Compressible().Has(d) && least[d] < 0 {
+				r.Allowance[d] = -least[d]
+			}
+		}
+	}
 	a := ScaleAction{Kind: st.Kind, Task: t.ID(), Node: st.Node, Amount: st.Amount}
 	if st.Kind == speculate.Move {
 		to, ok := s.state.Node(st.Node)

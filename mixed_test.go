@@ -118,6 +118,22 @@ func TestScaleUpPreemptsForNewDemand(t *testing.T) {
 	assert.Equal(t, finegrain.Running, st)
 }
 
+// TestScaleUpShrinksOnAnOvercommittedNode: a node holding more cores than it has (its
+// capacity lowered under its tasks, as compression also leaves it) still lets a batch
+// task there shrink: R_NE 3500 − R_IDLE 2000 (n2's; n1 has none) = 1500 millicores,
+// preempted from b1, the first that covers it all.
+func TestScaleUpShrinksOnAnOvercommittedNode(t *testing.T) {
+	s := mixedCluster(t)
+	require.NoError(t, s.UpdateNode(finegrain.Node{ID: "n1", Capacity: schema.MustTuple(3000, 16*gib)}, time.Second))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "ls2", Job: "web", Request: schema.MustTuple(3500, gib), Class: finegrain.LatencySensitive, SLO: time.Minute}))
+	r, err := s.ScaleUp(time.Second)
+	require.NoError(t, err)
+	assert.Empty(t, r.Skipped)
+	assert.Equal(t, []finegrain.ScaleAction{
+		{Kind: speculate.Preempt, Task: "b1", Node: "n1", Amount: schema.MustTuple(1500, 0), Allocation: schema.MustTuple(2500, 8*gib)},
+	}, r.Actions)
+}
+
 // TestScaleUpMoves: a straggler whose node is full moves to a node with room for its
 // whole new allocation, and its old node is freed.
 func TestScaleUpMoves(t *testing.T) {
