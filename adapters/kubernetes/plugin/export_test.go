@@ -45,3 +45,18 @@ func (p *Plugin) TrackedSeries(namespace, name string) (predict.Series, bool) {
 // DecodeArgs is decodeArgs: the arguments as the factory reads them, defaults filled
 // in.
 func DecodeArgs(obj runtime.Object) (Args, error) { return decodeArgs(obj) }
+
+// What the external tests reach of the progress reports.
+
+// ReportedProgress is the ProgressAnnotation value the plugin last reported of pod
+// namespace/name ("" for none).
+func (p *Plugin) ReportedProgress(namespace, name string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.pods {
+		if r.namespace == namespace && r.name == name {
+			return r.progress
+		}
+	}
+	return ""
+}

@@ -235,6 +235,7 @@ func (p *Plugin) podChanged(pod *v1.Pod) {
 	case pod.Status.Phase == v1.PodFailed:
 		p.podEnded(pod, false)
 	case pod.Spec.NodeName != "":
+		p.followProgress(pod) // a pod of the plugin's reports its progress (mixed.go)
 		p.addForeign(pod)
 	}
 }

@@ -88,6 +88,8 @@ type podRecord struct {
 	planned         resource.Tuple // the peak of what PostBind committed it on
 	gpu             gpu.Demand     // its GPU demand (Args.GPUDevices)
 	devices         gpu.Allocation // the GPU devices PreBind wrote on it
+	progress        string         // the ProgressAnnotation value last reported (mixed.go)
+	progressWarned  bool           // a progress value refused was logged
 }
 
 // nodeMeta is what the plugin keeps of a node the Scheduler holds.
@@ -626,7 +628,8 @@ func (p *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 		p.logger.Error(err, "commit after bind", "pod", klog.KObj(pod), "node", nodeName)
 		return
 	}
-	defer p.retryPreemptors() // after p.mu is released
+	defer p.retryPreemptors()   // after p.mu is released
+	defer p.followProgress(pod) // a progress written before the pod ran (mixed.go); after p.mu is released
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.refused, id)
