@@ -71,6 +71,7 @@ type Plugin struct {
 	// retryAtCommit: preemptors to activate when a pod is committed (preemptretry.go).
 	retryAtCommit map[string]struct{}
 	queues        *queueBook // nil without Args.Queues (queues.go)
+	scale         *scaler    // nil without Args.ScaleUp (scaleup.go)
 
 	binderOnce sync.Once // bindsFirst (gpu.go)
 	binder     bool      // FineGrain's Bind runs before the profile's other bind plugins
@@ -217,7 +218,7 @@ func NewFactory(opts ...Option) frameworkruntime.PluginFactory {
 // from then on until the plugin's context ends; the first cycle waits for that read
 // (at most 10 s). A checkpoint that cannot be read or is refused leaves the estimator
 // empty, with the error logged: the pods are placed on their requests and it learns
-// again. Then the MetricsAPI sampler starts.
+// again. Then the MetricsAPI sampler starts, and the scale-up rounds (Args.ScaleUp).
 func (p *Plugin) activate() {
 	p.activation.Do(func() {
 		p.active.Store(true)
@@ -237,6 +238,7 @@ func (p *Plugin) activate() {
 		if p.metric != nil {
 			p.metric.start(p.ctx)
 		}
+		p.startScaleUps(p.ctx) // with Args.ScaleUp (scaleup.go)
 	})
 }
 
@@ -261,6 +263,7 @@ func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin
 		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, unresolved: map[string]*v1.Pod{}, nodes: map[string]nodeMeta{}, terminating: map[string]string{}, awaiting: map[string]int{}, victims: map[string][]string{},
 	}
 	p.queues = newQueueBook(args.Queues, sched)
+	p.scale = newScaler(args.ScaleUp)
 	if ticks, ok := o.clock.(clock.WithTicker); ok {
 		p.ticks = ticks
 	}
@@ -316,6 +319,9 @@ func schedulerOptions(a Args) []finegrain.Option {
 	}
 	if a.Queues != nil {
 		opts = append(opts, finegrain.WithOrdering(queuePolicies[a.Queues.withDefaults().Policy]))
+	}
+	if a.ScaleUp != nil {
+		opts = append(opts, finegrain.WithScaleUp(a.ScaleUp.withDefaults().config()))
 	}
 	return opts
 }
