@@ -21,6 +21,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -92,8 +93,10 @@ func TestRealAPIServerGPUDevices(t *testing.T) {
 // a latency-sensitive pod that slows down is carried out through the pods/resize
 // subresource: discovery finds it, the API server accepts the patch — with the pod's
 // resourceVersion as a precondition, and the pod's QoS class kept — and the pod's
-// container holds the new CPU request and limit, as the books do. (No kubelet runs:
-// the pod's spec is what the API server accepted; a kubelet would then carry it out.)
+// container holds the new CPU request and limit, as the books do — which only the
+// subresource can do: a plain update of the pod's resources is refused. (No kubelet
+// runs: the pod's spec is what the API server accepted; a kubelet would then carry
+// it out.) The manifest's RBAC lets the scheduler's service account make it.
 func TestRealAPIServerResize(t *testing.T) {
 	client := realAPIServer(t)
 
@@ -115,6 +118,11 @@ func TestRealAPIServerResize(t *testing.T) {
 	c.podEvent("web", plugin.ResizedReason, "expand by cpu=2667m through pods/resize")
 	assert.Empty(t, c.logs.infos(plugin.Name, "planned action not carried out"))
 	assert.Len(t, c.logs.infos(plugin.Name, "the API server serves pods/resize"), 1)
+	// Only the subresource changes a pod's resources: a plain update is refused.
+	got.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = apiresource.MustParse("5")
+	_, err := client.CoreV1().Pods(ns).Update(c.ctx, got, metav1.UpdateOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Forbidden")
 
 	// deploy/kube-scheduler.yaml's ClusterRole lets the scheduler's service account
 	// patch pods/resize, which system:kube-scheduler alone does not.
