@@ -277,12 +277,17 @@ func (p *Plugin) scaleRound(ctx context.Context) {
 		case !served:
 			o.why = why
 		case growing(a.Kind) && unfreed[a.Node] != "":
-			o.why = fmt.Sprintf("the room it was planned on was not freed: the shrink of pod %s on node %s was not carried out", unfreed[a.Node], a.Node)
+			o.why = fmt.Sprintf("the room it was planned on was not freed: the shrink (or move) of pod %s on node %s was not carried out", unfreed[a.Node], a.Node)
 		default:
 			o.changes, o.result, o.why = p.resize(ctx, *o.pod, a)
 		}
-		if o.why != "" && !growing(a.Kind) && o.pod != nil {
-			unfreed[a.Node] = o.pod.Namespace + "/" + o.pod.Name
+		if o.why != "" && o.pod != nil {
+			switch {
+			case !growing(a.Kind):
+				unfreed[a.Node] = o.pod.Namespace + "/" + o.pod.Name
+			case a.Kind == speculate.Move: // it frees its old node only once moved
+				unfreed[a.From] = o.pod.Namespace + "/" + o.pod.Name
+			}
 		}
 	}
 	for i := len(outs) - 1; i >= 0; i-- {

@@ -322,7 +322,7 @@ func TestScaleUpShrinksBatchForAStraggler(t *testing.T) {
 			assert.Equal(t, "cpu=4,memory=8Gi", c.held("etl"))
 			assert.Equal(t, "cpu=2,memory=2Gi", c.held("web"))
 			c.podEvent("etl", plugin.ResizeUnsupportedReason, "Windows")
-			c.podEvent("web", plugin.ResizeUnsupportedReason, "the room it was planned on was not freed: the shrink of pod default/etl on node n1 was not carried out")
+			c.podEvent("web", plugin.ResizeUnsupportedReason, "the room it was planned on was not freed: the shrink (or move) of pod default/etl on node n1 was not carried out")
 		})
 	}
 }
