@@ -113,7 +113,7 @@ func newScaleUp(schema *resource.Schema, cfg ScaleUpConfig) (*scaleUp, error) {
 // ScaleAction is one change a scale-up round made to a running task's allocation, for
 // the embedder to carry out on the task's container (resize it in place, or start it
 // on another node and stop the old one). The scheduler's state holds the change
-// already.
+// already; UndoScale takes it back when the embedder cannot carry it out.
 type ScaleAction struct {
 	// Kind is what was done: speculate.Reclaim or speculate.Preempt shrink a batch
 	// task, speculate.Expand grows a straggler in place, speculate.Move moves one,
@@ -447,6 +447,82 @@ func (s *Scheduler) change(t *cluster.TaskInfo, st speculate.Step, at time.Durat
 	}
 	a.Allocation = t.HeldAt(at)
 	return a, nil
+}
+
+// UndoScale carries out, at now, the inverse of action a, which a scale-up round
+// made (ScaleUpRound.Actions) and the embedder could not carry out on the task's
+// container — its orchestrator cannot resize or move it, or refused to — so that the
+// state holds what the container does: a shrink (Reclaim, Preempt) is given back, a
+// grow (Expand, Restore) taken back, a Move moved back to a.From less its expansion.
+// What the rounds count as taken from a batch task, which recovery gives back, follows:
+// an undone shrink is no longer owed, an undone Restore is owed again.
+//
+// Undo a round's actions in the reverse of their order: the room a shrink freed may
+// have gone to a grow of the same round, and until that grow is undone the shrink's
+// give-back does not fit. Like a round's own changes, the inverse adds to or takes
+// from every stage the task has left: a shrink that floored a later stage at zero is
+// given back a.Amount there too.
+//
+// It fails, changing nothing, on a time going backwards or an invalid kind or amount
+// (ErrInvalid), an unknown task (ErrUnknownTask), a task that no longer runs on
+// a.Node or holds a change (ErrState), a Move whose old node is gone
+// (ErrUnknownNode), or a give-back that no longer fits its node (an error wrapping
+// stage.ErrNoRoom).
+func (s *Scheduler) UndoScale(a ScaleAction, now time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, err := s.eventTime("undo of a scale action of task", a.Task, now)
+	if err != nil {
+		return err
+	}
+	if a.Kind > speculate.Restore {
+		return fmt.Errorf("finegrain: undo of a scale action of task %q: kind %v: %w", a.Task, a.Kind, ErrInvalid)
+	}
+	if err := s.schema.Validate(a.Amount); err != nil {
+		return fmt.Errorf("finegrain: undo of a scale action of task %q: amount: %w: %w", a.Task, ErrInvalid, err)
+	}
+	t, err := s.task(a.Task)
+	if err != nil {
+		return err
+	}
+	if t.State() != Running || t.Node() == nil {
+		return stateErr("undo of a scale action of task", a.Task, t.State())
+	}
+	if n := t.Node().ID(); n != a.Node {
+		return fmt.Errorf("finegrain: undo of a scale action of task %q: it runs on node %q, not %q: %w", a.Task, n, a.Node, ErrState)
+	}
+	if k, _ := t.Change(); k != cluster.NoChange {
+		return fmt.Errorf("finegrain: undo of a scale action of task %q: it holds a change (%v): %w", a.Task, k, ErrState)
+	}
+	s.fw.Advance(at)
+	grow := a.Kind == speculate.Reclaim || a.Kind == speculate.Preempt
+	hold, err := shifted(s.schema, t, at, a.Amount, grow)
+	if err != nil {
+		return err
+	}
+	r := cluster.Reservation{Start: at, Hold: hold, Predicted: t.Planned() > 0}
+	if a.Kind == speculate.Move {
+		from, ok := s.state.Node(a.From)
+		if !ok {
+			return fmt.Errorf("finegrain: undo the move of task %q back to node %q: %w", a.Task, a.From, ErrUnknownNode)
+		}
+		err = s.state.Migrate(t, from, r)
+	} else {
+		err = s.state.Resize(t, r)
+	}
+	if err != nil {
+		return fmt.Errorf("finegrain: undo of a scale action of task %q: %w", a.Task, err)
+	}
+	if err := s.state.CommitChange(t); err != nil {
+		return errors.Join(err, s.state.RevertChange(t))
+	}
+	switch a.Kind {
+	case speculate.Reclaim, speculate.Preempt:
+		s.scale.record(t, speculate.Step{Kind: speculate.Restore, Task: a.Task, Amount: a.Amount})
+	case speculate.Restore:
+		s.scale.record(t, speculate.Step{Kind: speculate.Reclaim, Task: a.Task, Amount: a.Amount})
+	}
+	return nil
 }
 
 // shifted is what task t holds from at on, with delta added to every stage it has

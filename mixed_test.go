@@ -209,58 +209,9 @@ func TestPropertyScaleUpNeverKills(t *testing.T) {
 	props := gopter.NewProperties(params)
 	props.Property("a scale-up round never kills and keeps the cluster within capacity", prop.ForAll(func(seed int64) string {
 		r := rand.New(rand.NewSource(seed))
-		s, err := finegrain.New(schema, finegrain.WithPrediction(false))
+		s, ids, nodes, err := randomMixed(r)
 		if err != nil {
 			return err.Error()
-		}
-		nodes := 2 + r.Intn(3)
-		for i := range nodes {
-			if err := s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%d", i), Capacity: schema.MustTuple(8000, 16*gib)}); err != nil {
-				return err.Error()
-			}
-		}
-		if err := s.SubmitJob(finegrain.Job{ID: "j"}); err != nil {
-			return err.Error()
-		}
-		var ids []string
-		for i := range 3 + r.Intn(8) {
-			tk := finegrain.Task{ID: fmt.Sprintf("t%d", i), Job: "j", Request: schema.MustTuple(int64(500+r.Intn(4000)), int64(1+r.Intn(6))*gib), NonPreemptible: r.Intn(5) == 0}
-			if r.Intn(2) == 0 {
-				tk.Class, tk.SLO = finegrain.LatencySensitive, time.Duration(2+r.Intn(20))*time.Second
-			}
-			if err := s.Submit(tk); err != nil {
-				return err.Error()
-			}
-			if _, err := s.Reserve(tk.ID, fmt.Sprintf("n%d", r.Intn(nodes)), 0); err != nil {
-				continue // no room there: it stays pending, as new demand when latency-sensitive
-			}
-			if _, err := s.Commit(tk.ID, 0); err != nil {
-				return err.Error()
-			}
-			ids = append(ids, tk.ID)
-		}
-		progress := map[string]float64{}
-		for k := 1; k <= 4; k++ {
-			for _, id := range ids {
-				progress[id] = min(1, progress[id]+r.Float64()*0.2)
-				if err := s.Progress(id, progress[id], time.Duration(k)*time.Second); err != nil {
-					return err.Error()
-				}
-			}
-		}
-		for _, id := range ids {
-			if r.Intn(2) == 0 {
-				a, err := s.Allocation(id, 4*time.Second)
-				if err != nil {
-					return err.Error()
-				}
-				used := a.Held
-				used[0], used[1] = used[0]*int64(r.Intn(100))/100, used[1]*int64(r.Intn(100))/100
-				obs := predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: used})}
-				if err := s.ReportRunning(id, 4*time.Second, obs); err != nil {
-					return err.Error()
-				}
-			}
 		}
 		for round := range 3 {
 			at := time.Duration(4+round) * time.Second
@@ -320,6 +271,148 @@ func TestPropertyScaleUpNeverKills(t *testing.T) {
 	}
 }
 
+// TestPropertyUndoScaleRestores: on random mixes, undoing a round's actions in the
+// reverse of their order puts every task back on its node with what it held before
+// the round, and every node's free room back as it was; the next round plans as the
+// first did.
+func TestPropertyUndoScaleRestores(t *testing.T) {
+	params := gopter.DefaultTestParameters()
+	seed := time.Now().UnixNano()
+	params.SetSeed(seed)
+	params.MinSuccessfulTests = 100
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("gopter seed %d", seed)
+		}
+	})
+	acted := 0
+	props := gopter.NewProperties(params)
+	props.Property("undoing a round in reverse restores the state", prop.ForAll(func(seed int64) string {
+		r := rand.New(rand.NewSource(seed))
+		s, ids, nodes, err := randomMixed(r)
+		if err != nil {
+			return err.Error()
+		}
+		const at = 4 * time.Second
+		held := map[string]finegrain.Allocation{}
+		for _, id := range ids {
+			a, err := s.Allocation(id, at)
+			if err != nil {
+				return err.Error()
+			}
+			held[id] = finegrain.Allocation{Node: a.Node, Held: a.Held}
+		}
+		free := map[string]resource.Tuple{}
+		for i := range nodes {
+			n := fmt.Sprintf("n%d", i)
+			if free[n], err = s.NodeFree(n, at); err != nil {
+				return err.Error()
+			}
+		}
+		first, err := s.ScaleUp(at)
+		if err != nil {
+			return err.Error()
+		}
+		acted += len(first.Actions)
+		for i := len(first.Actions) - 1; i >= 0; i-- {
+			if err := s.UndoScale(first.Actions[i], at); err != nil {
+				return fmt.Sprintf("undo %+v: %v", first.Actions[i], err)
+			}
+		}
+		for _, id := range ids {
+			a, err := s.Allocation(id, at)
+			if err != nil {
+				return err.Error()
+			}
+			if a.Node != held[id].Node || a.Held != held[id].Held {
+				return fmt.Sprintf("%s holds %v on %s after the undo, %v on %s before", id, a.Held, a.Node, held[id].Held, held[id].Node)
+			}
+		}
+		for n, want := range free {
+			got, err := s.NodeFree(n, at)
+			if err != nil {
+				return err.Error()
+			}
+			if got != want {
+				return fmt.Sprintf("node %s has %v free after the undo, %v before", n, got, want)
+			}
+		}
+		again, err := s.ScaleUp(at)
+		if err != nil {
+			return err.Error()
+		}
+		if fmt.Sprint(again.Actions) != fmt.Sprint(first.Actions) {
+			return fmt.Sprintf("the next round plans %v, the first %v", again.Actions, first.Actions)
+		}
+		return ""
+	}, gen.Int64().WithShrinker(gopter.NoShrinker)))
+	props.TestingRun(t)
+	if acted == 0 {
+		t.Fatal("no round acted: the property checked nothing")
+	}
+}
+
+// randomMixed is a random mix of latency-sensitive and batch tasks, placed by request
+// on 2–4 nodes of 8 cores and 16 GiB from 0 s, with random progress reported at 1–4 s
+// and half of them a random measured peak at 4 s: the running tasks' IDs and the
+// number of nodes n0, n1, ….
+func randomMixed(r *rand.Rand) (*finegrain.Scheduler, []string, int, error) {
+	s, err := finegrain.New(schema, finegrain.WithPrediction(false))
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	nodes := 2 + r.Intn(3)
+	for i := range nodes {
+		if err := s.AddNode(finegrain.Node{ID: fmt.Sprintf("n%d", i), Capacity: schema.MustTuple(8000, 16*gib)}); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	if err := s.SubmitJob(finegrain.Job{ID: "j"}); err != nil {
+		return nil, nil, 0, err
+	}
+	var ids []string
+	for i := range 3 + r.Intn(8) {
+		tk := finegrain.Task{ID: fmt.Sprintf("t%d", i), Job: "j", Request: schema.MustTuple(int64(500+r.Intn(4000)), int64(1+r.Intn(6))*gib), NonPreemptible: r.Intn(5) == 0}
+		if r.Intn(2) == 0 {
+			tk.Class, tk.SLO = finegrain.LatencySensitive, time.Duration(2+r.Intn(20))*time.Second
+		}
+		if err := s.Submit(tk); err != nil {
+			return nil, nil, 0, err
+		}
+		if _, err := s.Reserve(tk.ID, fmt.Sprintf("n%d", r.Intn(nodes)), 0); err != nil {
+			continue // no room there: it stays pending, as new demand when latency-sensitive
+		}
+		if _, err := s.Commit(tk.ID, 0); err != nil {
+			return nil, nil, 0, err
+		}
+		ids = append(ids, tk.ID)
+	}
+	progress := map[string]float64{}
+	for k := 1; k <= 4; k++ {
+		for _, id := range ids {
+			progress[id] = min(1, progress[id]+r.Float64()*0.2)
+			if err := s.Progress(id, progress[id], time.Duration(k)*time.Second); err != nil {
+				return nil, nil, 0, err
+			}
+		}
+	}
+	for _, id := range ids {
+		if r.Intn(2) == 0 {
+			a, err := s.Allocation(id, 4*time.Second)
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			used := a.Held
+			used[0], used[1] = used[0]*int64(r.Intn(100))/100, used[1]*int64(r.Intn(100))/100
+			obs := predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: used})}
+			if err := s.ReportRunning(id, 4*time.Second, obs); err != nil {
+				return nil, nil, 0, err
+			}
+		}
+	}
+	return s, ids, nodes, nil
+}
+
 // ExampleScheduler_ScaleUp shows a scale-up round growing a latency-sensitive task that
 // would miss its objective, with room taken from a batch task that holds more than it
 // uses — nothing killed.
@@ -354,4 +447,117 @@ func ExampleScheduler_ScaleUp() {
 	// Output:
 	// reclaim sort by cpu=2667m: now cpu=3333m,memory=8Gi
 	// expand api by cpu=2667m: now cpu=4667m,memory=2Gi
+}
+
+// TestUndoScale: the embedder could not carry out round 1 of TestScaleUpKnownAnswer.
+// Undone in the reverse of the round's order, the state is as before the round —
+// ls1 and b1 hold their requests, n1's free room is back — and b1 is owed nothing:
+// the next round restores nothing. Undone in the round's order, b1's give-back does
+// not fit while ls1 holds the room it freed, and is refused, changing nothing.
+func TestUndoScale(t *testing.T) {
+	s := mixedCluster(t)
+	slowDown(t, s)
+	require.NoError(t, s.ReportRunning("b1", 4*time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})}))
+	r, err := s.ScaleUp(4 * time.Second)
+	require.NoError(t, err)
+	require.Len(t, r.Actions, 2)
+	reclaim, expand := r.Actions[0], r.Actions[1]
+
+	err = s.UndoScale(reclaim, 4*time.Second)
+	require.ErrorIs(t, err, stage.ErrNoRoom, "b1's 667 went to ls1")
+	a, err := s.Allocation("b1", 4*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(3333, 8*gib), a.Held, "a refused undo changes nothing")
+
+	require.NoError(t, s.UndoScale(expand, 4*time.Second))
+	require.NoError(t, s.UndoScale(reclaim, 4*time.Second))
+	for id, want := range map[string]resource.Tuple{"ls1": schema.MustTuple(2000, 2*gib), "b1": schema.MustTuple(4000, 8*gib)} {
+		a, err := s.Allocation(id, 4*time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, want, a.Held, id)
+	}
+	free, err := s.NodeFree("n1", 4*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(2000, 6*gib), free)
+
+	require.NoError(t, s.Finished("ls1", 5*time.Second, nil))
+	r, err = s.ScaleUp(6 * time.Second)
+	require.NoError(t, err)
+	assert.Empty(t, r.Actions, "b1 is owed nothing once its reclaim is undone")
+}
+
+// TestUndoScaleRestoreAndMove: an undone Restore is owed again, and the next round
+// restores it; an undone Move takes the straggler back to its old node with its old
+// allocation.
+func TestUndoScaleRestoreAndMove(t *testing.T) {
+	s := mixedCluster(t)
+	slowDown(t, s)
+	require.NoError(t, s.ReportRunning("b1", 4*time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})}))
+	_, err := s.ScaleUp(4 * time.Second)
+	require.NoError(t, err)
+	require.NoError(t, s.Finished("ls1", 5*time.Second, nil))
+	r, err := s.ScaleUp(6 * time.Second)
+	require.NoError(t, err)
+	require.Len(t, r.Actions, 1)
+	require.Equal(t, speculate.Restore, r.Actions[0].Kind)
+	require.NoError(t, s.UndoScale(r.Actions[0], 6*time.Second))
+	a, err := s.Allocation("b1", 6*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(3333, 8*gib), a.Held)
+	r, err = s.ScaleUp(7 * time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, []finegrain.ScaleAction{
+		{Kind: speculate.Restore, Task: "b1", Node: "n1", Amount: schema.MustTuple(667, 0), Allocation: schema.MustTuple(4000, 8*gib)},
+	}, r.Actions, "owed again")
+
+	m := mixedCluster(t, finegrain.WithScaleUp(finegrain.ScaleUpConfig{Planner: []speculate.PlannerOption{speculate.WithLocalTopUp(false)}}))
+	require.NoError(t, m.AddNode(finegrain.Node{ID: "n3", Capacity: schema.MustTuple(8000, 16*gib)}))
+	slowDown(t, m)
+	r, err = m.ScaleUp(4 * time.Second)
+	require.NoError(t, err)
+	require.Len(t, r.Actions, 1)
+	require.Equal(t, speculate.Move, r.Actions[0].Kind)
+	require.NoError(t, m.UndoScale(r.Actions[0], 4*time.Second))
+	a, err = m.Allocation("ls1", 4*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "n1", a.Node)
+	assert.Equal(t, schema.MustTuple(2000, 2*gib), a.Held)
+	free, err := m.NodeFree("n3", 4*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(8000, 16*gib), free)
+}
+
+// TestUndoScaleRefusals: each bad undo is refused, naming why, and changes nothing.
+func TestUndoScaleRefusals(t *testing.T) {
+	s := mixedCluster(t)
+	slowDown(t, s)
+	require.NoError(t, s.ReportRunning("b1", 4*time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})}))
+	r, err := s.ScaleUp(4 * time.Second)
+	require.NoError(t, err)
+	expand := r.Actions[1]
+	bad := func(f func(*finegrain.ScaleAction)) finegrain.ScaleAction {
+		a := expand
+		f(&a)
+		return a
+	}
+	for _, c := range []struct {
+		name string
+		a    finegrain.ScaleAction
+		now  time.Duration
+		want error
+	}{
+		{"time going backwards", expand, 0, finegrain.ErrInvalid},
+		{"unknown kind", bad(func(a *finegrain.ScaleAction) { a.Kind = speculate.Restore + 1 }), 4 * time.Second, finegrain.ErrInvalid},
+		{"negative amount", bad(func(a *finegrain.ScaleAction) { a.Amount = resource.Tuple{-1} }), 4 * time.Second, finegrain.ErrInvalid},
+		{"unknown task", bad(func(a *finegrain.ScaleAction) { a.Task = "nope" }), 4 * time.Second, finegrain.ErrUnknownTask},
+		{"another node", bad(func(a *finegrain.ScaleAction) { a.Node = "n2" }), 4 * time.Second, finegrain.ErrState},
+		{"a move back to a node that is not there", bad(func(a *finegrain.ScaleAction) { a.Kind, a.From = speculate.Move, "n9" }), 4 * time.Second, finegrain.ErrUnknownNode},
+	} {
+		assert.ErrorIs(t, s.UndoScale(c.a, c.now), c.want, c.name)
+		a, err := s.Allocation("ls1", 4*time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, expand.Allocation, a.Held, c.name)
+	}
+	require.NoError(t, s.Finished("ls1", 5*time.Second, nil))
+	assert.ErrorIs(t, s.UndoScale(expand, 5*time.Second), finegrain.ErrState, "ls1 no longer runs")
 }

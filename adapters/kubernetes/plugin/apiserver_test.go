@@ -18,6 +18,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -83,6 +87,65 @@ func TestRealAPIServerGPUDevices(t *testing.T) {
 	require.Len(t, share, 1)
 	require.Len(t, whole, 1)
 	assert.NotEqual(t, share[0], whole[0], "a whole GPU is not shared")
+}
+
+// Against a real API server (v1.33 or later serves pods/resize), a planned growth of
+// a latency-sensitive pod that slows down is carried out through the pods/resize
+// subresource: discovery finds it, the API server accepts the patch — with the pod's
+// resourceVersion as a precondition, and the pod's QoS class kept — and the pod's
+// container holds the new CPU request and limit, as the books do — which only the
+// subresource can do: a plain update of the pod's resources is refused. (No kubelet
+// runs: the pod's spec is what the API server accepted; a kubelet would then carry
+// it out.) The manifest's RBAC lets the scheduler's service account make it.
+func TestRealAPIServerResize(t *testing.T) {
+	client := realAPIServer(t)
+
+	c := startCluster(t, setup{real: client, args: scaleUpArgs})
+	c.node("n1", "8", "16Gi")
+	c.create(lsPod("web"))
+	c.waitBound("web")
+	c.waitState("web", finegrain.Running)
+	rv := c.get("web").ResourceVersion
+	c.slowDown("web")
+	require.NotEqual(t, rv, c.get("web").ResourceVersion, "the progress annotations were written")
+
+	require.True(t, c.plugin.ScaleUpNow())
+	assert.Equal(t, "4667m/6667m", c.cpuOf("web"), "the API server accepted the resize")
+	got := c.get("web")
+	assert.Equal(t, "2Gi", got.Spec.Containers[0].Resources.Requests.Memory().String(), "memory untouched")
+	assert.Equal(t, v1.PodQOSBurstable, got.Status.QOSClass)
+	assert.Equal(t, "cpu=4667m,memory=2Gi", c.held("web"))
+	c.podEvent("web", plugin.ResizedReason, "expand by cpu=2667m through pods/resize")
+	assert.Empty(t, c.logs.infos(plugin.Name, "planned action not carried out"))
+	assert.Len(t, c.logs.infos(plugin.Name, "the API server serves pods/resize"), 1)
+	// Only the subresource changes a pod's resources: a plain update is refused.
+	got.Spec.Containers[0].Resources.Requests[v1.ResourceCPU] = apiresource.MustParse("5")
+	_, err := client.CoreV1().Pods(ns).Update(c.ctx, got, metav1.UpdateOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Forbidden")
+
+	// deploy/kube-scheduler.yaml's ClusterRole lets the scheduler's service account
+	// patch pods/resize, which system:kube-scheduler alone does not.
+	sa := "system:serviceaccount:kube-system:finegrain-scheduler"
+	may := func() bool {
+		r, err := client.AuthorizationV1().SubjectAccessReviews().Create(c.ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: sa, ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: "patch", Resource: "pods", Subresource: plugin.ResizeSubresource, Name: "web"},
+		}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		return r.Status.Allowed
+	}
+	assert.False(t, may(), "not without the manifest's grant")
+	for _, obj := range manifestObjects(t) {
+		switch o := obj.(type) {
+		case *rbacv1.ClusterRole:
+			_, err := client.RbacV1().ClusterRoles().Create(c.ctx, o, metav1.CreateOptions{})
+			require.NoError(t, err)
+		case *rbacv1.ClusterRoleBinding:
+			_, err := client.RbacV1().ClusterRoleBindings().Create(c.ctx, o, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+	}
+	c.waitFor("the grant to take effect", may)
 }
 
 // realAPIServer starts etcd and kube-apiserver from their binaries

@@ -45,6 +45,7 @@ import (
 //	    usageWindow: 1m
 //	    gpuDevices: true
 //	    gpuScorer: FGD
+//	    scaleUp: {interval: 30s}
 //
 // Every field is optional; DefaultArgs holds the defaults. Validate says what is wrong
 // with each field, as the scheduler's own argument checks do.
@@ -162,6 +163,14 @@ type Args struct {
 	// Packing (the library's gpu scorers), or None (the best-fit devices, the nodes
 	// ranked by Scorers alone).
 	GPUScorer string `json:"gpuScorer,omitempty"`
+	// ScaleUp turns on scale-up rounds for mixed workloads (ScaleUpArgs, scaleup.go
+	// and the README's "Mixed workloads: scale-up in place"): every Interval the
+	// library's straggler test runs on the latency-sensitive pods' progress
+	// (ClassAnnotation, SLOAnnotation, ProgressAnnotation), batch pods that hold more
+	// than they use are shrunk and stragglers grown, each change carried out on the
+	// pod through its resize subresource where the cluster supports it. Default off
+	// (nil): no round runs, and the plugin never resizes a pod.
+	ScaleUp *ScaleUpArgs `json:"scaleUp,omitempty"`
 }
 
 // The values of Args.UsageSource.
@@ -274,6 +283,10 @@ func (a Args) withDefaults() Args {
 	if a.GPUScorer == "" {
 		a.GPUScorer = d.GPUScorer
 	}
+	if a.ScaleUp != nil {
+		u := a.ScaleUp.withDefaults()
+		a.ScaleUp = &u
+	}
 	return a
 }
 
@@ -380,6 +393,9 @@ func (a Args) Validate() error {
 		errs = append(errs, a.Queues.validate(field.NewPath("queues"))...)
 	}
 	errs = append(errs, a.validateGPU()...)
+	if a.ScaleUp != nil {
+		errs = append(errs, a.ScaleUp.validate(field.NewPath("scaleUp"))...)
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s args: %w", Name, errs.ToAggregate())
 	}

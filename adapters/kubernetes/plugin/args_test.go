@@ -94,6 +94,15 @@ func TestArgsValidation(t *testing.T) {
 		{"GPU share resource not a name", `{"gpuShareResource":"a.io/gpu share"}`, []string{"gpuShareResource"}},
 		{"GPU share resource as the GPU resource", `{"gpuShareResource":"nvidia.com/gpu"}`, []string{"gpuShareResource", "differ from gpuResource"}},
 		{"GPU model label not a label", `{"gpuModelLabel":"gpu model"}`, []string{"gpuModelLabel"}},
+		{"scale-up rounds, defaults", `{"scaleUp":{}}`, nil},
+		{"scale-up rounds, every setting", `{"scaleUp":{"interval":"1s","expectedUtilisation":0,"preemptibleShare":1,"idleOnly":true}}`, nil},
+		{"scale-up interval below a second", `{"scaleUp":{"interval":"500ms"}}`, []string{"scaleUp.interval", "at least 1s"}},
+		{"negative scale-up interval", `{"scaleUp":{"interval":"-30s"}}`, []string{"scaleUp.interval"}},
+		{"expected utilisation above 1", `{"scaleUp":{"expectedUtilisation":1.5}}`, []string{"scaleUp.expectedUtilisation", "[0, 1]"}},
+		{"negative expected utilisation", `{"scaleUp":{"expectedUtilisation":-0.1}}`, []string{"scaleUp.expectedUtilisation"}},
+		{"no preemptible share", `{"scaleUp":{"preemptibleShare":0}}`, []string{"scaleUp.preemptibleShare", "(0, 1]"}},
+		{"preemptible share above 1", `{"scaleUp":{"preemptibleShare":1.01}}`, []string{"scaleUp.preemptibleShare"}},
+		{"unknown scale-up field", `{"scaleUp":{"period":"30s"}}`, []string{"unknown field", "scaleUp.period"}},
 		{"unknown field", `{"compresionLimit":0.2}`, []string{"unknown field", "compresionLimit"}},
 		{"wrong type", `{"preemption":"yes"}`, []string{"preemption"}},
 		{"several at once", `{"compressionLimit":2,"matcher":"x"}`, []string{"compressionLimit", "matcher"}},
@@ -237,6 +246,7 @@ func FuzzArgs(f *testing.F) {
 		`{"checkpointInterval":"2m","checkpointNamespace":"ops","checkpointName":"x"}`, `{"checkpointName":"-"}`,
 		`{"queues":{"policy":"Fair","by":"label:a.io/team","weights":{"x":2},"maxShare":{"x":3}}}`, `{"queues":{"minShare":{"a":0.5},"maxShare":{"a":0.25}}}`,
 		`{"gpuDevices":true,"gpuScorer":"FGD","gpuModelLabel":"nvidia.com/gpu.product"}`, `{"gpuDevices":true,"extendedResources":["nvidia.com/gpu"]}`,
+		`{"scaleUp":{"interval":"10s","expectedUtilisation":0.7,"preemptibleShare":0.25}}`, `{"scaleUp":{"preemptibleShare":0}}`, `{"scaleUp":null}`,
 	} {
 		f.Add(s)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
@@ -24,37 +25,27 @@ import (
 
 // deploy/kube-scheduler.yaml decodes, object by object, into the API's types; the
 // Deployment runs the binary with the configuration the ConfigMap mounts, and its
-// service account may read metrics.k8s.io's pods and nodes and patch pods (the GPU
-// devices PreBind writes).
+// service account may read metrics.k8s.io's pods and nodes, patch pods (the GPU
+// devices PreBind writes) and patch pods/resize (the scale-up rounds' resizes).
 func TestDeployManifestDecodes(t *testing.T) {
-	data, err := os.ReadFile("../deploy/kube-scheduler.yaml")
-	require.NoError(t, err)
-	reader := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	kinds := map[string]int{}
 	var deploy *appsv1.Deployment
-	var metricsRole, gpuRole *rbacv1.ClusterRole
-	var metricsBinding, gpuBinding *rbacv1.ClusterRoleBinding
+	var metricsRole, gpuRole, resizeRole *rbacv1.ClusterRole
+	var metricsBinding, gpuBinding, resizeBinding *rbacv1.ClusterRoleBinding
 	var role *rbacv1.Role
 	var roleBinding *rbacv1.RoleBinding
-	for {
-		doc, err := reader.Read()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		obj, gvk, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
-		require.NoError(t, err, "document:\n%s", doc)
-		kinds[gvk.Kind]++
+	for _, obj := range manifestObjects(t) {
+		kinds[obj.GetObjectKind().GroupVersionKind().Kind]++
 		switch o := obj.(type) {
 		case *appsv1.Deployment:
 			deploy = o
 		case *rbacv1.ClusterRole:
-			if strings.Contains(o.Name, "metrics") {
+			switch {
+			case strings.Contains(o.Name, "metrics"):
 				metricsRole = o
-			} else {
+			case strings.Contains(o.Name, "resize"):
+				resizeRole = o
+			default:
 				gpuRole = o
 			}
 		case *rbacv1.Role:
@@ -70,9 +61,12 @@ func TestDeployManifestDecodes(t *testing.T) {
 			if o.RoleRef.Kind == "ClusterRole" && strings.Contains(o.RoleRef.Name, "gpu") {
 				gpuBinding = o
 			}
+			if o.RoleRef.Kind == "ClusterRole" && strings.Contains(o.RoleRef.Name, "resize") {
+				resizeBinding = o
+			}
 		}
 	}
-	assert.Equal(t, map[string]int{"ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 4, "Role": 1, "RoleBinding": 2, "Deployment": 1}, kinds)
+	assert.Equal(t, map[string]int{"ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 5, "Role": 1, "RoleBinding": 2, "Deployment": 1}, kinds)
 	require.NotNil(t, metricsRole, "a ClusterRole reads metrics.k8s.io")
 	assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{"metrics.k8s.io"}, Resources: []string{"pods", "nodes"}, Verbs: []string{"get", "list"}}}, metricsRole.Rules)
 	require.NotNil(t, metricsBinding)
@@ -83,6 +77,11 @@ func TestDeployManifestDecodes(t *testing.T) {
 	require.NotNil(t, gpuBinding)
 	assert.Equal(t, gpuRole.Name, gpuBinding.RoleRef.Name)
 	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "finegrain-scheduler", Namespace: "kube-system"}}, gpuBinding.Subjects)
+	require.NotNil(t, resizeRole, "a ClusterRole lets the scale-up rounds resize pods in place")
+	assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods/" + plugin.ResizeSubresource}, Verbs: []string{"patch"}}}, resizeRole.Rules)
+	require.NotNil(t, resizeBinding)
+	assert.Equal(t, resizeRole.Name, resizeBinding.RoleRef.Name)
+	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "finegrain-scheduler", Namespace: "kube-system"}}, resizeBinding.Subjects)
 	require.NotNil(t, deploy)
 	c := deploy.Spec.Template.Spec.Containers[0]
 	assert.Contains(t, c.Command, "--config=/etc/finegrain/scheduler-config.yaml")
@@ -125,6 +124,30 @@ func TestDeployManifestDecodes(t *testing.T) {
 	assert.False(t, grants("", "configmaps", "some-other-config", "update"), "updates limited to the checkpoint")
 	require.NotNil(t, roleBinding)
 	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "finegrain-scheduler", Namespace: "kube-system"}}, roleBinding.Subjects)
+}
+
+// manifestObjects are deploy/kube-scheduler.yaml's objects, decoded into the API's
+// types, in its order.
+func manifestObjects(t *testing.T) []runtime.Object {
+	t.Helper()
+	data, err := os.ReadFile("../deploy/kube-scheduler.yaml")
+	require.NoError(t, err)
+	reader := yaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var out []runtime.Object
+	for {
+		doc, err := reader.Read()
+		if err == io.EOF {
+			return out
+		}
+		require.NoError(t, err)
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, gvk, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+		require.NoError(t, err, "document:\n%s", doc)
+		obj.GetObjectKind().SetGroupVersionKind(*gvk)
+		out = append(out, obj)
+	}
 }
 
 // profileArgs decodes the FineGrain args of the shipped profile, defaults filled in.

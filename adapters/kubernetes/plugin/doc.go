@@ -50,6 +50,16 @@
 // a change is logged and recorded as an Event on the Node. The sampler starts with
 // the first scheduling cycle, so that a standby replica calls no metrics API.
 //
+// Mixed workloads (Args.ScaleUp, scaleup.go; off by default): a pod's class and
+// objective come from finegrain.io/class (else Koordinator's koordinator.sh/qosClass)
+// and finegrain.io/slo, its progress from finegrain.io/progress (mixed.go). Every
+// ScaleUpArgs.Interval the scheduling replica runs the library's scale-up round
+// (Scheduler.ScaleUp): stragglers grown, batch pods shrunk and given back, each change
+// a resize of the pod's containers through the pods/resize subresource (resize.go),
+// feature-detected through discovery, the node and the pod; a change that cannot be
+// made (and every move: Kubernetes has none) is not, is said (an Event, a log line, a
+// metric), and is taken back in the books (Scheduler.UndoScale).
+//
 // The plugin replaces request-based fitting: a profile that enables it disables
 // NodeResourcesFit (else a pod whose requests do not fit is refused before finegrain
 // is asked; the plugin's Filter checks what else NodeResourcesFit checked) and the

@@ -62,18 +62,19 @@ var podsGVR = v1.SchemeGroupVersion.WithResource("pods")
 
 // cluster is a running kube-scheduler with the FineGrain plugin over a fake clientset.
 type cluster struct {
-	t       testing.TB
-	ctx     context.Context
-	client  kubernetes.Interface
-	metrics *metricsfake.Clientset // metrics.k8s.io, as the plugin reads it
-	logs    *logRecord             // what the scheduler and the plugin logged, at level 0
-	plugin  *plugin.Plugin
-	bound   atomic.Int64
-	clock   *manualClock
-	uids    sync.Map               // pod name → UID, as created
-	nodes   func() int             // how many nodes the scheduler's informer holds
-	cached  func(node string) bool // the scheduler's cache holds node, with its allocatable resources
-	close   func()                 // stops the scheduler (also at the test's end)
+	t          testing.TB
+	ctx        context.Context
+	client     kubernetes.Interface
+	metrics    *metricsfake.Clientset // metrics.k8s.io, as the plugin reads it
+	logs       *logRecord             // what the scheduler and the plugin logged, at level 0
+	plugin     *plugin.Plugin
+	bound      atomic.Int64
+	clock      *manualClock
+	uids       sync.Map                   // pod name → UID, as created
+	nodes      func() int                 // how many nodes the scheduler's informer holds
+	cached     func(node string) bool     // the scheduler's cache holds node, with its allocatable resources
+	cachedNode func(node string) *v1.Node // node as the scheduler's cache holds it (nil: not)
+	close      func()                     // stops the scheduler (also at the test's end)
 }
 
 type setup struct {
@@ -214,6 +215,12 @@ func startCluster(t testing.TB, s setup) *cluster {
 		ni, ok := sched.Cache.Dump().Nodes[node]
 		return ok && ni.Node() != nil && !ni.Node().Status.Allocatable.Cpu().IsZero()
 	}
+	c.cachedNode = func(node string) *v1.Node {
+		if ni, ok := sched.Cache.Dump().Nodes[node]; ok {
+			return ni.Node()
+		}
+		return nil
+	}
 	c.nodes = func() int {
 		l, _ := nodeLister.List(labels.Everything())
 		return len(l)
@@ -285,6 +292,7 @@ type pod struct {
 	never          bool              // preemptionPolicy: Never
 	namespace      string            // default: default (ns)
 	annotations    map[string]string // beside the stages
+	limits         v1.ResourceList   // the container's limits
 }
 
 func (c *cluster) create(p pod) {
@@ -317,6 +325,13 @@ func (c *cluster) create(p pod) {
 		// them in requests alone.
 		res := &obj.Spec.Containers[0].Resources
 		res.Requests[name] = q
+		if res.Limits == nil {
+			res.Limits = v1.ResourceList{}
+		}
+		res.Limits[name] = q
+	}
+	for name, q := range p.limits {
+		res := &obj.Spec.Containers[0].Resources
 		if res.Limits == nil {
 			res.Limits = v1.ResourceList{}
 		}

@@ -235,6 +235,8 @@ func (p *Plugin) podChanged(pod *v1.Pod) {
 	case pod.Status.Phase == v1.PodFailed:
 		p.podEnded(pod, false)
 	case pod.Spec.NodeName != "":
+		p.followProgress(pod) // a pod of the plugin's reports its progress (mixed.go)
+		p.resizeVerdict(pod)  // and the kubelet's verdict on a resize (scaleup.go)
 		p.addForeign(pod)
 	}
 }
@@ -318,7 +320,8 @@ func (p *Plugin) endPod(pod *v1.Pod, succeeded bool) bool {
 		return false
 	}
 	delete(p.pods, id)
-	p.roomFreed() // giveway.go
+	p.roomFreed()       // giveway.go
+	p.forgetScaling(id) // scaleup.go
 	p.finish(pod, r, id, succeeded, usage, uerr)
 	if p.metric != nil {
 		p.metric.forget(r.namespace, r.name, r.uid)

@@ -68,6 +68,30 @@ var (
 		Help:           "Size of the last checkpoint written, compressed, in bytes.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"profile"})
+	metricScaleRounds = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "finegrain",
+		Name:           "scale_up_rounds_total",
+		Help:           "Scale-up rounds run for mixed workloads (args.scaleUp).",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile"})
+	metricStragglers = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "finegrain",
+		Name:           "stragglers_total",
+		Help:           "Latency-sensitive pods that scale-up rounds found would miss their objective, counted once a round.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile"})
+	metricScaleActions = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem:      "finegrain",
+		Name:           "scale_actions_total",
+		Help:           "Actions of the scale-up rounds, by kind (reclaim, preempt, expand, move, restore) and result: resized (through pods/resize), unsupported (the cluster, the node or the pod cannot; moves always), failed (the API refused or failed), infeasible (the kubelet refused a resize, set back). All but resized set finegrain's books back.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile", "kind", "result"})
+	metricResizeServed = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Subsystem:      "finegrain",
+		Name:           "pod_resize_served",
+		Help:           "1 when the API server serves the pods/resize subresource (in-place pod resize), 0 when it does not, as discovery last said; absent before the first scale-up round.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"profile"})
 )
 
 var registerMetrics sync.Once
@@ -76,7 +100,8 @@ var registerMetrics sync.Once
 func register() {
 	registerMetrics.Do(func() {
 		legacyregistry.MustRegister(metricKeys, metricObservations, metricPlacements, metricEstimateError,
-			metricNodeModes, metricModeChanges, metricCheckpoints, metricCheckpointBytes)
+			metricNodeModes, metricModeChanges, metricCheckpoints, metricCheckpointBytes,
+			metricScaleRounds, metricStragglers, metricScaleActions, metricResizeServed)
 	})
 }
 

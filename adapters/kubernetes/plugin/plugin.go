@@ -71,6 +71,7 @@ type Plugin struct {
 	// retryAtCommit: preemptors to activate when a pod is committed (preemptretry.go).
 	retryAtCommit map[string]struct{}
 	queues        *queueBook // nil without Args.Queues (queues.go)
+	scale         *scaler    // nil without Args.ScaleUp (scaleup.go)
 
 	binderOnce sync.Once // bindsFirst (gpu.go)
 	binder     bool      // FineGrain's Bind runs before the profile's other bind plugins
@@ -88,6 +89,8 @@ type podRecord struct {
 	planned         resource.Tuple // the peak of what PostBind committed it on
 	gpu             gpu.Demand     // its GPU demand (Args.GPUDevices)
 	devices         gpu.Allocation // the GPU devices PreBind wrote on it
+	progress        string         // the ProgressAnnotation value last reported (mixed.go)
+	progressWarned  bool           // a progress value refused was logged
 }
 
 // nodeMeta is what the plugin keeps of a node the Scheduler holds.
@@ -215,7 +218,7 @@ func NewFactory(opts ...Option) frameworkruntime.PluginFactory {
 // from then on until the plugin's context ends; the first cycle waits for that read
 // (at most 10 s). A checkpoint that cannot be read or is refused leaves the estimator
 // empty, with the error logged: the pods are placed on their requests and it learns
-// again. Then the MetricsAPI sampler starts.
+// again. Then the MetricsAPI sampler starts, and the scale-up rounds (Args.ScaleUp).
 func (p *Plugin) activate() {
 	p.activation.Do(func() {
 		p.active.Store(true)
@@ -235,6 +238,7 @@ func (p *Plugin) activate() {
 		if p.metric != nil {
 			p.metric.start(p.ctx)
 		}
+		p.startScaleUps(p.ctx) // with Args.ScaleUp (scaleup.go)
 	})
 }
 
@@ -259,6 +263,7 @@ func newPlugin(ctx context.Context, args Args, h fwk.Handle, o options) (*Plugin
 		gangs: map[string]*gangRecord{}, refused: map[string]*v1.Pod{}, unresolved: map[string]*v1.Pod{}, nodes: map[string]nodeMeta{}, terminating: map[string]string{}, awaiting: map[string]int{}, victims: map[string][]string{},
 	}
 	p.queues = newQueueBook(args.Queues, sched)
+	p.scale = newScaler(args.ScaleUp)
 	if ticks, ok := o.clock.(clock.WithTicker); ok {
 		p.ticks = ticks
 	}
@@ -314,6 +319,9 @@ func schedulerOptions(a Args) []finegrain.Option {
 	}
 	if a.Queues != nil {
 		opts = append(opts, finegrain.WithOrdering(queuePolicies[a.Queues.withDefaults().Policy]))
+	}
+	if a.ScaleUp != nil {
+		opts = append(opts, finegrain.WithScaleUp(a.ScaleUp.withDefaults().config()))
 	}
 	return opts
 }
@@ -626,7 +634,8 @@ func (p *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 		p.logger.Error(err, "commit after bind", "pod", klog.KObj(pod), "node", nodeName)
 		return
 	}
-	defer p.retryPreemptors() // after p.mu is released
+	defer p.retryPreemptors()   // after p.mu is released
+	defer p.followProgress(pod) // a progress written before the pod ran (mixed.go); after p.mu is released
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.refused, id)

@@ -15,8 +15,8 @@ import (
 	"github.com/finegrain/finegrain/predict"
 )
 
-// This file turns a pod into a finegrain task: its ID, demand, similarity key and
-// gang.
+// This file turns a pod into a finegrain task: its ID, demand, similarity key, gang,
+// and class and objective (mixed.go).
 
 // taskID is the pod's task ID: its UID, or namespace/name for a pod without one.
 func taskID(pod *v1.Pod) string {
@@ -105,6 +105,9 @@ func (p *Plugin) task(pod *v1.Pod, id string) (finegrain.Task, *podRecord, error
 	}
 	gang, _, err := gangOf(pod)
 	if err != nil {
+		return finegrain.Task{}, nil, err
+	}
+	if t.Class, t.SLO, err = classOf(pod); err != nil { // mixed.go
 		return finegrain.Task{}, nil, err
 	}
 	rec := &podRecord{namespace: pod.Namespace, name: pod.Name, uid: string(pod.UID), gang: gang, request: req, declared: t.Profile.Len() > 0, gpu: dem}
