@@ -79,9 +79,11 @@ type scaleUp struct {
 	shrunk   map[string]shrinkage
 }
 
-// shrinkage is what rounds took from a running batch task and have not given back.
+// shrinkage is what rounds took from a running batch task's run and have not given
+// back.
 type shrinkage struct {
 	task      *cluster.TaskInfo
+	run       uint64 // the run shrunk (cluster.TaskInfo.RunID): a later run holds its all
 	taken     resource.Tuple
 	preempted bool
 }
@@ -211,6 +213,13 @@ func (s *Scheduler) ScaleUp(now time.Duration) (ScaleUpRound, error) {
 // tasks it names by ID; stragglers that cannot be sized go to round.Skipped.
 func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanInput, map[string]*cluster.TaskInfo) {
 	st, at, schema := s.state, round.At, s.schema
+	for id, r := range u.shrunk {
+		if r.task.State() != Running || r.task.RunID() != r.run {
+			// Its run ended — finished, failed, evicted, its node lost — and perhaps
+			// it runs again, placed anew on all it asks for: nothing to give back.
+			delete(u.shrunk, id)
+		}
+	}
 	var in speculate.PlanInput
 	tasks := map[string]*cluster.TaskInfo{}
 	nodeIDs := make([]string, 0, st.NumNodes())
@@ -282,10 +291,6 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanIn
 	for _, id := range slices.Sorted(maps.Keys(u.shrunk)) {
 		r := u.shrunk[id]
 		t := r.task
-		if t.State() != Running || t.Node() == nil {
-			delete(u.shrunk, id) // it ended, failed or was evicted: nothing to give back
-			continue
-		}
 		if k, _ := t.Change(); k != cluster.NoChange {
 			continue
 		}
@@ -370,7 +375,7 @@ func (u *scaleUp) record(t *cluster.TaskInfo, st speculate.Step) {
 	r := u.shrunk[t.ID()]
 	switch st.Kind {
 	case speculate.Reclaim, speculate.Preempt:
-		r.task, r.taken = t, r.taken.Add(st.Amount)
+		r.task, r.run, r.taken = t, t.RunID(), r.taken.Add(st.Amount)
 		r.preempted = r.preempted || st.Kind == speculate.Preempt
 	case speculate.Restore:
 		r.taken = r.taken.Sub(st.Amount).Max(resource.Tuple{})

@@ -101,6 +101,35 @@ func TestScaleUpKnownAnswer(t *testing.T) {
 	assert.Empty(t, r.Actions, "nothing left to give back")
 }
 
+// TestScaleUpForgetsAnEndedRun: what a round took from a batch task's run is given
+// back to that run only. b1 is shrunk (as in TestScaleUpKnownAnswer), then fails and is
+// placed again on its whole request before the next round: the new run holds all it
+// asks for, and the round gives it nothing more — nor does it count what the old run
+// lost against the new one's preemptible share.
+func TestScaleUpForgetsAnEndedRun(t *testing.T) {
+	s := mixedCluster(t)
+	slowDown(t, s)
+	require.NoError(t, s.ReportRunning("b1", 4*time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})}))
+	r, err := s.ScaleUp(4 * time.Second)
+	require.NoError(t, err)
+	require.Len(t, r.Actions, 2)
+	require.Equal(t, speculate.Reclaim, r.Actions[0].Kind)
+
+	require.NoError(t, s.Finished("ls1", 5*time.Second, nil))
+	require.NoError(t, s.Failed("b1", 5*time.Second))
+	_, err = s.Reserve("b1", "n1", 5*time.Second)
+	require.NoError(t, err)
+	_, err = s.Commit("b1", 5*time.Second)
+	require.NoError(t, err)
+
+	r, err = s.ScaleUp(6 * time.Second)
+	require.NoError(t, err)
+	assert.Empty(t, r.Actions, "the new run of b1 lost nothing")
+	a, err := s.Allocation("b1", 6*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(4000, 8*gib), a.Held, "b1's request, not more")
+}
+
 // TestScaleUpPreemptsForNewDemand: a pending latency-sensitive task's request is in
 // R_NE. With nothing redundant (no usage measured), preemption shrinks batch cores —
 // never memory — by what is missing: R_NE 5000 − R_IDLE 4000 = 1000 millicores, from
