@@ -44,7 +44,9 @@ type ScaleUpConfig struct {
 	ExpectedUtilisation resource.Vector
 	// PreemptibleShare is how much of a batch task's allocation — as it was before
 	// any round shrank it — preemption may take, on the compressible dimensions only:
-	// taking memory a task uses would kill it. In (0, 1]; 0 means
+	// taking memory a task uses would kill it. What reclaim took, in the same round
+	// or earlier, counts against it: a task is never preempted below 1 − share of
+	// that allocation, though reclaim alone may take it lower. In (0, 1]; 0 means
 	// DefaultPreemptibleShare. A NonPreemptible task is never preempted.
 	PreemptibleShare float64
 	// IdleOnly grows stragglers out of idle room alone: no batch task is offered to
@@ -317,8 +319,11 @@ func (u *scaleUp) batch(schema *resource.Schema, t *cluster.TaskInfo, node strin
 			if !schema.Compressible().Has(d) {
 				continue
 			}
+			// Reclaim and preemption together, in this round and the earlier ones,
+			// leave it at least 1 − share of its allocation (or what reclaim alone
+			// leaves): what this round reclaims counts as what earlier rounds took.
 			left := held[d] - b.Reclaimable[d]
-			allowed := int64(u.share*float64(before[d])) - u.shrunk[t.ID()].taken[d]
+			allowed := int64(u.share*float64(before[d])) - u.shrunk[t.ID()].taken[d] - b.Reclaimable[d]
 			b.Preemptible[d] = max(0, min(left, allowed))
 		}
 	}

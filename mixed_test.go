@@ -147,6 +147,35 @@ func TestScaleUpPreemptsForNewDemand(t *testing.T) {
 	assert.Equal(t, finegrain.Running, st)
 }
 
+// TestScaleUpPreemptionAfterReclaim: reclaim and preemption in one round never take
+// more of a batch task than the preemptible share allows. On one node of 8000
+// millicores, b1 holds 4000 and was measured at a peak of 1000, so 2750 are
+// reclaimable; a pending latency-sensitive task asks for 7500 against 4000 idle.
+// Reclaiming 2750 leaves b1 1250, under half its allocation: nothing more may be
+// preempted from it (preempting the 750 still missing would leave it 500, an eighth),
+// and the plan falls short.
+func TestScaleUpPreemptionAfterReclaim(t *testing.T) {
+	s, err := finegrain.New(schema, finegrain.WithPrediction(false))
+	require.NoError(t, err)
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n1", Capacity: schema.MustTuple(8000, 16*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "etl"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "b1", Job: "etl", Request: schema.MustTuple(4000, 8*gib)}))
+	_, err = s.Reserve("b1", "n1", 0)
+	require.NoError(t, err)
+	_, err = s.Commit("b1", 0)
+	require.NoError(t, err)
+	require.NoError(t, s.ReportRunning("b1", time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: time.Second, Demand: schema.MustTuple(1000, 8*gib)})}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "web"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "ls", Job: "web", Request: schema.MustTuple(7500, 1*gib), Class: finegrain.LatencySensitive, SLO: time.Minute}))
+
+	r, err := s.ScaleUp(time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, []finegrain.ScaleAction{
+		{Kind: speculate.Reclaim, Task: "b1", Node: "n1", Amount: schema.MustTuple(2750, 0), Allocation: schema.MustTuple(1250, 8*gib)},
+	}, r.Actions)
+	assert.False(t, r.Plan.Covered())
+}
+
 // TestScaleUpMoves: a straggler whose node is full moves to a node with room for its
 // whole new allocation, and its old node is freed.
 func TestScaleUpMoves(t *testing.T) {
