@@ -40,7 +40,10 @@ type ScaleUpConfig struct {
 	// share of its allocation, and reclaims down to the allocation that peak would
 	// use at exactly this share (predict.DetectRedundant). 0 on a dimension never
 	// reclaims there. The zero vector means DefaultExpectedUtilisation on every
-	// dimension.
+	// dimension. The peak is the peak so far: a task whose memory grows past what a
+	// reclaim left it is killed by its container's limit. A task that has failed
+	// before (Failed) is reclaimed on the compressible dimensions only, so that such a
+	// kill does not repeat round after round.
 	ExpectedUtilisation resource.Vector
 	// PreemptibleShare is how much of a batch task's allocation — as it was before
 	// any round shrank it — preemption may take, on the compressible dimensions only:
@@ -311,6 +314,17 @@ func (u *scaleUp) batch(schema *resource.Schema, t *cluster.TaskInfo, node strin
 	if peak, ok := t.UsedPeak(); ok {
 		if r, err := predict.DetectRedundant(schema, []resource.Tuple{peak}, held, u.expected); err == nil {
 			b.Reclaimable = r.Reclaimable
+		}
+		if t.Failures() > 0 {
+			// A run of it was lost — perhaps for using more memory than a reclaim
+			// had left it, its peak so far not its peak —, and this run's peak so far
+			// says no more: reclaiming its memory again could kill it again, round
+			// after round. Only the compressible dimensions are reclaimed.
+			for d := range b.Reclaimable {
+				if !schema.Compressible().Has(d) {
+					b.Reclaimable[d] = 0
+				}
+			}
 		}
 	}
 	if t.Preemptible() {

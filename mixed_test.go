@@ -147,6 +147,42 @@ func TestScaleUpPreemptsForNewDemand(t *testing.T) {
 	assert.Equal(t, finegrain.Running, st)
 }
 
+// TestScaleUpSparesTheMemoryOfAFailedTask: T1–T2 reclaim memory a batch task's peak so
+// far leaves unused — unless the task has failed before: a run killed for outgrowing
+// a reclaim, placed again and measured anew early in its run, would be reclaimed and
+// killed again, round after round. Its cores are still reclaimed.
+func TestScaleUpSparesTheMemoryOfAFailedTask(t *testing.T) {
+	peak := predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: time.Second, Demand: schema.MustTuple(1000, 2*gib)})}
+	s := mixedCluster(t)
+	require.NoError(t, s.ReportRunning("b1", time.Second, peak))
+	// 20 GiB asked, 18 idle: the 2 GiB missing are reclaimed from b1's memory.
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "ls2", Job: "web", Request: schema.MustTuple(1000, 10*gib), Class: finegrain.LatencySensitive, SLO: time.Minute},
+		finegrain.Task{ID: "ls3", Job: "web", Request: schema.MustTuple(1000, 10*gib), Class: finegrain.LatencySensitive, SLO: time.Minute}))
+	r, err := s.ScaleUp(time.Second)
+	require.NoError(t, err)
+	require.NotEmpty(t, r.Actions)
+	assert.Equal(t, "b1", r.Actions[0].Task)
+	assert.Equal(t, speculate.Reclaim, r.Actions[0].Kind)
+	assert.Equal(t, int64(2*gib), r.Actions[0].Amount[1], "a first run gives memory its peak leaves unused")
+
+	require.NoError(t, s.Failed("b1", 2*time.Second))
+	_, err = s.Reserve("b1", "n1", 2*time.Second)
+	require.NoError(t, err)
+	_, err = s.Commit("b1", 2*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, s.ReportRunning("b1", 3*time.Second, peak))
+	r, err = s.ScaleUp(3 * time.Second)
+	require.NoError(t, err)
+	for _, a := range r.Actions {
+		assert.False(t, a.Task == "b1" && a.Amount[1] > 0, "the failed task's memory is not reclaimed again: %+v", a)
+	}
+	assert.False(t, r.Plan.Covered(), "and the memory is missing")
+	a, err := s.Allocation("b1", 3*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, int64(8*gib), a.Held[1])
+}
+
 // TestScaleUpPreemptionAfterReclaim: reclaim and preemption in one round never take
 // more of a batch task than the preemptible share allows. On one node of 8000
 // millicores, b1 holds 4000 and was measured at a peak of 1000, so 2750 are
