@@ -41,11 +41,16 @@ type ScaleUpConfig struct {
 	// share of its allocation, and reclaims down to the allocation that peak would
 	// use at exactly this share (predict.DetectRedundant). 0 on a dimension never
 	// reclaims there. The zero vector means DefaultExpectedUtilisation on every
-	// dimension.
+	// dimension. The peak is the peak so far: a task whose memory grows past what a
+	// reclaim left it is killed by its container's limit. A task that has failed
+	// before (Failed) is reclaimed on the compressible dimensions only, so that such a
+	// kill does not repeat round after round.
 	ExpectedUtilisation resource.Vector
 	// PreemptibleShare is how much of a batch task's allocation — as it was before
 	// any round shrank it — preemption may take, on the compressible dimensions only:
-	// taking memory a task uses would kill it. In (0, 1]; 0 means
+	// taking memory a task uses would kill it. What reclaim took, in the same round
+	// or earlier, counts against it: a task is never preempted below 1 − share of
+	// that allocation, though reclaim alone may take it lower. In (0, 1]; 0 means
 	// DefaultPreemptibleShare. A NonPreemptible task is never preempted.
 	PreemptibleShare float64
 	// IdleOnly grows stragglers out of idle room alone: no batch task is offered to
@@ -83,9 +88,11 @@ type scaleUp struct {
 	onNode   []*cluster.TaskInfo // planInput's scratch: one node's tasks, in ID order
 }
 
-// shrinkage is what rounds took from a running batch task and have not given back.
+// shrinkage is what rounds took from a running batch task's run and have not given
+// back.
 type shrinkage struct {
 	task      *cluster.TaskInfo
+	run       uint64 // the run shrunk (cluster.TaskInfo.RunID): a later run holds its all
 	taken     resource.Tuple
 	preempted bool
 }
@@ -215,6 +222,13 @@ func (s *Scheduler) ScaleUp(now time.Duration) (ScaleUpRound, error) {
 // tasks it names by ID; stragglers that cannot be sized go to round.Skipped.
 func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanInput, map[string]*cluster.TaskInfo) {
 	st, at, schema := s.state, round.At, s.schema
+	for id, r := range u.shrunk {
+		if r.task.State() != Running || r.task.RunID() != r.run {
+			// Its run ended — finished, failed, evicted, its node lost — and perhaps
+			// it runs again, placed anew on all it asks for: nothing to give back.
+			delete(u.shrunk, id)
+		}
+	}
 	running := st.Count(Running)
 	in := speculate.PlanInput{Batch: make([]speculate.BatchTask, 0, running)}
 	tasks := make(map[string]*cluster.TaskInfo, running)
@@ -294,10 +308,6 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanIn
 	for _, id := range slices.Sorted(maps.Keys(u.shrunk)) {
 		r := u.shrunk[id]
 		t := r.task
-		if t.State() != Running || t.Node() == nil {
-			delete(u.shrunk, id) // it ended, failed or was evicted: nothing to give back
-			continue
-		}
 		if k, _ := t.Change(); k != cluster.NoChange {
 			continue
 		}
@@ -319,6 +329,17 @@ func (u *scaleUp) batch(b *speculate.BatchTask, schema *resource.Schema, t *clus
 		if r, err := predict.DetectRedundant(schema, u.peak[:], held, u.expected); err == nil {
 			b.Reclaimable = r.Reclaimable
 		}
+		if t.Failures() > 0 {
+			// A run of it was lost — perhaps for using more memory than a reclaim
+			// had left it, its peak so far not its peak —, and this run's peak so far
+			// says no more: reclaiming its memory again could kill it again, round
+			// after round. Only the compressible dimensions are reclaimed.
+			for d := range b.Reclaimable {
+				if !schema.Compressible().Has(d) {
+					b.Reclaimable[d] = 0
+				}
+			}
+		}
 	}
 	if t.Preemptible() {
 		before := held.Add(u.shrunk[t.ID()].taken) // its allocation before any round shrank it
@@ -326,8 +347,11 @@ func (u *scaleUp) batch(b *speculate.BatchTask, schema *resource.Schema, t *clus
 			if !schema.Compressible().Has(d) {
 				continue
 			}
+			// Reclaim and preemption together, in this round and the earlier ones,
+			// leave it at least 1 − share of its allocation (or what reclaim alone
+			// leaves): what this round reclaims counts as what earlier rounds took.
 			left := held[d] - b.Reclaimable[d]
-			allowed := int64(u.share*float64(before[d])) - u.shrunk[t.ID()].taken[d]
+			allowed := int64(u.share*float64(before[d])) - u.shrunk[t.ID()].taken[d] - b.Reclaimable[d]
 			b.Preemptible[d] = max(0, min(left, allowed))
 		}
 	}
@@ -383,7 +407,7 @@ func (u *scaleUp) record(t *cluster.TaskInfo, st speculate.Step) {
 	r := u.shrunk[t.ID()]
 	switch st.Kind {
 	case speculate.Reclaim, speculate.Preempt:
-		r.task, r.taken = t, r.taken.Add(st.Amount)
+		r.task, r.run, r.taken = t, t.RunID(), r.taken.Add(st.Amount)
 		r.preempted = r.preempted || st.Kind == speculate.Preempt
 	case speculate.Restore:
 		r.taken = r.taken.Sub(st.Amount).Max(resource.Tuple{})

@@ -101,6 +101,35 @@ func TestScaleUpKnownAnswer(t *testing.T) {
 	assert.Empty(t, r.Actions, "nothing left to give back")
 }
 
+// TestScaleUpForgetsAnEndedRun: what a round took from a batch task's run is given
+// back to that run only. b1 is shrunk (as in TestScaleUpKnownAnswer), then fails and is
+// placed again on its whole request before the next round: the new run holds all it
+// asks for, and the round gives it nothing more — nor does it count what the old run
+// lost against the new one's preemptible share.
+func TestScaleUpForgetsAnEndedRun(t *testing.T) {
+	s := mixedCluster(t)
+	slowDown(t, s)
+	require.NoError(t, s.ReportRunning("b1", 4*time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})}))
+	r, err := s.ScaleUp(4 * time.Second)
+	require.NoError(t, err)
+	require.Len(t, r.Actions, 2)
+	require.Equal(t, speculate.Reclaim, r.Actions[0].Kind)
+
+	require.NoError(t, s.Finished("ls1", 5*time.Second, nil))
+	require.NoError(t, s.Failed("b1", 5*time.Second))
+	_, err = s.Reserve("b1", "n1", 5*time.Second)
+	require.NoError(t, err)
+	_, err = s.Commit("b1", 5*time.Second)
+	require.NoError(t, err)
+
+	r, err = s.ScaleUp(6 * time.Second)
+	require.NoError(t, err)
+	assert.Empty(t, r.Actions, "the new run of b1 lost nothing")
+	a, err := s.Allocation("b1", 6*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, schema.MustTuple(4000, 8*gib), a.Held, "b1's request, not more")
+}
+
 // TestScaleUpPreemptsForNewDemand: a pending latency-sensitive task's request is in
 // R_NE. With nothing redundant (no usage measured), preemption shrinks batch cores —
 // never memory — by what is missing: R_NE 5000 − R_IDLE 4000 = 1000 millicores, from
@@ -132,6 +161,71 @@ func TestScaleUpShrinksOnAnOvercommittedNode(t *testing.T) {
 	assert.Equal(t, []finegrain.ScaleAction{
 		{Kind: speculate.Preempt, Task: "b1", Node: "n1", Amount: schema.MustTuple(1500, 0), Allocation: schema.MustTuple(2500, 8*gib)},
 	}, r.Actions)
+}
+
+// TestScaleUpSparesTheMemoryOfAFailedTask: T1–T2 reclaim memory a batch task's peak so
+// far leaves unused — unless the task has failed before: a run killed for outgrowing
+// a reclaim, placed again and measured anew early in its run, would be reclaimed and
+// killed again, round after round. Its cores are still reclaimed.
+func TestScaleUpSparesTheMemoryOfAFailedTask(t *testing.T) {
+	peak := predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: time.Second, Demand: schema.MustTuple(1000, 2*gib)})}
+	s := mixedCluster(t)
+	require.NoError(t, s.ReportRunning("b1", time.Second, peak))
+	// 20 GiB asked, 18 idle: the 2 GiB missing are reclaimed from b1's memory.
+	require.NoError(t, s.Submit(
+		finegrain.Task{ID: "ls2", Job: "web", Request: schema.MustTuple(1000, 10*gib), Class: finegrain.LatencySensitive, SLO: time.Minute},
+		finegrain.Task{ID: "ls3", Job: "web", Request: schema.MustTuple(1000, 10*gib), Class: finegrain.LatencySensitive, SLO: time.Minute}))
+	r, err := s.ScaleUp(time.Second)
+	require.NoError(t, err)
+	require.NotEmpty(t, r.Actions)
+	assert.Equal(t, "b1", r.Actions[0].Task)
+	assert.Equal(t, speculate.Reclaim, r.Actions[0].Kind)
+	assert.Equal(t, int64(2*gib), r.Actions[0].Amount[1], "a first run gives memory its peak leaves unused")
+
+	require.NoError(t, s.Failed("b1", 2*time.Second))
+	_, err = s.Reserve("b1", "n1", 2*time.Second)
+	require.NoError(t, err)
+	_, err = s.Commit("b1", 2*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, s.ReportRunning("b1", 3*time.Second, peak))
+	r, err = s.ScaleUp(3 * time.Second)
+	require.NoError(t, err)
+	for _, a := range r.Actions {
+		assert.False(t, a.Task == "b1" && a.Amount[1] > 0, "the failed task's memory is not reclaimed again: %+v", a)
+	}
+	assert.False(t, r.Plan.Covered(), "and the memory is missing")
+	a, err := s.Allocation("b1", 3*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, int64(8*gib), a.Held[1])
+}
+
+// TestScaleUpPreemptionAfterReclaim: reclaim and preemption in one round never take
+// more of a batch task than the preemptible share allows. On one node of 8000
+// millicores, b1 holds 4000 and was measured at a peak of 1000, so 2750 are
+// reclaimable; a pending latency-sensitive task asks for 7500 against 4000 idle.
+// Reclaiming 2750 leaves b1 1250, under half its allocation: nothing more may be
+// preempted from it (preempting the 750 still missing would leave it 500, an eighth),
+// and the plan falls short.
+func TestScaleUpPreemptionAfterReclaim(t *testing.T) {
+	s, err := finegrain.New(schema, finegrain.WithPrediction(false))
+	require.NoError(t, err)
+	require.NoError(t, s.AddNode(finegrain.Node{ID: "n1", Capacity: schema.MustTuple(8000, 16*gib)}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "etl"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "b1", Job: "etl", Request: schema.MustTuple(4000, 8*gib)}))
+	_, err = s.Reserve("b1", "n1", 0)
+	require.NoError(t, err)
+	_, err = s.Commit("b1", 0)
+	require.NoError(t, err)
+	require.NoError(t, s.ReportRunning("b1", time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: time.Second, Demand: schema.MustTuple(1000, 8*gib)})}))
+	require.NoError(t, s.SubmitJob(finegrain.Job{ID: "web"}))
+	require.NoError(t, s.Submit(finegrain.Task{ID: "ls", Job: "web", Request: schema.MustTuple(7500, 1*gib), Class: finegrain.LatencySensitive, SLO: time.Minute}))
+
+	r, err := s.ScaleUp(time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, []finegrain.ScaleAction{
+		{Kind: speculate.Reclaim, Task: "b1", Node: "n1", Amount: schema.MustTuple(2750, 0), Allocation: schema.MustTuple(1250, 8*gib)},
+	}, r.Actions)
+	assert.False(t, r.Plan.Covered())
 }
 
 // TestScaleUpMoves: a straggler whose node is full moves to a node with room for its

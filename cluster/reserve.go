@@ -137,7 +137,8 @@ func (s *State) place(t *TaskInfo, n *NodeInfo, h stage.Handle, devs gpu.Allocat
 		plan = r.Hold
 	}
 	p := s.placement()
-	p.node, p.handle, p.plan, p.usage, p.devices = n, h, plan, usage, devs
+	s.runs++
+	p.node, p.handle, p.plan, p.usage, p.devices, p.id = n, h, plan, usage, devs, s.runs
 	if r.Predicted {
 		p.planned = plan.Duration()
 	}

@@ -295,3 +295,23 @@ func ExampleState_Resize() {
 	// held: resizing free cpu 6
 	// committed: none free cpu 6 usage cpu 2
 }
+
+// TestRunID: a placement's number stays through a move and a resize, and a task
+// placed again after a failure has a new one; none while pending.
+func TestRunID(t *testing.T) {
+	s, tk, n1, n2 := resizeCluster(t)
+	first := tk.RunID()
+	assert.NotZero(t, first)
+	require.NoError(t, s.Migrate(tk, n2, cluster.Reservation{Start: time.Second, Hold: forever(t, 3, 2)}))
+	require.NoError(t, s.CommitChange(tk))
+	require.NoError(t, s.Resize(tk, cluster.Reservation{Start: time.Second, Hold: forever(t, 2, 2)}))
+	require.NoError(t, s.CommitChange(tk))
+	assert.Equal(t, first, tk.RunID(), "a move and a resize keep the run")
+
+	require.NoError(t, s.Fail(tk))
+	assert.Zero(t, tk.RunID(), "pending: no run")
+	require.NoError(t, s.Reserve(tk, n1, cluster.Reservation{Start: time.Second, Hold: tk.RequestProfile(schema)}))
+	require.NoError(t, s.Commit(tk))
+	assert.NotZero(t, tk.RunID())
+	assert.NotEqual(t, first, tk.RunID(), "placed again: a new run")
+}

@@ -295,6 +295,7 @@ type placement struct {
 	planStart        time.Duration // with replanned: when plan begins, not the task's start
 	replanned        bool          // a change was committed: plan is the change's, from planStart
 	measured         *measured     // progress samples and peak usage reported while it runs; nil: none
+	id               uint64        // the state's number for this placement (TaskInfo.RunID)
 }
 
 // measured is what a running task's reports said (progress.go): its latest progress
@@ -304,6 +305,19 @@ type measured struct {
 	n       int // samples held, at most keptSamples
 	peak    resource.Tuple
 	used    bool // a usage was reported
+}
+
+// RunID identifies the task's current placement — its run: the state numbers the
+// placements it makes 1, 2, 3, ..., so a task placed again after a failure, an
+// eviction or its node's loss has a new one, while resizes and moves
+// (State.CommitChange) keep it. 0 when the task is not placed. Whoever keeps something
+// about a run (what a scale-up round took from it, say) can tell it from a later run of
+// the same task.
+func (t *TaskInfo) RunID() uint64 {
+	if t.run == nil {
+		return 0
+	}
+	return t.run.id
 }
 
 // placedOn is the node placed task t is on; nil when it is not placed.

@@ -240,13 +240,15 @@ var _ runningReporter = (*finegrain.Scheduler)(nil)
 // experienced meanwhile. Under Measured, a run placed on its request (its key had no
 // prediction) is reported to a scheduler that takes running reports (runningReporter)
 // at its 1st, 2nd, 4th, 8th, ... sample: its series so far, from which the scheduler
-// may predict its pending siblings before any of them finishes.
+// may predict its pending siblings before any of them finishes. Under ScaleUp every
+// run is so reported, predicted or not, under Oracle too: the scale-up rounds' T1–T2
+// read the peak of what it used.
 func (s *Sim) sampleTasks(n *node) {
 	rr, report := s.sched.(runningReporter)
-	report = report && s.cfg.observe == Measured
+	report = report && (s.cfg.observe == Measured || s.pol.ScaleUp)
 	for _, x := range n.running {
 		s.sampleTask(x)
-		if k := len(x.series); report && k > 0 && k&(k-1) == 0 && !x.backup && !x.task.predicted {
+		if k := len(x.series); report && k > 0 && k&(k-1) == 0 && !x.backup && (!x.task.predicted || s.pol.ScaleUp) {
 			s.reportRunning(rr, x)
 		}
 	}

@@ -149,7 +149,9 @@
 // for every run placed on a predicted profile, how far the prediction was from the
 // stages the run then went through.
 //
-// Request-based baselines get neither: YARN has no such loop.
+// Request-based baselines get neither: YARN has no such loop. A policy with ScaleUp
+// (below) has its agents sample and report running tasks as a policy with Feedback
+// does, without the rest of the loop.
 //
 // A policy with Progress (the speculation and pre-release-list ones) has its node
 // agents report, at every heartbeat and before asking for work, the progress of each
@@ -170,6 +172,58 @@
 // Summary.Backups and BackupsWon count backups launched and those that finished first;
 // locality counts include backups' runs.
 //
+// # Scale-up (mixed workloads)
+//
+// A policy with ScaleUp (FairScaleUp; Mixed for the comparison) runs a scale-up round
+// of docs/methods.md §11 every WithScaleUpEvery (5 s): finegrain.Scheduler.ScaleUp
+// tests the running latency-sensitive tasks for stragglers (S1–S4, on the progress its
+// node agents report at every heartbeat, as under Progress) and the batch tasks for
+// redundant allocations (T1–T2, on the peak of the running usage they report with
+// Scheduler.ReportRunning at their 1st, 2nd, 4th, 8th, ... agent sample — a peak so
+// far, which a stage that uses more later outgrows), plans, applies the plan to its
+// state and returns the actions. The simulator carries each out on the task's run at
+// the round's time; a policy asking for scale-up of a scheduler without the call is
+// refused by New.
+//
+// The execution model of a resize. A run's allocation is what the round's action says
+// (finegrain.ScaleAction.Allocation); held is that, orig what it held before the
+// first change (its placement's hold, for a request-based scheduler its request).
+//
+//   - Compressible dimensions (cpu, disk-io, net-io). On each one the run uses and held
+//     some of, f_k = held_k/orig_k. Grown (every f_k ≥ 1: a straggler expanded or
+//     moved, a batch task given back all it lost), it runs g = min f_k times faster and
+//     its true usage on every compressible dimension grows by g, so that it competes
+//     for the node's capacity with the rest: work is conserved under more resources as
+//     under compression (eq. 4), the reading speculate.ScaleUp sizes the growth by.
+//     Shrunk (some f_k < 1: reclaim, preemption), it is compressed: under Elastic (the
+//     default, WithResizeModel) its speed follows its allocation as it does when grown,
+//     rc_k = 1 − f_k, so it progresses at speed × (1 − max rc_k)/(1 + p) (eq. 5) and
+//     uses f_k of its usage; under CappedShrink (an ablation) the allocation is a cap,
+//     rc_k = 1 − held_k/use_k while it uses more than it holds (eq. 1), so a reclaim of
+//     what it does not use costs nothing. Reading: the patent says reclaim takes what
+//     a task does not use and preemption shrinks it, not how fast a shrunk task runs;
+//     Elastic is the symmetric reading of ScaleUp's own, CappedShrink the container's.
+//     With the node's contention (step 3 above), a shrunk run's demand on the node is
+//     what its shrink leaves it, the node shares that out as it shares every run's,
+//     and its compression is 1 − (1 − rc_k)(1 − rc_node,k): the larger of the two when
+//     only one is not zero, which is the common case — what its shrink freed goes to
+//     the others, not to waste.
+//   - Non-compressible dimensions (memory). A run whose true usage comes to exceed
+//     what it holds on a dimension a shrink took below orig is killed, at once or
+//     later in its run, as a container over its memory limit is (its limit is what it
+//     holds now): reported with Scheduler.Failed and counted in
+//     MixedOutcome.ShrinkKills (not in Summary.OOMKills, which counts the nodes'
+//     overruns). It runs again from the start, placed anew. When a node overruns, a
+//     resized run counts as over its hold by what it holds now.
+//   - A move (speculate.Move) is a planned live migration: the run leaves its node for
+//     the new one at the round's time with its progress, its stage and its usage, and
+//     runs at the new node's speed from then on; its input is not read again.
+//
+// Everything else — the stage durations, the usage's variation, the agents' samples —
+// goes on as for any run; the fairness metric follows what a resized task holds.
+// Without latency-sensitive tasks a round plans nothing but recovery, and with no
+// ScaleUp policy nothing of this runs: the outputs of other policies are unchanged.
+//
 // # Policies
 //
 // FIFO, Capacity, Fair, DRF (request-based, WithPrediction(false), as YARN) and FGM (the
@@ -180,8 +234,10 @@
 // speculation, docs/methods.md §8–9) with Fair in Speculations; examples/thesis runs both
 // on the thesis' heterogeneous cluster. Tetris (request-based, DRF order, Tetris' packing
 // choice instead of delay scheduling, docs/methods.md §14) and FGMTetris (FGM with that
-// choice over predicted stage windows) are found by PolicyByName. Policy.New is the seam
-// for other schedulers.
+// choice over predicted stage windows) are found by PolicyByName. For mixed workloads,
+// Mixed returns Fair with progress reports and no action (FairProgress), FairLATE, and
+// Fair with scale-up rounds from idle room only or with reclaim and preemption
+// (FairScaleUp); examples/mixed runs them. Policy.New is the seam for other schedulers.
 //
 // # Background (the "cloud" environment)
 //
@@ -219,7 +275,9 @@
 // fairness.Jain) and a Summary (makespan, job-completion and response distributions,
 // small vs large task turnaround, mean Jain, mean utilisation, placements, compressed
 // placements, kills, evictions and the run time they lost, gangs gathered, locality,
-// time spent compressed, decision counts). WriteJobsCSV, WriteSamplesCSV,
+// time spent compressed, decision counts; with latency-sensitive tasks or scale-up,
+// MixedOutcome: SLO attainment, the batch tasks' slowdown, scale-up actions and the
+// kills shrinks caused). WriteJobsCSV, WriteSamplesCSV,
 // WriteTasksCSV, WriteEvictionsCSV and WriteSummaryCSV write them as CSV; the
 // per-job and per-task eviction counts are in JobResult and TaskResult only, so that
 // the CSV files of runs without preemption keep their columns.

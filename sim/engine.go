@@ -39,6 +39,7 @@ type simTask struct {
 	peak      resource.Tuple // what the scheduler holds for it (its fairness usage) while placed
 
 	submitted, start, finish time.Duration
+	firstStart               time.Duration // when its first run started; -1 before
 	compressed               time.Duration // time spent running compressed, all attempts
 	kills                    int32
 	evictions                int32         // runs evicted by preemption
@@ -106,6 +107,8 @@ type Sim struct {
 	touched                              []int32 // gang jobs placed in the decision being applied
 	mixedPriorities                      bool    // the jobs do not all have the same priority
 	gangs                                bool    // some job is a gang (MinMember > 1)
+	agent                                bool    // node agents sample the tasks' usage (Feedback, ScaleUp)
+	hasLS                                bool    // some task is latency-sensitive
 
 	m metrics
 }
@@ -172,6 +175,10 @@ func New(w *workload.Workload, cl *workload.Cluster, p Policy, opts ...Option) (
 	if s.sched, err = p.build(s.schema); err != nil {
 		return nil, err
 	}
+	if _, ok := s.sched.(scaleUpper); p.ScaleUp && !ok {
+		return nil, fieldErr("policy "+p.Name+".ScaleUp", "a scheduler without ScaleUp", ErrInvalidInput)
+	}
+	s.agent = p.Feedback || p.ScaleUp
 	s.queues = w.Queues()
 	s.qIdx = make(map[string]int, len(s.queues))
 	for i, q := range s.queues {
@@ -218,7 +225,8 @@ func New(w *workload.Workload, cl *workload.Cluster, p Policy, opts ...Option) (
 		s.jobs[j] = simJob{wj: wj, queue: s.qIdx[wj.Queue], maps: wj.NumTasks(workload.Map), left: len(wj.Tasks), firstTask: int32(len(s.tasks))}
 		for k := range wj.Tasks {
 			s.byID[wj.Tasks[k].ID] = int32(len(s.tasks))
-			s.tasks = append(s.tasks, simTask{wt: &wj.Tasks[k], job: int32(j), node: -1, ranOn: -1})
+			s.hasLS = s.hasLS || wj.Tasks[k].LatencySensitive
+			s.tasks = append(s.tasks, simTask{wt: &wj.Tasks[k], job: int32(j), node: -1, ranOn: -1, firstStart: -1})
 		}
 	}
 	// The node agents sample every agentN heartbeats; a usage report holds reportN
@@ -269,6 +277,9 @@ func (s *Sim) Run() (*Result, error) {
 	s.q.push(0, evSample, 0, 0)
 	if s.pol.Feedback {
 		s.q.push(s.cfg.redivideEvery, evRedivide, 0, 0)
+	}
+	if s.pol.ScaleUp {
+		s.q.push(s.cfg.scaleUpEvery, evScaleUp, 0, 0)
 	}
 	var err error
 	for s.q.len() > 0 && s.jobsDone < len(s.jobs) {
@@ -355,6 +366,9 @@ func (s *Sim) handle(ev event) error {
 	case evRedivide:
 		s.redivide()
 		s.q.push(s.now+s.cfg.redivideEvery, evRedivide, 0, 0)
+	case evScaleUp:
+		s.q.push(s.now+s.cfg.scaleUpEvery, evScaleUp, 0, 0)
+		return s.scaleUpRound()
 	}
 	return nil
 }
@@ -449,10 +463,12 @@ func (s *Sim) beat(n *node) error {
 	}
 	s.advance(n, s.now)
 	n.beats++
-	if s.pol.Feedback && n.beats%s.agentN == 0 {
+	if s.agent && n.beats%s.agentN == 0 {
 		s.sampleTasks(n)
-		if err := s.usageSample(n); err != nil {
-			return err
+		if s.pol.Feedback {
+			if err := s.usageSample(n); err != nil {
+				return err
+			}
 		}
 	}
 	if !s.cfg.variation.constant() && len(n.running) > 0 {
@@ -463,7 +479,7 @@ func (s *Sim) beat(n *node) error {
 			return err
 		}
 	}
-	if s.pol.Progress {
+	if s.pol.Progress || s.pol.ScaleUp {
 		if err := s.reportProgress(n); err != nil {
 			return err
 		}
@@ -896,9 +912,10 @@ func (s *Sim) finish(t *simTask, x *exec, n *node, obs *predict.Observation) err
 	return nil
 }
 
-// kill ends task t's run as a failure (a non-compressible overrun): the scheduler gets
-// it back as pending.
-func (s *Sim) kill(x *exec) error {
+// kill ends task t's run as a failure (a non-compressible overrun of its node, or of
+// the limit a scale-up round's shrink set when shrink is true): the scheduler gets it
+// back as pending.
+func (s *Sim) kill(x *exec, shrink bool) error {
 	t := x.task
 	if x.backup {
 		// Only the backup is lost; the task runs on.
@@ -907,7 +924,7 @@ func (s *Sim) kill(x *exec) error {
 		}
 		t.backup = nil
 		s.endBackup(t)
-		s.m.oomKills++
+		s.m.killed(shrink)
 		return nil
 	}
 	if err := s.sched.Failed(t.wt.ID, s.now); err != nil {
@@ -925,7 +942,7 @@ func (s *Sim) kill(x *exec) error {
 	s.running--
 	s.pending++
 	s.m.pendingAdd(s, t, 1)
-	s.m.oomKills++
+	s.m.killed(shrink)
 	if s.cfg.mode == Push {
 		s.retry = append(s.retry, s.byID[t.wt.ID])
 	}

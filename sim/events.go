@@ -28,6 +28,8 @@ const (
 	evSample
 	// evRedivide: the scheduler's estimator re-divides stages (policies with Feedback).
 	evRedivide
+	// evScaleUp: a scale-up round (policies with ScaleUp).
+	evScaleUp
 )
 
 type event struct {

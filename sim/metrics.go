@@ -9,6 +9,7 @@ import (
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/resource"
 	"github.com/finegrain/finegrain/sim/workload"
+	"github.com/finegrain/finegrain/speculate"
 	"github.com/finegrain/finegrain/stage"
 )
 
@@ -94,7 +95,8 @@ type TaskResult struct {
 	Ideal time.Duration
 	// Compressed is the time it ran compressed, over all its runs.
 	Compressed time.Duration
-	// Kills counts its runs killed by a non-compressible overrun.
+	// Kills counts its runs killed by a non-compressible overrun: of its node, or of
+	// the limit a scale-up round's shrink left it (MixedOutcome.ShrinkKills).
 	Kills int
 	// Evictions counts its runs evicted by preemption; Lost is their run time.
 	Evictions int
@@ -205,6 +207,47 @@ type Summary struct {
 	// Colocated is what the co-located applications lost to the tasks (WithBackground,
 	// WithYield).
 	Colocated ColocatedLoss
+	// Mixed is the mixed-workload outcome (docs/methods.md §11): how many
+	// latency-sensitive tasks met their SLO, how much the batch tasks were slowed, and
+	// what the scale-up rounds did. It is zero when no task is latency-sensitive and
+	// the policy runs no scale-up (Policy.ScaleUp).
+	Mixed MixedOutcome
+}
+
+// MixedOutcome is what a mixed workload — latency-sensitive tasks with SLOs beside
+// batch tasks (workload.Task.LatencySensitive, SLO) — got, and what the scale-up rounds
+// (Policy.ScaleUp) did to get it.
+type MixedOutcome struct {
+	// LSTasks counts the latency-sensitive tasks with an SLO. LSMet counts those that
+	// finished within their SLO of the start of their first run: a run killed, evicted
+	// or lost with its node and run again counts from the first one, and a task that
+	// never finished (the time limit) missed it. SLOAttainment is LSMet / LSTasks, 0
+	// when LSTasks is 0.
+	LSTasks, LSMet int
+	SLOAttainment  float64
+	// LSSlowdown is the finished latency-sensitive tasks' mean slowdown, as
+	// BatchSlowdown's; 0 when none finished.
+	LSSlowdown float64
+	// BatchTasks counts the finished batch tasks. BatchSlowdown is their mean
+	// slowdown: the time from the start of a task's first run to its finish, over its
+	// true duration alone on a normal node (TaskResult.Ideal). Input transfer, node
+	// speed, compression, resizes and the runs lost to kills, evictions and failures
+	// count; the wait before the first run does not. 0 when none finished.
+	BatchTasks    int
+	BatchSlowdown float64
+	// Rounds counts the scale-up rounds run; Stragglers the stragglers they found (a
+	// task found in several rounds counts in each); Skipped the planned changes the
+	// scheduler refused and the stragglers it could not size
+	// (finegrain.ScaleUpRound.Skipped).
+	Rounds, Stragglers, Skipped int
+	// Expanded, Moved, Reclaimed, Preempted and Restored count the actions carried out,
+	// by kind (speculate.Expand, Move, Reclaim, Preempt, Restore; finegrain.ScaleAction).
+	Expanded, Moved, Reclaimed, Preempted, Restored int
+	// ShrinkKills counts the runs killed because they came to use more of a
+	// non-compressible dimension (memory) than a reclaim or preemption had left them,
+	// as a container over its memory limit is; each runs again later. They are not in
+	// Summary.OOMKills, which counts the nodes' overruns; TaskResult.Kills counts both.
+	ShrinkKills int
 }
 
 // PredictionError compares, run by run, the profile a task was placed on with what it
@@ -369,6 +412,82 @@ type metrics struct {
 	locality                                                                    [4]int
 	small, large, smallRun, largeRun                                            []time.Duration
 	timing                                                                      timing
+	mixed                                                                       MixedOutcome // the scale-up counters
+}
+
+// killed counts a run killed for memory: by its node's overrun, or over the limit a
+// shrink set.
+func (m *metrics) killed(shrink bool) {
+	if shrink {
+		m.mixed.ShrinkKills++
+		return
+	}
+	m.oomKills++
+}
+
+// scaleRound counts scale-up round r.
+func (m *metrics) scaleRound(r *finegrain.ScaleUpRound) {
+	m.mixed.Rounds++
+	m.mixed.Stragglers += len(r.Stragglers)
+	m.mixed.Skipped += len(r.Skipped)
+	for i := range r.Actions {
+		switch r.Actions[i].Kind {
+		case speculate.Expand:
+			m.mixed.Expanded++
+		case speculate.Move:
+			m.mixed.Moved++
+		case speculate.Reclaim:
+			m.mixed.Reclaimed++
+		case speculate.Preempt:
+			m.mixed.Preempted++
+		case speculate.Restore:
+			m.mixed.Restored++
+		}
+	}
+}
+
+// mixedOutcome condenses the mixed-workload outcome of the run (Summary.Mixed): zero
+// when no task is latency-sensitive and no scale-up ran.
+func (m *metrics) mixedOutcome(s *Sim) MixedOutcome {
+	if !s.hasLS && !s.pol.ScaleUp {
+		return MixedOutcome{}
+	}
+	out := m.mixed
+	var ls, batch float64
+	lsDone := 0
+	for i := range s.tasks {
+		t := &s.tasks[i]
+		if t.wt.LatencySensitive && t.wt.SLO > 0 {
+			out.LSTasks++
+			if t.state == tDone && t.finish-t.firstStart <= t.wt.SLO {
+				out.LSMet++
+			}
+		}
+		if t.state != tDone {
+			continue
+		}
+		slow := 0.0
+		if ideal := t.wt.True.Duration(); ideal > 0 {
+			slow = float64(t.finish-t.firstStart) / float64(ideal)
+		}
+		if t.wt.LatencySensitive {
+			ls += slow
+			lsDone++
+		} else {
+			batch += slow
+			out.BatchTasks++
+		}
+	}
+	if out.LSTasks > 0 {
+		out.SLOAttainment = float64(out.LSMet) / float64(out.LSTasks)
+	}
+	if lsDone > 0 {
+		out.LSSlowdown = ls / float64(lsDone)
+	}
+	if out.BatchTasks > 0 {
+		out.BatchSlowdown = batch / float64(out.BatchTasks)
+	}
+	return out
 }
 
 func (m *metrics) init(s *Sim) {
@@ -630,6 +749,7 @@ func (m *metrics) result(s *Sim) *Result {
 	sum.ModeChanges, sum.Recycles, sum.ObsRejected, sum.Events = m.modeChanges, m.recycles, m.obsRejected, m.events
 	sum.Prediction, sum.Redivisions = m.pred.summary(), m.redivided
 	sum.Colocated = m.colocated(s)
+	sum.Mixed = m.mixedOutcome(s)
 	if s.cfg.timing {
 		r.Timing = m.timing.summary()
 	}

@@ -38,6 +38,8 @@ type node struct {
 	sampleFrom time.Duration
 	window     []predict.Interval
 
+	resized bool // a run here was resized by a scale-up round (its limits are checked)
+
 	nextBeat time.Duration
 	beats    int // periodic beats so far: the agent samples every Sim.agentN
 	extraDue bool
@@ -80,6 +82,8 @@ type exec struct {
 	sampleHWM resource.Tuple  // the most it used since sampleAt (read on memory)
 	series    []predict.Sample
 	seriesRC  []resource.Vector
+
+	resize *resize // what scale-up rounds changed of its allocation; nil: nothing
 }
 
 // ranStage is a true stage as a run went through it: how long it took and the most it
@@ -102,7 +106,7 @@ func (s *Sim) advance(n *node, t time.Duration) {
 		if x.rcMax > 0 {
 			x.task.compressed += d
 		}
-		if fb && x.sampling {
+		if s.agent && x.sampling {
 			for k := 0; k < s.schema.Len(); k++ {
 				a := float64(x.alloc[k]) * dt
 				x.allocInt[k] += a
@@ -219,6 +223,9 @@ func (s *Sim) startExec(t *simTask, n *node) {
 	s.m.locality[loc]++
 	n.running = append(n.running, x)
 	t.state, t.start, t.exec = tRunning, s.now, x
+	if t.firstStart < 0 {
+		t.firstStart = s.now
+	}
 	s.running++
 }
 
@@ -335,8 +342,24 @@ func (s *Sim) recompute(n *node) error {
 	comp := s.schema.Compressible()
 	var d resource.Tuple
 	for {
+		if n.resized {
+			// A run over a non-compressible limit a shrink set is killed first: its
+			// container's limit, not the node, stops it.
+			if i := slices.IndexFunc(n.running, s.overLimit); i >= 0 {
+				x := n.running[i]
+				n.running = slices.Delete(n.running, i, i+1)
+				if err := s.kill(x, true); err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		d = n.bg
 		for _, x := range n.running {
+			if x.resize != nil {
+				d = d.Add(s.effective(x))
+				continue
+			}
 			d = d.Add(x.use)
 		}
 		var over resource.Mask
@@ -351,13 +374,17 @@ func (s *Sim) recompute(n *node) error {
 		i := s.victim(n, over)
 		x := n.running[i]
 		n.running = slices.Delete(n.running, i, i+1)
-		if err := s.kill(x); err != nil {
+		if err := s.kill(x, false); err != nil {
 			return err
 		}
 	}
 	rc, bgRC := s.cfg.yield.squeeze(capa, d, n.bg, comp, dims)
 	var used resource.Tuple
 	for _, x := range n.running {
+		if x.resize != nil {
+			used = used.Add(s.rateResized(x, rc))
+			continue
+		}
 		x.alloc, x.rcMax = share(x.use, rc, dims), 0
 		for k := 0; k < dims; k++ {
 			if rc[k] > 0 && x.use[k] > 0 {
@@ -380,6 +407,43 @@ func (s *Sim) recompute(n *node) error {
 	return nil
 }
 
+// rateResized sets the share, compression and rate of run x, which a scale-up round
+// resized, on a node whose compressible dimensions are compressed by rc, and returns
+// what x gets. Its demand on the node is its effective usage (grown, or capped by its
+// shrink); it gets (1 − rc_k) of it, as every run does. On a dimension its shrink caps
+// at f_k of its usage, its compression is 1 − f_k(1 − rc_k) of that usage — f_k's eq. 5
+// compression on an uncontended node, the node's rc_k with no shrink —, and it
+// progresses at speed × up × (1 − rc_max)/(1 + p) (eq. 5), rc_max the largest over
+// the dimensions it uses, or at speed × up uncompressed.
+func (s *Sim) rateResized(x *exec, rc resource.Vector) resource.Tuple {
+	dims := s.schema.Len()
+	shrink, up := s.resized(x)
+	x.alloc, x.rcMax = share(s.effective(x), rc, dims), 0
+	for k := 0; k < dims; k++ {
+		if x.use[k] <= 0 {
+			continue
+		}
+		r := rc[k]
+		if shrink[k] < 1 {
+			r = 1 - shrink[k]*(1-rc[k])
+		}
+		if r > 0 {
+			x.rcMax = max(x.rcMax, r)
+			x.stageRC[k] = max(x.stageRC[k], r)
+			x.sampleRC[k] = max(x.sampleRC[k], r)
+		}
+	}
+	speed := x.speed
+	if x.idx < 0 {
+		speed = 1 // moving input is bound by the network, not the node's speed
+	}
+	x.rate = speed * up
+	if x.rcMax > 0 {
+		x.rate = speed * up * (1 - x.rcMax) / (1 + s.cfg.penalty) // eq. 5
+	}
+	return x.alloc
+}
+
 // victim is the run on node n killed for an overrun of the dimensions in over: the
 // most recently started of the runs using more than the scheduler holds for them at
 // their progress on one of those dimensions (YARN's container monitor and the kubelet's
@@ -392,7 +456,10 @@ func (s *Sim) victim(n *node, over resource.Mask) int {
 	for i := len(n.running) - 1; i > 0; i-- {
 		x := n.running[i]
 		hold := x.task.backupPeak
-		if !x.backup {
+		switch {
+		case x.resize != nil:
+			hold = x.resize.held // what the scale-up rounds left it
+		case !x.backup:
 			// At the end of the plan (a run finishing at this instant) the plan's last
 			// stage still holds.
 			d := x.task.hold.Duration()

@@ -104,6 +104,8 @@ type config struct {
 	variation     Variation
 	agentEvery    time.Duration
 	redivideEvery time.Duration
+	scaleUpEvery  time.Duration
+	resizeModel   ResizeModel
 }
 
 func defaultConfig() config {
@@ -112,6 +114,7 @@ func defaultConfig() config {
 		sampleEvery: DefaultSampleEvery, penalty: DefaultPenalty, replication: DefaultReplication,
 		timeLimit: DefaultTimeLimit, smallTask: DefaultSmallTask, pushRetries: DefaultPushRetries,
 		variation: DefaultVariation, agentEvery: DefaultAgentEvery, redivideEvery: DefaultRedivideEvery,
+		scaleUpEvery: DefaultScaleUpEvery,
 	}
 }
 

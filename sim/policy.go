@@ -63,6 +63,16 @@ type permitter interface {
 
 var _ permitter = (*finegrain.Scheduler)(nil)
 
+// scaleUpper is the optional call through which the simulator runs the scale-up rounds
+// of a policy with ScaleUp (finegrain.Scheduler.ScaleUp): the scheduler plans and
+// applies a round on its state, and returns the actions for the simulator to carry out
+// on the running tasks.
+type scaleUpper interface {
+	ScaleUp(now time.Duration) (finegrain.ScaleUpRound, error)
+}
+
+var _ scaleUpper = (*finegrain.Scheduler)(nil)
+
 // Policy is a named scheduler configuration to run a workload under: how to build the
 // scheduler, how to configure its queues, what users declare to it, and whether it
 // learns from the cluster's feedback.
@@ -92,6 +102,16 @@ type Policy struct {
 	// scheduler that takes it (finegrain.Scheduler.Progress): what speculation and the
 	// pre-release list read.
 	Progress bool
+	// ScaleUp makes the simulator run a scale-up round for mixed workloads
+	// (finegrain.Scheduler.ScaleUp, docs/methods.md §11) every WithScaleUpEvery of
+	// simulated time, on a scheduler that has the call (New fails, with
+	// ErrInvalidInput, on one that has not), and carry out the round's actions on the
+	// running tasks by the execution model of a resize (package doc, "Scale-up"). Its
+	// node agents report what Progress makes them report, and every running task's
+	// usage so far (Scheduler.ReportRunning, at its 1st, 2nd, 4th, 8th, ... sample, as
+	// under Feedback): the straggler test reads the progress, the resource-redundant
+	// test the measured peak.
+	ScaleUp bool
 	// Push runs the policy in push mode (Mode Push) whatever WithMode says: every task
 	// is placed on the best-scored node when it becomes pending, and pending tasks are
 	// retried in the simulator's queue order (job priority, then submission), as
@@ -287,6 +307,40 @@ func FairPRRL() Policy {
 	}}
 }
 
+// FairProgress is Fair (with delay scheduling) whose node agents report progress, as
+// FairLATE's and FairScaleUp's do, and that takes no action on it: the "no action" run
+// of the mixed-workload comparison (Mixed), heartbeating exactly as the others do. The
+// reports change none of Fair's decisions.
+func FairProgress() Policy {
+	return Policy{Name: "Fair", Progress: true, Options: yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Fair{}))}
+}
+
+// FairScaleUp is Fair (with delay scheduling) running scale-up rounds for mixed
+// workloads (Policy.ScaleUp; docs/methods.md §11) configured by cfg
+// (finegrain.WithScaleUp): node agents report progress and running usage, and every
+// WithScaleUpEvery the scheduler grows or moves the latency-sensitive tasks that will
+// miss their SLO, taking room from idle nodes and — unless cfg.IdleOnly — from batch
+// tasks, by reclaim and preemption that shrink them. It is named "Fair+ScaleUp", or
+// "Fair+ScaleUp/idle" with cfg.IdleOnly. Building the scheduler fails on an invalid
+// cfg.
+func FairScaleUp(cfg finegrain.ScaleUpConfig) Policy {
+	name := "Fair+ScaleUp"
+	if cfg.IdleOnly {
+		name += "/idle"
+	}
+	return Policy{Name: name, Progress: true, ScaleUp: true,
+		Options: yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithScaleUp(cfg))}
+}
+
+// Mixed returns the mixed-workload comparison (docs/methods.md §11): four runs on the
+// same base, Fair with delay scheduling and progress reports, that differ only in what
+// they do about latency-sensitive tasks falling behind — no action (FairProgress), LATE
+// backups (FairLATE), scale-up from idle room only (FairScaleUp with IdleOnly), and
+// scale-up with reclaim and preemption (FairScaleUp, the defaults).
+func Mixed() []Policy {
+	return []Policy{FairProgress(), FairLATE(), FairScaleUp(finegrain.ScaleUpConfig{IdleOnly: true}), FairScaleUp(finegrain.ScaleUpConfig{})}
+}
+
 // Placements returns Fair with delay scheduling and Fair with the pre-release list
 // (the comparison of docs/methods.md §10).
 func Placements() []Policy { return []Policy{Fair(), FairPreRelease()} }
@@ -311,9 +365,9 @@ func Rivals() []Policy { return []Policy{Kubernetes(), Tetris(), LoadAware()} }
 func Comparison() []Policy { return append(append(Baselines(), Rivals()...), FGM()) }
 
 // PolicyByName returns the named policy of Comparison, Placements or Speculations, or
-// FGM+Tetris or LoadAware-100, ignoring case.
+// FGM+Tetris, LoadAware-100, Fair+ScaleUp or Fair+ScaleUp/idle, ignoring case.
 func PolicyByName(name string) (Policy, error) {
-	for _, p := range append(Comparison(), FGMTetris(), LoadAwareFull(), FairPreRelease(), FairLATE(), FairPRRL()) {
+	for _, p := range append(Comparison(), FGMTetris(), LoadAwareFull(), FairPreRelease(), FairLATE(), FairPRRL(), Mixed()[2], Mixed()[3]) {
 		if strings.EqualFold(p.Name, name) {
 			return p, nil
 		}

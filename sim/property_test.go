@@ -126,8 +126,8 @@ func conserved(w *workload.Workload, r *Result) error {
 		return fmt.Errorf("tasks %d, records %d, workload %d", s.Tasks, len(r.Tasks), w.NumTasks())
 	case s.JobsFinished != s.Jobs:
 		return fmt.Errorf("%d of %d jobs finished", s.JobsFinished, s.Jobs)
-	case s.Placements != s.Tasks+s.OOMKills+s.NodeKills+s.Preemptions+s.Reclaims:
-		return fmt.Errorf("placements %d != tasks %d + kills %d + node kills %d + evictions %d + %d", s.Placements, s.Tasks, s.OOMKills, s.NodeKills, s.Preemptions, s.Reclaims)
+	case s.Placements != s.Tasks+s.OOMKills+s.Mixed.ShrinkKills+s.NodeKills+s.Preemptions+s.Reclaims:
+		return fmt.Errorf("placements %d != tasks %d + kills %d + shrink kills %d + node kills %d + evictions %d + %d", s.Placements, s.Tasks, s.OOMKills, s.Mixed.ShrinkKills, s.NodeKills, s.Preemptions, s.Reclaims)
 	case len(r.Evictions) != s.Preemptions+s.Reclaims:
 		return fmt.Errorf("%d eviction records, %d preemptions + %d reclaims", len(r.Evictions), s.Preemptions, s.Reclaims)
 	case s.SmallTasks.N+s.LargeTasks.N != s.Tasks:
@@ -143,8 +143,8 @@ func conserved(w *workload.Workload, r *Result) error {
 			return fmt.Errorf("task %s: submitted %v, start %v, finish %v", x.ID, x.Submitted, x.Start, x.Finish)
 		}
 	}
-	if kills != s.OOMKills {
-		return fmt.Errorf("task kills %d != %d", kills, s.OOMKills)
+	if kills != s.OOMKills+s.Mixed.ShrinkKills {
+		return fmt.Errorf("task kills %d != %d + %d", kills, s.OOMKills, s.Mixed.ShrinkKills)
 	}
 	if evictions != s.Preemptions+s.Reclaims || lost != s.PreemptedWork {
 		return fmt.Errorf("task evictions %d (lost %v) != %d + %d (lost %v)", evictions, lost, s.Preemptions, s.Reclaims, s.PreemptedWork)

@@ -1,499 +1,480 @@
-// Command mixed shows straggler scale-up for a mixed workload (docs/methods.md §11; the
-// HUST patent): latency-sensitive tasks that fall behind their service-level objective
-// get more resources — in place, or on another node — taken first from idle room, then
-// from batch tasks that hold more than they use (reclaim), and only then by shrinking
-// batch tasks (preempt). Nothing is killed. When the room comes back, a recovery plan
-// gives the batch tasks their resources back.
+// Command mixed compares, in the simulator, what a scheduler can do about
+// latency-sensitive tasks that fall behind their service-level objective beside batch
+// work (docs/methods.md §11): nothing, LATE backups, or straggler scale-up — growing
+// the straggler in place or moving it, from idle room only or also from batch tasks,
+// by reclaim (what they hold and do not use) and preemption (shrinking them, never
+// killing them).
 //
-// The program builds one small cluster by hand — 6 nodes of 16 cores and 64 GiB, each
-// running a few batch tasks and latency-sensitive (LS) tasks — and runs the library's
-// parts on it in the order an embedder would:
+// Four runs of the same workload and seed differ only in that mechanism; all four are
+// Fair with delay scheduling and request-based placement (YARN's way), their node
+// agents reporting progress (sim.Mixed):
 //
-//  1. predict.DetectStraggler on each LS task's last four progress samples (S1–S4):
-//     speeds v1 and v2 over the older and the newer pair, predicted finish T;
-//  2. speculate.ScaleUp for each straggler: the extra CPU that brings T within the SLO;
-//  3. predict.DetectRedundant on each batch task's usage samples (T1–T2): Uc = peak
-//     used / allocated against the expected utilisation U_ECRU, and the reclaimable
-//     amount Rr;
-//  4. speculate.Planner.Plan (steps 1–10) on the nodes, stragglers, two new LS tasks'
-//     demand and the batch tasks; Planner.Apply applies the steps to the node totals
-//     and checks that no non-compressible dimension (memory) goes over capacity;
-//  5. later, when the LS tasks have finished, a second Plan with the shrunk batch tasks
-//     (speculate.Shrunk) and no stragglers: the recovery plan.
+//   - Fair: no action;
+//   - Fair+LATE: LATE speculation's backup attempts (docs/methods.md §8);
+//   - Fair+ScaleUp/idle: scale-up rounds (finegrain.Scheduler.ScaleUp, every -period)
+//     that grow stragglers out of idle room only (finegrain.ScaleUpConfig.IdleOnly);
+//   - Fair+ScaleUp: scale-up rounds with reclaim and preemption (the defaults).
 //
-// How to read the output. The LS table gives each task's progress samples, v1 and v2
-// (progress per second, in %), the predicted run time against T_SLO, the verdict and
-// the extra CPU ScaleUp asks for. The batch table gives each task's allocation, peak
-// use, Uc per dimension, what is reclaimable (Rr) and what may be preempted (Rp). The
-// plan lists its steps in the order to apply them (reclaim, preempt, expand, move) with the
-// amount and node(s); "for X" marks a reclaim or preemption made on straggler X's own
-// node so it can expand in place. Then: the nodes before and after, each straggler's
-// new allocation and its predicted run time at that allocation, the batch loss (what
-// the plan took from batch tasks as a share of their allocation; reclaimed amounts
-// were unused, preempted ones slow the batch task down), any preempted CPU that ends
-// up idle (the planner sizes reclaim and preemption against R_M, a cluster-wide sum,
-// before it knows which node each straggler will use), and the recovery plan.
+// It prints, per policy over the seeds, the latency-sensitive tasks' SLO attainment
+// (the share that finished within their SLO of their first start) and slowdown, the
+// batch tasks' slowdown (run time from their first start over their true run time
+// alone on a normal node), the makespan, the mean job completion time, the kills (the
+// nodes' out-of-memory kills, and those of batch tasks whose memory outgrew what a
+// reclaim left them), LATE's backups and the scale-up actions by kind; then the SLO
+// attainment seed by seed, and whether scale-up with reclaim beat both no action and
+// LATE on each. The execution model of a resize is package sim's (its doc, "Scale-up"):
+// -resize picks it.
 //
-// Assumptions (ours; the patent gives no numbers): a task's speed is proportional to its
-// CPU allocation (ScaleUp's Reading — work conserved as under compression, eq. 4), so
-// the predicted run time after scale-up is the remaining time at the old speed divided
-// by the CPU growth; memory is not compressible, so it is never preempted (preempting
-// it would kill, and the method is kill-free), only reclaimed where unused; a move keeps
-// the task's progress (a container migration whose cost we ignore); the new LS tasks are
-// placed first-fit after the plan; U_ECRU is 80% on both dimensions; a batch task may be
-// preempted down to half its CPU, lower priority first. Usage samples are drawn from a
-// seeded source, so the output is the same on every run.
+// The workload. By default the FGM paper's generated workload (sim/workload.FGM,
+// offline: every job submitted at 0) with -ls of its jobs latency-sensitive, SLO -slo
+// times their true run time, on the paper's 23-node cluster shared with other
+// applications' CPU load (sim.RandomLoad: each node a mean of 20–60% of its CPU, moving
+// every minute), which is what makes tasks straggle: request-based placement never
+// over-commits a node, and the cluster's nodes are all of speed 1. -trace
+// openb:NODES,PODS replays the Alibaba GPU-sharing trace instead (cluster-trace-gpu-
+// v2023's node and pod lists, see /work/shared/data or the alibaba/clusterdata
+// repository): a pod is latency-sensitive when its qos is LS, the pods' times are
+// scaled by -scale (default 0.001), it runs on the first -nodes nodes of the list
+// (default all) beside the same kind of load; seeds then change only the load.
 //
-//	go run ./examples/mixed
+//	go run ./examples/mixed                   # 3 seeds, the generated workload
+//	go run ./examples/mixed -trace openb:openb_node_list_gpu_node.csv,openb_pod_list_gpushare40.csv -nodes 20
+//	go run ./examples/mixed -walkthrough      # the planner's steps by hand, no simulation
+//
+// Flags: -seed N (first seed; run r uses N+r), -runs N (seeds, default 3), -period D
+// (scale-up round period, default 5s), -scale F, -ls F, -slo F, -cloud (the
+// background load, default true), -resize elastic|capped-shrink, -reclaim-memory
+// (default true: the library's default U_ECRU of 80% on memory too; false never
+// reclaims memory), -trace, -nodes, -out DIR (table.csv, made if missing; default
+// out/mixed), -workers N, -quiet, -walkthrough. The results are deterministic for a
+// given seed.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"log"
 	"math/rand/v2"
 	"os"
-	"slices"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/finegrain/finegrain"
 	"github.com/finegrain/finegrain/examples/internal/cli"
-	"github.com/finegrain/finegrain/predict"
+	"github.com/finegrain/finegrain/examples/internal/output"
+	"github.com/finegrain/finegrain/examples/internal/simrun"
 	"github.com/finegrain/finegrain/resource"
-	"github.com/finegrain/finegrain/speculate"
+	"github.com/finegrain/finegrain/sim"
+	"github.com/finegrain/finegrain/sim/workload"
 )
-
-const (
-	cpu = 0 // slot of the cpu dimension in schema
-	mem = 1 // slot of the memory dimension
-
-	gib = int64(1) << 30
-
-	slo        = 120 * time.Second // T_SLO: the longest run time an LS task may take
-	now        = 120 * time.Second // when the monitor decides
-	samplePer  = 10 * time.Second  // LS progress is sampled this often
-	expectedU  = 0.8               // U_ECRU, on cpu and memory
-	preemptMax = 0.5               // a batch task may lose up to this share of its CPU
-	recoveryAt = 300 * time.Second // when the LS tasks have all finished
-)
-
-// schema is cpu (milli-cores, compressible) and memory (bytes, not compressible).
-var schema = resource.MustSchema(resource.CPU, resource.Memory)
-
-// tuple makes a tuple of cores and GiB.
-func tuple(cores float64, gibs int64) resource.Tuple {
-	return schema.MustTuple(int64(cores*1000), gibs*gib)
-}
-
-// ft formats a tuple as "3.5c 12G".
-func ft(t resource.Tuple) string {
-	return fmt.Sprintf("%.2fc %dG", float64(t[cpu])/1000, t[mem]/gib)
-}
-
-// nodeCap is every node's capacity.
-var nodeCap = tuple(16, 64)
-
-// lsTask is a latency-sensitive task: where it runs, what it holds, when it started
-// and its progress at the four most recent samples (now − 30 s … now).
-type lsTask struct {
-	id, node string
-	alloc    resource.Tuple
-	start    time.Duration
-	progress [4]float64
-}
-
-var lsTasks = []lsTask{
-	{"ls-a", "node1", tuple(2, 4), 40 * time.Second, [4]float64{0.40, 0.47, 0.51, 0.55}}, // slowing
-	{"ls-b", "node2", tuple(2, 4), 50 * time.Second, [4]float64{0.45, 0.51, 0.56, 0.60}}, // slowing
-	{"ls-c", "node2", tuple(2, 4), 60 * time.Second, [4]float64{0.30, 0.40, 0.50, 0.60}}, // steady, on time
-	{"ls-d", "node3", tuple(4, 8), 40 * time.Second, [4]float64{0.52, 0.59, 0.65, 0.70}}, // slowing
-	{"ls-e", "node4", tuple(2, 4), 50 * time.Second, [4]float64{0.30, 0.34, 0.40, 0.48}}, // speeding up
-	{"ls-f", "node5", tuple(2, 4), 70 * time.Second, [4]float64{0.25, 0.30, 0.34, 0.37}}, // slowing
-	{"ls-g", "node6", tuple(2, 4), 80 * time.Second, [4]float64{0.20, 0.30, 0.40, 0.50}}, // steady, on time
-}
-
-// newLS are the demands of newly arrived LS tasks (R_NE includes them).
-var newLS = []resource.Tuple{tuple(2, 4), tuple(2, 4)}
-
-// batchTask is a batch task: its allocation, how much of it its peak uses (the samples
-// are drawn below that), and its preemption priority (lower first).
-type batchTask struct {
-	id, node   string
-	alloc      resource.Tuple
-	peakCPU    float64 // peak use as a share of the allocation
-	peakMem    float64
-	priority   int
-	preemptive bool // may be preempted at all
-}
-
-var batchTasks = []batchTask{
-	{"etl-1", "node1", tuple(6, 24), 0.95, 0.90, 1, true},
-	{"etl-2", "node1", tuple(6, 24), 0.40, 0.50, 1, true}, // over-allocated
-	{"ml-1", "node2", tuple(6, 24), 0.97, 0.92, 2, false},
-	{"ml-2", "node2", tuple(6, 16), 0.96, 0.90, 2, false},
-	{"etl-3", "node3", tuple(6, 24), 0.92, 0.85, 1, true},
-	{"backfill-1", "node3", tuple(6, 24), 0.98, 0.88, 0, true},
-	{"etl-4", "node4", tuple(4, 16), 0.35, 0.45, 1, true}, // over-allocated
-	{"report-1", "node4", tuple(10, 32), 0.94, 0.90, 1, true},
-	{"backfill-2", "node5", tuple(8, 32), 0.97, 0.90, 0, true},
-	{"etl-5", "node5", tuple(4, 16), 0.85, 0.88, 1, true},
-	{"ml-3", "node6", tuple(8, 32), 0.95, 0.90, 2, false},
-}
-
-var nodeIDs = []string{"node1", "node2", "node3", "node4", "node5", "node6"}
-
-// straggler is an LS task's verdict and the expansion it needs.
-type straggler struct {
-	task    lsTask
-	verdict predict.StragglerVerdict
-	extra   resource.Tuple
-}
 
 const synopsis = `
-Straggler scale-up for a mixed workload on a small hand-built cluster: detects
-latency-sensitive stragglers, sizes the extra CPU each needs, finds redundant batch
-allocations, plans the scale-up (idle room, then reclaim, then preemption) and the later
-recovery, and prints each step.`
+Compares, in the simulator, four ways of treating latency-sensitive tasks that fall
+behind their SLO beside batch work — no action, LATE backups, scale-up from idle room
+only, scale-up with reclaim and preemption — on the same workload and seeds, and prints
+the SLO attainment, the latency-sensitive and batch slowdowns, makespan, job completion,
+kills and the scale-up actions. Writes table.csv to -out (default out/mixed).
+-walkthrough prints the planner's steps on a hand-built cluster instead.`
+
+type config struct {
+	seed          uint64
+	runs          int
+	period        time.Duration
+	scale         float64 // the generated workload's size; openb's time factor
+	ls            float64 // share of latency-sensitive jobs (generated workload)
+	slo           float64 // SLO factor
+	cloud         bool
+	resize        sim.ResizeModel
+	reclaimMemory bool
+	trace         []string // openb NODES, PODS; nil for the generated workload
+	nodes         int      // openb: the first nodes of the list; 0 for all
+	out           string
+	workers       int
+	quiet         bool
+	walkthrough   bool
+}
+
+// defaultOut is the output folder unless -out names another.
+var defaultOut = filepath.Join("out", "mixed")
 
 func main() {
-	if err := cli.Parse(cli.NewFlags("mixed", synopsis), os.Args[1:]); err != nil {
-		cli.Exit("mixed", err)
-	}
-	log.SetFlags(0)
-	if _, err := run(os.Stdout); err != nil {
-		log.Fatalf("mixed: %v", err)
-	}
-}
-
-// outcome is what the run found, for the test.
-type outcome struct {
-	stragglers, served int
-	// taken is what the scale-up plan took from batch tasks; owed what recovery did
-	// not give back.
-	taken, owed resource.Tuple
-}
-
-// run runs the example, writing its report to out.
-func run(out io.Writer) (outcome, error) {
-	r := rand.New(rand.NewPCG(2, 11))
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	flush := func() error { return tw.Flush() }
-
-	fmt.Fprintf(out, "Mixed workload on %d nodes of %s each; now = %s; T_SLO = %s for every latency-sensitive (LS) task.\n\n", len(nodeIDs), ft(nodeCap), secs(now), secs(slo))
-
-	// 1–2. Stragglers among the LS tasks, and what they need.
-	fmt.Fprintln(out, "Latency-sensitive tasks (predict.DetectStraggler on the last four samples; extra CPU by speculate.ScaleUp)")
-	fmt.Fprintln(tw, "task\tnode\talloc\tstart\tprogress at 90/100/110/120s\tv1 %/s\tv2 %/s\tpredicted run\tverdict\textra")
-	var stragglers []straggler
-	for _, t := range lsTasks {
-		samples := make([]predict.ProgressSample, len(t.progress))
-		for i, p := range t.progress {
-			samples[i] = predict.ProgressSample{At: now - time.Duration(len(t.progress)-1-i)*samplePer, Progress: p}
+	c, err := parseFlags(os.Args[1:])
+	if err == nil {
+		if c.walkthrough {
+			_, err = walkthroughTo(os.Stdout)
+		} else {
+			_, err = run(c, os.Stdout, os.Stderr)
 		}
-		v, err := predict.DetectStraggler(samples, t.start, slo)
+	}
+	cli.Exit("mixed", err)
+}
+
+func parseFlags(args []string) (config, error) {
+	fs := cli.NewFlags("mixed", synopsis)
+	c := config{}
+	var resize, trace string
+	fs.Uint64Var(&c.seed, "seed", 1, "first seed; run r uses seed+r")
+	fs.IntVar(&c.runs, "runs", 3, "seeds per policy")
+	fs.DurationVar(&c.period, "period", sim.DefaultScaleUpEvery, "how often the scale-up rounds run (simulated time)")
+	fs.Float64Var(&c.scale, "scale", 0, "workload size factor (default 1); with openb, the time factor (default 0.001)")
+	fs.Float64Var(&c.ls, "ls", 0.3, "share of the generated workload's jobs that are latency-sensitive, in (0, 1]")
+	fs.Float64Var(&c.slo, "slo", workload.DefaultSLOFactor, "a latency-sensitive task's SLO, as a factor of its true run time, in [1, 100]")
+	fs.BoolVar(&c.cloud, "cloud", true, "share the nodes with other applications' CPU load (sim.RandomLoad, 20-60% of a node's CPU)")
+	fs.StringVar(&resize, "resize", "elastic", "execution model of a resize: elastic (a shrunk task slows with its allocation) or capped-shrink (only where it uses more than it holds)")
+	fs.BoolVar(&c.reclaimMemory, "reclaim-memory", true, "scale-up reclaims unused memory too (U_ECRU 80% on every dimension, the library's default); false: cores and bandwidth only")
+	fs.StringVar(&trace, "trace", "", "replay the openb trace instead: openb:NODES,PODS (cluster-trace-gpu-v2023's node and pod lists)")
+	fs.IntVar(&c.nodes, "nodes", 0, "openb: run on the first N nodes of the node list (default all)")
+	fs.StringVar(&c.out, "out", defaultOut, "output folder, made if missing")
+	fs.IntVar(&c.workers, "workers", simrun.DefaultWorkers(), fmt.Sprintf("simulations in parallel, in [1, %d]", simrun.MaxWorkers))
+	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&c.walkthrough, "walkthrough", false, "print the scale-up planner's steps on a small hand-built cluster instead (no simulation)")
+	if err := cli.Parse(fs, args); err != nil {
+		return c, err
+	}
+	if err := simrun.CheckWorkers(c.workers); err != nil {
+		return c, err
+	}
+	var err error
+	if c.resize, err = sim.ParseResizeModel(resize); err != nil {
+		return c, cli.Usagef("-resize %q: want elastic or capped-shrink", resize)
+	}
+	if trace != "" {
+		kind, paths, ok := strings.Cut(trace, ":")
+		c.trace = strings.Split(paths, ",")
+		if !ok || kind != "openb" || len(c.trace) != 2 || c.trace[0] == "" || c.trace[1] == "" {
+			return c, cli.Usagef("-trace %q: want openb:NODES,PODS", trace)
+		}
+	}
+	switch {
+	case c.runs < 1 || c.runs > 100:
+		return c, cli.Usagef("-runs %d: must be in [1, 100]", c.runs)
+	case c.period <= 0 || c.period > sim.MaxPeriod:
+		return c, cli.Usagef("-period %v: must be in (0, %v]", c.period, sim.MaxPeriod)
+	case c.scale == 0 && c.trace != nil:
+		c.scale = 0.001
+	case c.scale == 0:
+		c.scale = 1
+	case c.trace != nil && !(c.scale > 0 && c.scale <= 1):
+		return c, cli.Usagef("-scale %v: openb's is a time factor in (0, 1]", c.scale)
+	case !(c.scale > 0 && c.scale <= 10):
+		return c, cli.Usagef("-scale %v: must be in (0, 10]", c.scale)
+	}
+	switch {
+	case !(c.ls > 0 && c.ls <= 1):
+		return c, cli.Usagef("-ls %v: must be in (0, 1]", c.ls)
+	case !(c.slo >= 1 && c.slo <= 100):
+		return c, cli.Usagef("-slo %v: must be in [1, 100]", c.slo)
+	case c.nodes < 0:
+		return c, cli.Usagef("-nodes %d: must not be negative", c.nodes)
+	case c.nodes > 0 && c.trace == nil:
+		return c, cli.Usagef("-nodes %d: only with -trace openb", c.nodes)
+	}
+	return c, nil
+}
+
+// policies are the four compared (sim.Mixed), the scale-up ones reclaiming memory or
+// not as c says.
+func (c config) policies() []sim.Policy {
+	ps := sim.Mixed()
+	if !c.reclaimMemory {
+		u := resource.Uniform(workload.Schema().All(), finegrain.DefaultExpectedUtilisation)
+		u[workload.SlotMemory] = 0
+		for i := range ps {
+			if ps[i].ScaleUp {
+				name := ps[i].Name
+				ps[i] = sim.FairScaleUp(finegrain.ScaleUpConfig{ExpectedUtilisation: u, IdleOnly: strings.HasSuffix(name, "/idle")})
+				ps[i].Name = name
+			}
+		}
+	}
+	return ps
+}
+
+// short names the policies in the per-seed lines.
+var short = []string{"none", "LATE", "idle", "scale-up"}
+
+// scenario is one seed's workload and cluster, and its background load.
+type scenario struct {
+	seed uint64
+	w    *workload.Workload
+	cl   *workload.Cluster
+	bg   sim.Background
+}
+
+// result is one simulation: a policy on one seed's scenario.
+type result struct {
+	pol int
+	sc  *scenario
+	res *sim.Result
+	err error
+}
+
+// run simulates every policy on every seed, prints the tables to stdout and writes
+// table.csv; it returns the results in (seed, policy) order. A failed write to stdout
+// is its error.
+func run(c config, stdout, stderr io.Writer) ([]*result, error) {
+	start := time.Now()
+	out := output.NewWriter(stdout)
+	stdout = out
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return nil, err
+	}
+	scs, desc, err := scenarios(c)
+	if err != nil {
+		return nil, err
+	}
+	pols := c.policies()
+	var results []*result
+	for _, sc := range scs {
+		for i := range pols {
+			results = append(results, &result{pol: i, sc: sc})
+		}
+	}
+	simrun.Each(stderr, c.quiet, c.workers, results, func(r *result) int { return r.sc.w.NumTasks() }, func(r *result, progress sim.Option) {
+		opts := []sim.Option{sim.WithScaleUpEvery(c.period), sim.WithResizeModel(c.resize), progress}
+		if r.sc.bg != nil {
+			opts = append(opts, sim.WithBackground(r.sc.bg))
+		}
+		r.res, r.err = sim.Run(r.sc.w, r.sc.cl, pols[r.pol], opts...)
+	})
+	for _, r := range results {
+		if r.err != nil && !errors.Is(r.err, sim.ErrTimeLimit) {
+			return nil, fmt.Errorf("seed %d, %s: %w", r.sc.seed, pols[r.pol].Name, r.err)
+		}
+	}
+	fmt.Fprintf(stdout, "== %s ==\n%s\n%d seed(s) from %d; scale-up every %v, %s resizes, memory reclaimed: %v\n\n",
+		desc[0], desc[1], c.runs, c.seed, c.period, c.resize, c.reclaimMemory)
+	rows := aggregate(results, pols)
+	if err := printTable(stdout, rows); err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(stdout)
+	printSeeds(stdout, results, len(pols))
+	if err := writeTable(filepath.Join(c.out, "table.csv"), results, pols, rows); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stdout, "\n%d simulations in %v; outputs in %s\n", len(results), time.Since(start).Round(100*time.Millisecond), c.out)
+	if err := out.Err(); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// scenarios builds every seed's scenario and describes them.
+func scenarios(c config) ([]*scenario, [2]string, error) {
+	var scs []*scenario
+	var desc [2]string
+	if c.trace != nil {
+		nodes, err := workload.LoadOpenBNodes(c.trace[0])
 		if err != nil {
-			return outcome{}, fmt.Errorf("%s: %w", t.id, err)
+			return nil, desc, err
 		}
-		verdict, extra := "on time", "-"
-		switch {
-		case v.V2 > v.V1:
-			verdict = "speeding up"
-		case v.Straggler:
-			verdict = "STRAGGLER"
-			x, err := speculate.ScaleUp(schema, v, now, t.start, slo, t.alloc)
+		pods, err := workload.LoadOpenBPods(c.trace[1])
+		if err != nil {
+			return nil, desc, err
+		}
+		if c.nodes > 0 && c.nodes < len(nodes) {
+			nodes = nodes[:c.nodes]
+		}
+		cl, err := workload.OpenBCluster("openb", nodes)
+		if err != nil {
+			return nil, desc, err
+		}
+		name := "openb-" + strings.TrimPrefix(strings.TrimSuffix(filepath.Base(c.trace[1]), filepath.Ext(c.trace[1])), "openb_pod_list_")
+		w, st, err := workload.FromOpenB(name, pods, &cl, c.scale, workload.WithSLOFactor(c.slo))
+		if err != nil {
+			return nil, desc, err
+		}
+		for r := range c.runs {
+			scs = append(scs, &scenario{seed: c.seed + uint64(r), w: &w, cl: &cl})
+		}
+		desc[0] = fmt.Sprintf("%s (time factor %v; %d pods, %d skipped: untimed or unplaceable), %d openb nodes", name, c.scale, st.Used, st.Untimed+st.Unplaceable, len(cl.Nodes))
+	} else {
+		cl, err := workload.FGMCluster()
+		if err != nil {
+			return nil, desc, err
+		}
+		for r := range c.runs {
+			seed := c.seed + uint64(r)
+			w, err := workload.FGM(rand.New(rand.NewPCG(seed, 1)), workload.WithScale(c.scale), workload.WithLatencySensitive(c.ls), workload.WithSLOFactor(c.slo))
 			if err != nil {
-				return outcome{}, fmt.Errorf("%s: %w", t.id, err)
+				return nil, desc, fmt.Errorf("seed %d: %w", seed, err)
 			}
-			stragglers = append(stragglers, straggler{task: t, verdict: v, extra: x})
-			extra = "+" + ft(x)
+			scs = append(scs, &scenario{seed: seed, w: &w, cl: &cl})
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f %.2f %.2f %.2f\t%.2f\t%.2f\t%.0fs\t%s\t%s\n", t.id, t.node, ft(t.alloc), secs(t.start),
-			t.progress[0], t.progress[1], t.progress[2], t.progress[3], 100*v.V1, 100*v.V2, v.Runtime.Seconds(), verdict, extra)
+		desc[0] = fmt.Sprintf("FGM workload (scale %v, %.0f%% of jobs latency-sensitive), %s", c.scale, 100*c.ls, cl.Name)
 	}
-	if err := flush(); err != nil {
-		return outcome{}, err
-	}
-	var newDemand resource.Tuple
-	var newNames []string
-	for i, t := range newLS {
-		newDemand = newDemand.Add(t)
-		newNames = append(newNames, fmt.Sprintf("ls-new%d %s", i+1, ft(t)))
-	}
-	fmt.Fprintf(out, "new latency-sensitive tasks arriving: %s\n\n", strings.Join(newNames, ", "))
-
-	// 3. Redundant batch tasks, and what may be taken from each.
-	fmt.Fprintf(out, "Batch tasks (predict.DetectRedundant, U_ECRU = %.0f%%; preemptible: up to %.0f%% of CPU, never memory)\n", 100*expectedU, 100*preemptMax)
-	fmt.Fprintln(tw, "task\tnode\tprio\talloc\tpeak used\tUc cpu\tUc mem\treclaimable Rr\tpreemptible Rp")
-	var batch []speculate.BatchTask
-	var batchAlloc resource.Tuple
-	for _, b := range batchTasks {
-		usage := make([]resource.Tuple, 12)
-		for i := range usage {
-			f := 0.75 + 0.25*r.Float64()
-			usage[i] = schema.MustTuple(int64(float64(b.alloc[cpu])*b.peakCPU*f), int64(float64(b.alloc[mem])*b.peakMem*f))
-		}
-		red, err := predict.DetectRedundant(schema, usage, b.alloc, resource.Vector{expectedU, expectedU})
-		if err != nil {
-			return outcome{}, fmt.Errorf("%s: %w", b.id, err)
-		}
-		var rp resource.Tuple
-		if b.preemptive {
-			// Preempt only CPU, down to preemptMax of the allocation, beyond what is reclaimed.
-			rp[cpu] = max(0, int64(float64(b.alloc[cpu])*preemptMax)-red.Reclaimable[cpu])
-		}
-		batch = append(batch, speculate.BatchTask{Task: b.id, Node: b.node, Allocated: b.alloc, Reclaimable: red.Reclaimable, Preemptible: rp, Priority: b.priority})
-		batchAlloc = batchAlloc.Add(b.alloc)
-		rr, rps := "-", "-"
-		if red.IsRedundant() {
-			rr = ft(red.Reclaimable)
-		}
-		if !rp.IsZero() {
-			rps = ft(rp)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.0f%%\t%.0f%%\t%s\t%s\n", b.id, b.node, b.priority, ft(b.alloc), ft(red.Peak),
-			100*red.Utilisation[cpu], 100*red.Utilisation[mem], rr, rps)
-	}
-	if err := flush(); err != nil {
-		return outcome{}, err
-	}
-	fmt.Fprintln(out)
-
-	// The nodes: what their tasks hold.
-	alloc := map[string]resource.Tuple{} // task → allocation, kept up to date as steps apply
-	where := map[string]string{}         // task → node
-	for _, t := range lsTasks {
-		alloc[t.id], where[t.id] = t.alloc, t.node
-	}
-	for _, b := range batchTasks {
-		alloc[b.id], where[b.id] = b.alloc, b.node
-	}
-	nodes := nodesFrom(alloc, where)
-
-	// 4. The plan.
-	planner, err := speculate.NewPlanner(schema)
-	if err != nil {
-		return outcome{}, err
-	}
-	in := speculate.PlanInput{Nodes: nodes, NewDemand: newDemand, Batch: batch}
-	for _, s := range stragglers {
-		in.Stragglers = append(in.Stragglers, speculate.Straggler{Task: s.task.id, Node: s.task.node, Allocated: s.task.alloc, Extra: s.extra})
-	}
-	plan, err := planner.Plan(in)
-	if err != nil {
-		return outcome{}, err
-	}
-	after, err := planner.Apply(nodes, plan.Steps)
-	if err != nil {
-		return outcome{}, err
-	}
-	fmt.Fprintln(out, "Scale-up plan (speculate.Planner.Plan)")
-	if plan.Idle.Covers(plan.Need) {
-		fmt.Fprintf(out, "R_IDLE %s covers R_NE %s (stragglers' extra + new tasks): nothing to take from batch tasks\n", ft(plan.Idle), ft(plan.Need))
-	} else {
-		fmt.Fprintf(out, "R_IDLE %s does not cover R_NE %s (stragglers' extra + new tasks): reclaim first, then preempt\n", ft(plan.Idle), ft(plan.Need))
-	}
-	if err := printSteps(tw, plan.Steps); err != nil {
-		return outcome{}, err
-	}
-	fmt.Fprintf(out, "reclaimed %s + preempted %s → R_M = %s covers R_NE: %v; unserved stragglers: %d\n\n",
-		ft(plan.Reclaimed), ft(plan.Preempted), ft(plan.Available), plan.Covered(), len(plan.Unserved))
-
-	// Carry the steps out on the tasks, as an embedder resizing containers would.
-	for _, st := range plan.Steps {
-		switch st.Kind {
-		case speculate.Reclaim, speculate.Preempt:
-			alloc[st.Task] = alloc[st.Task].Sub(st.Amount)
-		case speculate.Expand, speculate.Restore:
-			alloc[st.Task] = alloc[st.Task].Add(st.Amount)
-		case speculate.Move:
-			alloc[st.Task], where[st.Task] = st.Amount, st.Node
-		}
-	}
-	if err := sameTotals(nodesFrom(alloc, where), after); err != nil {
-		return outcome{}, err
-	}
-	// The new LS tasks go to the first node with room for each.
-	var placed []string
-	for k, t := range newLS {
-		id := fmt.Sprintf("ls-new%d", k+1)
-		for i, n := range after {
-			if n.Capacity.Sub(n.Allocated).Covers(t) {
-				after[i].Allocated = n.Allocated.Add(t)
-				alloc[id], where[id] = t, n.ID
-				placed = append(placed, id+" on "+n.ID)
-				break
+	ls := 0
+	for j := range scs[0].w.Jobs {
+		for k := range scs[0].w.Jobs[j].Tasks {
+			if scs[0].w.Jobs[j].Tasks[k].LatencySensitive {
+				ls++
 			}
 		}
-		if where[id] == "" {
-			placed = append(placed, id+" on no node: it fits on none (R_M is a cluster-wide sum)")
+	}
+	desc[1] = fmt.Sprintf("SLO %v× the true run time; first seed: %d tasks, %d latency-sensitive", c.slo, scs[0].w.NumTasks(), ls)
+	if c.cloud {
+		for _, sc := range scs {
+			bg, err := sim.RandomLoad(rand.New(rand.NewPCG(sc.seed, 2)), len(sc.cl.Nodes))
+			if err != nil {
+				return nil, desc, err
+			}
+			sc.bg = bg
 		}
-	}
-	fmt.Fprintf(out, "Nodes: allocated and free before → after the plan and placing %s (first fit)\n", strings.Join(placed, ", "))
-	fmt.Fprintln(tw, "node\tbefore\tfree\tafter\tfree\tmemory within capacity")
-	for i, n := range nodes {
-		a := after[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\n", n.ID, ft(n.Allocated), ft(n.Capacity.Sub(n.Allocated)), ft(a.Allocated),
-			ft(a.Capacity.Sub(a.Allocated)), a.Allocated[mem] <= a.Capacity[mem])
-	}
-	if err := flush(); err != nil {
-		return outcome{}, err
-	}
-	fmt.Fprintln(out)
-
-	// Every straggler served?
-	fmt.Fprintln(out, "Stragglers after the plan (speed taken as proportional to CPU)")
-	fmt.Fprintln(tw, "task\tnode\talloc\tpredicted run before\tafter\tT_SLO met")
-	served := 0
-	for _, s := range stragglers {
-		t := s.task
-		a := alloc[t.id]
-		left := s.verdict.Finish - now
-		newLeft := time.Duration(float64(left) * float64(t.alloc[cpu]) / float64(a[cpu]))
-		runtime := now + newLeft - t.start
-		ok := runtime <= slo && a[cpu] > t.alloc[cpu]
-		if ok {
-			served++
-		}
-		node := where[t.id]
-		if node != t.node {
-			node = t.node + "→" + node
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s→%s\t%.0fs\t%.0fs\t%v\n", t.id, node, ft(t.alloc), ft(a), s.verdict.Runtime.Seconds(), runtime.Seconds(), ok)
-	}
-	if err := flush(); err != nil {
-		return outcome{}, err
-	}
-	fmt.Fprintf(out, "stragglers served: %d of %d\n\n", served, len(stragglers))
-
-	// Batch loss.
-	fmt.Fprintln(out, "Batch loss (taken from batch tasks, as a share of their allocation)")
-	fmt.Fprintln(tw, "\tcpu\tmemory")
-	loss := func(name string, t resource.Tuple) {
-		fmt.Fprintf(tw, "%s\t%.2fc (%.1f%%)\t%dG (%.1f%%)\n", name, float64(t[cpu])/1000, 100*float64(t[cpu])/float64(batchAlloc[cpu]),
-			t[mem]/gib, 100*float64(t[mem])/float64(batchAlloc[mem]))
-	}
-	fmt.Fprintf(tw, "batch allocation\t%.1fc\t%dG\n", float64(batchAlloc[cpu])/1000, batchAlloc[mem]/gib)
-	loss("reclaimed (unused)", plan.Reclaimed)
-	loss("preempted (slows batch)", plan.Preempted)
-	loss("total", plan.Reclaimed.Add(plan.Preempted))
-	if err := flush(); err != nil {
-		return outcome{}, err
-	}
-	// R_M is a cluster-wide sum: a preemption may free room on a node that, once the
-	// stragglers have expanded or moved, nobody uses. Report it rather than hide it.
-	preemptedOn := map[string]resource.Tuple{}
-	for _, st := range plan.Steps {
-		if st.Kind == speculate.Preempt {
-			preemptedOn[st.Node] = preemptedOn[st.Node].Add(st.Amount)
-		}
-	}
-	var idle []string
-	for _, n := range after {
-		p := preemptedOn[n.ID]
-		if x := min(p[cpu], max(0, n.Capacity[cpu]-n.Allocated[cpu])); x > 0 {
-			idle = append(idle, fmt.Sprintf("%.2fc on %s", float64(x)/1000, n.ID))
-		}
-	}
-	if len(idle) == 0 {
-		fmt.Fprintln(out, "every preempted core is in use after the plan")
+		desc[0] += ", cloud"
 	} else {
-		fmt.Fprintf(out, "preempted but left idle after the plan and placement: %s\n", strings.Join(idle, ", "))
+		desc[0] += ", dedicated"
 	}
-	if err := flush(); err != nil {
-		return outcome{}, err
-	}
-	fmt.Fprintln(out)
-
-	// 5. Recovery: at recoveryAt every LS task has finished and left its node.
-	var shrunk []speculate.Shrunk
-	byTask := map[string]int{}
-	for _, st := range plan.Steps {
-		if st.Kind != speculate.Reclaim && st.Kind != speculate.Preempt {
-			continue
-		}
-		i, ok := byTask[st.Task]
-		if !ok {
-			i = len(shrunk)
-			byTask[st.Task] = i
-			shrunk = append(shrunk, speculate.Shrunk{Task: st.Task, Node: st.Node})
-		}
-		shrunk[i].Taken = shrunk[i].Taken.Add(st.Amount)
-		shrunk[i].Preempted = shrunk[i].Preempted || st.Kind == speculate.Preempt
-	}
-	for id := range alloc {
-		if strings.HasPrefix(id, "ls-") {
-			delete(alloc, id)
-			delete(where, id)
-		}
-	}
-	nodes2 := nodesFrom(alloc, where)
-	var batch2 []speculate.BatchTask
-	for _, b := range batchTasks {
-		batch2 = append(batch2, speculate.BatchTask{Task: b.id, Node: b.node, Allocated: alloc[b.id]})
-	}
-	rec, err := planner.Plan(speculate.PlanInput{Nodes: nodes2, Batch: batch2, Shrunk: shrunk})
-	if err != nil {
-		return outcome{}, err
-	}
-	if _, err := planner.Apply(nodes2, rec.Steps); err != nil {
-		return outcome{}, err
-	}
-	fmt.Fprintf(out, "Recovery at %s: the LS tasks have finished; idle %s; the shrunk batch tasks get back what was taken\n", secs(recoveryAt), ft(rec.Idle))
-	if err := printSteps(tw, rec.Steps); err != nil {
-		return outcome{}, err
-	}
-	taken := plan.Reclaimed.Add(plan.Preempted)
-	left := taken.Sub(rec.Restored)
-	fmt.Fprintf(out, "restored %s of %s taken; still owed to batch tasks: %s\n", ft(rec.Restored), ft(taken), ft(left))
-	return outcome{stragglers: len(stragglers), served: served, taken: taken, owed: left}, nil
+	return scs, desc, nil
 }
 
-// nodesFrom sums the tasks' allocations per node, in node order.
-func nodesFrom(alloc map[string]resource.Tuple, where map[string]string) []speculate.Node {
-	tasks := make([]string, 0, len(alloc))
-	for id := range alloc {
-		tasks = append(tasks, id)
+// row is one policy over every seed.
+type row struct {
+	name                 string
+	ls, met              int // latency-sensitive tasks, and those within their SLO, summed
+	lsSlow, batchSlow    float64
+	makespan, jct        time.Duration
+	oom, shrinkKills     int
+	backups, won         int
+	expand, move         int
+	reclaim, preempt     int
+	restore, unfinished  int
+	rounds, stragglers   int
+	attainment           float64 // met / ls
+	perSeed              []float64
+	beatsNone, beatsLATE int // seeds where it beat no action and LATE (scale-up rows)
+}
+
+// aggregate condenses the results per policy: sums of the counts, means over the
+// seeds of the slowdowns, makespans and mean completion times, and the attainment of
+// the pooled tasks.
+func aggregate(results []*result, pols []sim.Policy) []row {
+	rows := make([]row, len(pols))
+	n := 0
+	for i := range rows {
+		rows[i].name = pols[i].Name
 	}
-	slices.Sort(tasks)
-	nodes := make([]speculate.Node, len(nodeIDs))
-	for i, id := range nodeIDs {
-		nodes[i] = speculate.Node{ID: id, Capacity: nodeCap}
-		for _, t := range tasks {
-			if where[t] == id {
-				nodes[i].Allocated = nodes[i].Allocated.Add(alloc[t])
+	for _, r := range results {
+		x := &rows[r.pol]
+		s := r.res.Summary
+		m := s.Mixed
+		x.ls += m.LSTasks
+		x.met += m.LSMet
+		x.lsSlow += m.LSSlowdown
+		x.batchSlow += m.BatchSlowdown
+		x.makespan += s.Makespan
+		x.jct += s.JobCompletion.Mean
+		x.oom += s.OOMKills
+		x.shrinkKills += m.ShrinkKills
+		x.backups += s.Backups
+		x.won += s.BackupsWon
+		x.expand += m.Expanded
+		x.move += m.Moved
+		x.reclaim += m.Reclaimed
+		x.preempt += m.Preempted
+		x.restore += m.Restored
+		x.rounds += m.Rounds
+		x.stragglers += m.Stragglers
+		x.unfinished += s.Jobs - s.JobsFinished
+		x.perSeed = append(x.perSeed, m.SLOAttainment)
+		if r.pol == 0 {
+			n++
+		}
+	}
+	for i := range rows {
+		x := &rows[i]
+		if x.ls > 0 {
+			x.attainment = float64(x.met) / float64(x.ls)
+		}
+		x.lsSlow /= float64(n)
+		x.batchSlow /= float64(n)
+		x.makespan /= time.Duration(n)
+		x.jct /= time.Duration(n)
+		if i >= 2 {
+			for k, a := range x.perSeed {
+				if a > rows[0].perSeed[k] {
+					x.beatsNone++
+				}
+				if a > rows[1].perSeed[k] {
+					x.beatsLATE++
+				}
 			}
 		}
 	}
-	return nodes
+	return rows
 }
 
-// sameTotals checks that the per-task bookkeeping agrees with Planner.Apply's totals.
-func sameTotals(a, b []speculate.Node) error {
-	for i := range a {
-		if a[i].Allocated != b[i].Allocated {
-			return fmt.Errorf("%s: tasks hold %s, Apply says %s", a[i].ID, ft(a[i].Allocated), ft(b[i].Allocated))
+// printTable prints the rows within 120 columns.
+func printTable(w io.Writer, rows []row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tSLO met\tLS slow\tbatch slow\tmakespan\tJCT mean\tOOM\tshrink kills\tbackups\tE/M/R/P/Rs\t")
+	for _, x := range rows {
+		backups, actions := "-", "-"
+		if x.backups > 0 {
+			backups = fmt.Sprintf("%d (%d)", x.backups, x.won)
+		}
+		if x.rounds > 0 {
+			actions = fmt.Sprintf("%d/%d/%d/%d/%d", x.expand, x.move, x.reclaim, x.preempt, x.restore)
+		}
+		fmt.Fprintf(tw, "%s\t%.1f%%\t%.3f\t%.3f\t%s\t%s\t%d\t%d\t%s\t%s\t\n", x.name, 100*x.attainment, x.lsSlow, x.batchSlow,
+			output.Duration(x.makespan), output.Duration(x.jct), x.oom, x.shrinkKills, backups, actions)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "SLO met: latency-sensitive tasks done within their SLO of their first start, all seeds pooled. LS and batch")
+	fmt.Fprintln(w, "slow: mean slowdown (first start to finish over the true run time). Means over the seeds: slowdowns, makespan,")
+	fmt.Fprintln(w, "JCT. Sums: OOM kills (the nodes'), shrink kills (memory over what a reclaim left), LATE backups (won), and the")
+	fmt.Fprintln(w, "scale-up actions Expand/Move/Reclaim/Preempt/Restore.")
+	for _, x := range rows {
+		if x.unfinished > 0 {
+			fmt.Fprintf(w, "%s: %d jobs unfinished at the time limit (counted as missed)\n", x.name, x.unfinished)
 		}
 	}
 	return nil
 }
 
-func printSteps(tw *tabwriter.Writer, steps []speculate.Step) error {
-	fmt.Fprintln(tw, "#\tstep\ttask\tnode\tamount\tnote")
-	for i, st := range steps {
-		node, note := st.Node, ""
-		switch st.Kind {
-		case speculate.Move:
-			node = st.From + "→" + st.Node
-			note = "frees " + ft(st.Released) + " on " + st.From
-		case speculate.Reclaim, speculate.Preempt:
-			if st.For != "" {
-				note = "for " + st.For + " on its node"
-			}
+// printSeeds prints the SLO attainment seed by seed, and how often each scale-up
+// policy beat no action and LATE.
+func printSeeds(w io.Writer, results []*result, npol int) {
+	fmt.Fprintln(w, "SLO attainment by seed (none / LATE / idle / scale-up):")
+	for k := 0; k < len(results); k += npol {
+		var parts []string
+		for i := 0; i < npol; i++ {
+			parts = append(parts, fmt.Sprintf("%.1f%%", 100*results[k+i].res.Summary.Mixed.SLOAttainment))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", i+1, st.Kind, st.Task, node, ft(st.Amount), note)
+		fmt.Fprintf(w, "  seed %d: %s\n", results[k].sc.seed, strings.Join(parts, " / "))
 	}
-	return tw.Flush()
+	rows := aggregate(results, make([]sim.Policy, npol))
+	seeds := len(results) / npol
+	for i := 2; i < npol; i++ {
+		fmt.Fprintf(w, "%s above no action on %d of %d seeds, above LATE on %d of %d\n", short[i], rows[i].beatsNone, seeds, rows[i].beatsLATE, seeds)
+	}
 }
 
-func secs(d time.Duration) string { return fmt.Sprintf("%.0fs", d.Seconds()) }
+// writeTable writes table.csv: a row per seed and policy, then a row per policy over
+// every seed (seed "all").
+func writeTable(path string, results []*result, pols []sim.Policy, rows []row) error {
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
+	out := [][]string{{"seed", "policy", "ls_tasks", "ls_met", "slo_attainment", "ls_slowdown", "batch_slowdown", "makespan_s", "jct_mean_s",
+		"oom_kills", "shrink_kills", "backups", "backups_won", "rounds", "stragglers", "expanded", "moved", "reclaimed", "preempted", "restored", "jobs_unfinished"}}
+	for _, r := range results {
+		s := r.res.Summary
+		m := s.Mixed
+		out = append(out, []string{strconv.FormatUint(r.sc.seed, 10), pols[r.pol].Name, strconv.Itoa(m.LSTasks), strconv.Itoa(m.LSMet), f(m.SLOAttainment),
+			f(m.LSSlowdown), f(m.BatchSlowdown), secs(s.Makespan), secs(s.JobCompletion.Mean), strconv.Itoa(s.OOMKills), strconv.Itoa(m.ShrinkKills),
+			strconv.Itoa(s.Backups), strconv.Itoa(s.BackupsWon), strconv.Itoa(m.Rounds), strconv.Itoa(m.Stragglers), strconv.Itoa(m.Expanded),
+			strconv.Itoa(m.Moved), strconv.Itoa(m.Reclaimed), strconv.Itoa(m.Preempted), strconv.Itoa(m.Restored), strconv.Itoa(s.Jobs - s.JobsFinished)})
+	}
+	for _, x := range rows {
+		out = append(out, []string{"all", x.name, strconv.Itoa(x.ls), strconv.Itoa(x.met), f(x.attainment), f(x.lsSlow), f(x.batchSlow),
+			secs(x.makespan), secs(x.jct), strconv.Itoa(x.oom), strconv.Itoa(x.shrinkKills), strconv.Itoa(x.backups), strconv.Itoa(x.won),
+			strconv.Itoa(x.rounds), strconv.Itoa(x.stragglers), strconv.Itoa(x.expand), strconv.Itoa(x.move), strconv.Itoa(x.reclaim),
+			strconv.Itoa(x.preempt), strconv.Itoa(x.restore), strconv.Itoa(x.unfinished)})
+	}
+	return output.WriteCSV(path, out)
+}
