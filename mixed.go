@@ -24,14 +24,15 @@ import (
 // killed — and given back what they lost once there is room.
 
 // DefaultExpectedUtilisation is U_ECRU, the expected cluster utilisation of the
-// resource-redundant test (ScaleUpConfig.ExpectedUtilisation), on every dimension: a
-// batch task whose measured peak is below 80% of its allocation on a dimension holds
-// more than it needs there.
+// resource-redundant test (ScaleUpConfig.ExpectedUtilisation), on every compressible
+// dimension: a batch task whose measured peak is below 80% of its allocation on a
+// dimension holds more than it needs there.
 const DefaultExpectedUtilisation = 0.8
 
 // DefaultPreemptibleShare is how much of a batch task's allocation on the compressible
-// dimensions a scale-up round may take by preemption (ScaleUpConfig.PreemptibleShare):
-// half, so that a shrunk task runs at no less than half speed.
+// dimensions scale-up rounds may take, by reclaim and preemption together
+// (ScaleUpConfig.PreemptibleShare): half, so that a shrunk task runs at no less than
+// half speed.
 const DefaultPreemptibleShare = 0.5
 
 // ScaleUpConfig configures the scale-up rounds (WithScaleUp, Scheduler.ScaleUp).
@@ -41,16 +42,18 @@ type ScaleUpConfig struct {
 	// share of its allocation, and reclaims down to the allocation that peak would
 	// use at exactly this share (predict.DetectRedundant). 0 on a dimension never
 	// reclaims there. The zero vector means DefaultExpectedUtilisation on every
-	// dimension. The peak is the peak so far: a task whose memory grows past what a
-	// reclaim left it is killed by its container's limit. A task that has failed
-	// before (Failed) is reclaimed on the compressible dimensions only, so that such a
-	// kill does not repeat round after round.
+	// compressible dimension and 0 on the others: the peak is the peak so far, and a
+	// task whose memory grows past what a reclaim left it is killed by its
+	// container's limit. Set a non-compressible dimension to reclaim it anyway; a task
+	// that has failed before (Failed) is then reclaimed on the compressible dimensions
+	// only, so that such a kill does not repeat round after round.
 	ExpectedUtilisation resource.Vector
 	// PreemptibleShare is how much of a batch task's allocation — as it was before
-	// any round shrank it — preemption may take, on the compressible dimensions only:
-	// taking memory a task uses would kill it. What reclaim took, in the same round
-	// or earlier, counts against it: a task is never preempted below 1 − share of
-	// that allocation, though reclaim alone may take it lower. In (0, 1]; 0 means
+	// any round shrank it — rounds may take on the compressible dimensions, reclaim
+	// and preemption together: a task is never shrunk there below 1 − share of that
+	// allocation (a peak measured near zero, between two stages, would otherwise
+	// reclaim it to a standstill). Preemption takes compressible dimensions only:
+	// taking memory a task uses would kill it. In (0, 1]; 0 means
 	// DefaultPreemptibleShare. A NonPreemptible task is never preempted.
 	PreemptibleShare float64
 	// IdleOnly grows stragglers out of idle room alone: no batch task is offered to
@@ -78,14 +81,15 @@ func WithScaleUp(cfg ScaleUpConfig) Option {
 // scaleUp is the scheduler's scale-up machinery: its planner, and the batch tasks its
 // rounds shrank and have not given everything back to.
 type scaleUp struct {
-	planner  *speculate.Planner
-	expected resource.Vector
-	share    float64
-	idleOnly bool
-	shrunk   map[string]shrinkage
-	degraded map[string]float64  // the nodes with a recycle signal pending, and their stretch (Recycle)
-	peak     [1]resource.Tuple   // batch's scratch: the samples handed to the redundancy test
-	onNode   []*cluster.TaskInfo // planInput's scratch: one node's tasks, in ID order
+	planner   *speculate.Planner
+	expected  resource.Vector
+	share     float64
+	idleOnly  bool
+	shrunk    map[string]shrinkage
+	degraded  map[string]float64  // the nodes with a recycle signal pending, and their stretch (Recycle)
+	newDemand resource.Tuple      // the requests of the latency-sensitive tasks submitted since the last round
+	peak      [1]resource.Tuple   // batch's scratch: the samples handed to the redundancy test
+	onNode    []*cluster.TaskInfo // planInput's scratch: one node's tasks, in ID order
 }
 
 // shrinkage is what rounds took from a running batch task's run and have not given
@@ -97,11 +101,21 @@ type shrinkage struct {
 	preempted bool
 }
 
+// arrived counts the latency-sensitive tasks of specs, just submitted, as new demand
+// for the next round.
+func (u *scaleUp) arrived(specs []Task) {
+	for i := range specs {
+		if specs[i].Class == LatencySensitive {
+			u.newDemand = u.newDemand.Add(specs[i].Request)
+		}
+	}
+}
+
 // newScaleUp builds the machinery of cfg for schema.
 func newScaleUp(schema *resource.Schema, cfg ScaleUpConfig) (*scaleUp, error) {
 	u := &scaleUp{expected: cfg.ExpectedUtilisation, share: cfg.PreemptibleShare, idleOnly: cfg.IdleOnly, shrunk: map[string]shrinkage{}, degraded: map[string]float64{}}
 	if u.expected == (resource.Vector{}) {
-		u.expected = resource.Uniform(schema.All(), DefaultExpectedUtilisation)
+		u.expected = resource.Uniform(schema.Compressible(), DefaultExpectedUtilisation)
 	}
 	if err := schema.ValidateRatios(u.expected, 1, false); err != nil {
 		return nil, fmt.Errorf("finegrain: scale-up expected utilisation: %w: %w", ErrInvalid, err)
@@ -304,7 +318,10 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanIn
 			tasks[t.ID()] = t
 		}
 	}
-	in.NewDemand = st.PendingLatencySensitive()
+	// The new latency-sensitive demand: what arrived since the last round and still
+	// waits. A backlog that waits on is not made room for again round after round.
+	in.NewDemand = u.newDemand.Min(st.PendingLatencySensitive())
+	u.newDemand = resource.Tuple{}
 	for _, id := range slices.Sorted(maps.Keys(u.shrunk)) {
 		r := u.shrunk[id]
 		t := r.task
@@ -341,8 +358,16 @@ func (u *scaleUp) batch(b *speculate.BatchTask, schema *resource.Schema, t *clus
 			}
 		}
 	}
+	taken := u.shrunk[t.ID()].taken
+	before := held.Add(taken) // its allocation before any round shrank it
+	for d := range before {
+		if schema.Compressible().Has(d) {
+			// Rounds take at most share of it in all: a peak measured near zero (a
+			// task between stages) would otherwise reclaim it to a standstill.
+			b.Reclaimable[d] = max(0, min(b.Reclaimable[d], int64(u.share*float64(before[d]))-taken[d]))
+		}
+	}
 	if t.Preemptible() {
-		before := held.Add(u.shrunk[t.ID()].taken) // its allocation before any round shrank it
 		for d := range before {
 			if !schema.Compressible().Has(d) {
 				continue
@@ -351,7 +376,7 @@ func (u *scaleUp) batch(b *speculate.BatchTask, schema *resource.Schema, t *clus
 			// leave it at least 1 − share of its allocation (or what reclaim alone
 			// leaves): what this round reclaims counts as what earlier rounds took.
 			left := held[d] - b.Reclaimable[d]
-			allowed := int64(u.share*float64(before[d])) - u.shrunk[t.ID()].taken[d] - b.Reclaimable[d]
+			allowed := int64(u.share*float64(before[d])) - taken[d] - b.Reclaimable[d]
 			b.Preemptible[d] = max(0, min(left, allowed))
 		}
 	}

@@ -450,7 +450,11 @@ func (s *Scheduler) Submit(tasks ...Task) error {
 			return err
 		}
 	}
-	return s.state.Submit(tasks...)
+	if err := s.state.Submit(tasks...); err != nil {
+		return err
+	}
+	s.scale.arrived(tasks)
+	return nil
 }
 
 // learns reports whether tasks of key may be placed by a learned profile.

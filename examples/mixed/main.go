@@ -44,8 +44,8 @@
 // Flags: -seed N (first seed; run r uses N+r), -runs N (seeds, default 3), -period D
 // (scale-up round period, default 5s), -scale F, -ls F, -slo F, -cloud (the
 // background load, default true), -resize elastic|capped-shrink, -reclaim-memory
-// (default true: the library's default U_ECRU of 80% on memory too; false never
-// reclaims memory), -trace, -nodes, -out DIR (table.csv, made if missing; default
+// (U_ECRU of 80% on memory too; by default, as the library, only the compressible
+// dimensions are reclaimed), -trace, -nodes, -out DIR (table.csv, made if missing; default
 // out/mixed), -workers N, -quiet, -walkthrough. The results are deterministic for a
 // given seed.
 package main
@@ -124,7 +124,7 @@ func parseFlags(args []string) (config, error) {
 	fs.Float64Var(&c.slo, "slo", workload.DefaultSLOFactor, "a latency-sensitive task's SLO, as a factor of its true run time, in [1, 100]")
 	fs.BoolVar(&c.cloud, "cloud", true, "share the nodes with other applications' CPU load (sim.RandomLoad, 20-60% of a node's CPU)")
 	fs.StringVar(&resize, "resize", "elastic", "execution model of a resize: elastic (a shrunk task slows with its allocation) or capped-shrink (only where it uses more than it holds)")
-	fs.BoolVar(&c.reclaimMemory, "reclaim-memory", true, "scale-up reclaims unused memory too (U_ECRU 80% on every dimension, the library's default); false: cores and bandwidth only")
+	fs.BoolVar(&c.reclaimMemory, "reclaim-memory", false, "scale-up reclaims unused memory too (U_ECRU 80% on every dimension); default: the library's, compressible dimensions only")
 	fs.StringVar(&trace, "trace", "", "replay the openb trace instead: openb:NODES,PODS (cluster-trace-gpu-v2023's node and pod lists)")
 	fs.IntVar(&c.nodes, "nodes", 0, "openb: run on the first N nodes of the node list (default all)")
 	fs.StringVar(&c.out, "out", defaultOut, "output folder, made if missing")
@@ -179,9 +179,8 @@ func parseFlags(args []string) (config, error) {
 // not as c says.
 func (c config) policies() []sim.Policy {
 	ps := sim.Mixed()
-	if !c.reclaimMemory {
+	if c.reclaimMemory {
 		u := resource.Uniform(workload.Schema().All(), finegrain.DefaultExpectedUtilisation)
-		u[workload.SlotMemory] = 0
 		for i := range ps {
 			if ps[i].ScaleUp {
 				name := ps[i].Name

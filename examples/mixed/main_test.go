@@ -83,11 +83,11 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// -reclaim-memory=false: the scale-up policies keep their names and reclaim no memory,
-// so no batch task is killed for outgrowing a reclaim; -cloud=false runs without the
-// background; -resize and -period reach the simulator.
+// By default the scale-up policies reclaim no memory, so no batch task is killed for
+// outgrowing a reclaim; -reclaim-memory keeps their names; -cloud=false runs without
+// the background; -resize and -period reach the simulator.
 func TestVariants(t *testing.T) {
-	c := small(t, "-reclaim-memory=false", "-cloud=false", "-resize", "capped-shrink", "-period", "2s")
+	c := small(t, "-cloud=false", "-resize", "capped-shrink", "-period", "2s")
 	assert.False(t, c.reclaimMemory)
 	assert.Equal(t, sim.CappedShrink, c.resize)
 	assert.Equal(t, 2*time.Second, c.period)
@@ -107,7 +107,7 @@ func TestFlags(t *testing.T) {
 	c, err := parseFlags(nil)
 	require.NoError(t, err)
 	assert.Equal(t, config{seed: 1, runs: 3, period: sim.DefaultScaleUpEvery, scale: 1, ls: 0.3, slo: 1.5, cloud: true, resize: sim.Elastic,
-		reclaimMemory: true, out: defaultOut, workers: c.workers}, c)
+		out: defaultOut, workers: c.workers}, c)
 	c, err = parseFlags([]string{"-trace", "openb:n.csv,p.csv", "-nodes", "20"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"n.csv", "p.csv"}, c.trace)

@@ -56,7 +56,7 @@ type ScaleUpArgs struct {
 	// reported at least as often for the straggler test to see a pod slow down.
 	Interval *metav1.Duration `json:"interval,omitempty"`
 	// ExpectedUtilisation is U_ECRU (finegrain.ScaleUpConfig.ExpectedUtilisation), on
-	// CPU and memory, in [0, 1]: a batch pod whose measured peak (the MetricsAPI
+	// CPU (memory is never reclaimed), in [0, 1]: a batch pod whose measured peak (the MetricsAPI
 	// sampler's running reports) is below this share of what it holds is redundant,
 	// and may be shrunk down to what that peak uses at this share. 0 never reclaims.
 	// Default 0.8.
@@ -108,11 +108,13 @@ func (u ScaleUpArgs) validate(path *field.Path) field.ErrorList {
 }
 
 // config is the library's configuration of the rounds for u (defaults filled in):
-// U_ECRU on CPU and memory only — Kubernetes resizes nothing else in place — and the
-// planner without moves, which Kubernetes cannot make without restarting the pod.
+// U_ECRU on CPU only — memory is never reclaimed: a pod using more memory than it
+// requests is the kubelet's first eviction under memory pressure, and the method is
+// kill-free — and the planner without moves, which Kubernetes cannot make without
+// restarting the pod.
 func (u ScaleUpArgs) config() finegrain.ScaleUpConfig {
 	return finegrain.ScaleUpConfig{
-		ExpectedUtilisation: resource.Uniform(resource.Mask(1<<cpuSlot|1<<memSlot), *u.ExpectedUtilisation),
+		ExpectedUtilisation: resource.Uniform(resource.Mask(1<<cpuSlot), *u.ExpectedUtilisation),
 		PreemptibleShare:    *u.PreemptibleShare,
 		IdleOnly:            u.IdleOnly,
 		Planner:             []speculate.PlannerOption{speculate.WithMoves(false)},
