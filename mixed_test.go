@@ -303,17 +303,8 @@ func TestScaleUpRefusals(t *testing.T) {
 // every running task holds what its actions say; no node is over its memory; and
 // what the round took is within what the plan took.
 func TestPropertyScaleUpNeverKills(t *testing.T) {
-	params := gopter.DefaultTestParameters()
-	seed := time.Now().UnixNano()
-	params.SetSeed(seed)
-	params.MinSuccessfulTests = 100
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("gopter seed %d", seed)
-		}
-	})
 	acted := 0
-	props := gopter.NewProperties(params)
+	props := mixedProperties()
 	props.Property("a scale-up round never kills and keeps the cluster within capacity", prop.ForAll(func(seed int64) string {
 		r := rand.New(rand.NewSource(seed))
 		s, ids, nodes, err := randomMixed(r)
@@ -383,17 +374,8 @@ func TestPropertyScaleUpNeverKills(t *testing.T) {
 // the round, and every node's free room back as it was; the next round plans as the
 // first did.
 func TestPropertyUndoScaleRestores(t *testing.T) {
-	params := gopter.DefaultTestParameters()
-	seed := time.Now().UnixNano()
-	params.SetSeed(seed)
-	params.MinSuccessfulTests = 100
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("gopter seed %d", seed)
-		}
-	})
 	acted := 0
-	props := gopter.NewProperties(params)
+	props := mixedProperties()
 	props.Property("undoing a round in reverse restores the state", prop.ForAll(func(seed int64) string {
 		r := rand.New(rand.NewSource(seed))
 		s, ids, nodes, err := randomMixed(r)
@@ -469,6 +451,14 @@ func TestPropertyUndoScaleRestores(t *testing.T) {
 	if acted == 0 {
 		t.Fatal("no round acted: the property checked nothing")
 	}
+}
+
+// mixedProperties are the mixed-workload properties' settings: 100 cases each, a fresh
+// seed every run (gopter prints it when a property fails).
+func mixedProperties() *gopter.Properties {
+	params := gopter.DefaultTestParameters()
+	params.MinSuccessfulTests = 100
+	return gopter.NewProperties(params)
 }
 
 // randomMixed is a random mix of latency-sensitive and batch tasks, placed by request

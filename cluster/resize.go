@@ -304,18 +304,24 @@ func (t *TaskInfo) PlanStart() time.Duration {
 	return t.start
 }
 
+// holding is the reservation the placed task holds on its node — with a held resize,
+// the new one —: when it begins and its profile; false when it holds none.
+func (t *TaskInfo) holding() (time.Duration, stage.Profile, bool) {
+	if t.run == nil {
+		return 0, stage.Profile{}, false
+	}
+	h := t.run.handle
+	if c := t.run.change; c != nil && c.kind == Resizing {
+		h = c.handle
+	}
+	return t.run.node.tl.Lookup(h)
+}
+
 // HeldAt is what the placed task holds on its node at time at: its reservation's
 // demand then, zero before the reservation begins and after it ends — with a held
 // resize, the new reservation's. Zero for a task that is not placed.
 func (t *TaskInfo) HeldAt(at time.Duration) resource.Tuple {
-	if t.run == nil {
-		return resource.Tuple{}
-	}
-	n, h := t.run.node, t.run.handle
-	if c := t.run.change; c != nil && c.kind == Resizing {
-		h = c.handle
-	}
-	start, p, ok := n.tl.Lookup(h)
+	start, p, ok := t.holding()
 	if !ok || at < start || at-start >= p.Duration() {
 		return resource.Tuple{}
 	}
@@ -327,14 +333,7 @@ func (t *TaskInfo) HeldAt(at time.Duration) resource.Tuple {
 // the new reservation's. Empty when nothing is left (or the task is not placed); the
 // whole reservation when it begins after at.
 func (t *TaskInfo) HeldFrom(at time.Duration) stage.Profile {
-	if t.run == nil {
-		return stage.Profile{}
-	}
-	n, h := t.run.node, t.run.handle
-	if c := t.run.change; c != nil && c.kind == Resizing {
-		h = c.handle
-	}
-	start, p, ok := n.tl.Lookup(h)
+	start, p, ok := t.holding()
 	if !ok || at < start {
 		return p
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/finegrain/finegrain/examples/internal/cli"
+	"github.com/finegrain/finegrain/examples/internal/clitest"
 	"github.com/finegrain/finegrain/sim"
 	"github.com/finegrain/finegrain/sim/workload"
 )
@@ -147,29 +148,10 @@ func TestParseTrace(t *testing.T) {
 	}
 }
 
-// headFile writes the header and n rows of the shared data file rel into dir, every
-// stride-th row from the first, or skips when the file is absent.
-func headFile(t *testing.T, dir, rel string, n, stride int) string {
-	t.Helper()
-	path := filepath.Join("..", "..", "..", "shared", "data", rel)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Skipf("trace not found at %s: %v", path, err)
-	}
-	lines := strings.SplitAfter(string(b), "\n")
-	keep := lines[:1]
-	for i := 1; i < len(lines) && len(keep) <= n; i += stride {
-		keep = append(keep, lines[i])
-	}
-	out := filepath.Join(dir, filepath.Base(rel))
-	require.NoError(t, os.WriteFile(out, []byte(strings.Join(keep, "")), 0o644))
-	return out
-}
-
 // The head of the Alibaba 2017 batch sample replays on the FGM cluster.
 func TestCompareAlibaba2017(t *testing.T) {
 	dir := t.TempDir()
-	head := headFile(t, dir, "alibaba/v2017/batch_task_sample.csv", 300, 1)
+	head := clitest.HeadFile(t, dir, "alibaba/v2017/batch_task_sample.csv", 300, 1)
 	c, err := parseFlags([]string{"-trace", "alibaba2017:" + head, "-scale", "0.001", "-runs", "1", "-env", "dedicated", "-out", dir})
 	require.NoError(t, err)
 	var out, errOut bytes.Buffer
@@ -219,8 +201,8 @@ func TestCompareOpenBUntimed(t *testing.T) {
 // data.
 func compareOpenB(t *testing.T, dir, pods string) *bytes.Buffer {
 	t.Helper()
-	nodes := headFile(t, dir, "alibaba/gpu-v2023/openb_node_list_gpu_node.csv", 40, 30)
-	list := headFile(t, dir, "alibaba/gpu-v2023/"+pods, 300, 27)
+	nodes := clitest.HeadFile(t, dir, "alibaba/gpu-v2023/openb_node_list_gpu_node.csv", 40, 30)
+	list := clitest.HeadFile(t, dir, "alibaba/gpu-v2023/"+pods, 300, 27)
 	c, err := parseFlags([]string{"-trace", "openb:" + nodes + "," + list, "-runs", "1", "-out", dir})
 	require.NoError(t, err)
 	var out, errOut bytes.Buffer

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/finegrain/finegrain/examples/internal/clitest"
 	"github.com/finegrain/finegrain/sim"
 )
 
@@ -140,31 +141,12 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-// headFile writes every stride-th line of the shared data file rel (its header kept),
-// n of them, into dir and returns its path; it skips the test without the data.
-func headFile(t *testing.T, dir, rel string, n, stride int) string {
-	t.Helper()
-	path := filepath.Join("..", "..", "..", "shared", "data", rel)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Skipf("trace not found at %s: %v", path, err)
-	}
-	lines := strings.SplitAfter(string(b), "\n")
-	keep := lines[:1]
-	for i := 1; i < len(lines) && len(keep) <= n; i += stride {
-		keep = append(keep, lines[i])
-	}
-	out := filepath.Join(dir, filepath.Base(rel))
-	require.NoError(t, os.WriteFile(out, []byte(strings.Join(keep, "")), 0o644))
-	return out
-}
-
 // A sample of the openb trace replays on the head of its node list: its LS pods are
 // the latency-sensitive tasks, the seeds share the workload.
 func TestRunOpenB(t *testing.T) {
 	dir := t.TempDir()
-	nodes := headFile(t, dir, "alibaba/gpu-v2023/openb_node_list_gpu_node.csv", 40, 30)
-	pods := headFile(t, dir, "alibaba/gpu-v2023/openb_pod_list_gpushare40.csv", 300, 27)
+	nodes := clitest.HeadFile(t, dir, "alibaba/gpu-v2023/openb_node_list_gpu_node.csv", 40, 30)
+	pods := clitest.HeadFile(t, dir, "alibaba/gpu-v2023/openb_pod_list_gpushare40.csv", 300, 27)
 	c, err := parseFlags([]string{"-trace", "openb:" + nodes + "," + pods, "-nodes", "10", "-runs", "2", "-quiet", "-out", dir})
 	require.NoError(t, err)
 	var out bytes.Buffer

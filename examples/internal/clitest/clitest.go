@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -147,4 +148,25 @@ func WorkersFlag(t *testing.T, parse func(args []string) (int, error), extra ...
 		assert.Equal(t, 2, cli.Status(err), "-workers %s: %v", w, err)
 		Refused(t, "-workers "+w, append(append([]string(nil), extra...), "-workers", w)...)
 	}
+}
+
+// HeadFile writes into dir the header and n rows of the shared data file rel (a path
+// under ../shared/data, beside the repository), every stride-th row from the first,
+// and returns the copy's path: a small sample of a trace for a test. It skips the test
+// when the data is absent.
+func HeadFile(t *testing.T, dir, rel string, n, stride int) string {
+	t.Helper()
+	path := filepath.Join("..", "..", "..", "shared", "data", rel)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("trace not found at %s: %v", path, err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	keep := lines[:1]
+	for i := 1; i < len(lines) && len(keep) <= n; i += stride {
+		keep = append(keep, lines[i])
+	}
+	out := filepath.Join(dir, filepath.Base(rel))
+	require.NoError(t, os.WriteFile(out, []byte(strings.Join(keep, "")), 0o644))
+	return out
 }
