@@ -195,13 +195,15 @@ type StragglerFound struct {
 //     reports (Progress) is tested (S1–S4, predict.DetectStraggler); a straggler's
 //     expansion is sized by speculate.ScaleUp.
 //  2. Every running batch task is offered to the planner: what T1–T2 find redundant
-//     against its measured peak (ReportRunning) is reclaimable; DefaultPreemptibleShare
-//     (ScaleUpConfig) of its compressible allocation is preemptible unless it is
-//     NonPreemptible.
+//     against its measured peak (ReportRunning) is reclaimable — on the compressible
+//     dimensions by default (ScaleUpConfig.ExpectedUtilisation) — and the rest of
+//     PreemptibleShare of its compressible allocation is preemptible unless it is
+//     NonPreemptible: rounds take at most that share of it, reclaim and preemption
+//     together.
 //  3. The planner (speculate.Planner) decides on the nodes' allocations now: R_NE is
-//     the stragglers' expansions plus the requests of the pending latency-sensitive
-//     tasks; batch tasks shrunk by earlier rounds are given back what they lost when
-//     nothing had to be taken.
+//     the stragglers' expansions plus the requests of the latency-sensitive tasks
+//     submitted since the last round that still wait; batch tasks shrunk by earlier
+//     rounds are given back what they lost when nothing had to be taken.
 //  4. The plan is carried out on the state, one change a task (cluster.State.Resize,
 //     Migrate, CommitChange): shrinks first, then grows and moves, then restores. A
 //     task's allocation is what it holds now; a change adds to or takes from every
