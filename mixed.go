@@ -483,15 +483,12 @@ func (s *Scheduler) change(t *cluster.TaskInfo, st speculate.Step, at time.Durat
 			return ScaleAction{}, fmt.Errorf("finegrain: move task %q to node %q: %w", t.ID(), st.Node, ErrUnknownNode)
 		}
 		a.From, a.Amount = t.Node().ID(), delta
-		err = s.state.Migrate(t, to, r)
+		err = s.applyChange(t, to, r)
 	} else {
-		err = s.state.Resize(t, r)
+		err = s.applyChange(t, nil, r)
 	}
 	if err != nil {
 		return ScaleAction{}, err
-	}
-	if err := s.state.CommitChange(t); err != nil {
-		return ScaleAction{}, errors.Join(err, s.state.RevertChange(t))
 	}
 	if !grow {
 		a.Amount = held.Sub(t.HeldAt(at)) // what was taken, once floored at zero
@@ -557,21 +554,37 @@ func (s *Scheduler) UndoScale(a ScaleAction, now time.Duration) error {
 		if !ok {
 			return fmt.Errorf("finegrain: undo the move of task %q back to node %q: %w", a.Task, a.From, ErrUnknownNode)
 		}
-		err = s.state.Migrate(t, from, r)
+		err = s.applyChange(t, from, r)
 	} else {
-		err = s.state.Resize(t, r)
+		err = s.applyChange(t, nil, r)
 	}
 	if err != nil {
 		return fmt.Errorf("finegrain: undo of a scale action of task %q: %w", a.Task, err)
-	}
-	if err := s.state.CommitChange(t); err != nil {
-		return errors.Join(err, s.state.RevertChange(t))
 	}
 	switch a.Kind {
 	case speculate.Reclaim, speculate.Preempt:
 		s.scale.record(t, speculate.Step{Kind: speculate.Restore, Task: a.Task, Amount: a.Amount})
 	case speculate.Restore:
 		s.scale.record(t, speculate.Step{Kind: speculate.Reclaim, Task: a.Task, Amount: a.Amount})
+	}
+	return nil
+}
+
+// applyChange makes running task t hold r from the clock on — on its own node (to
+// nil: cluster.State.Resize) or on node to (Migrate) — and commits the change at once:
+// the changes of rounds, undos and recycles are decided when they are made.
+func (s *Scheduler) applyChange(t *cluster.TaskInfo, to *cluster.NodeInfo, r cluster.Reservation) error {
+	var err error
+	if to == nil {
+		err = s.state.Resize(t, r)
+	} else {
+		err = s.state.Migrate(t, to, r)
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.state.CommitChange(t); err != nil { // held just now: cannot fail
+		return errors.Join(err, s.state.RevertChange(t))
 	}
 	return nil
 }
@@ -736,10 +749,9 @@ func (s *Scheduler) Recycle(id string, now time.Duration) (Recycled, error) {
 		moved := false
 		for _, m := range targets {
 			r := cluster.Reservation{Start: at, Hold: ahead, Predicted: c.t.Planned() > 0}
-			if s.state.Migrate(c.t, m, r) != nil {
+			if s.applyChange(c.t, m, r) != nil {
 				continue
 			}
-			_ = s.state.CommitChange(c.t) // held just now
 			out.Moved = out.Moved.Add(c.held)
 			out.Actions = append(out.Actions, ScaleAction{Kind: speculate.Move, Task: c.t.ID(), Node: m.ID(), From: id, Allocation: c.t.HeldAt(at)})
 			moved = true

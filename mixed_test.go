@@ -55,6 +55,14 @@ func slowDown(t *testing.T, s *finegrain.Scheduler) {
 	}
 }
 
+// measureB1 reports b1's usage at 4 s: a peak of 1 core and 2 GiB, so that T1–T2 find
+// it redundant (Rr = 4000 − ⌈1000/0.8⌉ = 2750 millicores).
+func measureB1(t *testing.T, s *finegrain.Scheduler) {
+	t.Helper()
+	used := stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})
+	require.NoError(t, s.ReportRunning("b1", 4*time.Second, predict.Observation{Profile: used}))
+}
+
 // TestScaleUpKnownAnswer works docs/methods.md §11 by hand on mixedCluster.
 //
 // Round 1, at 4 s: ls1 is a straggler (S1–S3). It needs k = (18 − 4)/(10 − 4) = 7/3
@@ -68,7 +76,7 @@ func slowDown(t *testing.T, s *finegrain.Scheduler) {
 func TestScaleUpKnownAnswer(t *testing.T) {
 	s := mixedCluster(t)
 	slowDown(t, s)
-	require.NoError(t, s.ReportRunning("b1", 4*time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})}))
+	measureB1(t, s)
 
 	r, err := s.ScaleUp(4 * time.Second)
 	require.NoError(t, err)
@@ -109,7 +117,7 @@ func TestScaleUpKnownAnswer(t *testing.T) {
 func TestScaleUpForgetsAnEndedRun(t *testing.T) {
 	s := mixedCluster(t)
 	slowDown(t, s)
-	require.NoError(t, s.ReportRunning("b1", 4*time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})}))
+	measureB1(t, s)
 	r, err := s.ScaleUp(4 * time.Second)
 	require.NoError(t, err)
 	require.Len(t, r.Actions, 2)
@@ -267,7 +275,7 @@ func TestScaleUpMoves(t *testing.T) {
 func TestScaleUpIdleOnly(t *testing.T) {
 	s := mixedCluster(t, finegrain.WithScaleUp(finegrain.ScaleUpConfig{IdleOnly: true}))
 	slowDown(t, s)
-	require.NoError(t, s.ReportRunning("b1", 4*time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})}))
+	measureB1(t, s)
 	r, err := s.ScaleUp(4 * time.Second)
 	require.NoError(t, err)
 	require.Len(t, r.Stragglers, 1)
@@ -566,7 +574,7 @@ func ExampleScheduler_ScaleUp() {
 func TestUndoScale(t *testing.T) {
 	s := mixedCluster(t)
 	slowDown(t, s)
-	require.NoError(t, s.ReportRunning("b1", 4*time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})}))
+	measureB1(t, s)
 	r, err := s.ScaleUp(4 * time.Second)
 	require.NoError(t, err)
 	require.Len(t, r.Actions, 2)
@@ -601,7 +609,7 @@ func TestUndoScale(t *testing.T) {
 func TestUndoScaleRestoreAndMove(t *testing.T) {
 	s := mixedCluster(t)
 	slowDown(t, s)
-	require.NoError(t, s.ReportRunning("b1", 4*time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})}))
+	measureB1(t, s)
 	_, err := s.ScaleUp(4 * time.Second)
 	require.NoError(t, err)
 	require.NoError(t, s.Finished("ls1", 5*time.Second, nil))
@@ -640,7 +648,7 @@ func TestUndoScaleRestoreAndMove(t *testing.T) {
 func TestUndoScaleRefusals(t *testing.T) {
 	s := mixedCluster(t)
 	slowDown(t, s)
-	require.NoError(t, s.ReportRunning("b1", 4*time.Second, predict.Observation{Profile: stage.MustProfile(schema, stage.Stage{Duration: 4 * time.Second, Demand: schema.MustTuple(1000, 2*gib)})}))
+	measureB1(t, s)
 	r, err := s.ScaleUp(4 * time.Second)
 	require.NoError(t, err)
 	expand := r.Actions[1]
