@@ -147,7 +147,7 @@ func NewLoadAwareScheduler(schema *resource.Schema, opts ...LoadAwareOption) (*L
 		finegrain.WithPlugin(la), finegrain.WithoutPlugin("NodeScore"), finegrain.WithoutPlugin("DemandClasses"),
 		finegrain.WithPackingBound(math.Inf(1)), finegrain.WithLocalityWaitForRoom(false),
 	}, cfg.options...)
-	s, err := finegrain.New(schema, fopts...)
+	s, err := newScheduler(schema, fopts...)
 	if err != nil {
 		return nil, fmt.Errorf("sim: load aware: %w", err)
 	}

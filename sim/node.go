@@ -56,6 +56,7 @@ type exec struct {
 	transfer float64 // work of moving the input, seconds
 
 	idx       int            // current stage of task.wt.True; -1 while moving non-local input
+	stageW    float64        // the current stage's work, seconds at rate 1 (stageWork)
 	remaining float64        // work left in the stage, in seconds at rate 1
 	rate      float64        // work per second now
 	rcMax     float64        // the largest compression ratio on a dimension it uses now
@@ -191,7 +192,8 @@ func (s *Sim) step(x *exec) bool {
 
 func (s *Sim) enterStage(x *exec, i int) {
 	st := x.task.wt.True.Stage(i)
-	x.idx, x.remaining, x.demand = i, st.Duration.Seconds(), st.Demand
+	x.idx, x.stageW, x.demand = i, st.Duration.Seconds(), st.Demand
+	x.remaining = x.stageW
 	x.stageStart, x.stageInt, x.stageRC, x.peak = s.now, resource.Vector{}, resource.Vector{}, resource.Tuple{}
 	if !x.sampling {
 		x.sampling, x.sampleAt, x.sampleHWM = true, s.now, resource.Tuple{}
@@ -275,6 +277,7 @@ func (s *Sim) newExec(t *simTask, n *node, backup bool) (*exec, runLocality) {
 	if transfer > 0 {
 		x.idx, x.remaining, x.stageStart = -1, transfer.Seconds(), s.now
 		x.transfer = transfer.Seconds()
+		x.stageW = x.transfer
 		x.work += x.transfer
 		x.demand[workload.SlotMemory] = t.wt.True.Stage(0).Demand[workload.SlotMemory]
 		x.demand[workload.SlotNetIO] = max(1, int64(float64(moved)/transfer.Seconds()))
@@ -286,12 +289,7 @@ func (s *Sim) newExec(t *simTask, n *node, backup bool) (*exec, runLocality) {
 }
 
 // stageWork is the work of the stage x is in (the transfer while idx is -1).
-func (x *exec) stageWork() float64 {
-	if x.idx < 0 {
-		return x.transfer
-	}
-	return x.task.wt.True.Stage(x.idx).Duration.Seconds()
-}
+func (x *exec) stageWork() float64 { return x.stageW }
 
 // progress is the share of its work run x has done, in [0, 1] (node advanced to now).
 func (x *exec) progress() float64 {

@@ -82,8 +82,10 @@ type Policy struct {
 	// Options configure the reference scheduler (finegrain.New) when New is nil.
 	Options []finegrain.Option
 	// New builds the scheduler for the schema; nil means finegrain.New(schema,
-	// Options...). This is the extension point for schedulers other than the reference
-	// one (e.g. Fair with the pre-release list, from package speculate).
+	// Options...), detailing no skips (finegrain.WithSkipDetails(0)) unless Options
+	// say otherwise: the simulator reads none. This is the extension point for
+	// schedulers other than the reference one (e.g. Fair with the pre-release list,
+	// from package speculate).
 	New func(schema *resource.Schema) (Scheduler, error)
 	// Queue returns the fairness options of queue name, one of n queues (sorted names);
 	// nil adds every queue with default options.
@@ -132,11 +134,19 @@ func (p *Policy) build(schema *resource.Schema) (Scheduler, error) {
 		}
 		return s, nil
 	}
-	s, err := finegrain.New(schema, p.Options...)
+	s, err := newScheduler(schema, p.Options...)
 	if err != nil {
 		return nil, fmt.Errorf("sim: policy %q: %w", p.Name, err)
 	}
 	return s, nil
+}
+
+// newScheduler is finegrain.New for the simulator's own policies. The simulator reads
+// no Decision's skip details, so the scheduler details none
+// (finegrain.WithSkipDetails(0)) unless opts say otherwise: a heartbeat that passes a
+// job over then allocates nothing for it, and decides as it would with details.
+func newScheduler(schema *resource.Schema, opts ...finegrain.Option) (*finegrain.Scheduler, error) {
+	return finegrain.New(schema, append([]finegrain.Option{finegrain.WithSkipDetails(0)}, opts...)...)
 }
 
 func (p *Policy) requestDims() resource.Mask {
@@ -215,7 +225,7 @@ func Kubernetes() Policy {
 		if err != nil {
 			return nil, err
 		}
-		return finegrain.New(schema, finegrain.WithPrediction(false), finegrain.WithCandidates(0), finegrain.WithScorer(score), finegrain.WithFailureEscalation(false))
+		return newScheduler(schema, finegrain.WithPrediction(false), finegrain.WithCandidates(0), finegrain.WithScorer(score), finegrain.WithFailureEscalation(false))
 	}}
 }
 
@@ -277,7 +287,7 @@ func FairPreRelease() Policy {
 		if err != nil {
 			return nil, err
 		}
-		return finegrain.New(schema, yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithPullStrategy(finegrain.PullPreReleaseList(placer)))...)
+		return newScheduler(schema, yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithPullStrategy(finegrain.PullPreReleaseList(placer)))...)
 	}}
 }
 
@@ -290,7 +300,7 @@ func FairLATE() Policy {
 		if err != nil {
 			return nil, err
 		}
-		return finegrain.New(schema, yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithSpeculation(late))...)
+		return newScheduler(schema, yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithSpeculation(late))...)
 	}}
 }
 
@@ -303,7 +313,7 @@ func FairPRRL() Policy {
 		if err != nil {
 			return nil, err
 		}
-		return finegrain.New(schema, yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithSpeculation(prrl))...)
+		return newScheduler(schema, yarn(finegrain.WithPrediction(false), finegrain.WithOrdering(fairness.Fair{}), finegrain.WithSpeculation(prrl))...)
 	}}
 }
 
