@@ -31,7 +31,11 @@ const DelayUpdate = 500 * time.Millisecond
 //     pending index's tables, is worse than its clock allows, and it is not a wait
 //     WaitForRoom might waive (node-local allowed, rack-local at best) — is passed
 //     over first (LocalityWait), before the packing bound and the job filters:
-//     nothing about it changes, so it is not looked at.
+//     nothing about it changes, so it is not looked at. The walk still reaches it,
+//     as the Decision counts it (Skipped, Refusals) and details it among the first
+//     skips: a walk that left such jobs out would have to count those it would have
+//     reached before it stopped, which takes each job's rank in the fairness order
+//     (docs/performance-history.md, "An index of the jobs that could launch").
 //     Each other job passes the JobFilter plugins; delay scheduling then decides whether it
 //     takes the node at the locality of its best task there (line 6), and its first
 //     task at that level is tried (framework.Cycle.Try). When that task fits no node
