@@ -806,7 +806,7 @@ func Resettle[E any](s *State, order []E, at int, index func(E) int) []E {
 // BestLocality is the best locality level at which job j has a pending task for node
 // n; false when j has none pending.
 func (s *State) BestLocality(j *JobInfo, n *NodeInfo) (fairness.Level, bool) {
-	return s.pending.Best(j.spec.ID, n.spec.ID, n.spec.Rack)
+	return s.pending.BestByRef(&j.pending, j.spec.ID, n.spec.ID, n.spec.Rack)
 }
 
 // EachPending calls fn with every pending task of job j, in task order, until fn

@@ -416,6 +416,9 @@ func TestPendingIndexErrors(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, held, e)
 	assert.Equal(t, fairness.NodeLocal, l)
+	l, ok = p.BestByRef(nil, "j", "n", "r")
+	assert.True(t, ok)
+	assert.Equal(t, fairness.NodeLocal, l)
 	visited := 0
 	p.AscendByRef(nil, "j", "n", "r", fairness.OffSwitch, func(*entry, fairness.Level) bool { visited++; return true })
 	assert.Equal(t, 1, visited)

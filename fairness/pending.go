@@ -523,7 +523,15 @@ func (p *PendingIndex[T]) Parked() int { return p.parked }
 // Best returns the best locality any pending task of a job has on a node in a rack
 // ("" for none): what Delay.Offer needs. ok is false when the job has no pending task.
 func (p *PendingIndex[T]) Best(job, node, rack string) (l Level, ok bool) {
-	j := p.jobs[job]
+	return p.best(p.jobs[job], node, rack)
+}
+
+// BestByRef is Best for job, looked up through ref (JobRef); a nil ref is none.
+func (p *PendingIndex[T]) BestByRef(ref *JobRef[T], job, node, rack string) (l Level, ok bool) {
+	return p.best(p.job(ref, job), node, rack)
+}
+
+func (p *PendingIndex[T]) best(j *pjob[T], node, rack string) (l Level, ok bool) {
 	switch {
 	case j == nil:
 		return 0, false

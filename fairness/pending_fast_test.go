@@ -125,7 +125,7 @@ type visit struct {
 }
 
 // TestPendingIndexFastPath: Best, First and Ascend (stopped early or not), and
-// FirstByRef and AscendByRef through references kept across the whole sequence (one per
+// BestByRef, FirstByRef and AscendByRef through references kept across the whole sequence (one per
 // job, one shared by all, one filled by another index), answer as the plain search of
 // the trees does, on random sequences of inserts and deletes (of entries
 // with up to three replicas over a few nodes in a few racks, enough for a node's tree
@@ -213,11 +213,16 @@ func TestPendingIndexFastPath(t *testing.T) {
 
 // agree compares the fast and the plain answers for job at a node and rack: Best;
 // First and Ascend, whole and stopped after stop visits (none: not stopped), at each
-// worst level; and FirstByRef and AscendByRef through each of refs.
+// worst level; and BestByRef, FirstByRef and AscendByRef through each of refs.
 func agree(idx *PendingIndex[int], job string, at Location, stop int, refs ...*JobRef[int]) string {
 	l, ok := idx.Best(job, at.Node, at.Rack)
 	if wl, wok := idx.slowBest(job, at.Node, at.Rack); l != wl || ok != wok {
 		return fmt.Sprintf("%s on %v: best %v %v, plainly %v %v", job, at, l, ok, wl, wok)
+	}
+	for i, ref := range refs {
+		if bl, bok := idx.BestByRef(ref, job, at.Node, at.Rack); bl != l || bok != ok {
+			return fmt.Sprintf("%s on %v through ref %d: best %v %v, Best %v %v", job, at, i, bl, bok, l, ok)
+		}
 	}
 	for worst := NodeLocal; worst <= OffSwitch; worst++ {
 		collect := func(ascend func(string, string, string, Level, func(*PendingEntry[int], Level) bool)) []visit {
