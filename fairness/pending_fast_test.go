@@ -125,11 +125,12 @@ type visit struct {
 }
 
 // TestPendingIndexFastPath: Best, First and Ascend (stopped early or not), and
-// BestByRef, FirstByRef and AscendByRef through references kept across the whole sequence (one per
-// job, one shared by all, one filled by another index), answer as the plain search of
-// the trees does, on random sequences of inserts and deletes (of entries
-// with up to three replicas over a few nodes in a few racks, enough for a node's tree
-// to split), and every node's and rack's table of first entries holds each job's first.
+// BestByRef, FirstByRef and AscendByRef through references kept across the whole
+// sequence (one per job, one shared by all, one filled by another index), answer as the
+// plain search of the trees does, on random sequences of inserts and deletes (of
+// entries with up to three replicas over a few nodes in a few racks, enough for a
+// node's tree to split), and every node's and rack's table of first entries holds each
+// job's first.
 func TestPendingIndexFastPath(t *testing.T) {
 	p := params()
 	p.MinSuccessfulTests = 150
