@@ -90,6 +90,7 @@ type scaleUp struct {
 	newDemand resource.Tuple      // the requests of the latency-sensitive tasks submitted since the last round
 	peak      [1]resource.Tuple   // batch's scratch: the samples handed to the redundancy test
 	onNode    []*cluster.TaskInfo // planInput's scratch: one node's tasks, in ID order
+	stages    []stage.Stage       // shifted's scratch: the stages of a changed reservation
 }
 
 // shrinkage is what rounds took from a running batch task's run and have not given
@@ -224,19 +225,20 @@ func (s *Scheduler) ScaleUp(now time.Duration) (ScaleUpRound, error) {
 	s.fw.Advance(at)
 	u := s.scale
 	round := ScaleUpRound{At: at}
-	in, tasks := s.planInput(u, &round)
+	in := s.planInput(u, &round)
 	plan, err := u.planner.Plan(in)
 	if err != nil { // the input is the state's own: a planner refusal is a bug of ours
 		return round, fmt.Errorf("finegrain: scale-up round at %v: %w", at, err)
 	}
 	round.Plan = plan
-	s.carryOut(u, plan, tasks, &round)
+	s.carryOut(u, plan, &round)
 	return round, nil
 }
 
-// planInput builds the planner's input from the state at the round's time, and the
-// tasks it names by ID; stragglers that cannot be sized go to round.Skipped.
-func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanInput, map[string]*cluster.TaskInfo) {
+// planInput builds the planner's input from the state at the round's time; stragglers
+// that cannot be sized go to round.Skipped. The tasks it lists are running tasks of
+// the state, named by their IDs.
+func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInput {
 	st, at, schema := s.state, round.At, s.schema
 	for id, r := range u.shrunk {
 		if r.task.State() != Running || r.task.RunID() != r.run {
@@ -245,19 +247,12 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanIn
 			delete(u.shrunk, id)
 		}
 	}
-	running := st.Count(Running)
-	in := speculate.PlanInput{Batch: make([]speculate.BatchTask, 0, running)}
-	tasks := make(map[string]*cluster.TaskInfo, running)
-	nodeIDs := make([]string, 0, st.NumNodes())
-	for n := range st.Nodes() {
-		nodeIDs = append(nodeIDs, n.ID())
-	}
-	slices.Sort(nodeIDs)
+	in := speculate.PlanInput{Nodes: make([]speculate.Node, 0, st.NumNodes()), Batch: make([]speculate.BatchTask, 0, st.Count(Running))}
 	nc := schema.NonCompressible()
 	var samples []predict.ProgressSample
-	for _, id := range nodeIDs {
-		n, _ := st.Node(id)
-		capacity := n.Capacity()
+	var prio jobPriority
+	for n := range st.Nodes() { // in ID order
+		id, capacity := n.ID(), n.Capacity()
 		allocated := capacity.Sub(n.Timeline().FreeAt(at)).Max(resource.Tuple{})
 		// A node whose capacity shrank below what it holds (UpdateNode) is full, not
 		// over: the planner refuses a non-compressible dimension over capacity.
@@ -312,12 +307,10 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanIn
 				if u.idleOnly {
 					continue
 				}
-				j, _ := st.Job(t.Job())
 				in.Batch = append(in.Batch, speculate.BatchTask{})
-				u.batch(&in.Batch[len(in.Batch)-1], schema, t, id, held, j.Spec().Priority)
+				u.batch(&in.Batch[len(in.Batch)-1], schema, t, id, held, prio.of(st, t.Job()))
 			}
 			listed = listed.Add(held)
-			tasks[t.ID()] = t
 		}
 	}
 	// The new latency-sensitive demand: what arrived since the last round and still
@@ -331,11 +324,27 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanIn
 			continue
 		}
 		in.Shrunk = append(in.Shrunk, speculate.Shrunk{Task: id, Node: t.Node().ID(), Taken: r.taken, Preempted: r.preempted})
-		tasks[id] = t
 	}
 	clear(u.onNode) // the round's tasks are not kept alive by the scratch
 	slices.SortFunc(round.Stragglers, func(a, b StragglerFound) int { return strings.Compare(a.Task, b.Task) })
-	return in, tasks
+	return in
+}
+
+// jobPriority is the priority of the job last asked for: the tasks of a node, and of
+// neighbouring nodes, mostly belong to few jobs.
+type jobPriority struct {
+	job      string
+	priority int
+	known    bool
+}
+
+// of is the priority of job, which state st holds.
+func (p *jobPriority) of(st *cluster.State, job string) int {
+	if !p.known || job != p.job {
+		j, _ := st.Job(job)
+		p.job, p.priority, p.known = job, j.Spec().Priority, true
+	}
+	return p.priority
 }
 
 // batch sets b to batch task t on node, holding held now, as the planner sees it: what T1–T2
@@ -385,48 +394,67 @@ func (u *scaleUp) batch(b *speculate.BatchTask, schema *resource.Schema, t *clus
 }
 
 // carryOut applies plan to the state: one change a task, shrinks first, then grows
-// and moves, then restores; a change the state refuses is skipped and reported.
-func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, tasks map[string]*cluster.TaskInfo, round *ScaleUpRound) {
-	type merged struct {
-		step  speculate.Step
-		order int
+// and moves, then restores; a change the state refuses is skipped and reported. The
+// tasks the plan names are the state's (planInput).
+func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, round *ScaleUpRound) {
+	changes := mergeSteps(plan.Steps)
+	if len(changes) == 0 {
+		return
 	}
-	byTask := map[string]*merged{}
-	var order []string
-	for _, st := range plan.Steps {
-		m := byTask[st.Task]
-		if m == nil {
-			m = &merged{step: st}
-			byTask[st.Task] = m
-			order = append(order, st.Task)
-			switch st.Kind {
-			case speculate.Reclaim, speculate.Preempt:
-				m.order = 0
-			case speculate.Expand, speculate.Move:
-				m.order = 1
-			default:
-				m.order = 2
-			}
-			continue
-		}
-		// A batch task reclaimed from and preempted in one plan: one shrink of the sum.
-		m.step.Amount = m.step.Amount.Add(st.Amount)
-		if st.Kind == speculate.Preempt {
-			m.step.Kind = speculate.Preempt
-		}
-	}
-	slices.SortStableFunc(order, func(a, b string) int { return byTask[a].order - byTask[b].order })
-	for _, id := range order {
-		st := byTask[id].step
-		t := tasks[id]
-		a, err := s.change(t, st, round.At)
+	round.Actions = make([]ScaleAction, 0, len(changes))
+	for _, c := range changes {
+		t, _ := s.state.Task(c.step.Task)
+		a, err := s.change(u, t, c.step, round.At)
 		if err != nil {
-			round.Skipped = append(round.Skipped, ScaleSkip{Task: id, Kind: st.Kind, Err: err})
+			round.Skipped = append(round.Skipped, ScaleSkip{Task: c.step.Task, Kind: c.step.Kind, Err: err})
 			continue
 		}
 		round.Actions = append(round.Actions, a)
-		u.record(t, st)
+		u.record(t, c.step)
 	}
+	if len(round.Actions) == 0 {
+		round.Actions = nil
+	}
+}
+
+// taskChange is the one change a round makes to a task: the plan's steps for it
+// merged, and when it is made among the round's changes.
+type taskChange struct {
+	step  speculate.Step
+	phase int // 0: shrinks, 1: grows and moves, 2: restores
+}
+
+// mergeSteps merges the steps of each task into one change — a batch task reclaimed
+// from and preempted in one plan gets one shrink of the sum, a Preempt — and lists
+// the changes in the order they are made: by phase, then in the order of their
+// tasks' first steps.
+func mergeSteps(steps []speculate.Step) []taskChange {
+	if len(steps) == 0 {
+		return nil
+	}
+	changes := make([]taskChange, 0, len(steps))
+	byTask := make(map[string]int, len(steps))
+	for _, st := range steps {
+		if i, ok := byTask[st.Task]; ok {
+			m := &changes[i].step
+			m.Amount = m.Amount.Add(st.Amount)
+			if st.Kind == speculate.Preempt {
+				m.Kind = speculate.Preempt
+			}
+			continue
+		}
+		phase := 2
+		switch st.Kind {
+		case speculate.Reclaim, speculate.Preempt:
+			phase = 0
+		case speculate.Expand, speculate.Move:
+			phase = 1
+		}
+		byTask[st.Task] = len(changes)
+		changes = append(changes, taskChange{step: st, phase: phase})
+	}
+	slices.SortStableFunc(changes, func(a, b taskChange) int { return a.phase - b.phase })
+	return changes
 }
 
 // record keeps what step st took from, or gave back to, task t.
@@ -450,7 +478,7 @@ func (u *scaleUp) record(t *cluster.TaskInfo, st speculate.Step) {
 
 // change carries step st out on task t at the round's time at: a resize by the step's
 // amount, or a move to its node, held and committed at once.
-func (s *Scheduler) change(t *cluster.TaskInfo, st speculate.Step, at time.Duration) (ScaleAction, error) {
+func (s *Scheduler) change(u *scaleUp, t *cluster.TaskInfo, st speculate.Step, at time.Duration) (ScaleAction, error) {
 	held := t.HeldAt(at)
 	delta := st.Amount
 	grow := true
@@ -460,7 +488,7 @@ func (s *Scheduler) change(t *cluster.TaskInfo, st speculate.Step, at time.Durat
 	case speculate.Move:
 		delta = st.Amount.Sub(st.Released).Max(resource.Tuple{})
 	}
-	hold, err := shifted(s.schema, t, at, delta, grow)
+	hold, err := u.shifted(s.schema, t, at, delta, grow)
 	if err != nil {
 		return ScaleAction{}, err
 	}
@@ -490,10 +518,11 @@ func (s *Scheduler) change(t *cluster.TaskInfo, st speculate.Step, at time.Durat
 	if err != nil {
 		return ScaleAction{}, err
 	}
+	// The task now holds hold from at on: its first stage now.
+	a.Allocation = hold.Demand(0)
 	if !grow {
-		a.Amount = held.Sub(t.HeldAt(at)) // what was taken, once floored at zero
+		a.Amount = held.Sub(a.Allocation) // what was taken, once floored at zero
 	}
-	a.Allocation = t.HeldAt(at)
 	return a, nil
 }
 
@@ -544,7 +573,7 @@ func (s *Scheduler) UndoScale(a ScaleAction, now time.Duration) error {
 	}
 	s.fw.Advance(at)
 	grow := a.Kind == speculate.Reclaim || a.Kind == speculate.Preempt
-	hold, err := shifted(s.schema, t, at, a.Amount, grow)
+	hold, err := s.scale.shifted(s.schema, t, at, a.Amount, grow)
 	if err != nil {
 		return err
 	}
@@ -592,11 +621,12 @@ func (s *Scheduler) applyChange(t *cluster.TaskInfo, to *cluster.NodeInfo, r clu
 // shifted is what task t holds from at on, with delta added to every stage it has
 // left (grow) or taken from it, never below zero: a staged reservation keeps its
 // shape. A task with no stage left holds delta (or nothing) until it ends.
-func shifted(schema *resource.Schema, t *cluster.TaskInfo, at time.Duration, delta resource.Tuple, grow bool) (stage.Profile, error) {
-	stages := []stage.Stage{{Duration: stage.Forever}}
-	if left := t.HeldFrom(at); left.Len() > 0 {
-		stages = left.Stages()
+func (u *scaleUp) shifted(schema *resource.Schema, t *cluster.TaskInfo, at time.Duration, delta resource.Tuple, grow bool) (stage.Profile, error) {
+	stages := t.AppendHeldFrom(u.stages[:0], at)
+	if len(stages) == 0 {
+		stages = append(stages, stage.Stage{Duration: stage.Forever})
 	}
+	u.stages = stages
 	for i := range stages {
 		d := &stages[i].Demand
 		if grow {

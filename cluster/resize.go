@@ -331,27 +331,50 @@ func (t *TaskInfo) HeldAt(at time.Duration) resource.Tuple {
 // HeldFrom is what the placed task holds on its node from time at on: the stages of
 // its reservation left then, the one at at cut to begin there — with a held resize,
 // the new reservation's. Empty when nothing is left (or the task is not placed); the
-// whole reservation when it begins after at.
+// whole reservation when it begins at or after at.
 func (t *TaskInfo) HeldFrom(at time.Duration) stage.Profile {
 	start, p, ok := t.holding()
-	if !ok || at < start {
+	if !ok || at <= start {
 		return p
 	}
-	off := at - start
-	i := p.StageAt(off)
-	if i < 0 {
+	if at-start >= p.Duration() {
 		return stage.Profile{}
 	}
-	if off == 0 {
-		return p
-	}
-	stages := p.Stages()[i:]
-	if stages[0].Duration != stage.Forever {
-		stages[0].Duration = p.Offset(i+1) - off
-	}
-	left, err := stage.NewProfile(p.Schema(), stages...)
+	left, err := stage.NewProfile(p.Schema(), appendLeft(nil, start, p, at)...)
 	if err != nil { // cannot fail: the stages are the reservation's, the first shortened
 		return stage.Profile{}
 	}
 	return left
+}
+
+// AppendHeldFrom appends to dst the stages of HeldFrom(at) — what the placed task
+// holds from time at on — and returns the extended slice: for a caller that builds a
+// profile of its own from them, without building HeldFrom's.
+func (t *TaskInfo) AppendHeldFrom(dst []stage.Stage, at time.Duration) []stage.Stage {
+	start, p, ok := t.holding()
+	if !ok {
+		return dst
+	}
+	return appendLeft(dst, start, p, at)
+}
+
+// appendLeft appends to dst the stages of reservation p, begun at start, left at time
+// at: all of them when it begins at or after at, none once it has ended, else those
+// from the one at at on, that one cut to begin there.
+func appendLeft(dst []stage.Stage, start time.Duration, p stage.Profile, at time.Duration) []stage.Stage {
+	i, off := 0, time.Duration(0)
+	if at > start {
+		off = at - start
+		if i = p.StageAt(off); i < 0 {
+			return dst
+		}
+	}
+	first := len(dst)
+	for k := i; k < p.Len(); k++ {
+		dst = append(dst, p.Stage(k))
+	}
+	if off > 0 && dst[first].Duration != stage.Forever {
+		dst[first].Duration = p.Offset(i+1) - off
+	}
+	return dst
 }
