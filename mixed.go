@@ -402,70 +402,85 @@ func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, round *ScaleUpRoun
 		return
 	}
 	round.Actions = make([]ScaleAction, 0, len(changes))
-	for _, c := range changes {
-		t, _ := s.state.Task(c.step.Task)
-		a, err := s.change(u, t, c.step, round.At)
-		if err != nil {
-			round.Skipped = append(round.Skipped, ScaleSkip{Task: c.step.Task, Kind: c.step.Kind, Err: err})
-			continue
+	for phase := range phases {
+		for i := range changes {
+			c := &changes[i]
+			if c.phase != phase {
+				continue
+			}
+			t, _ := s.state.Task(c.first.Task)
+			a, err := s.change(u, t, c, round.At)
+			if err != nil {
+				round.Skipped = append(round.Skipped, ScaleSkip{Task: c.first.Task, Kind: c.kind, Err: err})
+				continue
+			}
+			round.Actions = append(round.Actions, a)
+			u.record(t, c.kind, c.amount)
 		}
-		round.Actions = append(round.Actions, a)
-		u.record(t, c.step)
 	}
 	if len(round.Actions) == 0 {
 		round.Actions = nil
 	}
 }
 
+// The phases of a round's changes, in the order they are made.
+const (
+	phaseShrink  = iota // reclaims and preemptions
+	phaseGrow           // expansions and moves
+	phaseRestore        // restores
+	phases
+)
+
 // taskChange is the one change a round makes to a task: the plan's steps for it
-// merged, and when it is made among the round's changes.
+// merged — the kind and amount of their sum — and the phase it is made in.
 type taskChange struct {
-	step  speculate.Step
-	phase int // 0: shrinks, 1: grows and moves, 2: restores
+	first  *speculate.Step // the task's first step: its task and node, a move's release
+	kind   speculate.StepKind
+	amount resource.Tuple
+	phase  int
 }
 
 // mergeSteps merges the steps of each task into one change — a batch task reclaimed
 // from and preempted in one plan gets one shrink of the sum, a Preempt — and lists
-// the changes in the order they are made: by phase, then in the order of their
-// tasks' first steps.
+// the changes in the order of their tasks' first steps.
 func mergeSteps(steps []speculate.Step) []taskChange {
 	if len(steps) == 0 {
 		return nil
 	}
 	changes := make([]taskChange, 0, len(steps))
 	byTask := make(map[string]int, len(steps))
-	for _, st := range steps {
-		if i, ok := byTask[st.Task]; ok {
-			m := &changes[i].step
-			m.Amount = m.Amount.Add(st.Amount)
+	for i := range steps {
+		st := &steps[i]
+		if k, ok := byTask[st.Task]; ok {
+			m := &changes[k]
+			m.amount = m.amount.Add(st.Amount)
 			if st.Kind == speculate.Preempt {
-				m.Kind = speculate.Preempt
+				m.kind = speculate.Preempt
 			}
 			continue
 		}
-		phase := 2
+		phase := phaseRestore
 		switch st.Kind {
 		case speculate.Reclaim, speculate.Preempt:
-			phase = 0
+			phase = phaseShrink
 		case speculate.Expand, speculate.Move:
-			phase = 1
+			phase = phaseGrow
 		}
 		byTask[st.Task] = len(changes)
-		changes = append(changes, taskChange{step: st, phase: phase})
+		changes = append(changes, taskChange{first: st, kind: st.Kind, amount: st.Amount, phase: phase})
 	}
-	slices.SortStableFunc(changes, func(a, b taskChange) int { return a.phase - b.phase })
 	return changes
 }
 
-// record keeps what step st took from, or gave back to, task t.
-func (u *scaleUp) record(t *cluster.TaskInfo, st speculate.Step) {
+// record keeps what a change of kind took from, or gave back to, task t: amount.
+func (u *scaleUp) record(t *cluster.TaskInfo, kind speculate.StepKind, amount resource.Tuple) {
 	r := u.shrunk[t.ID()]
-	switch st.Kind {
+	switch kind {
 	case speculate.Reclaim, speculate.Preempt:
-		r.task, r.run, r.taken = t, t.RunID(), r.taken.Add(st.Amount)
-		r.preempted = r.preempted || st.Kind == speculate.Preempt
+		r.task, r.run, r.taken = t, t.RunID(), r.taken.Add(amount)
+		r.preempted = r.preempted || kind == speculate.Preempt
 	case speculate.Restore:
-		r.taken = r.taken.Sub(st.Amount).Max(resource.Tuple{})
+		r.taken = r.taken.Sub(amount).Max(resource.Tuple{})
 	default:
 		return
 	}
@@ -476,17 +491,18 @@ func (u *scaleUp) record(t *cluster.TaskInfo, st speculate.Step) {
 	u.shrunk[t.ID()] = r
 }
 
-// change carries step st out on task t at the round's time at: a resize by the step's
+// change carries change c out on task t at the round's time at: a resize by its
 // amount, or a move to its node, held and committed at once.
-func (s *Scheduler) change(u *scaleUp, t *cluster.TaskInfo, st speculate.Step, at time.Duration) (ScaleAction, error) {
+func (s *Scheduler) change(u *scaleUp, t *cluster.TaskInfo, c *taskChange, at time.Duration) (ScaleAction, error) {
+	st := c.first
 	held := t.HeldAt(at)
-	delta := st.Amount
+	delta := c.amount
 	grow := true
-	switch st.Kind {
+	switch c.kind {
 	case speculate.Reclaim, speculate.Preempt:
 		grow = false
 	case speculate.Move:
-		delta = st.Amount.Sub(st.Released).Max(resource.Tuple{})
+		delta = c.amount.Sub(st.Released).Max(resource.Tuple{})
 	}
 	hold, err := u.shifted(s.schema, t, at, delta, grow)
 	if err != nil {
@@ -504,8 +520,8 @@ func (s *Scheduler) change(u *scaleUp, t *cluster.TaskInfo, st speculate.Step, a
 			}
 		}
 	}
-	a := ScaleAction{Kind: st.Kind, Task: t.ID(), Node: st.Node, Amount: st.Amount}
-	if st.Kind == speculate.Move {
+	a := ScaleAction{Kind: c.kind, Task: t.ID(), Node: st.Node, Amount: c.amount}
+	if c.kind == speculate.Move {
 		to, ok := s.state.Node(st.Node)
 		if !ok {
 			return ScaleAction{}, fmt.Errorf("finegrain: move task %q to node %q: %w", t.ID(), st.Node, ErrUnknownNode)
@@ -592,9 +608,9 @@ func (s *Scheduler) UndoScale(a ScaleAction, now time.Duration) error {
 	}
 	switch a.Kind {
 	case speculate.Reclaim, speculate.Preempt:
-		s.scale.record(t, speculate.Step{Kind: speculate.Restore, Task: a.Task, Amount: a.Amount})
+		s.scale.record(t, speculate.Restore, a.Amount)
 	case speculate.Restore:
-		s.scale.record(t, speculate.Step{Kind: speculate.Reclaim, Task: a.Task, Amount: a.Amount})
+		s.scale.record(t, speculate.Reclaim, a.Amount)
 	}
 	return nil
 }

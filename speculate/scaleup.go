@@ -391,12 +391,21 @@ func (r *run) shrink(i int, preempt bool, limit resource.Tuple, forTask string) 
 	} else {
 		r.plan.Reclaimed = r.plan.Reclaimed.Add(take)
 	}
-	r.plan.Steps = append(r.plan.Steps, Step{Kind: kind, Task: t.Task, Node: t.Node, For: forTask, Amount: take})
+	r.step(Step{Kind: kind, Task: t.Task, Node: t.Node, For: forTask, Amount: take})
 	n := r.at.batch[i]
 	r.free[n] = r.free[n].Add(take)
 	r.most = r.most.Max(r.free[n])
 	r.avail = r.avail.Add(take)
 	return take
+}
+
+// step adds st to the plan's steps. A plan may have thousands: their room doubles when
+// it runs out (append grows a long slice by a quarter, copying it over and over).
+func (r *run) step(st Step) {
+	if len(r.plan.Steps) == cap(r.plan.Steps) {
+		r.plan.Steps = slices.Grow(r.plan.Steps, max(len(r.plan.Steps), 8))
+	}
+	r.plan.Steps = append(r.plan.Steps, st)
 }
 
 // shrinkCand is a batch task that can help with the shortfall, with what orders it
@@ -518,7 +527,7 @@ func (r *run) expand() {
 		n := r.at.straggler[i]
 		if fits(r.free[n], s.Extra) {
 			r.free[n] = r.free[n].Sub(s.Extra)
-			r.plan.Steps = append(r.plan.Steps, Step{Kind: Expand, Task: s.Task, Node: s.Node, Amount: s.Extra})
+			r.step(Step{Kind: Expand, Task: s.Task, Node: s.Node, Amount: s.Extra})
 			continue
 		}
 		if r.p.cfg.moves {
@@ -527,13 +536,13 @@ func (r *run) expand() {
 				r.free[t] = r.free[t].Sub(whole)
 				r.free[n] = r.free[n].Add(s.Allocated)
 				r.most = r.most.Max(r.free[n])
-				r.plan.Steps = append(r.plan.Steps, Step{Kind: Move, Task: s.Task, Node: in.Nodes[t].ID, From: s.Node, Amount: whole, Released: s.Allocated})
+				r.step(Step{Kind: Move, Task: s.Task, Node: in.Nodes[t].ID, From: s.Node, Amount: whole, Released: s.Allocated})
 				continue
 			}
 		}
 		if r.p.cfg.topUp && r.topUp(s, n) {
 			r.free[n] = r.free[n].Sub(s.Extra)
-			r.plan.Steps = append(r.plan.Steps, Step{Kind: Expand, Task: s.Task, Node: s.Node, Amount: s.Extra})
+			r.step(Step{Kind: Expand, Task: s.Task, Node: s.Node, Amount: s.Extra})
 			continue
 		}
 		r.plan.Unserved = append(r.plan.Unserved, Unserved{Task: s.Task, Node: s.Node, Extra: s.Extra})
@@ -685,7 +694,7 @@ func (r *run) recover() {
 		r.free[n] = r.free[n].Sub(give)
 		surplus = surplus.Sub(give)
 		r.plan.Restored = r.plan.Restored.Add(give)
-		r.plan.Steps = append(r.plan.Steps, Step{Kind: Restore, Task: s.Task, Node: s.Node, Amount: give})
+		r.step(Step{Kind: Restore, Task: s.Task, Node: s.Node, Amount: give})
 	}
 }
 
