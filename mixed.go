@@ -86,11 +86,11 @@ type scaleUp struct {
 	share     float64
 	idleOnly  bool
 	shrunk    map[string]shrinkage
-	degraded  map[string]float64  // the nodes with a recycle signal pending, and their stretch (Recycle)
-	newDemand resource.Tuple      // the requests of the latency-sensitive tasks submitted since the last round
-	peak      [1]resource.Tuple   // batch's scratch: the samples handed to the redundancy test
-	onNode    []*cluster.TaskInfo // planInput's scratch: one node's tasks, in ID order
-	stages    []stage.Stage       // shifted's scratch: the stages of a changed reservation
+	degraded  map[string]float64 // the nodes with a recycle signal pending, and their stretch (Recycle)
+	newDemand resource.Tuple     // the requests of the latency-sensitive tasks submitted since the last round
+	peak      [1]resource.Tuple  // batch's scratch: the samples handed to the redundancy test
+	onNode    []candidate        // planInput's scratch: one node's tasks (candidates)
+	stages    []stage.Stage      // shifted's scratch: the stages of a changed reservation
 }
 
 // shrinkage is what rounds took from a running batch task's run and have not given
@@ -262,21 +262,11 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 			}
 		}
 		in.Nodes = append(in.Nodes, speculate.Node{ID: id, Capacity: capacity, Allocated: allocated})
+		u.candidates(n, at, allocated)
 		var listed resource.Tuple
-		u.onNode = u.onNode[:0]
-		n.RangeTasks(func(t *cluster.TaskInfo) bool {
-			u.onNode = append(u.onNode, t)
-			return true
-		})
-		slices.SortFunc(u.onNode, func(a, b *cluster.TaskInfo) int { return strings.Compare(a.ID(), b.ID()) })
-		for _, t := range u.onNode {
-			if t.State() != Running || t.BackupOf() != nil || t.Backup() != nil {
-				continue
-			}
-			if k, _ := t.Change(); k != cluster.NoChange {
-				continue
-			}
-			held := t.HeldAt(at)
+		skips := len(round.Skipped)
+		for _, c := range u.onNode {
+			t, held := c.task, c.held
 			if !allocated.Covers(listed.Add(held)) {
 				continue // what the node holds is not all the tasks': leave the rest out
 			}
@@ -312,6 +302,9 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 			}
 			listed = listed.Add(held)
 		}
+		// The node's tasks may have been looked at in any order (candidates): its
+		// skips are reported in ID order.
+		slices.SortFunc(round.Skipped[skips:], func(a, b ScaleSkip) int { return strings.Compare(a.Task, b.Task) })
 	}
 	// The new latency-sensitive demand: what arrived since the last round and still
 	// waits. A backlog that waits on is not made room for again round after round.
@@ -328,6 +321,37 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 	clear(u.onNode) // the round's tasks are not kept alive by the scratch
 	slices.SortFunc(round.Stragglers, func(a, b StragglerFound) int { return strings.Compare(a.Task, b.Task) })
 	return in
+}
+
+// candidate is a task a round may change — running, neither a backup nor backed up,
+// holding no change — and what it holds at the round's time.
+type candidate struct {
+	task *cluster.TaskInfo
+	held resource.Tuple
+}
+
+// candidates sets u.onNode to the tasks of node n that a round at at may change.
+// When what n has allocated covers what they hold, the order does not matter:
+// planInput lists them all. Otherwise they are in ID order, in which planInput lists
+// them until the node holds no more.
+func (u *scaleUp) candidates(n *cluster.NodeInfo, at time.Duration, allocated resource.Tuple) {
+	u.onNode = u.onNode[:0]
+	var total resource.Tuple
+	n.RangeTasks(func(t *cluster.TaskInfo) bool {
+		if t.State() != Running || t.BackupOf() != nil || t.Backup() != nil {
+			return true
+		}
+		if k, _ := t.Change(); k != cluster.NoChange {
+			return true
+		}
+		held := t.HeldAt(at)
+		total = total.Add(held)
+		u.onNode = append(u.onNode, candidate{task: t, held: held})
+		return true
+	})
+	if !allocated.Covers(total) {
+		slices.SortFunc(u.onNode, func(a, b candidate) int { return strings.Compare(a.task.ID(), b.task.ID()) })
+	}
 }
 
 // jobPriority is the priority of the job last asked for: the tasks of a node, and of

@@ -223,10 +223,20 @@ func newRoundWorld(seed int64, round func(*finegrain.Scheduler, time.Duration) (
 		w.event("", err)
 	}
 	if r.Intn(4) == 0 {
-		n := w.nodes[r.Intn(len(w.nodes))]
-		w.event("shrink "+n, s.UpdateNode(finegrain.Node{ID: n, Capacity: roundSchema.MustTuple(int64(1000+r.Intn(4000)), 32*gib, 5000)}, 4*time.Second))
+		w.shrinkNode()
 	}
 	return w, nil
+}
+
+// shrinkNode lowers a random node's capacity at the clock: its cores, and now and
+// then its memory, perhaps below what its tasks hold.
+func (w *roundWorld) shrinkNode() {
+	n := w.nodes[w.r.Intn(len(w.nodes))]
+	memory := int64(32 * gib)
+	if w.r.Intn(2) == 0 {
+		memory = int64(1+w.r.Intn(8)) * gib
+	}
+	w.event("shrink "+n, w.s.UpdateNode(finegrain.Node{ID: n, Capacity: roundSchema.MustTuple(int64(1000+w.r.Intn(4000)), memory, 5000)}, w.now))
 }
 
 // submit submits a random task — latency-sensitive when ls — and, when place, tries
@@ -356,6 +366,9 @@ func (w *roundWorld) between() {
 	}
 	w.progress(w.now)
 	w.usage()
+	if r.Intn(6) == 0 {
+		w.shrinkNode()
+	}
 	w.heartbeats(r.Intn(3))
 }
 
