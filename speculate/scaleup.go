@@ -3,6 +3,7 @@ package speculate
 import (
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"time"
@@ -728,23 +729,27 @@ func (p *Planner) validate(in PlanInput) (nodeIndex, error) {
 		}
 		idx[n.ID] = i
 	}
-	tasks := make(map[string]struct{}, len(in.Stragglers)+len(in.Batch))
+	tasks := newTaskIDs(in)
+	lastNode, lastIdx := "", 0 // a node's tasks mostly come one after another
 	// task checks a task's ID and node, returning the node's index.
 	task := func(field func(string) string, id, node string) (int, error) {
 		if id == "" {
 			return 0, fieldErr(field("Task"), id, ErrEmptyID)
 		}
-		if _, dup := tasks[id]; dup {
+		if tasks.repeated(id) {
 			return 0, fieldErr(field("Task"), id, ErrDuplicate)
 		}
-		tasks[id] = struct{}{}
 		if node == "" {
 			return 0, fieldErr(field("Node"), node, ErrEmptyID)
+		}
+		if node == lastNode {
+			return lastIdx, nil
 		}
 		n, ok := idx[node]
 		if !ok {
 			return 0, fieldErr(field("Node"), node, ErrUnknownNode)
 		}
+		lastNode, lastIdx = node, n
 		return n, nil
 	}
 	if err := s.Validate(in.NewDemand); err != nil {
@@ -831,6 +836,45 @@ func (p *Planner) validate(in PlanInput) (nodeIndex, error) {
 		}
 	}
 	return at, nil
+}
+
+// taskIDs tells, task by task, whether a task ID of a plan input was seen before
+// among its stragglers and batch tasks. Inputs rarely hold an ID twice: it compares
+// hashes of all the IDs first, and keeps the set of IDs seen only when two hashes are
+// equal.
+type taskIDs struct {
+	seen map[string]struct{} // nil: no two IDs are equal
+}
+
+// newTaskIDs prepares taskIDs for the stragglers and batch tasks of in.
+func newTaskIDs(in PlanInput) taskIDs {
+	seed := maphash.MakeSeed()
+	hashes := make([]uint64, 0, len(in.Stragglers)+len(in.Batch))
+	for i := range in.Stragglers {
+		hashes = append(hashes, maphash.String(seed, in.Stragglers[i].Task))
+	}
+	for i := range in.Batch {
+		hashes = append(hashes, maphash.String(seed, in.Batch[i].Task))
+	}
+	slices.Sort(hashes)
+	for i := 1; i < len(hashes); i++ {
+		if hashes[i] == hashes[i-1] {
+			return taskIDs{seen: make(map[string]struct{}, len(hashes))}
+		}
+	}
+	return taskIDs{}
+}
+
+// repeated reports whether id was seen before, and records it.
+func (t *taskIDs) repeated(id string) bool {
+	if t.seen == nil {
+		return false
+	}
+	if _, dup := t.seen[id]; dup {
+		return true
+	}
+	t.seen[id] = struct{}{}
+	return false
 }
 
 // Apply returns the nodes as they are after the steps, applied in order: each step's
