@@ -46,14 +46,14 @@ func (k ChangeKind) String() string {
 // change is a running task's held change: what it will hold once committed, and what
 // it held before.
 type change struct {
-	kind    ChangeKind
-	node    *NodeInfo      // where the new reservation is: the task's node, or a move's target
-	handle  stage.Handle   // the new reservation
-	usage   resource.Tuple // what fairness counts the task as holding once committed
-	devices gpu.Allocation // a move's devices on the target; a resize keeps the task's
-	plan    stage.Profile  // the plan from at
-	planned bool           // the plan is a prediction or declaration, not the request
-	at      time.Duration  // when the change takes effect: the clock when it was made
+	kind           ChangeKind
+	node           *NodeInfo      // where the new reservation is: the task's node, or a move's target
+	reservationRef                // the new reservation
+	usage          resource.Tuple // what fairness counts the task as holding once committed
+	devices        gpu.Allocation // a move's devices on the target; a resize keeps the task's
+	plan           stage.Profile  // the plan from at
+	planned        bool           // the plan is a prediction or declaration, not the request
+	at             time.Duration  // when the change takes effect: the clock when it was made
 }
 
 // Change reports the running task's held change (Resize, Migrate) and the node its new
@@ -164,7 +164,8 @@ func (s *State) held(t *TaskInfo, kind ChangeKind, n *NodeInfo, h stage.Handle, 
 	if plan.Len() == 0 {
 		plan = r.Hold
 	}
-	c := &change{kind: kind, node: n, handle: h, usage: r.Hold.Peak(), devices: devs, plan: plan, planned: r.Predicted, at: r.Start}
+	c := &change{kind: kind, node: n, reservationRef: reservationRef{handle: h, start: r.Start, hold: r.Hold},
+		usage: r.Hold.Peak(), devices: devs, plan: plan, planned: r.Predicted, at: r.Start}
 	t.run.change = c
 	if s.changing == nil {
 		s.changing = make(map[*TaskInfo]struct{})
@@ -200,7 +201,7 @@ func (s *State) CommitChange(t *TaskInfo) error {
 		s.reindex(old)
 		s.touch(old)
 	}
-	p.handle, p.usage, p.plan, p.planStart, p.replanned = c.handle, c.usage, c.plan, c.at, true
+	p.reservationRef, p.usage, p.plan, p.planStart, p.replanned = c.reservationRef, c.usage, c.plan, c.at, true
 	p.planned = 0
 	if c.planned {
 		p.planned = c.plan.Duration()
@@ -310,11 +311,11 @@ func (t *TaskInfo) holding() (time.Duration, stage.Profile, bool) {
 	if t.run == nil {
 		return 0, stage.Profile{}, false
 	}
-	h := t.run.handle
+	r := &t.run.reservationRef
 	if c := t.run.change; c != nil && c.kind == Resizing {
-		h = c.handle
+		r = &c.reservationRef
 	}
-	return t.run.node.tl.Lookup(h)
+	return r.start, r.hold, true
 }
 
 // HeldAt is what the placed task holds on its node at time at: its reservation's

@@ -283,8 +283,8 @@ type taskExtra struct {
 // node: the record is taken at Reserve and given back when the task leaves the node
 // (State keeps a few given back for the next reservations).
 type placement struct {
-	node    *NodeInfo
-	handle  stage.Handle
+	node *NodeInfo
+	reservationRef
 	plan    stage.Profile  // what the task is expected to follow
 	planned time.Duration  // predicted duration, 0 when placed by its request
 	usage   resource.Tuple // what fairness counts as held: the hold's peak
@@ -296,6 +296,16 @@ type placement struct {
 	replanned        bool          // a change was committed: plan is the change's, from planStart
 	measured         *measured     // progress samples and peak usage reported while it runs; nil: none
 	id               uint64        // the state's number for this placement (TaskInfo.RunID)
+}
+
+// reservationRef is a reservation on a node's timeline: its handle, and its start and
+// profile as the timeline keeps them under it — kept here too, so that reading what a
+// task holds (TaskInfo.HeldAt, HeldFrom) takes no lookup. A reservation never changes
+// while it is held.
+type reservationRef struct {
+	handle stage.Handle
+	start  time.Duration
+	hold   stage.Profile
 }
 
 // measured is what a running task's reports said (progress.go): its latest progress
