@@ -1,7 +1,6 @@
 package finegrain
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -640,22 +639,10 @@ func (s *Scheduler) UndoScale(a ScaleAction, now time.Duration) error {
 }
 
 // applyChange makes running task t hold r from the clock on — on its own node (to
-// nil: cluster.State.Resize) or on node to (Migrate) — and commits the change at once:
-// the changes of rounds, undos and recycles are decided when they are made.
+// nil) or on node to — and keeps the change at once (cluster.State.ChangeNow): the
+// changes of rounds, undos and recycles are decided when they are made.
 func (s *Scheduler) applyChange(t *cluster.TaskInfo, to *cluster.NodeInfo, r cluster.Reservation) error {
-	var err error
-	if to == nil {
-		err = s.state.Resize(t, r)
-	} else {
-		err = s.state.Migrate(t, to, r)
-	}
-	if err != nil {
-		return err
-	}
-	if err := s.state.CommitChange(t); err != nil { // held just now: cannot fail
-		return errors.Join(err, s.state.RevertChange(t))
-	}
-	return nil
+	return s.state.ChangeNow(t, to, r)
 }
 
 // shifted is what task t holds from at on, with delta added to every stage it has

@@ -85,26 +85,37 @@ func (t *TaskInfo) Change() (ChangeKind, *NodeInfo) {
 // holds a change; on an invalid r; or when r.Hold does not fit the node once the old
 // reservation is set aside (an error wrapping stage.ErrNoRoom).
 func (s *State) Resize(t *TaskInfo, r Reservation) error {
-	if err := s.changeable(t, "resize", r); err != nil {
+	c, err := s.resize(t, r)
+	if err != nil {
 		return err
 	}
+	s.holdChange(t, c)
+	return nil
+}
+
+// resize holds r on running task t's node in place of its reservation, which it sets
+// aside (suspended), as Resize does, and returns the change; it does not record it.
+func (s *State) resize(t *TaskInfo, r Reservation) (change, error) {
+	if err := s.changeable(t, "resize", r); err != nil {
+		return change{}, err
+	}
 	if !r.Devices.IsZero() {
-		return fmt.Errorf("cluster: resize task %q: devices %v: a resize keeps the task's devices: %w", t.pe.ID, r.Devices.Devices, ErrInvalid)
+		return change{}, fmt.Errorf("cluster: resize task %q: devices %v: a resize keeps the task's devices: %w", t.pe.ID, r.Devices.Devices, ErrInvalid)
 	}
 	n := t.run.node
 	_ = n.tl.Suspend(t.run.handle) // held: the task is running with no change
 	h, err := n.tl.Reserve(r.Start, r.Hold, r.Allowance)
 	if err != nil {
 		_ = n.tl.Resume(t.run.handle)
-		return fmt.Errorf("cluster: resize task %q on node %q: %w", t.pe.ID, n.spec.ID, err)
+		return change{}, fmt.Errorf("cluster: resize task %q on node %q: %w", t.pe.ID, n.spec.ID, err)
 	}
-	c := s.held(t, Resizing, n, h, gpu.Allocation{}, r)
+	c := newChange(Resizing, n, h, gpu.Allocation{}, r)
 	s.treeApply(treeOp{kind: opAllocate, job: t.pe.Job, a: c.usage})
 	s.treeApply(treeOp{kind: opRelease, job: t.pe.Job, a: t.run.usage})
 	s.regrowExternal(n)
 	s.reindex(n)
 	s.touch(n)
-	return nil
+	return c, nil
 }
 
 // Migrate reserves r on node to for running task t, to move it there, tentatively: the
@@ -118,23 +129,54 @@ func (s *State) Resize(t *TaskInfo, r Reservation) error {
 // running, is a backup attempt or backed up, or already holds a change; when to is t's
 // own node or not the state's; on an invalid r; or when r does not fit on to.
 func (s *State) Migrate(t *TaskInfo, to *NodeInfo, r Reservation) error {
-	if err := s.ownOn(t, to); err != nil {
+	c, err := s.migrate(t, to, r)
+	if err != nil {
 		return err
+	}
+	s.holdChange(t, c)
+	return nil
+}
+
+// migrate reserves r on node to for running task t, as Migrate does, and returns the
+// change; it does not record it.
+func (s *State) migrate(t *TaskInfo, to *NodeInfo, r Reservation) (change, error) {
+	if err := s.ownOn(t, to); err != nil {
+		return change{}, err
 	}
 	if err := s.changeable(t, "move", r); err != nil {
-		return err
+		return change{}, err
 	}
 	if t.run.node == to {
-		return fmt.Errorf("cluster: move task %q to its own node %q: %w", t.pe.ID, to.spec.ID, ErrInvalid)
+		return change{}, fmt.Errorf("cluster: move task %q to its own node %q: %w", t.pe.ID, to.spec.ID, ErrInvalid)
 	}
 	h, devs, err := s.hold(t, to, r)
 	if err != nil {
-		return fmt.Errorf("cluster: move task %q to node %q: %w", t.pe.ID, to.spec.ID, err)
+		return change{}, fmt.Errorf("cluster: move task %q to node %q: %w", t.pe.ID, to.spec.ID, err)
 	}
-	c := s.held(t, Migrating, to, h, devs, r)
+	c := newChange(Migrating, to, h, devs, r)
 	s.treeApply(treeOp{kind: opAllocate, job: t.pe.Job, a: c.usage})
 	s.reindex(to)
 	s.touch(to)
+	return c, nil
+}
+
+// ChangeNow makes running task t hold r from the clock on — on its own node when to is
+// nil, as Resize does, else on node to, as Migrate does — and keeps the change at
+// once, as CommitChange does: the state is then as after Resize (or Migrate) and
+// CommitChange, and no change is held in between. It is for a caller that decides a
+// change when it makes it. It fails, changing nothing, as Resize (or Migrate) does.
+func (s *State) ChangeNow(t *TaskInfo, to *NodeInfo, r Reservation) error {
+	var c change
+	var err error
+	if to == nil {
+		c, err = s.resize(t, r)
+	} else {
+		c, err = s.migrate(t, to, r)
+	}
+	if err != nil {
+		return err
+	}
+	s.commit(t, &c)
 	return nil
 }
 
@@ -157,21 +199,24 @@ func (s *State) changeable(t *TaskInfo, event string, r Reservation) error {
 	return nil
 }
 
-// held records task t's change of kind, whose new reservation h (and devices devs)
-// of r is on node n, and returns it.
-func (s *State) held(t *TaskInfo, kind ChangeKind, n *NodeInfo, h stage.Handle, devs gpu.Allocation, r Reservation) *change {
+// newChange is a change of kind whose new reservation h (and devices devs) of r is
+// on node n.
+func newChange(kind ChangeKind, n *NodeInfo, h stage.Handle, devs gpu.Allocation, r Reservation) change {
 	plan := r.Plan
 	if plan.Len() == 0 {
 		plan = r.Hold
 	}
-	c := &change{kind: kind, node: n, reservationRef: reservationRef{handle: h, start: r.Start, hold: r.Hold},
+	return change{kind: kind, node: n, reservationRef: reservationRef{handle: h, start: r.Start, hold: r.Hold},
 		usage: r.Hold.Peak(), devices: devs, plan: plan, planned: r.Predicted, at: r.Start}
-	t.run.change = c
+}
+
+// holdChange records change c as task t's held change.
+func (s *State) holdChange(t *TaskInfo, c change) {
+	t.run.change = &c
 	if s.changing == nil {
 		s.changing = make(map[*TaskInfo]struct{})
 	}
 	s.changing[t] = struct{}{}
-	return c
 }
 
 // CommitChange keeps running task t's held change: a resized task holds its new
@@ -185,6 +230,14 @@ func (s *State) CommitChange(t *TaskInfo) error {
 	if err != nil {
 		return err
 	}
+	s.unchange(t)
+	s.commit(t, c)
+	return nil
+}
+
+// commit makes running task t hold change c's reservation, which it holds beside its
+// own (suspended, for a resize): CommitChange's work, once no change is recorded.
+func (s *State) commit(t *TaskInfo, c *change) {
 	p := t.run
 	old := p.node
 	switch c.kind {
@@ -206,10 +259,8 @@ func (s *State) CommitChange(t *TaskInfo) error {
 	if c.planned {
 		p.planned = c.plan.Duration()
 	}
-	s.unchange(t)
 	s.reindex(p.node)
 	s.touch(p.node)
-	return nil
 }
 
 // RevertChange gives running task t's held change back: everything is as it was
