@@ -301,8 +301,8 @@ type run struct {
 	at    nodeIndex
 	free  []resource.Tuple // per node: capacity − allocated, as the plan goes
 	most  resource.Tuple   // at least the largest free amount of any node, per dimension (roomFor)
-	remR  []resource.Tuple // per batch task: reclaimable not yet taken
-	remP  []resource.Tuple // per batch task: preemptible not yet taken
+	taken []taken          // what the plan took from the batch tasks it took from
+	slot  []int32          // per batch task: 1 + its place in taken, 0 for none; nil until the plan takes
 	local localTasks       // per node: its batch tasks, for the local top-up
 	avail resource.Tuple   // R_M
 	plan  Plan
@@ -334,11 +334,6 @@ func (p *Planner) Plan(in PlanInput) (Plan, error) {
 	r.plan.Need = in.NewDemand
 	for i := range in.Stragglers {
 		r.plan.Need, _ = addChecked(r.plan.Need, in.Stragglers[i].Extra)
-	}
-	r.remR = make([]resource.Tuple, len(in.Batch))
-	r.remP = make([]resource.Tuple, len(in.Batch))
-	for i := range in.Batch {
-		r.remR[i], r.remP[i] = in.Batch[i].Reclaimable, in.Batch[i].Preemptible
 	}
 	r.avail = r.plan.Idle
 	needed := !r.avail.Covers(r.plan.Need) // step 2
@@ -376,20 +371,28 @@ func (p *Planner) Plan(in PlanInput) (Plan, error) {
 // amount that is within limit, and plans the step; for names the straggler a local
 // top-up serves.
 func (r *run) shrink(i int, preempt bool, limit resource.Tuple, forTask string) resource.Tuple {
-	rem := &r.remR[i]
-	kind := Reclaim
+	t := &r.in.Batch[i]
+	rem, kind := r.left(i, preempt), Reclaim
 	if preempt {
-		rem, kind = &r.remP[i], Preempt
+		kind = Preempt
 	}
 	take := rem.Min(limit)
 	if take.IsZero() {
 		return take
 	}
-	*rem = rem.Sub(take)
-	t := &r.in.Batch[i]
+	if r.slot == nil {
+		r.slot = make([]int32, len(r.in.Batch))
+	}
+	if r.slot[i] == 0 {
+		r.taken = append(r.taken, taken{})
+		r.slot[i] = int32(len(r.taken))
+	}
+	tk := &r.taken[r.slot[i]-1]
 	if preempt {
+		tk.preempted = tk.preempted.Add(take)
 		r.plan.Preempted = r.plan.Preempted.Add(take)
 	} else {
+		tk.reclaimed = tk.reclaimed.Add(take)
 		r.plan.Reclaimed = r.plan.Reclaimed.Add(take)
 	}
 	r.step(Step{Kind: kind, Task: t.Task, Node: t.Node, For: forTask, Amount: take})
@@ -398,6 +401,30 @@ func (r *run) shrink(i int, preempt bool, limit resource.Tuple, forTask string) 
 	r.most = r.most.Max(r.free[n])
 	r.avail = r.avail.Add(take)
 	return take
+}
+
+// taken is what a plan took from a batch task: reclaimed and preempted.
+type taken struct {
+	reclaimed, preempted resource.Tuple
+}
+
+// left is what the plan may still take from batch task i: of its reclaimable amount,
+// or of its preemptible amount when preempt.
+func (r *run) left(i int, preempt bool) resource.Tuple {
+	b := &r.in.Batch[i]
+	var tk *taken
+	if r.slot != nil && r.slot[i] > 0 {
+		tk = &r.taken[r.slot[i]-1]
+	}
+	switch {
+	case tk == nil && preempt:
+		return b.Preemptible
+	case tk == nil:
+		return b.Reclaimable
+	case preempt:
+		return b.Preemptible.Sub(tk.preempted)
+	}
+	return b.Reclaimable.Sub(tk.reclaimed)
 }
 
 // step adds st to the plan's steps. A plan may have thousands: their room doubles when
@@ -558,7 +585,7 @@ func (r *run) topUp(s *Straggler, n int) bool {
 	local := r.local.on(r, n)
 	var can resource.Tuple
 	for _, i := range local {
-		can, _ = addChecked(can, r.remR[i].Add(r.remP[i]).Min(deficit))
+		can, _ = addChecked(can, r.left(i, false).Add(r.left(i, true)).Min(deficit))
 	}
 	if !can.Covers(deficit) {
 		return false
@@ -699,8 +726,23 @@ func (r *run) recover() {
 	}
 }
 
-// validate checks in and returns where its tasks are.
+// validate checks in and returns where its tasks are. Inputs rarely name a task twice:
+// it checks them once without looking for repeats, hashing the task IDs as it goes,
+// and again with a set of the IDs seen when two hashes are equal — so that the error
+// it returns is the first in input order either way.
 func (p *Planner) validate(in PlanInput) (nodeIndex, error) {
+	ids := newTaskIDs(len(in.Stragglers) + len(in.Batch))
+	at, err := p.check(in, &ids)
+	if ids.maybeRepeated() {
+		ids = taskIDs{seen: make(map[string]struct{}, len(in.Stragglers)+len(in.Batch))}
+		at, err = p.check(in, &ids)
+	}
+	return at, err
+}
+
+// check checks in, telling ids each task ID in input order, and returns where its
+// tasks are.
+func (p *Planner) check(in PlanInput, ids *taskIDs) (nodeIndex, error) {
 	s := p.schema
 	var at nodeIndex
 	idx := make(map[string]int, len(in.Nodes))
@@ -729,14 +771,13 @@ func (p *Planner) validate(in PlanInput) (nodeIndex, error) {
 		}
 		idx[n.ID] = i
 	}
-	tasks := newTaskIDs(in)
 	lastNode, lastIdx := "", 0 // a node's tasks mostly come one after another
 	// task checks a task's ID and node, returning the node's index.
 	task := func(field func(string) string, id, node string) (int, error) {
 		if id == "" {
 			return 0, fieldErr(field("Task"), id, ErrEmptyID)
 		}
-		if tasks.repeated(id) {
+		if ids.repeated(id) {
 			return 0, fieldErr(field("Task"), id, ErrDuplicate)
 		}
 		if node == "" {
@@ -838,37 +879,41 @@ func (p *Planner) validate(in PlanInput) (nodeIndex, error) {
 	return at, nil
 }
 
-// taskIDs tells, task by task, whether a task ID of a plan input was seen before
-// among its stragglers and batch tasks. Inputs rarely hold an ID twice: it compares
-// hashes of all the IDs first, and keeps the set of IDs seen only when two hashes are
-// equal.
+// taskIDs is what check knows of the task IDs it has seen: their hashes, in an
+// open-addressing set (seen nil), or the IDs themselves (seen set), which tell a
+// repeat.
 type taskIDs struct {
-	seen map[string]struct{} // nil: no two IDs are equal
+	seed   maphash.Seed
+	hashes []uint64 // a power of two of slots, each a hash with its lowest bit set, or 0 for none
+	equal  bool     // two IDs hashed alike
+	seen   map[string]struct{}
 }
 
-// newTaskIDs prepares taskIDs for the stragglers and batch tasks of in.
-func newTaskIDs(in PlanInput) taskIDs {
-	seed := maphash.MakeSeed()
-	hashes := make([]uint64, 0, len(in.Stragglers)+len(in.Batch))
-	for i := range in.Stragglers {
-		hashes = append(hashes, maphash.String(seed, in.Stragglers[i].Task))
+// newTaskIDs is a taskIDs that hashes up to n IDs.
+func newTaskIDs(n int) taskIDs {
+	slots := 16
+	for slots < 2*n {
+		slots *= 2
 	}
-	for i := range in.Batch {
-		hashes = append(hashes, maphash.String(seed, in.Batch[i].Task))
-	}
-	slices.Sort(hashes)
-	for i := 1; i < len(hashes); i++ {
-		if hashes[i] == hashes[i-1] {
-			return taskIDs{seen: make(map[string]struct{}, len(hashes))}
-		}
-	}
-	return taskIDs{}
+	return taskIDs{seed: maphash.MakeSeed(), hashes: make([]uint64, slots)}
 }
 
-// repeated reports whether id was seen before, and records it.
+// repeated reports whether id was seen before — always false while only hashes are
+// kept — and records it.
 func (t *taskIDs) repeated(id string) bool {
 	if t.seen == nil {
-		return false
+		h := maphash.String(t.seed, id) | 1
+		mask := uint64(len(t.hashes) - 1)
+		for i := h & mask; ; i = (i + 1) & mask {
+			switch t.hashes[i] {
+			case 0:
+				t.hashes[i] = h
+				return false
+			case h:
+				t.equal = true
+				return false
+			}
+		}
 	}
 	if _, dup := t.seen[id]; dup {
 		return true
@@ -876,6 +921,9 @@ func (t *taskIDs) repeated(id string) bool {
 	t.seen[id] = struct{}{}
 	return false
 }
+
+// maybeRepeated reports whether two of the IDs hashed may be the same: two hashes are.
+func (t *taskIDs) maybeRepeated() bool { return t.equal }
 
 // Apply returns the nodes as they are after the steps, applied in order: each step's
 // amounts are added to or taken from the Allocated of the nodes it names. It checks
