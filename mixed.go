@@ -249,6 +249,7 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 	in := speculate.PlanInput{Nodes: make([]speculate.Node, 0, st.NumNodes()), Batch: make([]speculate.BatchTask, 0, st.Count(Running))}
 	nc := schema.NonCompressible()
 	var samples []predict.ProgressSample
+	var verdicts []predict.StragglerVerdict // in.Stragglers' verdicts
 	var prio jobPriority
 	for n := range st.Nodes() { // in ID order
 		id, capacity := n.ID(), n.Capacity()
@@ -290,8 +291,8 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 				if extra.IsZero() {
 					continue
 				}
-				round.Stragglers = append(round.Stragglers, StragglerFound{Task: t.ID(), Verdict: v, Extra: extra})
 				in.Stragglers = append(in.Stragglers, speculate.Straggler{Task: t.ID(), Node: id, Allocated: held, Extra: extra})
+				verdicts = append(verdicts, v)
 			default:
 				if u.idleOnly {
 					continue
@@ -318,8 +319,26 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 		in.Shrunk = append(in.Shrunk, speculate.Shrunk{Task: id, Node: t.Node().ID(), Taken: r.taken, Preempted: r.preempted})
 	}
 	clear(u.onNode) // the round's tasks are not kept alive by the scratch
-	slices.SortFunc(round.Stragglers, func(a, b StragglerFound) int { return strings.Compare(a.Task, b.Task) })
+	round.Stragglers = found(in.Stragglers, verdicts)
 	return in
+}
+
+// found lists stragglers, whose verdicts are verdicts, in task ID order, as a round
+// reports them; nil for none.
+func found(stragglers []speculate.Straggler, verdicts []predict.StragglerVerdict) []StragglerFound {
+	if len(stragglers) == 0 {
+		return nil
+	}
+	order := make([]int32, len(stragglers))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(stragglers[a].Task, stragglers[b].Task) })
+	out := make([]StragglerFound, len(order))
+	for k, i := range order {
+		out[k] = StragglerFound{Task: stragglers[i].Task, Verdict: verdicts[i], Extra: stragglers[i].Extra}
+	}
+	return out
 }
 
 // candidate is a task a round may change — running, neither a backup nor backed up,
@@ -394,18 +413,15 @@ func (u *scaleUp) batch(b *speculate.BatchTask, schema *resource.Schema, t *clus
 	}
 	taken := u.shrunk[t.ID()].taken
 	before := held.Add(taken) // its allocation before any round shrank it
-	for d := range before {
-		if schema.Compressible().Has(d) {
-			// Rounds take at most share of it in all: a peak measured near zero (a
-			// task between stages) would otherwise reclaim it to a standstill.
-			b.Reclaimable[d] = max(0, min(b.Reclaimable[d], int64(u.share*float64(before[d]))-taken[d]))
+	preemptible := t.Preemptible()
+	for d := range schema.Len() { // past the schema every amount is zero
+		if !schema.Compressible().Has(d) {
+			continue
 		}
-	}
-	if t.Preemptible() {
-		for d := range before {
-			if !schema.Compressible().Has(d) {
-				continue
-			}
+		// Rounds take at most share of it in all: a peak measured near zero (a task
+		// between stages) would otherwise reclaim it to a standstill.
+		b.Reclaimable[d] = max(0, min(b.Reclaimable[d], int64(u.share*float64(before[d]))-taken[d]))
+		if preemptible {
 			// Reclaim and preemption together, in this round and the earlier ones,
 			// leave it at least 1 − share of its allocation (or what reclaim alone
 			// leaves): what this round reclaims counts as what earlier rounds took.

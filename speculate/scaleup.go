@@ -892,7 +892,7 @@ type taskIDs struct {
 // newTaskIDs is a taskIDs that hashes up to n IDs.
 func newTaskIDs(n int) taskIDs {
 	slots := 16
-	for slots < 2*n {
+	for slots < n+n/2 { // at most two thirds full
 		slots *= 2
 	}
 	return taskIDs{seed: maphash.MakeSeed(), hashes: make([]uint64, slots)}
