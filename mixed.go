@@ -436,9 +436,12 @@ func (u *scaleUp) batch(b *speculate.BatchTask, schema *resource.Schema, t *clus
 // and moves, then restores; a change the state refuses is skipped and reported. The
 // tasks the plan names are the state's (planInput).
 func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, round *ScaleUpRound) {
-	changes := mergeSteps(plan.Steps)
+	changes, shrinks := mergeSteps(plan.Steps)
 	if len(changes) == 0 {
 		return
+	}
+	if len(u.shrunk) == 0 && shrinks > 0 {
+		u.shrunk = make(map[string]shrinkage, shrinks) // room for what the shrinks record
 	}
 	round.Actions = make([]ScaleAction, 0, len(changes))
 	for phase := range phases {
@@ -481,11 +484,12 @@ type taskChange struct {
 
 // mergeSteps merges the steps of each task into one change — a batch task reclaimed
 // from and preempted in one plan gets one shrink of the sum, a Preempt — and lists
-// the changes in the order of their tasks' first steps.
-func mergeSteps(steps []speculate.Step) []taskChange {
+// the changes in the order of their tasks' first steps, with the number of shrinks.
+func mergeSteps(steps []speculate.Step) ([]taskChange, int) {
 	if len(steps) == 0 {
-		return nil
+		return nil, 0
 	}
+	shrinks := 0
 	changes := make([]taskChange, 0, len(steps))
 	byTask := make(map[string]int, len(steps))
 	for i := range steps {
@@ -502,13 +506,14 @@ func mergeSteps(steps []speculate.Step) []taskChange {
 		switch st.Kind {
 		case speculate.Reclaim, speculate.Preempt:
 			phase = phaseShrink
+			shrinks++
 		case speculate.Expand, speculate.Move:
 			phase = phaseGrow
 		}
 		byTask[st.Task] = len(changes)
 		changes = append(changes, taskChange{first: st, kind: st.Kind, amount: st.Amount, phase: phase})
 	}
-	return changes
+	return changes, shrinks
 }
 
 // record keeps what a change of kind took from, or gave back to, task t: amount.
