@@ -82,6 +82,7 @@ func WithScaleUp(cfg ScaleUpConfig) Option {
 type scaleUp struct {
 	planner   *speculate.Planner
 	expected  resource.Vector
+	redundant predict.RedundancyTest // T1–T2 against expected
 	share     float64
 	idleOnly  bool
 	shrunk    map[string]shrinkage
@@ -120,6 +121,7 @@ func newScaleUp(schema *resource.Schema, cfg ScaleUpConfig) (*scaleUp, error) {
 	if err := schema.ValidateRatios(u.expected, 1, false); err != nil {
 		return nil, fmt.Errorf("finegrain: scale-up expected utilisation: %w: %w", ErrInvalid, err)
 	}
+	u.redundant, _ = predict.NewRedundancyTest(schema, u.expected) // valid: checked just now
 	if u.share == 0 {
 		u.share = DefaultPreemptibleShare
 	}
@@ -262,12 +264,12 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 			}
 		}
 		in.Nodes = append(in.Nodes, speculate.Node{ID: id, Capacity: capacity, Allocated: allocated})
-		u.candidates(n, at, allocated)
+		bounded := u.candidates(n, at, allocated)
 		var listed resource.Tuple
 		skips := len(round.Skipped)
 		for _, c := range u.onNode {
 			t, held := c.task, c.held
-			if !allocated.Covers(listed.Add(held)) {
+			if bounded && !allocated.Covers(listed.Add(held)) {
 				continue // what the node holds is not all the tasks': leave the rest out
 			}
 			switch t.Class() {
@@ -300,7 +302,9 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 				in.Batch = append(in.Batch, speculate.BatchTask{})
 				u.batch(&in.Batch[len(in.Batch)-1], schema, t, id, held, prio.of(st, t.Job()))
 			}
-			listed = listed.Add(held)
+			if bounded {
+				listed = listed.Add(held)
+			}
 		}
 		// The node's tasks may have been looked at in any order (candidates): its
 		// skips are reported in ID order.
@@ -348,11 +352,11 @@ type candidate struct {
 	held resource.Tuple
 }
 
-// candidates sets u.onNode to the tasks of node n that a round at at may change.
-// When what n has allocated covers what they hold, the order does not matter:
-// planInput lists them all. Otherwise they are in ID order, in which planInput lists
-// them until the node holds no more.
-func (u *scaleUp) candidates(n *cluster.NodeInfo, at time.Duration, allocated resource.Tuple) {
+// candidates sets u.onNode to the tasks of node n that a round at at may change, and
+// reports whether what n has allocated bounds the list. When it covers what they hold
+// (false), the order does not matter: planInput lists them all. Otherwise (true) they
+// are in ID order, in which planInput lists them until the node holds no more.
+func (u *scaleUp) candidates(n *cluster.NodeInfo, at time.Duration, allocated resource.Tuple) bool {
 	u.onNode = u.onNode[:0]
 	var total resource.Tuple
 	n.RangeTasks(func(t *cluster.TaskInfo) bool {
@@ -367,9 +371,11 @@ func (u *scaleUp) candidates(n *cluster.NodeInfo, at time.Duration, allocated re
 		u.onNode = append(u.onNode, candidate{task: t, held: held})
 		return true
 	})
-	if !allocated.Covers(total) {
-		slices.SortFunc(u.onNode, func(a, b candidate) int { return strings.Compare(a.task.ID(), b.task.ID()) })
+	if allocated.Covers(total) {
+		return false
 	}
+	slices.SortFunc(u.onNode, func(a, b candidate) int { return strings.Compare(a.task.ID(), b.task.ID()) })
+	return true
 }
 
 // jobPriority is the priority of the job last asked for: the tasks of a node, and of
@@ -396,7 +402,7 @@ func (u *scaleUp) batch(b *speculate.BatchTask, schema *resource.Schema, t *clus
 	*b = speculate.BatchTask{Task: t.ID(), Node: node, Allocated: held, Priority: priority}
 	if peak, ok := t.UsedPeak(); ok {
 		u.peak[0] = peak
-		if r, err := predict.DetectRedundant(schema, u.peak[:], held, u.expected); err == nil {
+		if r, err := u.redundant.Detect(u.peak[:], held); err == nil {
 			b.Reclaimable = r.Reclaimable
 		}
 		if t.Failures() > 0 {

@@ -583,8 +583,11 @@ func (r *run) topUp(s *Straggler, n int) bool {
 	deficit := s.Extra.Sub(r.free[n]).Only(mask(s.Extra))
 	deficit = positive(deficit)
 	local := r.local.on(r, n)
-	var can resource.Tuple
+	var can resource.Tuple // what the node's tasks can give towards the deficit
 	for _, i := range local {
+		if can.Covers(deficit) {
+			break // it only grows
+		}
 		can, _ = addChecked(can, r.left(i, false).Add(r.left(i, true)).Min(deficit))
 	}
 	if !can.Covers(deficit) {
