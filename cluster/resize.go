@@ -54,6 +54,7 @@ type change struct {
 	plan           stage.Profile  // the plan from at
 	planned        bool           // the plan is a prediction or declaration, not the request
 	at             time.Duration  // when the change takes effect: the clock when it was made
+	replaced       bool           // a resize has released the old reservation already (ChangeNow)
 }
 
 // Change reports the running task's held change (Resize, Migrate) and the node its new
@@ -85,7 +86,7 @@ func (t *TaskInfo) Change() (ChangeKind, *NodeInfo) {
 // holds a change; on an invalid r; or when r.Hold does not fit the node once the old
 // reservation is set aside (an error wrapping stage.ErrNoRoom).
 func (s *State) Resize(t *TaskInfo, r Reservation) error {
-	c, err := s.resize(t, r)
+	c, err := s.resize(t, r, false)
 	if err != nil {
 		return err
 	}
@@ -94,8 +95,9 @@ func (s *State) Resize(t *TaskInfo, r Reservation) error {
 }
 
 // resize holds r on running task t's node in place of its reservation, which it sets
-// aside (suspended), as Resize does, and returns the change; it does not record it.
-func (s *State) resize(t *TaskInfo, r Reservation) (change, error) {
+// aside (suspended), as Resize does — or, for good, releases (now) — and returns the
+// change; it does not record it.
+func (s *State) resize(t *TaskInfo, r Reservation, now bool) (change, error) {
 	if err := s.changeable(t, "resize", r); err != nil {
 		return change{}, err
 	}
@@ -103,13 +105,21 @@ func (s *State) resize(t *TaskInfo, r Reservation) (change, error) {
 		return change{}, fmt.Errorf("cluster: resize task %q: devices %v: a resize keeps the task's devices: %w", t.pe.ID, r.Devices.Devices, ErrInvalid)
 	}
 	n := t.run.node
-	_ = n.tl.Suspend(t.run.handle) // held: the task is running with no change
-	h, err := n.tl.Reserve(r.Start, r.Hold, r.Allowance)
+	var h stage.Handle
+	var err error
+	if now {
+		h, err = n.tl.Replace(t.run.handle, r.Start, r.Hold, r.Allowance)
+	} else {
+		_ = n.tl.Suspend(t.run.handle) // held: the task is running with no change
+		if h, err = n.tl.Reserve(r.Start, r.Hold, r.Allowance); err != nil {
+			_ = n.tl.Resume(t.run.handle)
+		}
+	}
 	if err != nil {
-		_ = n.tl.Resume(t.run.handle)
 		return change{}, fmt.Errorf("cluster: resize task %q on node %q: %w", t.pe.ID, n.spec.ID, err)
 	}
 	c := newChange(Resizing, n, h, gpu.Allocation{}, r)
+	c.replaced = now
 	s.treeApply(treeOp{kind: opAllocate, job: t.pe.Job, a: c.usage})
 	s.treeApply(treeOp{kind: opRelease, job: t.pe.Job, a: t.run.usage})
 	s.regrowExternal(n)
@@ -169,7 +179,7 @@ func (s *State) ChangeNow(t *TaskInfo, to *NodeInfo, r Reservation) error {
 	var c change
 	var err error
 	if to == nil {
-		c, err = s.resize(t, r)
+		c, err = s.resize(t, r, true)
 	} else {
 		c, err = s.migrate(t, to, r)
 	}
@@ -240,10 +250,10 @@ func (s *State) CommitChange(t *TaskInfo) error {
 func (s *State) commit(t *TaskInfo, c *change) {
 	p := t.run
 	old := p.node
-	switch c.kind {
-	case Resizing:
+	switch {
+	case c.kind == Resizing && !c.replaced:
 		_ = old.tl.Release(p.handle) // the suspended old reservation
-	case Migrating:
+	case c.kind == Migrating:
 		_ = old.tl.Release(p.handle)
 		_ = old.gpus.Release(p.devices) // held since the reservation
 		s.regrowExternal(old)

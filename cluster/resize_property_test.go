@@ -383,7 +383,7 @@ func TestPropertyChangeNowIsResizeThenCommit(t *testing.T) {
 			var b strings.Builder
 			b.WriteString(changeFingerprint(w.s, w.tasks))
 			for n := range w.s.Nodes() {
-				fmt.Fprintf(&b, "node %s version %d\n", n.ID(), n.Version())
+				fmt.Fprintf(&b, "node %s version %d timeline version %d\n", n.ID(), n.Version(), n.Timeline().Version())
 			}
 			for _, t := range w.tasks {
 				fmt.Fprintf(&b, "task %s plan %v from %v planned %v\n", t.ID(), t.Plan(), t.PlanStart(), t.Planned())
