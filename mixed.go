@@ -1,7 +1,6 @@
 package finegrain
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -83,13 +82,15 @@ func WithScaleUp(cfg ScaleUpConfig) Option {
 type scaleUp struct {
 	planner   *speculate.Planner
 	expected  resource.Vector
+	redundant predict.RedundancyTest // T1–T2 against expected
 	share     float64
 	idleOnly  bool
 	shrunk    map[string]shrinkage
-	degraded  map[string]float64  // the nodes with a recycle signal pending, and their stretch (Recycle)
-	newDemand resource.Tuple      // the requests of the latency-sensitive tasks submitted since the last round
-	peak      [1]resource.Tuple   // batch's scratch: the samples handed to the redundancy test
-	onNode    []*cluster.TaskInfo // planInput's scratch: one node's tasks, in ID order
+	degraded  map[string]float64 // the nodes with a recycle signal pending, and their stretch (Recycle)
+	newDemand resource.Tuple     // the requests of the latency-sensitive tasks submitted since the last round
+	peak      [1]resource.Tuple  // batch's scratch: the samples handed to the redundancy test
+	onNode    []candidate        // planInput's scratch: one node's tasks (candidates)
+	stages    []stage.Stage      // shifted's scratch: the stages of a changed reservation
 }
 
 // shrinkage is what rounds took from a running batch task's run and have not given
@@ -120,6 +121,7 @@ func newScaleUp(schema *resource.Schema, cfg ScaleUpConfig) (*scaleUp, error) {
 	if err := schema.ValidateRatios(u.expected, 1, false); err != nil {
 		return nil, fmt.Errorf("finegrain: scale-up expected utilisation: %w: %w", ErrInvalid, err)
 	}
+	u.redundant, _ = predict.NewRedundancyTest(schema, u.expected) // valid: checked just now
 	if u.share == 0 {
 		u.share = DefaultPreemptibleShare
 	}
@@ -224,19 +226,20 @@ func (s *Scheduler) ScaleUp(now time.Duration) (ScaleUpRound, error) {
 	s.fw.Advance(at)
 	u := s.scale
 	round := ScaleUpRound{At: at}
-	in, tasks := s.planInput(u, &round)
+	in := s.planInput(u, &round)
 	plan, err := u.planner.Plan(in)
 	if err != nil { // the input is the state's own: a planner refusal is a bug of ours
 		return round, fmt.Errorf("finegrain: scale-up round at %v: %w", at, err)
 	}
 	round.Plan = plan
-	s.carryOut(u, plan, tasks, &round)
+	s.carryOut(u, plan, &round)
 	return round, nil
 }
 
-// planInput builds the planner's input from the state at the round's time, and the
-// tasks it names by ID; stragglers that cannot be sized go to round.Skipped.
-func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanInput, map[string]*cluster.TaskInfo) {
+// planInput builds the planner's input from the state at the round's time; stragglers
+// that cannot be sized go to round.Skipped. The tasks it lists are running tasks of
+// the state, named by their IDs.
+func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInput {
 	st, at, schema := s.state, round.At, s.schema
 	for id, r := range u.shrunk {
 		if r.task.State() != Running || r.task.RunID() != r.run {
@@ -245,19 +248,13 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanIn
 			delete(u.shrunk, id)
 		}
 	}
-	running := st.Count(Running)
-	in := speculate.PlanInput{Batch: make([]speculate.BatchTask, 0, running)}
-	tasks := make(map[string]*cluster.TaskInfo, running)
-	nodeIDs := make([]string, 0, st.NumNodes())
-	for n := range st.Nodes() {
-		nodeIDs = append(nodeIDs, n.ID())
-	}
-	slices.Sort(nodeIDs)
+	in := speculate.PlanInput{Nodes: make([]speculate.Node, 0, st.NumNodes()), Batch: make([]speculate.BatchTask, 0, st.Count(Running))}
 	nc := schema.NonCompressible()
 	var samples []predict.ProgressSample
-	for _, id := range nodeIDs {
-		n, _ := st.Node(id)
-		capacity := n.Capacity()
+	var verdicts []predict.StragglerVerdict // in.Stragglers' verdicts
+	var prio jobPriority
+	for n := range st.Nodes() { // in ID order
+		id, capacity := n.ID(), n.Capacity()
 		allocated := capacity.Sub(n.Timeline().FreeAt(at)).Max(resource.Tuple{})
 		// A node whose capacity shrank below what it holds (UpdateNode) is full, not
 		// over: the planner refuses a non-compressible dimension over capacity.
@@ -267,22 +264,12 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanIn
 			}
 		}
 		in.Nodes = append(in.Nodes, speculate.Node{ID: id, Capacity: capacity, Allocated: allocated})
+		bounded := u.candidates(n, at, allocated)
 		var listed resource.Tuple
-		u.onNode = u.onNode[:0]
-		n.RangeTasks(func(t *cluster.TaskInfo) bool {
-			u.onNode = append(u.onNode, t)
-			return true
-		})
-		slices.SortFunc(u.onNode, func(a, b *cluster.TaskInfo) int { return strings.Compare(a.ID(), b.ID()) })
-		for _, t := range u.onNode {
-			if t.State() != Running || t.BackupOf() != nil || t.Backup() != nil {
-				continue
-			}
-			if k, _ := t.Change(); k != cluster.NoChange {
-				continue
-			}
-			held := t.HeldAt(at)
-			if !allocated.Covers(listed.Add(held)) {
+		skips := len(round.Skipped)
+		for _, c := range u.onNode {
+			t, held := c.task, c.held
+			if bounded && !allocated.Covers(listed.Add(held)) {
 				continue // what the node holds is not all the tasks': leave the rest out
 			}
 			switch t.Class() {
@@ -306,19 +293,22 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanIn
 				if extra.IsZero() {
 					continue
 				}
-				round.Stragglers = append(round.Stragglers, StragglerFound{Task: t.ID(), Verdict: v, Extra: extra})
 				in.Stragglers = append(in.Stragglers, speculate.Straggler{Task: t.ID(), Node: id, Allocated: held, Extra: extra})
+				verdicts = append(verdicts, v)
 			default:
 				if u.idleOnly {
 					continue
 				}
-				j, _ := st.Job(t.Job())
 				in.Batch = append(in.Batch, speculate.BatchTask{})
-				u.batch(&in.Batch[len(in.Batch)-1], schema, t, id, held, j.Spec().Priority)
+				u.batch(&in.Batch[len(in.Batch)-1], schema, t, id, held, prio.of(st, t.Job()))
 			}
-			listed = listed.Add(held)
-			tasks[t.ID()] = t
+			if bounded {
+				listed = listed.Add(held)
+			}
 		}
+		// The node's tasks may have been looked at in any order (candidates): its
+		// skips are reported in ID order.
+		slices.SortFunc(round.Skipped[skips:], func(a, b ScaleSkip) int { return strings.Compare(a.Task, b.Task) })
 	}
 	// The new latency-sensitive demand: what arrived since the last round and still
 	// waits. A backlog that waits on is not made room for again round after round.
@@ -331,11 +321,78 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanIn
 			continue
 		}
 		in.Shrunk = append(in.Shrunk, speculate.Shrunk{Task: id, Node: t.Node().ID(), Taken: r.taken, Preempted: r.preempted})
-		tasks[id] = t
 	}
 	clear(u.onNode) // the round's tasks are not kept alive by the scratch
-	slices.SortFunc(round.Stragglers, func(a, b StragglerFound) int { return strings.Compare(a.Task, b.Task) })
-	return in, tasks
+	round.Stragglers = found(in.Stragglers, verdicts)
+	return in
+}
+
+// found lists stragglers, whose verdicts are verdicts, in task ID order, as a round
+// reports them; nil for none.
+func found(stragglers []speculate.Straggler, verdicts []predict.StragglerVerdict) []StragglerFound {
+	if len(stragglers) == 0 {
+		return nil
+	}
+	order := make([]int32, len(stragglers))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(stragglers[a].Task, stragglers[b].Task) })
+	out := make([]StragglerFound, len(order))
+	for k, i := range order {
+		out[k] = StragglerFound{Task: stragglers[i].Task, Verdict: verdicts[i], Extra: stragglers[i].Extra}
+	}
+	return out
+}
+
+// candidate is a task a round may change — running, neither a backup nor backed up,
+// holding no change — and what it holds at the round's time.
+type candidate struct {
+	task *cluster.TaskInfo
+	held resource.Tuple
+}
+
+// candidates sets u.onNode to the tasks of node n that a round at at may change, and
+// reports whether what n has allocated bounds the list. When it covers what they hold
+// (false), the order does not matter: planInput lists them all. Otherwise (true) they
+// are in ID order, in which planInput lists them until the node holds no more.
+func (u *scaleUp) candidates(n *cluster.NodeInfo, at time.Duration, allocated resource.Tuple) bool {
+	u.onNode = u.onNode[:0]
+	var total resource.Tuple
+	n.RangeTasks(func(t *cluster.TaskInfo) bool {
+		if t.State() != Running || t.BackupOf() != nil || t.Backup() != nil {
+			return true
+		}
+		if k, _ := t.Change(); k != cluster.NoChange {
+			return true
+		}
+		held := t.HeldAt(at)
+		total = total.Add(held)
+		u.onNode = append(u.onNode, candidate{task: t, held: held})
+		return true
+	})
+	if allocated.Covers(total) {
+		return false
+	}
+	slices.SortFunc(u.onNode, func(a, b candidate) int { return strings.Compare(a.task.ID(), b.task.ID()) })
+	return true
+}
+
+// jobPriority is the priority of the job last asked for: the tasks of a node, and of
+// neighbouring nodes, mostly belong to few jobs.
+type jobPriority struct {
+	job      string
+	priority int
+	known    bool
+}
+
+// of is the priority of job, which state st holds.
+func (p *jobPriority) of(st *cluster.State, job string) int {
+	if !p.known || job != p.job {
+		j, _ := st.Job(job)
+		p.job, p.priority, p.known = job, j.Spec().Priority, true
+	}
+	return p.priority
 }
 
 // batch sets b to batch task t on node, holding held now, as the planner sees it: what T1–T2
@@ -345,7 +402,7 @@ func (u *scaleUp) batch(b *speculate.BatchTask, schema *resource.Schema, t *clus
 	*b = speculate.BatchTask{Task: t.ID(), Node: node, Allocated: held, Priority: priority}
 	if peak, ok := t.UsedPeak(); ok {
 		u.peak[0] = peak
-		if r, err := predict.DetectRedundant(schema, u.peak[:], held, u.expected); err == nil {
+		if r, err := u.redundant.Detect(u.peak[:], held); err == nil {
 			b.Reclaimable = r.Reclaimable
 		}
 		if t.Failures() > 0 {
@@ -362,18 +419,15 @@ func (u *scaleUp) batch(b *speculate.BatchTask, schema *resource.Schema, t *clus
 	}
 	taken := u.shrunk[t.ID()].taken
 	before := held.Add(taken) // its allocation before any round shrank it
-	for d := range before {
-		if schema.Compressible().Has(d) {
-			// Rounds take at most share of it in all: a peak measured near zero (a
-			// task between stages) would otherwise reclaim it to a standstill.
-			b.Reclaimable[d] = max(0, min(b.Reclaimable[d], int64(u.share*float64(before[d]))-taken[d]))
+	preemptible := t.Preemptible()
+	for d := range schema.Len() { // past the schema every amount is zero
+		if !schema.Compressible().Has(d) {
+			continue
 		}
-	}
-	if t.Preemptible() {
-		for d := range before {
-			if !schema.Compressible().Has(d) {
-				continue
-			}
+		// Rounds take at most share of it in all: a peak measured near zero (a task
+		// between stages) would otherwise reclaim it to a standstill.
+		b.Reclaimable[d] = max(0, min(b.Reclaimable[d], int64(u.share*float64(before[d]))-taken[d]))
+		if preemptible {
 			// Reclaim and preemption together, in this round and the earlier ones,
 			// leave it at least 1 − share of its allocation (or what reclaim alone
 			// leaves): what this round reclaims counts as what earlier rounds took.
@@ -385,59 +439,98 @@ func (u *scaleUp) batch(b *speculate.BatchTask, schema *resource.Schema, t *clus
 }
 
 // carryOut applies plan to the state: one change a task, shrinks first, then grows
-// and moves, then restores; a change the state refuses is skipped and reported.
-func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, tasks map[string]*cluster.TaskInfo, round *ScaleUpRound) {
-	type merged struct {
-		step  speculate.Step
-		order int
+// and moves, then restores; a change the state refuses is skipped and reported. The
+// tasks the plan names are the state's (planInput).
+func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, round *ScaleUpRound) {
+	changes, shrinks := mergeSteps(plan.Steps)
+	if len(changes) == 0 {
+		return
 	}
-	byTask := map[string]*merged{}
-	var order []string
-	for _, st := range plan.Steps {
-		m := byTask[st.Task]
-		if m == nil {
-			m = &merged{step: st}
-			byTask[st.Task] = m
-			order = append(order, st.Task)
-			switch st.Kind {
-			case speculate.Reclaim, speculate.Preempt:
-				m.order = 0
-			case speculate.Expand, speculate.Move:
-				m.order = 1
-			default:
-				m.order = 2
+	if len(u.shrunk) == 0 && shrinks > 0 {
+		u.shrunk = make(map[string]shrinkage, shrinks) // room for what the shrinks record
+	}
+	round.Actions = make([]ScaleAction, 0, len(changes))
+	for phase := range phases {
+		for i := range changes {
+			c := &changes[i]
+			if c.phase != phase {
+				continue
 			}
-			continue
-		}
-		// A batch task reclaimed from and preempted in one plan: one shrink of the sum.
-		m.step.Amount = m.step.Amount.Add(st.Amount)
-		if st.Kind == speculate.Preempt {
-			m.step.Kind = speculate.Preempt
+			t, _ := s.state.Task(c.first.Task)
+			a, err := s.change(u, t, c, round.At)
+			if err != nil {
+				round.Skipped = append(round.Skipped, ScaleSkip{Task: c.first.Task, Kind: c.kind, Err: err})
+				continue
+			}
+			round.Actions = append(round.Actions, a)
+			u.record(t, c.kind, c.amount)
 		}
 	}
-	slices.SortStableFunc(order, func(a, b string) int { return byTask[a].order - byTask[b].order })
-	for _, id := range order {
-		st := byTask[id].step
-		t := tasks[id]
-		a, err := s.change(t, st, round.At)
-		if err != nil {
-			round.Skipped = append(round.Skipped, ScaleSkip{Task: id, Kind: st.Kind, Err: err})
-			continue
-		}
-		round.Actions = append(round.Actions, a)
-		u.record(t, st)
+	if len(round.Actions) == 0 {
+		round.Actions = nil
 	}
 }
 
-// record keeps what step st took from, or gave back to, task t.
-func (u *scaleUp) record(t *cluster.TaskInfo, st speculate.Step) {
+// The phases of a round's changes, in the order they are made.
+const (
+	phaseShrink  = iota // reclaims and preemptions
+	phaseGrow           // expansions and moves
+	phaseRestore        // restores
+	phases
+)
+
+// taskChange is the one change a round makes to a task: the plan's steps for it
+// merged — the kind and amount of their sum — and the phase it is made in.
+type taskChange struct {
+	first  *speculate.Step // the task's first step: its task and node, a move's release
+	kind   speculate.StepKind
+	amount resource.Tuple
+	phase  int
+}
+
+// mergeSteps merges the steps of each task into one change — a batch task reclaimed
+// from and preempted in one plan gets one shrink of the sum, a Preempt — and lists
+// the changes in the order of their tasks' first steps, with the number of shrinks.
+func mergeSteps(steps []speculate.Step) ([]taskChange, int) {
+	if len(steps) == 0 {
+		return nil, 0
+	}
+	shrinks := 0
+	changes := make([]taskChange, 0, len(steps))
+	byTask := make(map[string]int, len(steps))
+	for i := range steps {
+		st := &steps[i]
+		if k, ok := byTask[st.Task]; ok {
+			m := &changes[k]
+			m.amount = m.amount.Add(st.Amount)
+			if st.Kind == speculate.Preempt {
+				m.kind = speculate.Preempt
+			}
+			continue
+		}
+		phase := phaseRestore
+		switch st.Kind {
+		case speculate.Reclaim, speculate.Preempt:
+			phase = phaseShrink
+			shrinks++
+		case speculate.Expand, speculate.Move:
+			phase = phaseGrow
+		}
+		byTask[st.Task] = len(changes)
+		changes = append(changes, taskChange{first: st, kind: st.Kind, amount: st.Amount, phase: phase})
+	}
+	return changes, shrinks
+}
+
+// record keeps what a change of kind took from, or gave back to, task t: amount.
+func (u *scaleUp) record(t *cluster.TaskInfo, kind speculate.StepKind, amount resource.Tuple) {
 	r := u.shrunk[t.ID()]
-	switch st.Kind {
+	switch kind {
 	case speculate.Reclaim, speculate.Preempt:
-		r.task, r.run, r.taken = t, t.RunID(), r.taken.Add(st.Amount)
-		r.preempted = r.preempted || st.Kind == speculate.Preempt
+		r.task, r.run, r.taken = t, t.RunID(), r.taken.Add(amount)
+		r.preempted = r.preempted || kind == speculate.Preempt
 	case speculate.Restore:
-		r.taken = r.taken.Sub(st.Amount).Max(resource.Tuple{})
+		r.taken = r.taken.Sub(amount).Max(resource.Tuple{})
 	default:
 		return
 	}
@@ -448,19 +541,20 @@ func (u *scaleUp) record(t *cluster.TaskInfo, st speculate.Step) {
 	u.shrunk[t.ID()] = r
 }
 
-// change carries step st out on task t at the round's time at: a resize by the step's
+// change carries change c out on task t at the round's time at: a resize by its
 // amount, or a move to its node, held and committed at once.
-func (s *Scheduler) change(t *cluster.TaskInfo, st speculate.Step, at time.Duration) (ScaleAction, error) {
+func (s *Scheduler) change(u *scaleUp, t *cluster.TaskInfo, c *taskChange, at time.Duration) (ScaleAction, error) {
+	st := c.first
 	held := t.HeldAt(at)
-	delta := st.Amount
+	delta := c.amount
 	grow := true
-	switch st.Kind {
+	switch c.kind {
 	case speculate.Reclaim, speculate.Preempt:
 		grow = false
 	case speculate.Move:
-		delta = st.Amount.Sub(st.Released).Max(resource.Tuple{})
+		delta = c.amount.Sub(st.Released).Max(resource.Tuple{})
 	}
-	hold, err := shifted(s.schema, t, at, delta, grow)
+	hold, err := u.shifted(s.schema, t, at, delta, grow)
 	if err != nil {
 		return ScaleAction{}, err
 	}
@@ -476,8 +570,8 @@ func (s *Scheduler) change(t *cluster.TaskInfo, st speculate.Step, at time.Durat
 			}
 		}
 	}
-	a := ScaleAction{Kind: st.Kind, Task: t.ID(), Node: st.Node, Amount: st.Amount}
-	if st.Kind == speculate.Move {
+	a := ScaleAction{Kind: c.kind, Task: t.ID(), Node: st.Node, Amount: c.amount}
+	if c.kind == speculate.Move {
 		to, ok := s.state.Node(st.Node)
 		if !ok {
 			return ScaleAction{}, fmt.Errorf("finegrain: move task %q to node %q: %w", t.ID(), st.Node, ErrUnknownNode)
@@ -490,10 +584,11 @@ func (s *Scheduler) change(t *cluster.TaskInfo, st speculate.Step, at time.Durat
 	if err != nil {
 		return ScaleAction{}, err
 	}
+	// The task now holds hold from at on: its first stage now.
+	a.Allocation = hold.Demand(0)
 	if !grow {
-		a.Amount = held.Sub(t.HeldAt(at)) // what was taken, once floored at zero
+		a.Amount = held.Sub(a.Allocation) // what was taken, once floored at zero
 	}
-	a.Allocation = t.HeldAt(at)
 	return a, nil
 }
 
@@ -544,7 +639,7 @@ func (s *Scheduler) UndoScale(a ScaleAction, now time.Duration) error {
 	}
 	s.fw.Advance(at)
 	grow := a.Kind == speculate.Reclaim || a.Kind == speculate.Preempt
-	hold, err := shifted(s.schema, t, at, a.Amount, grow)
+	hold, err := s.scale.shifted(s.schema, t, at, a.Amount, grow)
 	if err != nil {
 		return err
 	}
@@ -563,40 +658,29 @@ func (s *Scheduler) UndoScale(a ScaleAction, now time.Duration) error {
 	}
 	switch a.Kind {
 	case speculate.Reclaim, speculate.Preempt:
-		s.scale.record(t, speculate.Step{Kind: speculate.Restore, Task: a.Task, Amount: a.Amount})
+		s.scale.record(t, speculate.Restore, a.Amount)
 	case speculate.Restore:
-		s.scale.record(t, speculate.Step{Kind: speculate.Reclaim, Task: a.Task, Amount: a.Amount})
+		s.scale.record(t, speculate.Reclaim, a.Amount)
 	}
 	return nil
 }
 
 // applyChange makes running task t hold r from the clock on — on its own node (to
-// nil: cluster.State.Resize) or on node to (Migrate) — and commits the change at once:
-// the changes of rounds, undos and recycles are decided when they are made.
+// nil) or on node to — and keeps the change at once (cluster.State.ChangeNow): the
+// changes of rounds, undos and recycles are decided when they are made.
 func (s *Scheduler) applyChange(t *cluster.TaskInfo, to *cluster.NodeInfo, r cluster.Reservation) error {
-	var err error
-	if to == nil {
-		err = s.state.Resize(t, r)
-	} else {
-		err = s.state.Migrate(t, to, r)
-	}
-	if err != nil {
-		return err
-	}
-	if err := s.state.CommitChange(t); err != nil { // held just now: cannot fail
-		return errors.Join(err, s.state.RevertChange(t))
-	}
-	return nil
+	return s.state.ChangeNow(t, to, r)
 }
 
 // shifted is what task t holds from at on, with delta added to every stage it has
 // left (grow) or taken from it, never below zero: a staged reservation keeps its
 // shape. A task with no stage left holds delta (or nothing) until it ends.
-func shifted(schema *resource.Schema, t *cluster.TaskInfo, at time.Duration, delta resource.Tuple, grow bool) (stage.Profile, error) {
-	stages := []stage.Stage{{Duration: stage.Forever}}
-	if left := t.HeldFrom(at); left.Len() > 0 {
-		stages = left.Stages()
+func (u *scaleUp) shifted(schema *resource.Schema, t *cluster.TaskInfo, at time.Duration, delta resource.Tuple, grow bool) (stage.Profile, error) {
+	stages := t.AppendHeldFrom(u.stages[:0], at)
+	if len(stages) == 0 {
+		stages = append(stages, stage.Stage{Duration: stage.Forever})
 	}
+	u.stages = stages
 	for i := range stages {
 		d := &stages[i].Demand
 		if grow {

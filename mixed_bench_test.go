@@ -36,7 +36,7 @@ func BenchmarkScaleUpRound(b *testing.B) {
 }
 
 // scaleUpCluster is BenchmarkScaleUpRound's cluster.
-func scaleUpCluster(b *testing.B) *finegrain.Scheduler {
+func scaleUpCluster(b testing.TB) *finegrain.Scheduler {
 	const nodes, perNode = 1000, 10
 	r := rand.New(rand.NewSource(1))
 	s, err := finegrain.New(schema, finegrain.WithPrediction(false))

@@ -10,13 +10,16 @@ import (
 
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/resource"
+	"github.com/finegrain/finegrain/stage"
 )
 
 // A white-box random walk over the whole life cycle — the events the
 // model test drives and those it does not (Withdraw, MoveStarts, Suspend/Resume,
 // Started, Booked starts, cancelling reserved and booked tasks, backups won/failed,
-// nodes leaving and coming back with another rack) — checking after every event that
-// placement records are never shared nor referenced once given back, that the pending
+// nodes leaving and coming back with another rack, resizes and moves committed or
+// reverted) — checking after every event that placement records are never shared nor
+// referenced once given back, that the reservation a placed task (or its held change)
+// keeps is the one its timeline holds, that the pending
 // index holds exactly the pending tasks with the racks their inputs are in now, and
 // that shared demands still read as submitted.
 func TestPlacementAndIndexInvariants(t *testing.T) {
@@ -79,7 +82,7 @@ func placementWalk(seed int64) string {
 	}
 	for step := 0; step < 400; step++ {
 		var ev string
-		switch k := r.Intn(20); {
+		switch k := r.Intn(23); {
 		case k < 3:
 			var specs []TaskSpec
 			for i := 0; i < 1+r.Intn(3); i++ {
@@ -197,6 +200,24 @@ func placementWalk(seed int64) string {
 			id := nodeIDs[r.Intn(len(nodeIDs))]
 			ev = "add " + id
 			_ = s.AddNode(NodeSpec{ID: id, Rack: racks[r.Intn(3)], Capacity: tup(8, 8, 8, 8, 8)})
+		case k < 21:
+			if t := pick(); t != nil {
+				// A resize or a move, committed or reverted.
+				rr := Reservation{Start: s.Clock(), Hold: stage.MustProfile(schema, stage.Stage{Duration: stage.Forever, Demand: tup(1+int64(r.Intn(2)), 1)})}
+				var err error
+				if n := node(); r.Intn(2) == 0 && n != nil {
+					ev = "migrate " + t.ID() + " to " + n.ID()
+					err = s.Migrate(t, n, rr)
+				} else {
+					ev = "resize " + t.ID()
+					err = s.Resize(t, rr)
+				}
+				if err == nil && r.Intn(3) > 0 {
+					_ = s.CommitChange(t)
+				} else if err == nil && r.Intn(2) == 0 {
+					_ = s.RevertChange(t)
+				}
+			}
 		default:
 			now += time.Duration(r.Intn(3)) * 500 * time.Millisecond
 			ev = fmt.Sprint("advance ", now)
@@ -222,7 +243,7 @@ func checkPlacements(s *State, all []*TaskInfo, submitted map[string]submittedDe
 			return "a record is twice in the spare list"
 		}
 		spare[p] = true
-		if p.node != nil || p.handle != 0 || p.plan.Len() > 0 || p.planned != 0 || !p.usage.IsZero() || !p.devices.IsZero() || p.backup != nil || p.backupOf != nil {
+		if p.node != nil || p.handle != 0 || p.start != 0 || p.hold.Len() > 0 || p.plan.Len() > 0 || p.planned != 0 || !p.usage.IsZero() || !p.devices.IsZero() || p.backup != nil || p.backupOf != nil {
 			return "a spare record is not cleared"
 		}
 	}
@@ -254,6 +275,16 @@ func checkPlacements(s *State, all []*TaskInfo, submitted map[string]submittedDe
 			}
 			if t.run.node == nil || s.nodes[t.run.node.spec.ID] != t.run.node || t.run.node.tasks[t.pe.ID] != t {
 				return fmt.Sprintf("task %s's node does not hold it", t.pe.ID)
+			}
+			// The reservation a placed task keeps is the one its node's timeline
+			// holds under its handle; so is a held change's.
+			if start, hold, ok := t.run.node.tl.Lookup(t.run.handle); !ok || start != t.run.start || !hold.Same(t.run.hold) {
+				return fmt.Sprintf("task %s keeps reservation %v from %v, its timeline holds %v from %v (%v)", t.pe.ID, t.run.hold, t.run.start, hold, start, ok)
+			}
+			if c := t.run.change; c != nil {
+				if start, hold, ok := c.node.tl.Lookup(c.handle); !ok || start != c.start || !hold.Same(c.hold) {
+					return fmt.Sprintf("task %s's change keeps reservation %v from %v, its timeline holds %v from %v (%v)", t.pe.ID, c.hold, c.start, hold, start, ok)
+				}
 			}
 			if b := t.run.backup; b != nil && (b.run == nil || b.run.backupOf != t || s.tasks[b.pe.ID] != b) {
 				return fmt.Sprintf("task %s's backup link is stale", t.pe.ID)

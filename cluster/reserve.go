@@ -138,7 +138,8 @@ func (s *State) place(t *TaskInfo, n *NodeInfo, h stage.Handle, devs gpu.Allocat
 	}
 	p := s.placement()
 	s.runs++
-	p.node, p.handle, p.plan, p.usage, p.devices, p.id = n, h, plan, usage, devs, s.runs
+	p.node, p.plan, p.usage, p.devices, p.id = n, plan, usage, devs, s.runs
+	p.reservationRef = reservationRef{handle: h, start: r.Start, hold: r.Hold}
 	if r.Predicted {
 		p.planned = plan.Duration()
 	}
@@ -263,8 +264,8 @@ func (s *State) MoveStarts(moves ...Move) error {
 	}
 	for i, m := range moves {
 		n := m.Task.run.node
-		_ = n.tl.Release(m.Task.run.handle) // the suspended old reservation
-		m.Task.run.handle, m.Task.start = moved[i], m.Start
+		_ = n.tl.Release(m.Task.run.handle)                                            // the suspended old reservation
+		m.Task.run.handle, m.Task.run.start, m.Task.start = moved[i], m.Start, m.Start // the same profile
 		s.reindex(n)
 		s.touch(n)
 	}

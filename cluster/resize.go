@@ -46,14 +46,15 @@ func (k ChangeKind) String() string {
 // change is a running task's held change: what it will hold once committed, and what
 // it held before.
 type change struct {
-	kind    ChangeKind
-	node    *NodeInfo      // where the new reservation is: the task's node, or a move's target
-	handle  stage.Handle   // the new reservation
-	usage   resource.Tuple // what fairness counts the task as holding once committed
-	devices gpu.Allocation // a move's devices on the target; a resize keeps the task's
-	plan    stage.Profile  // the plan from at
-	planned bool           // the plan is a prediction or declaration, not the request
-	at      time.Duration  // when the change takes effect: the clock when it was made
+	kind           ChangeKind
+	node           *NodeInfo      // where the new reservation is: the task's node, or a move's target
+	reservationRef                // the new reservation
+	usage          resource.Tuple // what fairness counts the task as holding once committed
+	devices        gpu.Allocation // a move's devices on the target; a resize keeps the task's
+	plan           stage.Profile  // the plan from at
+	planned        bool           // the plan is a prediction or declaration, not the request
+	at             time.Duration  // when the change takes effect: the clock when it was made
+	replaced       bool           // a resize has released the old reservation already (ChangeNow)
 }
 
 // Change reports the running task's held change (Resize, Migrate) and the node its new
@@ -85,26 +86,46 @@ func (t *TaskInfo) Change() (ChangeKind, *NodeInfo) {
 // holds a change; on an invalid r; or when r.Hold does not fit the node once the old
 // reservation is set aside (an error wrapping stage.ErrNoRoom).
 func (s *State) Resize(t *TaskInfo, r Reservation) error {
-	if err := s.changeable(t, "resize", r); err != nil {
+	c, err := s.resize(t, r, false)
+	if err != nil {
 		return err
 	}
+	s.holdChange(t, c)
+	return nil
+}
+
+// resize holds r on running task t's node in place of its reservation, which it sets
+// aside (suspended), as Resize does — or, for good, releases (now) — and returns the
+// change; it does not record it.
+func (s *State) resize(t *TaskInfo, r Reservation, now bool) (change, error) {
+	if err := s.changeable(t, "resize", r); err != nil {
+		return change{}, err
+	}
 	if !r.Devices.IsZero() {
-		return fmt.Errorf("cluster: resize task %q: devices %v: a resize keeps the task's devices: %w", t.pe.ID, r.Devices.Devices, ErrInvalid)
+		return change{}, fmt.Errorf("cluster: resize task %q: devices %v: a resize keeps the task's devices: %w", t.pe.ID, r.Devices.Devices, ErrInvalid)
 	}
 	n := t.run.node
-	_ = n.tl.Suspend(t.run.handle) // held: the task is running with no change
-	h, err := n.tl.Reserve(r.Start, r.Hold, r.Allowance)
-	if err != nil {
-		_ = n.tl.Resume(t.run.handle)
-		return fmt.Errorf("cluster: resize task %q on node %q: %w", t.pe.ID, n.spec.ID, err)
+	var h stage.Handle
+	var err error
+	if now {
+		h, err = n.tl.Replace(t.run.handle, r.Start, r.Hold, r.Allowance)
+	} else {
+		_ = n.tl.Suspend(t.run.handle) // held: the task is running with no change
+		if h, err = n.tl.Reserve(r.Start, r.Hold, r.Allowance); err != nil {
+			_ = n.tl.Resume(t.run.handle)
+		}
 	}
-	c := s.held(t, Resizing, n, h, gpu.Allocation{}, r)
+	if err != nil {
+		return change{}, fmt.Errorf("cluster: resize task %q on node %q: %w", t.pe.ID, n.spec.ID, err)
+	}
+	c := newChange(Resizing, n, h, gpu.Allocation{}, r)
+	c.replaced = now
 	s.treeApply(treeOp{kind: opAllocate, job: t.pe.Job, a: c.usage})
 	s.treeApply(treeOp{kind: opRelease, job: t.pe.Job, a: t.run.usage})
 	s.regrowExternal(n)
 	s.reindex(n)
 	s.touch(n)
-	return nil
+	return c, nil
 }
 
 // Migrate reserves r on node to for running task t, to move it there, tentatively: the
@@ -118,23 +139,54 @@ func (s *State) Resize(t *TaskInfo, r Reservation) error {
 // running, is a backup attempt or backed up, or already holds a change; when to is t's
 // own node or not the state's; on an invalid r; or when r does not fit on to.
 func (s *State) Migrate(t *TaskInfo, to *NodeInfo, r Reservation) error {
-	if err := s.ownOn(t, to); err != nil {
+	c, err := s.migrate(t, to, r)
+	if err != nil {
 		return err
+	}
+	s.holdChange(t, c)
+	return nil
+}
+
+// migrate reserves r on node to for running task t, as Migrate does, and returns the
+// change; it does not record it.
+func (s *State) migrate(t *TaskInfo, to *NodeInfo, r Reservation) (change, error) {
+	if err := s.ownOn(t, to); err != nil {
+		return change{}, err
 	}
 	if err := s.changeable(t, "move", r); err != nil {
-		return err
+		return change{}, err
 	}
 	if t.run.node == to {
-		return fmt.Errorf("cluster: move task %q to its own node %q: %w", t.pe.ID, to.spec.ID, ErrInvalid)
+		return change{}, fmt.Errorf("cluster: move task %q to its own node %q: %w", t.pe.ID, to.spec.ID, ErrInvalid)
 	}
 	h, devs, err := s.hold(t, to, r)
 	if err != nil {
-		return fmt.Errorf("cluster: move task %q to node %q: %w", t.pe.ID, to.spec.ID, err)
+		return change{}, fmt.Errorf("cluster: move task %q to node %q: %w", t.pe.ID, to.spec.ID, err)
 	}
-	c := s.held(t, Migrating, to, h, devs, r)
+	c := newChange(Migrating, to, h, devs, r)
 	s.treeApply(treeOp{kind: opAllocate, job: t.pe.Job, a: c.usage})
 	s.reindex(to)
 	s.touch(to)
+	return c, nil
+}
+
+// ChangeNow makes running task t hold r from the clock on — on its own node when to is
+// nil, as Resize does, else on node to, as Migrate does — and keeps the change at
+// once, as CommitChange does: the state is then as after Resize (or Migrate) and
+// CommitChange, and no change is held in between. It is for a caller that decides a
+// change when it makes it. It fails, changing nothing, as Resize (or Migrate) does.
+func (s *State) ChangeNow(t *TaskInfo, to *NodeInfo, r Reservation) error {
+	var c change
+	var err error
+	if to == nil {
+		c, err = s.resize(t, r, true)
+	} else {
+		c, err = s.migrate(t, to, r)
+	}
+	if err != nil {
+		return err
+	}
+	s.commit(t, &c)
 	return nil
 }
 
@@ -157,20 +209,24 @@ func (s *State) changeable(t *TaskInfo, event string, r Reservation) error {
 	return nil
 }
 
-// held records task t's change of kind, whose new reservation h (and devices devs)
-// of r is on node n, and returns it.
-func (s *State) held(t *TaskInfo, kind ChangeKind, n *NodeInfo, h stage.Handle, devs gpu.Allocation, r Reservation) *change {
+// newChange is a change of kind whose new reservation h (and devices devs) of r is
+// on node n.
+func newChange(kind ChangeKind, n *NodeInfo, h stage.Handle, devs gpu.Allocation, r Reservation) change {
 	plan := r.Plan
 	if plan.Len() == 0 {
 		plan = r.Hold
 	}
-	c := &change{kind: kind, node: n, handle: h, usage: r.Hold.Peak(), devices: devs, plan: plan, planned: r.Predicted, at: r.Start}
-	t.run.change = c
+	return change{kind: kind, node: n, reservationRef: reservationRef{handle: h, start: r.Start, hold: r.Hold},
+		usage: r.Hold.Peak(), devices: devs, plan: plan, planned: r.Predicted, at: r.Start}
+}
+
+// holdChange records change c as task t's held change.
+func (s *State) holdChange(t *TaskInfo, c change) {
+	t.run.change = &c
 	if s.changing == nil {
 		s.changing = make(map[*TaskInfo]struct{})
 	}
 	s.changing[t] = struct{}{}
-	return c
 }
 
 // CommitChange keeps running task t's held change: a resized task holds its new
@@ -184,12 +240,20 @@ func (s *State) CommitChange(t *TaskInfo) error {
 	if err != nil {
 		return err
 	}
+	s.unchange(t)
+	s.commit(t, c)
+	return nil
+}
+
+// commit makes running task t hold change c's reservation, which it holds beside its
+// own (suspended, for a resize): CommitChange's work, once no change is recorded.
+func (s *State) commit(t *TaskInfo, c *change) {
 	p := t.run
 	old := p.node
-	switch c.kind {
-	case Resizing:
+	switch {
+	case c.kind == Resizing && !c.replaced:
 		_ = old.tl.Release(p.handle) // the suspended old reservation
-	case Migrating:
+	case c.kind == Migrating:
 		_ = old.tl.Release(p.handle)
 		_ = old.gpus.Release(p.devices) // held since the reservation
 		s.regrowExternal(old)
@@ -200,15 +264,13 @@ func (s *State) CommitChange(t *TaskInfo) error {
 		s.reindex(old)
 		s.touch(old)
 	}
-	p.handle, p.usage, p.plan, p.planStart, p.replanned = c.handle, c.usage, c.plan, c.at, true
+	p.reservationRef, p.usage, p.plan, p.planStart, p.replanned = c.reservationRef, c.usage, c.plan, c.at, true
 	p.planned = 0
 	if c.planned {
 		p.planned = c.plan.Duration()
 	}
-	s.unchange(t)
 	s.reindex(p.node)
 	s.touch(p.node)
-	return nil
 }
 
 // RevertChange gives running task t's held change back: everything is as it was
@@ -310,11 +372,11 @@ func (t *TaskInfo) holding() (time.Duration, stage.Profile, bool) {
 	if t.run == nil {
 		return 0, stage.Profile{}, false
 	}
-	h := t.run.handle
+	r := &t.run.reservationRef
 	if c := t.run.change; c != nil && c.kind == Resizing {
-		h = c.handle
+		r = &c.reservationRef
 	}
-	return t.run.node.tl.Lookup(h)
+	return r.start, r.hold, true
 }
 
 // HeldAt is what the placed task holds on its node at time at: its reservation's
@@ -331,27 +393,50 @@ func (t *TaskInfo) HeldAt(at time.Duration) resource.Tuple {
 // HeldFrom is what the placed task holds on its node from time at on: the stages of
 // its reservation left then, the one at at cut to begin there — with a held resize,
 // the new reservation's. Empty when nothing is left (or the task is not placed); the
-// whole reservation when it begins after at.
+// whole reservation when it begins at or after at.
 func (t *TaskInfo) HeldFrom(at time.Duration) stage.Profile {
 	start, p, ok := t.holding()
-	if !ok || at < start {
+	if !ok || at <= start {
 		return p
 	}
-	off := at - start
-	i := p.StageAt(off)
-	if i < 0 {
+	if at-start >= p.Duration() {
 		return stage.Profile{}
 	}
-	if off == 0 {
-		return p
-	}
-	stages := p.Stages()[i:]
-	if stages[0].Duration != stage.Forever {
-		stages[0].Duration = p.Offset(i+1) - off
-	}
-	left, err := stage.NewProfile(p.Schema(), stages...)
+	left, err := stage.NewProfile(p.Schema(), appendLeft(nil, start, p, at)...)
 	if err != nil { // cannot fail: the stages are the reservation's, the first shortened
 		return stage.Profile{}
 	}
 	return left
+}
+
+// AppendHeldFrom appends to dst the stages of HeldFrom(at) — what the placed task
+// holds from time at on — and returns the extended slice: for a caller that builds a
+// profile of its own from them, without building HeldFrom's.
+func (t *TaskInfo) AppendHeldFrom(dst []stage.Stage, at time.Duration) []stage.Stage {
+	start, p, ok := t.holding()
+	if !ok {
+		return dst
+	}
+	return appendLeft(dst, start, p, at)
+}
+
+// appendLeft appends to dst the stages of reservation p, begun at start, left at time
+// at: all of them when it begins at or after at, none once it has ended, else those
+// from the one at at on, that one cut to begin there.
+func appendLeft(dst []stage.Stage, start time.Duration, p stage.Profile, at time.Duration) []stage.Stage {
+	i, off := 0, time.Duration(0)
+	if at > start {
+		off = at - start
+		if i = p.StageAt(off); i < 0 {
+			return dst
+		}
+	}
+	first := len(dst)
+	for k := i; k < p.Len(); k++ {
+		dst = append(dst, p.Stage(k))
+	}
+	if off > 0 && dst[first].Duration != stage.Forever {
+		dst[first].Duration = p.Offset(i+1) - off
+	}
+	return dst
 }

@@ -359,3 +359,120 @@ func TestPropertyResizeAndMove(t *testing.T) {
 		t.Fatalf("the walks made %d changes and had %d steps refused: both must happen", changes, refused)
 	}
 }
+
+// TestPropertyChangeNowIsResizeThenCommit: two states built alike go through the same
+// random steps — placements, finishes, the clock advancing, and changes: on one made
+// with ChangeNow, on the other with Resize or Migrate followed by CommitChange. After
+// every step the two agree on everything an observer sees (changeFingerprint), on each
+// task's plan and its start, on each node's version and on the queues' version; a
+// change one refuses the other refuses with the same error.
+func TestPropertyChangeNowIsResizeThenCommit(t *testing.T) {
+	changes := 0
+	props := gopter.NewProperties(params(t))
+	props.Property("ChangeNow is Resize or Migrate, then CommitChange", prop.ForAll(func(seed int64) string {
+		var ws [2]*world
+		for i := range ws {
+			w, err := newWorld(rand.New(rand.NewSource(seed)))
+			if err != nil {
+				return fmt.Sprintf("build: %v", err)
+			}
+			ws[i] = w
+		}
+		r := rand.New(rand.NewSource(seed + 1))
+		seen := func(w *world) string {
+			var b strings.Builder
+			b.WriteString(changeFingerprint(w.s, w.tasks))
+			for n := range w.s.Nodes() {
+				fmt.Fprintf(&b, "node %s version %d timeline version %d\n", n.ID(), n.Version(), n.Timeline().Version())
+			}
+			for _, t := range w.tasks {
+				fmt.Fprintf(&b, "task %s plan %v from %v planned %v\n", t.ID(), t.Plan(), t.PlanStart(), t.Planned())
+			}
+			fmt.Fprintf(&b, "queues %d\n", w.s.QueuesVersion())
+			return b.String()
+		}
+		for step := 0; step < 60; step++ {
+			// Both worlds pick by index in the same order: the same draws pick the
+			// same task and node in each.
+			k, pr := r.Intn(10), r.Int63()
+			var errs [2]error
+			for i, w := range ws {
+				rr := rand.New(rand.NewSource(pr))
+				w.r = rr
+				s := w.s
+				switch {
+				case k < 3:
+					t := pickState(w, cluster.Pending, rr)
+					if t == nil {
+						continue
+					}
+					res := w.reservation(t)
+					res.Start = s.Clock()
+					if errs[i] = s.Reserve(t, w.nodes[rr.Intn(len(w.nodes))], res); errs[i] == nil {
+						errs[i] = s.Commit(t)
+					}
+				case k < 8:
+					t := pickState(w, cluster.Running, rr)
+					if t == nil {
+						continue
+					}
+					res := cluster.Reservation{Start: s.Clock(), Hold: w.newHold(t), Predicted: rr.Intn(2) == 0}
+					if rr.Intn(4) == 0 {
+						res.Allowance = tup(int64(rr.Intn(3)), 0, 0, 0, 0, 0)
+					}
+					var to *cluster.NodeInfo
+					if rr.Intn(2) == 0 {
+						to = w.nodes[rr.Intn(len(w.nodes))]
+					}
+					switch {
+					case i == 0:
+						errs[i] = s.ChangeNow(t, to, res)
+					case to == nil:
+						if errs[i] = s.Resize(t, res); errs[i] == nil {
+							errs[i] = s.CommitChange(t)
+						}
+					default:
+						if errs[i] = s.Migrate(t, to, res); errs[i] == nil {
+							errs[i] = s.CommitChange(t)
+						}
+					}
+					if i == 0 && errs[i] == nil {
+						changes++
+					}
+				case k < 9:
+					if t := pickState(w, cluster.Running, rr); t != nil {
+						errs[i] = s.Finish(t, s.Clock())
+					}
+				default:
+					w.clock += time.Duration(rr.Intn(3)) * 500 * time.Millisecond
+					s.Advance(w.clock)
+				}
+			}
+			if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
+				return fmt.Sprintf("step %d: ChangeNow says %v, the two calls %v", step, errs[0], errs[1])
+			}
+			if a, b := seen(ws[0]), seen(ws[1]); a != b {
+				return fmt.Sprintf("step %d: the states differ: %s", step, diff(b, a))
+			}
+		}
+		return ""
+	}, seeds()))
+	props.TestingRun(t)
+	if changes == 0 {
+		t.Fatal("no change was made: the property checked nothing")
+	}
+}
+
+// pickState is a random task of w in state st, drawn from r; nil when there is none.
+func pickState(w *world, st cluster.TaskState, r *rand.Rand) *cluster.TaskInfo {
+	var ts []*cluster.TaskInfo
+	for _, t := range w.tasks {
+		if t.State() == st {
+			ts = append(ts, t)
+		}
+	}
+	if len(ts) == 0 {
+		return nil
+	}
+	return ts[r.Intn(len(ts))]
+}

@@ -283,19 +283,31 @@ type taskExtra struct {
 // node: the record is taken at Reserve and given back when the task leaves the node
 // (State keeps a few given back for the next reservations).
 type placement struct {
-	node    *NodeInfo
-	handle  stage.Handle
-	plan    stage.Profile  // what the task is expected to follow
-	planned time.Duration  // predicted duration, 0 when placed by its request
-	usage   resource.Tuple // what fairness counts as held: the hold's peak
-	devices gpu.Allocation // the GPU devices it holds; zero for none
+	// The fields read for every running task by a scale-up round come first, together.
+	node *NodeInfo
+	reservationRef
 	// Speculation: a running task's backup attempt; a backup's task.
 	backup, backupOf *TaskInfo
-	change           *change       // a held resize or move (resize.go); nil for none
-	planStart        time.Duration // with replanned: when plan begins, not the task's start
-	replanned        bool          // a change was committed: plan is the change's, from planStart
-	measured         *measured     // progress samples and peak usage reported while it runs; nil: none
-	id               uint64        // the state's number for this placement (TaskInfo.RunID)
+	change           *change   // a held resize or move (resize.go); nil for none
+	measured         *measured // progress samples and peak usage reported while it runs; nil: none
+	id               uint64    // the state's number for this placement (TaskInfo.RunID)
+
+	plan      stage.Profile  // what the task is expected to follow
+	planned   time.Duration  // predicted duration, 0 when placed by its request
+	usage     resource.Tuple // what fairness counts as held: the hold's peak
+	devices   gpu.Allocation // the GPU devices it holds; zero for none
+	planStart time.Duration  // with replanned: when plan begins, not the task's start
+	replanned bool           // a change was committed: plan is the change's, from planStart
+}
+
+// reservationRef is a reservation on a node's timeline: its handle, and its start and
+// profile as the timeline keeps them under it — kept here too, so that reading what a
+// task holds (TaskInfo.HeldAt, HeldFrom) takes no lookup. A reservation never changes
+// while it is held.
+type reservationRef struct {
+	handle stage.Handle
+	start  time.Duration
+	hold   stage.Profile
 }
 
 // measured is what a running task's reports said (progress.go): its latest progress

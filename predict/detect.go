@@ -152,6 +152,47 @@ func DetectRedundant(schema *resource.Schema, usage []resource.Tuple, allocated 
 	if err := schema.ValidateRatios(expected, 1, false); err != nil {
 		return r, wrapf(err, "expected utilisation")
 	}
+	return redundancy(schema, usage, allocated, expected)
+}
+
+// RedundancyTest is the resource-redundant test of DetectRedundant for one schema and
+// one expected utilisation, both checked once: for a caller that tests many tasks, a
+// scale-up round every batch task of the cluster.
+type RedundancyTest struct {
+	schema   *resource.Schema
+	expected resource.Vector
+}
+
+// NewRedundancyTest returns the resource-redundant test for amounts of schema against
+// the expected utilisation expected (U_ECRU per dimension, in [0, 1]; 0 disables a
+// dimension). It fails on a nil schema or an expected utilisation outside [0, 1].
+func NewRedundancyTest(schema *resource.Schema, expected resource.Vector) (RedundancyTest, error) {
+	if schema == nil {
+		return RedundancyTest{}, fieldErr("schema", "nil", resource.ErrSchemaMismatch)
+	}
+	if err := schema.ValidateRatios(expected, 1, false); err != nil {
+		return RedundancyTest{}, wrapf(err, "expected utilisation")
+	}
+	return RedundancyTest{schema: schema, expected: expected}, nil
+}
+
+// Detect is DetectRedundant of the usage samples usage against the allocation
+// allocated, with the test's schema and expected utilisation. It fails on no samples
+// or a negative or out-of-schema amount.
+func (t RedundancyTest) Detect(usage []resource.Tuple, allocated resource.Tuple) (Redundancy, error) {
+	if len(usage) == 0 {
+		return Redundancy{}, fieldErr("usage samples", 0, ErrNoSamples)
+	}
+	if err := t.schema.Validate(allocated); err != nil {
+		return Redundancy{}, wrapf(err, "allocated")
+	}
+	return redundancy(t.schema, usage, allocated, t.expected)
+}
+
+// redundancy is T1–T2 on usage samples usage, whose amounts are not checked yet,
+// against a valid allocation and expected utilisation: what DetectRedundant returns.
+func redundancy(schema *resource.Schema, usage []resource.Tuple, allocated resource.Tuple, expected resource.Vector) (Redundancy, error) {
+	var r Redundancy
 	for i, u := range usage {
 		if err := schema.Validate(u); err != nil {
 			return Redundancy{}, wrapf(err, "usage[%d]", i)

@@ -1,6 +1,7 @@
 package predict_test
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -143,6 +144,70 @@ func TestDetectRedundantErrors(t *testing.T) {
 			require.ErrorIs(t, err, tt.want)
 		})
 	}
+}
+
+// TestRedundancyTest: NewRedundancyTest refuses what DetectRedundant refuses of the
+// schema and the expected utilisation; Detect refuses what it refuses of the samples
+// and the allocation, and answers as it does.
+func TestRedundancyTest(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		schema *resource.Schema
+		exp    resource.Vector
+		want   error
+	}{
+		{"nil schema", nil, resource.Uniform(std.All(), 0.5), resource.ErrSchemaMismatch},
+		{"expected above 1", std, resource.Vector{1.2}, resource.ErrInvalidRatio},
+		{"expected NaN", std, resource.Vector{math.NaN()}, resource.ErrInvalidRatio},
+		{"expected outside the schema", std, resource.Vector{7: 0.5}, resource.ErrOutsideSchema},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := predict.NewRedundancyTest(tt.schema, tt.exp)
+			require.ErrorIs(t, err, tt.want)
+		})
+	}
+	test, err := predict.NewRedundancyTest(std, resource.Uniform(std.All(), 0.5))
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name  string
+		usage []resource.Tuple
+		alloc resource.Tuple
+		want  error
+	}{
+		{"no samples", nil, std.MustTuple(1), predict.ErrNoSamples},
+		{"negative usage", []resource.Tuple{{-1}}, std.MustTuple(1), resource.ErrNegative},
+		{"negative allocation", []resource.Tuple{std.MustTuple(1)}, resource.Tuple{-1}, resource.ErrNegative},
+		{"usage outside the schema", []resource.Tuple{{7: 1}}, std.MustTuple(1), resource.ErrOutsideSchema},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := test.Detect(tt.usage, tt.alloc)
+			require.ErrorIs(t, err, tt.want)
+		})
+	}
+	props := gopter.NewProperties(params())
+	props.Property("Detect answers as DetectRedundant", prop.ForAll(func(seed int64, u float64) string {
+		r := rng(seed)
+		exp := resource.Uniform(std.All(), u)
+		test, err := predict.NewRedundancyTest(std, exp)
+		if err != nil {
+			return err.Error()
+		}
+		alloc := std.MustTuple(r.Int64N(1<<40), r.Int64N(1<<40), r.Int64N(1<<20))
+		usage := make([]resource.Tuple, 1+r.IntN(4))
+		for i := range usage {
+			usage[i] = std.MustTuple(r.Int64N(alloc[0]+1), r.Int64N(alloc[1]+1), r.Int64N(alloc[2]+1))
+		}
+		if r.IntN(8) == 0 {
+			usage[0][0] = -1
+		}
+		got, err1 := test.Detect(usage, alloc)
+		want, err2 := predict.DetectRedundant(std, usage, alloc, exp)
+		if got != want || fmt.Sprint(err1) != fmt.Sprint(err2) {
+			return fmt.Sprintf("Detect %+v (%v), DetectRedundant %+v (%v)", got, err1, want, err2)
+		}
+		return ""
+	}, gen.Int64(), gen.Float64Range(0, 1)))
+	props.TestingRun(t)
 }
 
 func TestDetectorProperties(t *testing.T) {

@@ -23,7 +23,7 @@
 //	§8 eq. 3.2–3.4 ProgressRate, TimeLeft, IsSlowTask; RuntimeEstimator and
 //	               ProgressObserver, implemented by ProgressTracker
 //	§11 S1–S4      DetectStraggler
-//	§11 T1–T2      DetectRedundant
+//	§11 T1–T2      DetectRedundant; RedundancyTest for many tasks alike
 //
 // The Readings adopted where the sources are silent or ambiguous are stated where they
 // apply: the update rule and stage alignment (SimilarTask), the segmentation method

@@ -215,12 +215,14 @@ func (s *Schema) MustTuple(amounts ...int64) Tuple {
 // Validate checks that t is a valid amount for this schema: no negative amount, and
 // nothing in the slots past the last dimension.
 func (s *Schema) Validate(t Tuple) error {
-	for i := 0; i < MaxDims; i++ {
-		switch {
-		case i >= s.n && t[i] != 0:
-			return s.outsideErr(i, t[i])
-		case t[i] < 0:
+	for i := 0; i < s.n; i++ {
+		if t[i] < 0 {
 			return dimErr(s.DimName(i), t[i], ErrNegative)
+		}
+	}
+	for i := s.n; i < MaxDims; i++ {
+		if t[i] != 0 {
+			return s.outsideErr(i, t[i])
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package speculate
 import (
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"time"
@@ -292,25 +293,25 @@ func addChecked(a, b resource.Tuple) (resource.Tuple, bool) {
 	return a, true
 }
 
-// run is the working state of one Plan call.
+// run is the working state of one Plan call. Tasks and nodes are referred to by their
+// index in the input; nodeOf says where each task is.
 type run struct {
 	p     *Planner
 	in    PlanInput
-	idx   map[string]int
+	at    nodeIndex
 	free  []resource.Tuple // per node: capacity − allocated, as the plan goes
 	most  resource.Tuple   // at least the largest free amount of any node, per dimension (roomFor)
-	remR  []resource.Tuple // per batch task: reclaimable not yet taken
-	remP  []resource.Tuple // per batch task: preemptible not yet taken
-	local [][]int          // per node: its batch tasks, lowest priority first, then ID; built on first use
+	taken []taken          // what the plan took from the batch tasks it took from
+	slot  []int32          // per batch task: 1 + its place in taken, 0 for none; nil until the plan takes
+	local localTasks       // per node: its batch tasks, for the local top-up
 	avail resource.Tuple   // R_M
 	plan  Plan
 }
 
-type shrinkCand struct {
-	i     int // index into in.Batch
-	hot   bool
-	prio  int
-	score float64
+// nodeIndex is where the input's tasks are: the index in PlanInput.Nodes of each
+// straggler's, batch task's and shrunk task's node, by the task's index in its list.
+type nodeIndex struct {
+	straggler, batch, shrunk []int
 }
 
 // Plan decides steps 1–10 and recovery for in. It fails — and plans nothing — on a task
@@ -320,41 +321,41 @@ type shrinkCand struct {
 // allocation, listed tasks holding more than their node has allocated, or sums too
 // large for int64.
 func (p *Planner) Plan(in PlanInput) (Plan, error) {
-	idx, err := p.validate(in)
+	at, err := p.validate(in)
 	if err != nil {
 		return Plan{}, err
 	}
-	r := &run{p: p, in: in, idx: idx, free: make([]resource.Tuple, len(in.Nodes))}
+	r := &run{p: p, in: in, at: at, free: make([]resource.Tuple, len(in.Nodes))}
 	for i, n := range in.Nodes {
 		r.free[i] = n.Capacity.Sub(n.Allocated)
 		r.most = r.most.Max(r.free[i])
 		r.plan.Idle, _ = addChecked(r.plan.Idle, positive(r.free[i])) // checked in validate
 	}
 	r.plan.Need = in.NewDemand
-	for _, s := range in.Stragglers {
-		r.plan.Need, _ = addChecked(r.plan.Need, s.Extra)
-	}
-	r.remR = make([]resource.Tuple, len(in.Batch))
-	r.remP = make([]resource.Tuple, len(in.Batch))
-	for i, b := range in.Batch {
-		r.remR[i], r.remP[i] = b.Reclaimable, b.Preemptible
+	for i := range in.Stragglers {
+		r.plan.Need, _ = addChecked(r.plan.Need, in.Stragglers[i].Extra)
 	}
 	r.avail = r.plan.Idle
 	needed := !r.avail.Covers(r.plan.Need) // step 2
 	if needed {
-		hot := make(map[int]bool)
-		for _, s := range in.Stragglers {
-			if n := idx[s.Node]; !fits(r.free[n], s.Extra) {
+		hot := make([]bool, len(in.Nodes))
+		for i := range in.Stragglers {
+			if n := at.straggler[i]; !fits(r.free[n], in.Stragglers[i].Extra) {
 				hot[n] = true
 			}
 		}
 		short0 := positive(r.plan.Need.Sub(r.avail))
 		for _, preempt := range []bool{false, true} { // steps 5–6, then 7
-			for _, c := range r.shrinkOrder(hot, short0, preempt) {
-				if r.avail.Covers(r.plan.Need) {
+			if r.avail.Covers(r.plan.Need) {
+				break
+			}
+			q := r.shrinkQueue(hot, short0, preempt)
+			for !r.avail.Covers(r.plan.Need) {
+				i, ok := q.pop()
+				if !ok {
 					break
 				}
-				r.shrink(c.i, preempt, positive(r.plan.Need.Sub(r.avail)), "")
+				r.shrink(i, preempt, positive(r.plan.Need.Sub(r.avail)), "")
 			}
 		}
 	}
@@ -370,39 +371,100 @@ func (p *Planner) Plan(in PlanInput) (Plan, error) {
 // amount that is within limit, and plans the step; for names the straggler a local
 // top-up serves.
 func (r *run) shrink(i int, preempt bool, limit resource.Tuple, forTask string) resource.Tuple {
-	rem := &r.remR[i]
-	kind := Reclaim
+	t := &r.in.Batch[i]
+	rem, kind := r.left(i, preempt), Reclaim
 	if preempt {
-		rem, kind = &r.remP[i], Preempt
+		kind = Preempt
 	}
 	take := rem.Min(limit)
 	if take.IsZero() {
 		return take
 	}
-	*rem = rem.Sub(take)
-	t := &r.in.Batch[i]
+	if r.slot == nil {
+		r.slot = make([]int32, len(r.in.Batch))
+	}
+	if r.slot[i] == 0 {
+		r.taken = append(r.taken, taken{})
+		r.slot[i] = int32(len(r.taken))
+	}
+	tk := &r.taken[r.slot[i]-1]
 	if preempt {
+		tk.preempted = tk.preempted.Add(take)
 		r.plan.Preempted = r.plan.Preempted.Add(take)
 	} else {
+		tk.reclaimed = tk.reclaimed.Add(take)
 		r.plan.Reclaimed = r.plan.Reclaimed.Add(take)
 	}
-	r.plan.Steps = append(r.plan.Steps, Step{Kind: kind, Task: t.Task, Node: t.Node, For: forTask, Amount: take})
-	n := r.idx[t.Node]
+	r.step(Step{Kind: kind, Task: t.Task, Node: t.Node, For: forTask, Amount: take})
+	n := r.at.batch[i]
 	r.free[n] = r.free[n].Add(take)
 	r.most = r.most.Max(r.free[n])
 	r.avail = r.avail.Add(take)
 	return take
 }
 
-// shrinkOrder lists the batch tasks that can help with the shortfall short0, in the
-// order steps 5–7 take them (see Planner's Readings).
-func (r *run) shrinkOrder(hot map[int]bool, short0 resource.Tuple, preempt bool) []shrinkCand {
-	var cands []shrinkCand
+// taken is what a plan took from a batch task: reclaimed and preempted.
+type taken struct {
+	reclaimed, preempted resource.Tuple
+}
+
+// left is what the plan may still take from batch task i: of its reclaimable amount,
+// or of its preemptible amount when preempt.
+func (r *run) left(i int, preempt bool) resource.Tuple {
+	b := &r.in.Batch[i]
+	var tk *taken
+	if r.slot != nil && r.slot[i] > 0 {
+		tk = &r.taken[r.slot[i]-1]
+	}
+	switch {
+	case tk == nil && preempt:
+		return b.Preemptible
+	case tk == nil:
+		return b.Reclaimable
+	case preempt:
+		return b.Preemptible.Sub(tk.preempted)
+	}
+	return b.Reclaimable.Sub(tk.reclaimed)
+}
+
+// step adds st to the plan's steps. A plan may have thousands: their room doubles when
+// it runs out (append grows a long slice by a quarter, copying it over and over).
+func (r *run) step(st Step) {
+	if len(r.plan.Steps) == cap(r.plan.Steps) {
+		r.plan.Steps = slices.Grow(r.plan.Steps, max(len(r.plan.Steps), 8))
+	}
+	r.plan.Steps = append(r.plan.Steps, st)
+}
+
+// shrinkCand is a batch task that can help with the shortfall, with what orders it
+// among the others (see shrinkQueue).
+type shrinkCand struct {
+	task  string // its ID, the last tie-break
+	i     int    // index into in.Batch
+	prio  int
+	score float64 // the largest share of the shortfall it covers on one dimension
+	hot   bool    // on the node of a straggler that cannot expand in place
+}
+
+// shrinkQueue hands out the batch tasks that can help with a shortfall in the order
+// steps 5–7 take them (see Planner's Readings): preemption lower Priority first, then
+// the tasks on a straggler's node, then those covering more of the shortfall, then by
+// task ID. It is a binary heap: steps 5–7 stop as soon as R_M covers R_NE, so a plan
+// that needs a few of many tasks orders only those.
+type shrinkQueue struct {
+	cands   []shrinkCand
+	preempt bool
+}
+
+// shrinkQueue queues the batch tasks that can help with the shortfall short0: those
+// with some reclaimable (preempt: preemptible) amount on a dimension short0 lacks.
+func (r *run) shrinkQueue(hot []bool, short0 resource.Tuple, preempt bool) *shrinkQueue {
+	q := &shrinkQueue{cands: make([]shrinkCand, 0, len(r.in.Batch)), preempt: preempt}
 	for i := range r.in.Batch {
 		t := &r.in.Batch[i]
-		amount := t.Reclaimable
+		amount := &t.Reclaimable
 		if preempt {
-			amount = t.Preemptible
+			amount = &t.Preemptible
 		}
 		score := 0.0
 		for d := range amount {
@@ -413,24 +475,59 @@ func (r *run) shrinkOrder(hot map[int]bool, short0 resource.Tuple, preempt bool)
 		if score == 0 {
 			continue
 		}
-		cands = append(cands, shrinkCand{i: i, hot: hot[r.idx[t.Node]], prio: t.Priority, score: score})
+		q.cands = append(q.cands, shrinkCand{task: t.Task, i: i, prio: t.Priority, score: score, hot: hot[r.at.batch[i]]})
 	}
-	slices.SortFunc(cands, func(a, b shrinkCand) int {
-		if preempt && a.prio != b.prio {
-			return cmp.Compare(a.prio, b.prio)
+	for k := len(q.cands)/2 - 1; k >= 0; k-- {
+		q.down(k)
+	}
+	return q
+}
+
+// before reports whether candidate a is taken before b.
+func (q *shrinkQueue) before(a, b *shrinkCand) bool {
+	if q.preempt && a.prio != b.prio {
+		return a.prio < b.prio
+	}
+	if a.hot != b.hot {
+		return a.hot
+	}
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.task < b.task
+}
+
+// pop returns the index into in.Batch of the next task to take, and false when none
+// is left.
+func (q *shrinkQueue) pop() (int, bool) {
+	if len(q.cands) == 0 {
+		return 0, false
+	}
+	i := q.cands[0].i
+	last := len(q.cands) - 1
+	q.cands[0] = q.cands[last]
+	q.cands = q.cands[:last]
+	q.down(0)
+	return i, true
+}
+
+// down sifts the candidate at k down to its place in the heap.
+func (q *shrinkQueue) down(k int) {
+	c := q.cands
+	for {
+		first, l := k, 2*k+1
+		if l < len(c) && q.before(&c[l], &c[first]) {
+			first = l
 		}
-		if a.hot != b.hot {
-			if a.hot {
-				return -1
-			}
-			return 1
+		if l+1 < len(c) && q.before(&c[l+1], &c[first]) {
+			first = l + 1
 		}
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
+		if first == k {
+			return
 		}
-		return cmp.Compare(r.in.Batch[a.i].Task, r.in.Batch[b.i].Task)
-	})
-	return cands
+		c[k], c[first] = c[first], c[k]
+		k = first
+	}
 }
 
 // expand plans steps 8–9 (and 3–4): each straggler in place, else moved, else — with
@@ -439,12 +536,13 @@ func (r *run) expand() {
 	in := r.in
 	order := make([]int, 0, len(in.Stragglers))
 	share := make([]float64, len(in.Stragglers))
-	for i, s := range in.Stragglers {
+	for i := range in.Stragglers {
+		s := &in.Stragglers[i]
 		if s.Extra.IsZero() {
 			continue
 		}
 		order = append(order, i)
-		share[i] = s.Extra.DominantShare(in.Nodes[r.idx[s.Node]].Capacity)
+		share[i] = s.Extra.DominantShare(in.Nodes[r.at.straggler[i]].Capacity)
 	}
 	slices.SortFunc(order, func(a, b int) int {
 		if c := cmp.Compare(share[b], share[a]); c != 0 {
@@ -454,10 +552,10 @@ func (r *run) expand() {
 	})
 	for _, i := range order {
 		s := &in.Stragglers[i]
-		n := r.idx[s.Node]
+		n := r.at.straggler[i]
 		if fits(r.free[n], s.Extra) {
 			r.free[n] = r.free[n].Sub(s.Extra)
-			r.plan.Steps = append(r.plan.Steps, Step{Kind: Expand, Task: s.Task, Node: s.Node, Amount: s.Extra})
+			r.step(Step{Kind: Expand, Task: s.Task, Node: s.Node, Amount: s.Extra})
 			continue
 		}
 		if r.p.cfg.moves {
@@ -466,13 +564,13 @@ func (r *run) expand() {
 				r.free[t] = r.free[t].Sub(whole)
 				r.free[n] = r.free[n].Add(s.Allocated)
 				r.most = r.most.Max(r.free[n])
-				r.plan.Steps = append(r.plan.Steps, Step{Kind: Move, Task: s.Task, Node: in.Nodes[t].ID, From: s.Node, Amount: whole, Released: s.Allocated})
+				r.step(Step{Kind: Move, Task: s.Task, Node: in.Nodes[t].ID, From: s.Node, Amount: whole, Released: s.Allocated})
 				continue
 			}
 		}
 		if r.p.cfg.topUp && r.topUp(s, n) {
 			r.free[n] = r.free[n].Sub(s.Extra)
-			r.plan.Steps = append(r.plan.Steps, Step{Kind: Expand, Task: s.Task, Node: s.Node, Amount: s.Extra})
+			r.step(Step{Kind: Expand, Task: s.Task, Node: s.Node, Amount: s.Extra})
 			continue
 		}
 		r.plan.Unserved = append(r.plan.Unserved, Unserved{Task: s.Task, Node: s.Node, Extra: s.Extra})
@@ -484,25 +582,13 @@ func (r *run) expand() {
 func (r *run) topUp(s *Straggler, n int) bool {
 	deficit := s.Extra.Sub(r.free[n]).Only(mask(s.Extra))
 	deficit = positive(deficit)
-	if r.local == nil {
-		r.local = make([][]int, len(r.in.Nodes))
-		for i := range r.in.Batch {
-			n := r.idx[r.in.Batch[i].Node]
-			r.local[n] = append(r.local[n], i)
-		}
-		for _, l := range r.local {
-			slices.SortFunc(l, func(a, b int) int {
-				if c := cmp.Compare(r.in.Batch[a].Priority, r.in.Batch[b].Priority); c != 0 {
-					return c
-				}
-				return cmp.Compare(r.in.Batch[a].Task, r.in.Batch[b].Task)
-			})
-		}
-	}
-	local := r.local[n]
-	var can resource.Tuple
+	local := r.local.on(r, n)
+	var can resource.Tuple // what the node's tasks can give towards the deficit
 	for _, i := range local {
-		can, _ = addChecked(can, r.remR[i].Add(r.remP[i]).Min(deficit))
+		if can.Covers(deficit) {
+			break // it only grows
+		}
+		can, _ = addChecked(can, r.left(i, false).Add(r.left(i, true)).Min(deficit))
 	}
 	if !can.Covers(deficit) {
 		return false
@@ -518,6 +604,46 @@ func (r *run) topUp(s *Straggler, n int) bool {
 	return deficit.IsZero()
 }
 
+// localTasks lists the batch tasks of each node, lowest priority first, then by ID —
+// the order of the local top-up. The lists are laid end to end, node by node, when a
+// top-up first needs one, and each is sorted when first asked for.
+type localTasks struct {
+	tasks  []int  // indexes into in.Batch; node n's are tasks[start[n]:start[n+1]]
+	start  []int  // by node, where its tasks begin; one more for the end
+	sorted []bool // by node, whether its tasks are in top-up order yet
+}
+
+// on is node n's batch tasks in top-up order.
+func (l *localTasks) on(r *run, n int) []int {
+	if l.start == nil {
+		l.start = make([]int, len(r.in.Nodes)+1)
+		for _, m := range r.at.batch {
+			l.start[m+1]++
+		}
+		for m := range r.in.Nodes {
+			l.start[m+1] += l.start[m]
+		}
+		l.tasks = make([]int, len(r.in.Batch))
+		next := slices.Clone(l.start[:len(r.in.Nodes)])
+		for i, m := range r.at.batch {
+			l.tasks[next[m]] = i
+			next[m]++
+		}
+		l.sorted = make([]bool, len(r.in.Nodes))
+	}
+	local := l.tasks[l.start[n]:l.start[n+1]]
+	if !l.sorted[n] {
+		slices.SortFunc(local, func(a, b int) int {
+			if c := cmp.Compare(r.in.Batch[a].Priority, r.in.Batch[b].Priority); c != 0 {
+				return c
+			}
+			return cmp.Compare(r.in.Batch[a].Task, r.in.Batch[b].Task)
+		})
+		l.sorted[n] = true
+	}
+	return local
+}
+
 // mask is the set of dimensions where t is positive.
 func mask(t resource.Tuple) resource.Mask {
 	var m resource.Mask
@@ -530,19 +656,30 @@ func mask(t resource.Tuple) resource.Mask {
 }
 
 // roomFor is bestTarget on the plan's free amounts, at once −1 when no node has room
-// for req on some dimension: a saturated cluster makes every straggler look.
+// for req on some dimension: a saturated cluster makes every straggler look. Each
+// look brings r.most down to the largest free amounts it saw, so that the stragglers
+// after a fruitless look skip theirs while no node gains room.
 func (r *run) roomFor(from int, req resource.Tuple) int {
 	if !fits(r.most, req) {
 		return -1
 	}
-	return bestTarget(r.in.Nodes, r.free, from, req)
+	best, most := bestTarget(r.in.Nodes, r.free, from, req)
+	r.most = most
+	return best
 }
 
 // bestTarget returns the node other than from with room for req that keeps the most
-// room — the largest smallest free share after the move — or −1.
-func bestTarget(nodes []Node, free []resource.Tuple, from int, req resource.Tuple) int {
+// room — the largest smallest free share after the move — or −1; and the largest free
+// amount of any node (from included), per dimension.
+func bestTarget(nodes []Node, free []resource.Tuple, from int, req resource.Tuple) (int, resource.Tuple) {
 	best, bestSlack := -1, 0.0
+	var most resource.Tuple
 	for t := range nodes {
+		if t == 0 {
+			most = free[t]
+		} else {
+			most = most.Max(free[t])
+		}
 		if t == from || !fits(free[t], req) {
 			continue
 		}
@@ -556,7 +693,7 @@ func bestTarget(nodes []Node, free []resource.Tuple, from int, req resource.Tupl
 			best, bestSlack = t, slack
 		}
 	}
-	return best
+	return best, most
 }
 
 // recover plans the resource recovery: shrunk tasks get back what their node has free,
@@ -580,7 +717,7 @@ func (r *run) recover() {
 	})
 	for _, i := range order {
 		s := &in.Shrunk[i]
-		n := r.idx[s.Node]
+		n := r.at.shrunk[i]
 		give := s.Taken.Min(positive(r.free[n])).Min(surplus)
 		if give.IsZero() {
 			continue
@@ -588,134 +725,208 @@ func (r *run) recover() {
 		r.free[n] = r.free[n].Sub(give)
 		surplus = surplus.Sub(give)
 		r.plan.Restored = r.plan.Restored.Add(give)
-		r.plan.Steps = append(r.plan.Steps, Step{Kind: Restore, Task: s.Task, Node: s.Node, Amount: give})
+		r.step(Step{Kind: Restore, Task: s.Task, Node: s.Node, Amount: give})
 	}
 }
 
-// validate checks in and returns the index of every node ID.
-func (p *Planner) validate(in PlanInput) (map[string]int, error) {
+// validate checks in and returns where its tasks are. Inputs rarely name a task twice:
+// it checks them once without looking for repeats, hashing the task IDs as it goes,
+// and again with a set of the IDs seen when two hashes are equal — so that the error
+// it returns is the first in input order either way.
+func (p *Planner) validate(in PlanInput) (nodeIndex, error) {
+	ids := newTaskIDs(len(in.Stragglers) + len(in.Batch))
+	at, err := p.check(in, &ids)
+	if ids.maybeRepeated() {
+		ids = taskIDs{seen: make(map[string]struct{}, len(in.Stragglers)+len(in.Batch))}
+		at, err = p.check(in, &ids)
+	}
+	return at, err
+}
+
+// check checks in, telling ids each task ID in input order, and returns where its
+// tasks are.
+func (p *Planner) check(in PlanInput, ids *taskIDs) (nodeIndex, error) {
 	s := p.schema
+	var at nodeIndex
 	idx := make(map[string]int, len(in.Nodes))
 	listed := make([]resource.Tuple, len(in.Nodes))
 	var idle resource.Tuple
 	for i, n := range in.Nodes {
 		field := func(f string) string { return fmt.Sprintf("Nodes[%d].%s", i, f) }
 		if n.ID == "" {
-			return nil, fieldErr(field("ID"), n.ID, ErrEmptyID)
+			return nodeIndex{}, fieldErr(field("ID"), n.ID, ErrEmptyID)
 		}
 		if _, dup := idx[n.ID]; dup {
-			return nil, fieldErr(field("ID"), n.ID, ErrDuplicate)
+			return nodeIndex{}, fieldErr(field("ID"), n.ID, ErrDuplicate)
 		}
 		if err := s.Validate(n.Capacity); err != nil {
-			return nil, wrapf(err, "%s", field("Capacity"))
+			return nodeIndex{}, wrapf(err, "%s", field("Capacity"))
 		}
 		if err := s.Validate(n.Allocated); err != nil {
-			return nil, wrapf(err, "%s", field("Allocated"))
+			return nodeIndex{}, wrapf(err, "%s", field("Allocated"))
 		}
 		if !n.Capacity.Only(s.NonCompressible()).Covers(n.Allocated.Only(s.NonCompressible())) {
-			return nil, fieldErr(field("Allocated"), s.Format(n.Allocated)+" > capacity "+s.Format(n.Capacity), ErrOverCapacity)
+			return nodeIndex{}, fieldErr(field("Allocated"), s.Format(n.Allocated)+" > capacity "+s.Format(n.Capacity), ErrOverCapacity)
 		}
 		var ok bool
 		if idle, ok = addChecked(idle, positive(n.Capacity.Sub(n.Allocated))); !ok {
-			return nil, fieldErr("Nodes", "free resources sum overflows int64", ErrInvalidValue)
+			return nodeIndex{}, fieldErr("Nodes", "free resources sum overflows int64", ErrInvalidValue)
 		}
 		idx[n.ID] = i
 	}
-	tasks := make(map[string]struct{}, len(in.Stragglers)+len(in.Batch))
+	lastNode, lastIdx := "", 0 // a node's tasks mostly come one after another
 	// task checks a task's ID and node, returning the node's index.
 	task := func(field func(string) string, id, node string) (int, error) {
 		if id == "" {
 			return 0, fieldErr(field("Task"), id, ErrEmptyID)
 		}
-		if _, dup := tasks[id]; dup {
+		if ids.repeated(id) {
 			return 0, fieldErr(field("Task"), id, ErrDuplicate)
 		}
-		tasks[id] = struct{}{}
 		if node == "" {
 			return 0, fieldErr(field("Node"), node, ErrEmptyID)
+		}
+		if node == lastNode {
+			return lastIdx, nil
 		}
 		n, ok := idx[node]
 		if !ok {
 			return 0, fieldErr(field("Node"), node, ErrUnknownNode)
 		}
+		lastNode, lastIdx = node, n
 		return n, nil
 	}
 	if err := s.Validate(in.NewDemand); err != nil {
-		return nil, wrapf(err, "NewDemand")
+		return nodeIndex{}, wrapf(err, "NewDemand")
 	}
 	need := in.NewDemand
-	for i, st := range in.Stragglers {
+	at.straggler = make([]int, len(in.Stragglers))
+	for i := range in.Stragglers {
+		st := &in.Stragglers[i]
 		field := func(f string) string { return fmt.Sprintf("Stragglers[%d].%s", i, f) }
 		n, err := task(field, st.Task, st.Node)
 		if err != nil {
-			return nil, err
+			return nodeIndex{}, err
 		}
+		at.straggler[i] = n
 		if err := s.Validate(st.Allocated); err != nil {
-			return nil, wrapf(err, "%s", field("Allocated"))
+			return nodeIndex{}, wrapf(err, "%s", field("Allocated"))
 		}
 		if err := s.Validate(st.Extra); err != nil {
-			return nil, wrapf(err, "%s", field("Extra"))
+			return nodeIndex{}, wrapf(err, "%s", field("Extra"))
 		}
 		var ok1, ok2, ok3 bool
 		need, ok1 = addChecked(need, st.Extra)
 		_, ok2 = addChecked(st.Allocated, st.Extra)
 		listed[n], ok3 = addChecked(listed[n], st.Allocated)
 		if !ok1 || !ok2 || !ok3 {
-			return nil, fieldErr(field("Extra"), "amounts sum overflows int64", ErrInvalidValue)
+			return nodeIndex{}, fieldErr(field("Extra"), "amounts sum overflows int64", ErrInvalidValue)
 		}
 	}
-	for i, b := range in.Batch {
+	at.batch = make([]int, len(in.Batch))
+	for i := range in.Batch {
+		b := &in.Batch[i]
 		field := func(f string) string { return fmt.Sprintf("Batch[%d].%s", i, f) }
 		n, err := task(field, b.Task, b.Node)
 		if err != nil {
-			return nil, err
+			return nodeIndex{}, err
 		}
+		at.batch[i] = n
 		if err := s.Validate(b.Allocated); err != nil {
-			return nil, wrapf(err, "%s", field("Allocated"))
+			return nodeIndex{}, wrapf(err, "%s", field("Allocated"))
 		}
 		if err := s.Validate(b.Reclaimable); err != nil {
-			return nil, wrapf(err, "%s", field("Reclaimable"))
+			return nodeIndex{}, wrapf(err, "%s", field("Reclaimable"))
 		}
 		if err := s.Validate(b.Preemptible); err != nil {
-			return nil, wrapf(err, "%s", field("Preemptible"))
+			return nodeIndex{}, wrapf(err, "%s", field("Preemptible"))
 		}
 		shrink, ok := addChecked(b.Reclaimable, b.Preemptible)
 		if !ok || !b.Allocated.Covers(shrink) {
-			return nil, fieldErr(field("Preemptible"), fmt.Sprintf("reclaimable %s + preemptible %s > allocated %s",
+			return nodeIndex{}, fieldErr(field("Preemptible"), fmt.Sprintf("reclaimable %s + preemptible %s > allocated %s",
 				s.Format(b.Reclaimable), s.Format(b.Preemptible), s.Format(b.Allocated)), ErrInconsistent)
 		}
 		if listed[n], ok = addChecked(listed[n], b.Allocated); !ok {
-			return nil, fieldErr(field("Allocated"), "amounts sum overflows int64", ErrInvalidValue)
+			return nodeIndex{}, fieldErr(field("Allocated"), "amounts sum overflows int64", ErrInvalidValue)
 		}
 	}
 	for i, n := range in.Nodes {
 		if !n.Allocated.Covers(listed[i]) {
-			return nil, fieldErr(fmt.Sprintf("Nodes[%d].Allocated", i),
+			return nodeIndex{}, fieldErr(fmt.Sprintf("Nodes[%d].Allocated", i),
 				fmt.Sprintf("%s < %s held by the tasks listed on %s", s.Format(n.Allocated), s.Format(listed[i]), n.ID), ErrInconsistent)
 		}
 	}
 	shrunk := make(map[string]struct{}, len(in.Shrunk))
+	at.shrunk = make([]int, len(in.Shrunk))
 	for i, r := range in.Shrunk {
 		field := func(f string) string { return fmt.Sprintf("Shrunk[%d].%s", i, f) }
 		if r.Task == "" {
-			return nil, fieldErr(field("Task"), r.Task, ErrEmptyID)
+			return nodeIndex{}, fieldErr(field("Task"), r.Task, ErrEmptyID)
 		}
 		if _, dup := shrunk[r.Task]; dup {
-			return nil, fieldErr(field("Task"), r.Task, ErrDuplicate)
+			return nodeIndex{}, fieldErr(field("Task"), r.Task, ErrDuplicate)
 		}
 		shrunk[r.Task] = struct{}{}
-		if _, ok := idx[r.Node]; !ok {
+		n, ok := idx[r.Node]
+		if !ok {
 			if r.Node == "" {
-				return nil, fieldErr(field("Node"), r.Node, ErrEmptyID)
+				return nodeIndex{}, fieldErr(field("Node"), r.Node, ErrEmptyID)
 			}
-			return nil, fieldErr(field("Node"), r.Node, ErrUnknownNode)
+			return nodeIndex{}, fieldErr(field("Node"), r.Node, ErrUnknownNode)
 		}
+		at.shrunk[i] = n
 		if err := s.Validate(r.Taken); err != nil {
-			return nil, wrapf(err, "%s", field("Taken"))
+			return nodeIndex{}, wrapf(err, "%s", field("Taken"))
 		}
 	}
-	return idx, nil
+	return at, nil
 }
+
+// taskIDs is what check knows of the task IDs it has seen: their hashes, in an
+// open-addressing set (seen nil), or the IDs themselves (seen set), which tell a
+// repeat.
+type taskIDs struct {
+	seed   maphash.Seed
+	hashes []uint64 // a power of two of slots, each a hash with its lowest bit set, or 0 for none
+	equal  bool     // two IDs hashed alike
+	seen   map[string]struct{}
+}
+
+// newTaskIDs is a taskIDs that hashes up to n IDs.
+func newTaskIDs(n int) taskIDs {
+	slots := 16
+	for slots < n+n/2 { // at most two thirds full
+		slots *= 2
+	}
+	return taskIDs{seed: maphash.MakeSeed(), hashes: make([]uint64, slots)}
+}
+
+// repeated reports whether id was seen before — always false while only hashes are
+// kept — and records it.
+func (t *taskIDs) repeated(id string) bool {
+	if t.seen == nil {
+		h := maphash.String(t.seed, id) | 1
+		mask := uint64(len(t.hashes) - 1)
+		for i := h & mask; ; i = (i + 1) & mask {
+			switch t.hashes[i] {
+			case 0:
+				t.hashes[i] = h
+				return false
+			case h:
+				t.equal = true
+				return false
+			}
+		}
+	}
+	if _, dup := t.seen[id]; dup {
+		return true
+	}
+	t.seen[id] = struct{}{}
+	return false
+}
+
+// maybeRepeated reports whether two of the IDs hashed may be the same: two hashes are.
+func (t *taskIDs) maybeRepeated() bool { return t.equal }
 
 // Apply returns the nodes as they are after the steps, applied in order: each step's
 // amounts are added to or taken from the Allocated of the nodes it names. It checks

@@ -389,6 +389,30 @@ func (tl *Timeline) Release(h Handle) error {
 	return nil
 }
 
+// Replace releases reservation h and reserves p from start, with the compression
+// allowance allow, in its place, at once: p is checked as Reserve checks it, with h's
+// resources given back, and when it does not fit (a *FitError) or is invalid nothing
+// changes. It returns the new reservation's handle. The timeline ends as Suspend(h),
+// Reserve and Release(h) leave it — the same free amounts, handles and Version — for
+// a caller that replaces a reservation for good. Replacing a handle that is not held,
+// or is suspended, is an error and changes nothing.
+func (tl *Timeline) Replace(h Handle, start time.Duration, p Profile, allow resource.Tuple) (Handle, error) {
+	old, ok := tl.res[h]
+	if !ok || tl.lifted[h] {
+		return 0, fmt.Errorf("stage: replace of handle %d: %w", h, ErrUnknownReservation)
+	}
+	tl.apply(old.start, old.profile, +1)
+	if err := tl.Check(start, p, allow); err != nil {
+		tl.apply(old.start, old.profile, -1)
+		return 0, err
+	}
+	tl.apply(start, p, -1)
+	delete(tl.res, h)
+	tl.last++
+	tl.res[tl.last] = reservation{start: start, profile: p}
+	return tl.last, nil
+}
+
 // Suspend takes reservation h's resources off the timeline for a what-if question —
 // would a profile fit were h gone? — until Resume puts them back exactly, under the
 // same handle and without a fit check (preemption asks this of its candidate victims).
