@@ -299,8 +299,8 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 				if u.idleOnly {
 					continue
 				}
-				in.Batch = append(in.Batch, speculate.BatchTask{})
-				u.batch(&in.Batch[len(in.Batch)-1], schema, t, id, held, prio.of(st, t.Job()))
+				in.Batch = append(in.Batch, speculate.BatchTask{Task: t.ID(), Node: id, Allocated: held, Priority: prio.of(st, t.Job())})
+				u.shrinkable(&in.Batch[len(in.Batch)-1], schema, t)
 			}
 			if bounded {
 				listed = listed.Add(held)
@@ -395,11 +395,11 @@ func (p *jobPriority) of(st *cluster.State, job string) int {
 	return p.priority
 }
 
-// batch sets b to batch task t on node, holding held now, as the planner sees it: what T1–T2
-// find reclaimable against its measured peak, and what preemption may take; priority
-// is its job's, which orders preemption.
-func (u *scaleUp) batch(b *speculate.BatchTask, schema *resource.Schema, t *cluster.TaskInfo, node string, held resource.Tuple, priority int) {
-	*b = speculate.BatchTask{Task: t.ID(), Node: node, Allocated: held, Priority: priority}
+// shrinkable sets what the planner may take from batch task t, which b lists with
+// what it holds now (b.Allocated): what T1–T2 find reclaimable against its measured
+// peak, and what preemption may take.
+func (u *scaleUp) shrinkable(b *speculate.BatchTask, schema *resource.Schema, t *cluster.TaskInfo) {
+	held := b.Allocated
 	if peak, ok := t.UsedPeak(); ok {
 		u.peak[0] = peak
 		if r, err := u.redundant.Detect(u.peak[:], held); err == nil {
