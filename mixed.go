@@ -88,7 +88,7 @@ type scaleUp struct {
 	shrunk    map[string]shrinkage
 	degraded  map[string]float64 // the nodes with a recycle signal pending, and their stretch (Recycle)
 	newDemand resource.Tuple     // the requests of the latency-sensitive tasks submitted since the last round
-	peak      [1]resource.Tuple  // batch's scratch: the samples handed to the redundancy test
+	peak      [1]resource.Tuple  // shrinkable's scratch: the samples handed to the redundancy test
 	onNode    []candidate        // planInput's scratch: one node's tasks (candidates)
 	stages    []stage.Stage      // shifted's scratch: the stages of a changed reservation
 }

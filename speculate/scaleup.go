@@ -294,7 +294,7 @@ func addChecked(a, b resource.Tuple) (resource.Tuple, bool) {
 }
 
 // run is the working state of one Plan call. Tasks and nodes are referred to by their
-// index in the input; nodeOf says where each task is.
+// index in the input; at says where each task is.
 type run struct {
 	p     *Planner
 	in    PlanInput
