@@ -122,8 +122,10 @@ var (
 	_ permitter      = (*LoadAwareScheduler)(nil)
 )
 
-// NewLoadAwareScheduler returns the load-aware scheduler for schema. It fails on a
-// nil or invalid option, or arguments plugins.NewLoadAwareScheduling refuses.
+// NewLoadAwareScheduler returns the load-aware scheduler for schema. Like every
+// scheduler the simulator builds, it details no skips in its Decisions
+// (finegrain.WithSkipDetails(0)) unless WithLoadAwareOptions says otherwise. It fails
+// on a nil or invalid option, or arguments plugins.NewLoadAwareScheduling refuses.
 func NewLoadAwareScheduler(schema *resource.Schema, opts ...LoadAwareOption) (*LoadAwareScheduler, error) {
 	var cfg loadAwareConfig
 	for _, o := range opts {
