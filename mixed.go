@@ -571,17 +571,16 @@ func (s *Scheduler) change(u *scaleUp, t *cluster.TaskInfo, c *taskChange, at ti
 		}
 	}
 	a := ScaleAction{Kind: c.kind, Task: t.ID(), Node: st.Node, Amount: c.amount}
+	var to *cluster.NodeInfo // nil: in place
 	if c.kind == speculate.Move {
-		to, ok := s.state.Node(st.Node)
-		if !ok {
+		var ok bool
+		if to, ok = s.state.Node(st.Node); !ok {
 			return ScaleAction{}, fmt.Errorf("finegrain: move task %q to node %q: %w", t.ID(), st.Node, ErrUnknownNode)
 		}
 		a.From, a.Amount = t.Node().ID(), delta
-		err = s.applyChange(t, to, r)
-	} else {
-		err = s.applyChange(t, nil, r)
 	}
-	if err != nil {
+	// Rounds, undos and recycles decide a change when they make it: it is kept at once.
+	if err := s.state.ChangeNow(t, to, r); err != nil {
 		return ScaleAction{}, err
 	}
 	// The task now holds hold from at on: its first stage now.
@@ -644,16 +643,14 @@ func (s *Scheduler) UndoScale(a ScaleAction, now time.Duration) error {
 		return err
 	}
 	r := cluster.Reservation{Start: at, Hold: hold, Predicted: t.Planned() > 0}
+	var back *cluster.NodeInfo // nil: in place
 	if a.Kind == speculate.Move {
-		from, ok := s.state.Node(a.From)
-		if !ok {
+		var ok bool
+		if back, ok = s.state.Node(a.From); !ok {
 			return fmt.Errorf("finegrain: undo the move of task %q back to node %q: %w", a.Task, a.From, ErrUnknownNode)
 		}
-		err = s.applyChange(t, from, r)
-	} else {
-		err = s.applyChange(t, nil, r)
 	}
-	if err != nil {
+	if err := s.state.ChangeNow(t, back, r); err != nil {
 		return fmt.Errorf("finegrain: undo of a scale action of task %q: %w", a.Task, err)
 	}
 	switch a.Kind {
@@ -663,13 +660,6 @@ func (s *Scheduler) UndoScale(a ScaleAction, now time.Duration) error {
 		s.scale.record(t, speculate.Reclaim, a.Amount)
 	}
 	return nil
-}
-
-// applyChange makes running task t hold r from the clock on — on its own node (to
-// nil) or on node to — and keeps the change at once (cluster.State.ChangeNow): the
-// changes of rounds, undos and recycles are decided when they are made.
-func (s *Scheduler) applyChange(t *cluster.TaskInfo, to *cluster.NodeInfo, r cluster.Reservation) error {
-	return s.state.ChangeNow(t, to, r)
 }
 
 // shifted is what task t holds from at on, with delta added to every stage it has
@@ -833,7 +823,7 @@ func (s *Scheduler) Recycle(id string, now time.Duration) (Recycled, error) {
 		moved := false
 		for _, m := range targets {
 			r := cluster.Reservation{Start: at, Hold: ahead, Predicted: c.t.Planned() > 0}
-			if s.applyChange(c.t, m, r) != nil {
+			if s.state.ChangeNow(c.t, m, r) != nil {
 				continue
 			}
 			out.Moved = out.Moved.Add(c.held)
