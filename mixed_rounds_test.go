@@ -97,6 +97,9 @@ type roundWorld struct {
 	now    time.Duration
 	rounds []finegrain.ScaleUpRound // the rounds so far
 	out    strings.Builder
+	// version is QueuesVersion at the last record: a record says whether it moved, not
+	// by how much (the count of tree updates a change takes is not a decision).
+	version uint64
 }
 
 // replayRounds builds seed's world and runs four rounds on it with round, then a
@@ -436,7 +439,9 @@ func (w *roundWorld) state() {
 		fmt.Fprintf(o, "node %s %v %v\n", n, segs, err)
 	}
 	qs, err := w.s.Queues("")
-	fmt.Fprintf(o, "queues %+v %v version %d\n", qs, err, w.s.QueuesVersion())
+	v := w.s.QueuesVersion()
+	fmt.Fprintf(o, "queues %+v %v version moved %t\n", qs, err, v != w.version)
+	w.version = v
 	pending, running, finished, cancelled := w.s.Counts()
 	fmt.Fprintf(o, "counts %d %d %d %d\n", pending, running, finished, cancelled)
 }
