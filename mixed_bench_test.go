@@ -3,6 +3,7 @@ package finegrain_test
 import (
 	"fmt"
 	"math/rand"
+	"runtime"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ func BenchmarkScaleUpRound(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		s := scaleUpCluster(b)
+		runtime.GC()
 		b.StartTimer()
 		round, err := s.ScaleUp(4 * time.Second)
 		if err != nil {

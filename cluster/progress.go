@@ -117,18 +117,17 @@ func (s *State) ObserveUsed(t *TaskInfo, used resource.Tuple) error {
 	if err := s.schema.Validate(used); err != nil {
 		return fmt.Errorf("cluster: usage of task %q: %w", t.pe.ID, err)
 	}
-	m := t.run.measure()
-	m.peak, m.used = m.peak.Max(used), true
+	t.run.peak, t.run.peaked = t.run.peak.Max(used), true
 	return nil
 }
 
 // UsedPeak is the peak of the usage reported for the placed task since it was placed
 // (State.ObserveUsed), per dimension, and whether any was reported.
 func (t *TaskInfo) UsedPeak() (resource.Tuple, bool) {
-	if t.run == nil || t.run.measured == nil || !t.run.measured.used {
+	if t.run == nil || !t.run.peaked {
 		return resource.Tuple{}, false
 	}
-	return t.run.measured.peak, true
+	return t.run.peak, true
 }
 
 func (s *State) progressStart(t *TaskInfo, node string, at time.Duration) {

@@ -120,9 +120,13 @@ func (s *State) resize(t *TaskInfo, r Reservation, now bool) (change, error) {
 	}
 	c := newChange(Resizing, n, h, gpu.Allocation{}, r)
 	c.replaced = now
+	s.regrowExternal(n)
+	if now { // the old reservation is gone: fairness counts the new usage in its place
+		s.treeApply(treeOp{kind: opResize, job: t.pe.Job, a: c.usage, b: t.run.usage})
+		return c, nil // commit reindexes and touches the node
+	}
 	s.treeApply(treeOp{kind: opAllocate, job: t.pe.Job, a: c.usage})
 	s.treeApply(treeOp{kind: opRelease, job: t.pe.Job, a: t.run.usage})
-	s.regrowExternal(n)
 	s.reindex(n)
 	s.touch(n)
 	return c, nil

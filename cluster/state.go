@@ -852,6 +852,7 @@ const (
 	opStart                       // a: request, b: usage
 	opAllocate                    // a: usage
 	opRelease                     // a: usage
+	opResize                      // a: the new usage, b: the old
 	opCapacity                    // a: the cluster's capacity
 )
 
@@ -874,6 +875,8 @@ func (s *State) treeApply(op treeOp) {
 		_ = s.tree.Allocate(op.job, op.a)
 	case opRelease:
 		_ = s.tree.Release(op.job, op.a)
+	case opResize:
+		_ = s.tree.Resize(op.job, op.b, op.a)
 	case opCapacity:
 		_ = s.tree.SetCapacity(op.a)
 	}

@@ -286,10 +286,12 @@ type placement struct {
 	// The fields read for every running task by a scale-up round come first, together.
 	node *NodeInfo
 	reservationRef
+	peak   resource.Tuple // the peak of the usage reported while it runs (State.ObserveUsed)
+	peaked bool           // a usage was reported
 	// Speculation: a running task's backup attempt; a backup's task.
 	backup, backupOf *TaskInfo
 	change           *change   // a held resize or move (resize.go); nil for none
-	measured         *measured // progress samples and peak usage reported while it runs; nil: none
+	measured         *measured // progress samples reported while it runs; nil: none
 	id               uint64    // the state's number for this placement (TaskInfo.RunID)
 
 	plan      stage.Profile  // what the task is expected to follow
@@ -310,13 +312,11 @@ type reservationRef struct {
 	hold   stage.Profile
 }
 
-// measured is what a running task's reports said (progress.go): its latest progress
-// samples, oldest first, and the peak of the usage reported.
+// measured is what a running task's progress reports said (progress.go): its latest
+// samples, oldest first.
 type measured struct {
 	samples [keptSamples]predict.ProgressSample
 	n       int // samples held, at most keptSamples
-	peak    resource.Tuple
-	used    bool // a usage was reported
 }
 
 // RunID identifies the task's current placement — its run: the state numbers the

@@ -1,6 +1,7 @@
 package fairness_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,6 +64,42 @@ func TestTreeReleaseUndoesAllocate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, root.Running)
 	assert.Equal(t, cpuMem.MustTuple(1, 1), root.Usage)
+}
+
+// Resize moves a running task's usage in place: the running count stays, the usage
+// of the job and its queues moves by the difference, and the order follows as after
+// Allocate and Release.
+func TestTreeResizeIsAllocateThenRelease(t *testing.T) {
+	build := func() *fairness.Tree {
+		tree, err := fairness.NewTree(cpuMem, cpuMem.MustTuple(10, 10))
+		require.NoError(t, err)
+		require.NoError(t, tree.AddQueue("", "q"))
+		for _, j := range []string{"a", "b"} {
+			require.NoError(t, tree.AddJob("q", j))
+			require.NoError(t, tree.AddPending(j, 2, cpuMem.MustTuple(2, 2)))
+			require.NoError(t, tree.Start(j, cpuMem.MustTuple(1, 1), cpuMem.MustTuple(1, 1)))
+		}
+		return tree
+	}
+	resized, twin := build(), build()
+	require.NoError(t, resized.Resize("a", cpuMem.MustTuple(1, 1), cpuMem.MustTuple(4, 0)))
+	require.NoError(t, twin.Allocate("a", cpuMem.MustTuple(4, 0)))
+	require.NoError(t, twin.Release("a", cpuMem.MustTuple(1, 1)))
+	for _, id := range []string{"a", "b"} {
+		got, err := resized.Job(id)
+		require.NoError(t, err)
+		want, err := twin.Job(id)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, id)
+	}
+	e, err := resized.Job("a")
+	require.NoError(t, err)
+	assert.Equal(t, 1, e.Running)
+	assert.Equal(t, cpuMem.MustTuple(4, 0), e.Usage)
+	q, err := resized.Queue("q")
+	require.NoError(t, err)
+	assert.Equal(t, cpuMem.MustTuple(5, 1), q.Usage)
+	assert.Equal(t, slices.Collect(twin.Order()), slices.Collect(resized.Order()), "b, now the poorer, comes first in both")
 }
 
 // A snapshot lists a queue's children by ID, then kind (a queue and a job may share an

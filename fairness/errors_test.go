@@ -130,6 +130,15 @@ func TestTreeErrors(t *testing.T) {
 			return tr.Release("idle", resource.Tuple{})
 		}, fairness.ErrUnderflow},
 		{"release outside schema", func(tr *fairness.Tree) error { return tr.Release("j", outside) }, resource.ErrOutsideSchema},
+		{"resize unknown", func(tr *fairness.Tree) error { return tr.Resize("nope", resource.Tuple{}, resource.Tuple{}) }, fairness.ErrUnknownJob},
+		{"resize from more than held", func(tr *fairness.Tree) error { return tr.Resize("j", cpuMem.MustTuple(2, 2), resource.Tuple{}) }, fairness.ErrUnderflow},
+		{"resize with none running", func(tr *fairness.Tree) error {
+			require.NoError(t, tr.AddJob("q", "idle"))
+			return tr.Resize("idle", resource.Tuple{}, resource.Tuple{})
+		}, fairness.ErrUnderflow},
+		{"resize to negative", func(tr *fairness.Tree) error { return tr.Resize("j", resource.Tuple{}, neg) }, resource.ErrNegative},
+		{"resize to outside schema", func(tr *fairness.Tree) error { return tr.Resize("j", resource.Tuple{}, outside) }, resource.ErrOutsideSchema},
+		{"resize from outside schema", func(tr *fairness.Tree) error { return tr.Resize("j", outside, resource.Tuple{}) }, resource.ErrOutsideSchema},
 		{"admit unknown", func(tr *fairness.Tree) error { return tr.Admit("nope", resource.Tuple{}) }, fairness.ErrUnknownJob},
 		{"admit negative", func(tr *fairness.Tree) error { return tr.Admit("j", neg) }, resource.ErrNegative},
 		{"admit over queue max", func(tr *fairness.Tree) error { return tr.Admit("j", cpuMem.MustTuple(60, 0)) }, fairness.ErrOverMax},
@@ -159,7 +168,7 @@ func TestTreeErrors(t *testing.T) {
 			require.ErrorIs(t, err, c.want)
 			assert.Contains(t, err.Error(), "fairness:")
 			after := dump(t, tree)
-			if c.name != "start nothing pending" && c.name != "release with none running" && c.name != "admit over job max (tasks, Fair)" {
+			if c.name != "start nothing pending" && c.name != "release with none running" && c.name != "resize with none running" && c.name != "admit over job max (tasks, Fair)" {
 				assert.Equal(t, before, after, "a rejected call changed the tree")
 			}
 		})

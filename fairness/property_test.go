@@ -234,7 +234,9 @@ func (t *Tree) run(s *script) (string, error) {
 	q := []string{"", "q0", "q1", "q2", "q3"}[s.next(5)]
 	q2 := []string{"q0", "q1", "q2", "q3", "nope"}[s.next(5)]
 	j := []string{"j0", "j1", "j2", "j3", "j4", "j5", "nope"}[s.next(7)]
-	switch op := s.next(13); op {
+	switch op := s.next(14); op {
+	case 13:
+		return "resize", t.checkResize(j, s.tuple(3), s.tuple(4))
 	case 12:
 		return "admit", t.checkAdmit(j, s.tuple(8))
 	case 0:
@@ -287,6 +289,26 @@ func (t *Tree) checkAdmit(job string, usage resource.Tuple) error {
 		return fmt.Errorf("admit %v said %v, but the allocation goes over: %v", usage, err, over)
 	}
 	return nil
+}
+
+// checkResize resizes a running task of job from from to to, and checks that
+// Release(to) and Allocate(from) then leave the tree exactly as before — the same
+// entries and order — before making the resize again.
+func (t *Tree) checkResize(job string, from, to resource.Tuple) error {
+	before := fmt.Sprint(t.state())
+	if err := t.Resize(job, from, to); err != nil {
+		return err
+	}
+	if err := t.Release(job, to); err != nil {
+		return fmt.Errorf("release after resize: %w", err)
+	}
+	if err := t.Allocate(job, from); err != nil {
+		return fmt.Errorf("allocate after resize: %w", err)
+	}
+	if after := fmt.Sprint(t.state()); after != before {
+		return fmt.Errorf("resize %v → %v undone by release and allocate: tree %s, was %s", from, to, after, before)
+	}
+	return t.Resize(job, from, to)
 }
 
 func TestTreeProperties(t *testing.T) {

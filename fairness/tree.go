@@ -473,6 +473,27 @@ func (t *Tree) Admit(job string, usage resource.Tuple) error {
 	return nil
 }
 
+// Resize records one running task of a job changing, in place, from holding from to
+// holding to: the job keeps its running count, and its usage (and its ancestors') moves
+// by to − from at once, as Allocate(job, to) then Release(job, from) would leave it, but
+// with one re-seat. Like Allocate it does not enforce max shares. It fails, changing
+// nothing, when the job has no running task, when from or to is invalid, or when the
+// job does not hold from.
+func (t *Tree) Resize(job string, from, to resource.Tuple) error {
+	j, err := t.job(job)
+	if err != nil {
+		return err
+	}
+	if err := t.checkTake(1, from, j.Running, j.Usage, "running"); err != nil {
+		return within(who(KindJob, job), err)
+	}
+	if err := t.schema.Validate(to); err != nil {
+		return fieldErr(who(KindJob, job)+" usage", to, err)
+	}
+	t.change(j, 0, 0, to.Sub(from), resource.Tuple{})
+	return nil
+}
+
 // change applies a delta to a job and its ancestors, keeping the ordered sets right.
 // Each level is re-seated bottom-up (reseat): one whose key and eligibility the delta
 // leaves as they were (pending tasks added to a job that has some, under a policy

@@ -326,6 +326,12 @@ func (p *Planner) Plan(in PlanInput) (Plan, error) {
 		return Plan{}, err
 	}
 	r := &run{p: p, in: in, at: at, free: make([]resource.Tuple, len(in.Nodes))}
+	// A straggler's expansion mostly takes a step and a reclaim or two, a restore one:
+	// room for that much saves the long list's first copies as it grows (step).
+	if guess := 2*len(in.Stragglers) + len(in.Shrunk); guess > 0 {
+		r.plan.Steps = make([]Step, 0, guess+8)
+		r.taken = make([]taken, 0, len(in.Stragglers)+8)
+	}
 	for i, n := range in.Nodes {
 		r.free[i] = n.Capacity.Sub(n.Allocated)
 		r.most = r.most.Max(r.free[i])
@@ -363,6 +369,9 @@ func (p *Planner) Plan(in PlanInput) (Plan, error) {
 	r.plan.Available = r.avail
 	if p.cfg.recovery && !needed && r.plan.Reclaimed.IsZero() && r.plan.Preempted.IsZero() {
 		r.recover()
+	}
+	if len(r.plan.Steps) == 0 {
+		r.plan.Steps = nil // no room kept for a plan without steps
 	}
 	return r.plan, nil
 }

@@ -67,9 +67,15 @@ type profile struct {
 	inline  [inlineOffsets]time.Duration // offsets' storage for a profile of few stages
 }
 
+// profileOfOne is a profile of one stage and its stage, allocated together.
+type profileOfOne struct {
+	profile
+	stage [1]Stage
+}
+
 // inlineOffsets is how many offsets a profile keeps in its own allocation: a profile of
-// up to inlineOffsets−1 stages takes two allocations (itself and its stages), a longer
-// one three.
+// one stage takes one allocation (itself with its stage), one of up to inlineOffsets−1
+// stages two (itself and its stages), a longer one three.
 const inlineOffsets = 9
 
 // NewProfile validates the stages against schema and returns them as a profile. It fails
@@ -86,7 +92,16 @@ func NewProfile(schema *resource.Schema, stages ...Stage) (Profile, error) {
 	if len(stages) > MaxStages {
 		return Profile{}, fmt.Errorf("stage: %d stages, at most %d: %w", len(stages), MaxStages, ErrTooManyStages)
 	}
-	p := Profile{profile: &profile{schema: schema, stages: append([]Stage(nil), stages...)}}
+	var p Profile
+	if len(stages) == 1 {
+		// One stage (a constant request, a changed reservation's rest) is the common
+		// case: the profile and its stage share one allocation.
+		one := &profileOfOne{profile: profile{schema: schema}, stage: [1]Stage{stages[0]}}
+		one.stages = one.stage[:]
+		p.profile = &one.profile
+	} else {
+		p.profile = &profile{schema: schema, stages: append([]Stage(nil), stages...)}
+	}
 	if len(stages) < inlineOffsets {
 		p.offsets = p.inline[:len(stages)+1]
 	} else {
