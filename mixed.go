@@ -86,11 +86,12 @@ type scaleUp struct {
 	share     float64
 	idleOnly  bool
 	shrunk    map[string]shrinkage
-	degraded  map[string]float64 // the nodes with a recycle signal pending, and their stretch (Recycle)
-	newDemand resource.Tuple     // the requests of the latency-sensitive tasks submitted since the last round
-	peak      [1]resource.Tuple  // shrinkable's scratch: the samples handed to the redundancy test
-	onNode    []candidate        // planInput's scratch: one node's tasks (candidates)
-	stages    []stage.Stage      // shifted's scratch: the stages of a changed reservation
+	degraded  map[string]float64  // the nodes with a recycle signal pending, and their stretch (Recycle)
+	newDemand resource.Tuple      // the requests of the latency-sensitive tasks submitted since the last round
+	peak      [1]resource.Tuple   // shrinkable's scratch: the samples handed to the redundancy test
+	onNode    []candidate         // planInput's scratch: one node's tasks (candidates)
+	input     speculate.PlanInput // the last round's planner input, emptied: its lists' room
+	stages    []stage.Stage       // shifted's scratch: the stages of a changed reservation
 }
 
 // shrinkage is what rounds took from a running batch task's run and have not given
@@ -233,7 +234,20 @@ func (s *Scheduler) ScaleUp(now time.Duration) (ScaleUpRound, error) {
 	}
 	round.Plan = plan
 	s.carryOut(u, plan, &round)
+	u.keepRoom(in)
 	return round, nil
+}
+
+// keepRoom keeps the lists of in, a round's planner input, emptied, for the next
+// round to fill: rounds are periodic and list about as much each time, and a list of
+// every running task is megabytes at 10,000 of them. What they held is cleared, so
+// that the room keeps no task's ID alive.
+func (u *scaleUp) keepRoom(in speculate.PlanInput) {
+	clear(in.Nodes)
+	clear(in.Batch)
+	clear(in.Stragglers)
+	clear(in.Shrunk)
+	u.input = speculate.PlanInput{Nodes: in.Nodes[:0], Batch: in.Batch[:0], Stragglers: in.Stragglers[:0], Shrunk: in.Shrunk[:0]}
 }
 
 // planInput builds the planner's input from the state at the round's time; stragglers
@@ -248,7 +262,10 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 			delete(u.shrunk, id)
 		}
 	}
-	in := speculate.PlanInput{Nodes: make([]speculate.Node, 0, st.NumNodes()), Batch: make([]speculate.BatchTask, 0, st.Count(Running))}
+	in := u.input
+	u.input = speculate.PlanInput{} // the round owns the room until keepRoom
+	in.Nodes = slices.Grow(in.Nodes, st.NumNodes())
+	in.Batch = slices.Grow(in.Batch, st.Count(Running))
 	nc := schema.NonCompressible()
 	var samples []predict.ProgressSample
 	var verdicts []predict.StragglerVerdict // in.Stragglers' verdicts
