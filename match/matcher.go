@@ -98,10 +98,38 @@ func (CoarseGrained) Match(s Server, start time.Duration, p stage.Profile) Resul
 type FineGrained struct{}
 
 // Match implements Matcher.
-func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result {
+func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) (r Result) {
 	if err := check(&s, start, &p); err != nil {
 		return invalid(err)
 	}
+	tl := s.Timeline
+	schema := tl.Schema()
+	ndims := schema.Len()
+	// The window's least free amount, O(log n), is the result's MinFree; when it covers
+	// the task's peak, no segment is short of any stage's demand: a fit, no walk — and
+	// the result is built where it is returned, without the walk's state (a Result is
+	// large: each copy costs a placement's candidate about as much as the descent). (A
+	// peak beyond the capacity is never covered: no need to look.) Otherwise only the
+	// pieces of segments short of the demand of the stage they overlap are visited, in
+	// time order; the timeline's minima skip the others.
+	end := stage.AddSat(start, p.Duration())
+	capacity, peak := tl.Capacity(), p.Peak()
+	if short(&capacity, &peak, ndims) {
+		return fineWalkMatch(&s, start, p, end, &peak, nil)
+	}
+	r.MinFree = minFree(tl, start, end, ndims)
+	if short(&r.MinFree, &peak, ndims) {
+		return fineWalkMatch(&s, start, p, end, &peak, &r.MinFree)
+	}
+	r.start(schema, p.Len())
+	r.MinFreeKnown = true
+	return r
+}
+
+// fineWalkMatch is FineGrained.Match for a task whose peak is not covered by the
+// window's least free amount (minFree, when known; nil when the peak exceeds the
+// capacity and it was not looked at): the walk over the short pieces.
+func fineWalkMatch(s *Server, start time.Duration, p stage.Profile, end time.Duration, peak *resource.Tuple, known *resource.Tuple) Result {
 	tl := s.Timeline
 	schema := tl.Schema()
 	// The walk's state holds values only (no pointers to this frame), so that passing
@@ -119,22 +147,11 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 	case MonotoneAllowance:
 		w.monotone = a.MonotoneInFree()
 	}
-	// The window's least free amount, O(log n), is the result's MinFree; when it covers
-	// the task's peak, no segment is short of any stage's demand: a fit, no walk. (A
-	// peak beyond the capacity is never covered: no need to look.) Otherwise only the
-	// pieces of segments short of the demand of the stage they overlap are visited, in
-	// time order; the timeline's minima skip the others.
-	end := stage.AddSat(start, p.Duration())
-	peak, known := p.Peak(), false
-	if !short(&w.capacity, &peak, w.ndims) {
-		w.r.MinFree, known = minFree(tl, start, end, w.ndims), true
-		if !short(&w.r.MinFree, &peak, w.ndims) {
-			w.r.MinFreeKnown = true
-			return w.r
-		}
+	if known != nil {
+		w.r.MinFree = *known
 	}
 	w.p, w.i = p, -1
-	if (w.allow == nil || w.monotone) && exactRatios(&w.capacity, &peak, w.ndims) {
+	if (w.allow == nil || w.monotone) && exactRatios(&w.capacity, peak, w.ndims) {
 		w.byStage(tl, start)
 		if w.unsure {
 			// A stage's minimum was short of its floor but no step was (the tree's minima
@@ -155,7 +172,7 @@ func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) Result 
 	if w.r.Allowance != (resource.Tuple{}) {
 		w.r.Code = FitCompressed
 	}
-	if !known {
+	if known == nil {
 		w.r.MinFree = minFree(tl, start, end, w.ndims)
 	}
 	w.r.MinFreeKnown = true
