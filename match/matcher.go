@@ -29,8 +29,15 @@ type Matcher interface {
 type RequestQuantity struct{}
 
 // Match implements Matcher.
-func (RequestQuantity) Match(s Server, start time.Duration, p stage.Profile) Result {
-	return peakMatch(&s, start, p)
+func (RequestQuantity) Match(s Server, start time.Duration, p stage.Profile) (r Result) {
+	peakMatch(&r, &s, start, p)
+	return r
+}
+
+// MatchTo is Match writing its verdict in r (all of it), which need not be zero: see
+// FineGrained.MatchTo.
+func (RequestQuantity) MatchTo(r *Result, s Server, start time.Duration, p stage.Profile) {
+	peakMatch(r, &s, start, p)
 }
 
 // Hold returns what a task matched by its request holds on the server: its peak for
@@ -52,8 +59,15 @@ func (RequestQuantity) Hold(p stage.Profile) (stage.Profile, error) {
 type CoarseGrained struct{}
 
 // Match implements Matcher.
-func (CoarseGrained) Match(s Server, start time.Duration, p stage.Profile) Result {
-	return peakMatch(&s, start, p)
+func (CoarseGrained) Match(s Server, start time.Duration, p stage.Profile) (r Result) {
+	peakMatch(&r, &s, start, p)
+	return r
+}
+
+// MatchTo is Match writing its verdict in r (all of it), which need not be zero: see
+// FineGrained.MatchTo.
+func (CoarseGrained) MatchTo(r *Result, s Server, start time.Duration, p stage.Profile) {
+	peakMatch(r, &s, start, p)
 }
 
 // FineGrained is the fine-grained match of Alg. 2 (docs/methods.md §4), exactly: the
@@ -98,32 +112,42 @@ func (CoarseGrained) Match(s Server, start time.Duration, p stage.Profile) Resul
 type FineGrained struct{}
 
 // Match implements Matcher.
-func (FineGrained) Match(s Server, start time.Duration, p stage.Profile) (r Result) {
+func (m FineGrained) Match(s Server, start time.Duration, p stage.Profile) (r Result) {
+	m.MatchTo(&r, s, start, p)
+	return r
+}
+
+// MatchTo is Match writing its verdict in r (all of it), which need not be zero: the
+// way to match many servers without copying each result (a Result is large, and a
+// placement's candidate spends about as much on a copy of one as on the window's
+// minimum when the task fits).
+func (FineGrained) MatchTo(r *Result, s Server, start time.Duration, p stage.Profile) {
 	if err := check(&s, start, &p); err != nil {
-		return invalid(err)
+		*r = invalid(err)
+		return
 	}
 	tl := s.Timeline
 	schema := tl.Schema()
 	ndims := schema.Len()
 	// The window's least free amount, O(log n), is the result's MinFree; when it covers
-	// the task's peak, no segment is short of any stage's demand: a fit, no walk — and
-	// the result is built where it is returned, without the walk's state (a Result is
-	// large: each copy costs a placement's candidate about as much as the descent). (A
-	// peak beyond the capacity is never covered: no need to look.) Otherwise only the
-	// pieces of segments short of the demand of the stage they overlap are visited, in
-	// time order; the timeline's minima skip the others.
+	// the task's peak, no segment is short of any stage's demand: a fit, no walk, and
+	// no walk's state either. (A peak beyond the capacity is never covered: no need to
+	// look.) Otherwise only the pieces of segments short of the demand of the stage
+	// they overlap are visited, in time order; the timeline's minima skip the others.
 	end := stage.AddSat(start, p.Duration())
 	capacity, peak := tl.Capacity(), p.Peak()
 	if short(&capacity, &peak, ndims) {
-		return fineWalkMatch(&s, start, p, end, &peak, nil)
+		*r = fineWalkMatch(&s, start, p, end, &peak, nil)
+		return
 	}
-	r.MinFree = minFree(tl, start, end, ndims)
-	if short(&r.MinFree, &peak, ndims) {
-		return fineWalkMatch(&s, start, p, end, &peak, &r.MinFree)
+	mf := minFree(tl, start, end, ndims)
+	if short(&mf, &peak, ndims) {
+		*r = fineWalkMatch(&s, start, p, end, &peak, &mf)
+		return
 	}
+	*r = Result{}
 	r.start(schema, p.Len())
-	r.MinFreeKnown = true
-	return r
+	r.MinFree, r.MinFreeKnown = mf, true
 }
 
 // fineWalkMatch is FineGrained.Match for a task whose peak is not covered by the
@@ -373,17 +397,20 @@ func (RefuseAll) Match(Server, time.Duration, stage.Profile) Result {
 	return Result{Code: Unschedulable, Stage: -1, Dim: -1}
 }
 
-// peakMatch is the shared check of RequestQuantity and CoarseGrained: Ax < Mx (eq. 13).
-func peakMatch(s *Server, start time.Duration, p stage.Profile) Result {
+// peakMatch is the shared check of RequestQuantity and CoarseGrained: Ax < Mx (eq. 13),
+// its verdict written in out.
+func peakMatch(out *Result, s *Server, start time.Duration, p stage.Profile) {
 	if err := check(s, start, &p); err != nil {
-		return invalid(err)
+		*out = invalid(err)
+		return
 	}
 	tl := s.Timeline
 	end := stage.AddSat(start, p.Duration())
 	ax, mx := tl.MinFree(start, end), p.Peak()
 	schema := tl.Schema()
 	if !ax.AnyLess(mx) {
-		return Result{Code: Fit, Stage: -1, Dim: -1, schema: schema, nstages: p.Len(), MinFree: ax, MinFreeKnown: true}
+		*out = Result{Code: Fit, Stage: -1, Dim: -1, schema: schema, nstages: p.Len(), MinFree: ax, MinFreeKnown: true}
+		return
 	}
 	k := 0
 	for ax[k] >= mx[k] {
@@ -403,7 +430,7 @@ func peakMatch(s *Server, start time.Duration, p stage.Profile) Result {
 		r.From, r.Until = seg.Start, seg.End
 		return false
 	})
-	return r
+	*out = r
 }
 
 // check validates the input common to every matcher.

@@ -392,3 +392,35 @@ func TestQoSProperties(t *testing.T) {
 	}, vectors, weights, gen.Int64Range(0, 100), gen.Int64Range(0, 100)))
 	props.TestingRun(t)
 }
+
+// TestMatchToProperties checks that writing a verdict in place (MatchTo) leaves
+// exactly what Match returns, whatever the result held before: a verdict of another
+// scenario, fit or not, with or without an allowance.
+func TestMatchToProperties(t *testing.T) {
+	props := gopter.NewProperties(params())
+	type matchTo interface {
+		match.Matcher
+		MatchTo(r *match.Result, s match.Server, start time.Duration, p stage.Profile)
+	}
+	props.Property("MatchTo writes what Match returns, over any earlier verdict", prop.ForAll(func(seed, other int64, allowed bool) bool {
+		sc, prev := newScenario(seed), newScenario(other)
+		var allow match.Allowance
+		if allowed {
+			allow = sc.allow
+		}
+		for _, m := range []matchTo{match.FineGrained{}, match.CoarseGrained{}, match.RequestQuantity{}} {
+			r := m.Match(prev.server(prev.allow), prev.start, prev.p)
+			r.Cause = fmt.Errorf("left over")
+			want := m.Match(sc.server(allow), sc.start, sc.p)
+			m.MatchTo(&r, sc.server(allow), sc.start, sc.p)
+			if r != want {
+				return false
+			}
+		}
+		// An invalid input (an empty profile) is reported in place too.
+		var r match.Result
+		match.FineGrained{}.MatchTo(&r, sc.server(allow), sc.start, stage.Profile{})
+		return r.Code == match.Invalid && r.Cause != nil && r.Stage == -1 && r.Dim == -1 && r.MinFree == (resource.Tuple{})
+	}, gen.Int64(), gen.Int64(), gen.Bool()))
+	props.TestingRun(t)
+}

@@ -59,9 +59,20 @@ func (m *StageMatch) Filter(c *framework.Cycle, a *framework.Attempt) framework.
 		if int(mode) < len(m.matchers) {
 			mt = m.matchers[mode]
 		}
-		a.Result = mt.Match(server, a.Start, a.Demand.Hold)
+		// The built-in matchers write their verdict in place: a Result is large, and a
+		// copy of one costs a push placement's candidate about as much as the match.
+		switch b := mt.(type) {
+		case match.FineGrained:
+			b.MatchTo(&a.Result, server, a.Start, a.Demand.Hold)
+		case match.CoarseGrained:
+			b.MatchTo(&a.Result, server, a.Start, a.Demand.Hold)
+		case match.RequestQuantity:
+			b.MatchTo(&a.Result, server, a.Start, a.Demand.Hold)
+		default:
+			a.Result = mt.Match(server, a.Start, a.Demand.Hold)
+		}
 	} else {
-		a.Result = match.RequestQuantity{}.Match(server, a.Start, a.Demand.Hold)
+		match.RequestQuantity{}.MatchTo(&a.Result, server, a.Start, a.Demand.Hold)
 	}
 	if !a.Result.Code.OK() {
 		return framework.Refuse(framework.NoRoom)
