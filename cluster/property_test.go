@@ -660,6 +660,8 @@ func (m *model) checkRecord(t *cluster.TaskInfo, spec cluster.TaskSpec, a *attem
 		return fmt.Sprintf("task %s: Spec %+v, submitted %+v", t.ID(), got, spec)
 	case t.Request() != spec.Request || t.Key() != spec.Key || !reflect.DeepEqual(t.Declared(), spec.Profile) || !reflect.DeepEqual(t.GPU(), spec.GPU):
 		return fmt.Sprintf("task %s: request %v, key %v, declared %v, GPU %v; submitted %+v", t.ID(), t.Request(), t.Key(), t.Declared(), t.GPU(), spec)
+	case t.NeedsGPU() != !spec.GPU.IsZero():
+		return fmt.Sprintf("task %s: NeedsGPU %v, GPU %v submitted", t.ID(), t.NeedsGPU(), spec.GPU)
 	case t.Preemptible() != (t.BackupOf() == nil && !spec.NonPreemptible):
 		return fmt.Sprintf("task %s: preemptible %v", t.ID(), t.Preemptible())
 	case a == nil && (t.Plan().Len() > 0 || t.Planned() != 0 || !t.Usage().IsZero() || !t.Devices().IsZero() || t.Backup() != nil || t.BackupOf() != nil):

@@ -303,7 +303,9 @@ func (s *State) run(t *TaskInfo) {
 	if len(j.running)+j.finished >= j.spec.MinMember {
 		j.gathered = true
 	}
-	s.busyJobs[j.spec.ID] = j
+	if len(j.running) == 1 { // busy from now on (it is there already when it had one running)
+		s.busyJobs[j.spec.ID] = j
+	}
 	s.progressStart(t, t.run.node.spec.ID, t.start)
 	s.setState(t, Running)
 }

@@ -441,6 +441,10 @@ func (t *TaskInfo) GPU() gpu.Demand {
 	return t.extra.gpu
 }
 
+// NeedsGPU reports whether the task asks for GPU devices (GPU is not zero), without
+// copying its demand out: the question every candidate node of a placement asks.
+func (t *TaskInfo) NeedsGPU() bool { return t.extra != nil && t.extra.gpu.Count != 0 }
+
 // Declared is the task's declared stage profile; empty when it declared none.
 func (t *TaskInfo) Declared() stage.Profile {
 	if t.extra == nil {

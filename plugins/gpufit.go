@@ -20,7 +20,12 @@ func (GPUFit) ViewSafe() {}
 
 // Filter implements framework.FilterPlugin.
 func (GPUFit) Filter(_ *framework.Cycle, a *framework.Attempt) framework.Status {
-	if d := a.Task.GPU(); !d.IsZero() && !a.Node.Devices().Fits(d) {
+	// Most tasks ask for no device: learning that without copying the demand out saves
+	// each candidate node of a push placement a copy through the stack.
+	if !a.Task.NeedsGPU() {
+		return framework.Status{}
+	}
+	if d := a.Task.GPU(); !a.Node.Devices().Fits(d) {
 		return framework.Refuse(framework.NoGPU)
 	}
 	return framework.Status{}
