@@ -443,7 +443,7 @@ func (t *TaskInfo) GPU() gpu.Demand {
 
 // NeedsGPU reports whether the task asks for GPU devices (GPU is not zero), without
 // copying its demand out: the question every candidate node of a placement asks.
-func (t *TaskInfo) NeedsGPU() bool { return t.extra != nil && t.extra.gpu.Count != 0 }
+func (t *TaskInfo) NeedsGPU() bool { return t.extra != nil && !t.extra.gpu.IsZero() }
 
 // Declared is the task's declared stage profile; empty when it declared none.
 func (t *TaskInfo) Declared() stage.Profile {

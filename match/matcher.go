@@ -19,6 +19,22 @@ type Matcher interface {
 	Match(s Server, start time.Duration, p stage.Profile) Result
 }
 
+// MatcherTo is a Matcher that can also write its verdict into a Result the caller
+// holds: MatchTo(r, …) leaves in *r, whatever it held, exactly what Match returns. A
+// Result is large, and a placement that matches many candidate nodes spends about as
+// much copying one out as matching when the task fits; it calls MatchTo where a
+// matcher has it. RequestQuantity, CoarseGrained and FineGrained do.
+type MatcherTo interface {
+	Matcher
+	MatchTo(r *Result, s Server, start time.Duration, p stage.Profile)
+}
+
+var (
+	_ MatcherTo = RequestQuantity{}
+	_ MatcherTo = CoarseGrained{}
+	_ MatcherTo = FineGrained{}
+)
+
 // RequestQuantity matches a task that cannot be predicted (a service, or a task
 // without enough history: Alg. 1 line 8, docs/methods.md §3) by its request: the task
 // gets exactly what it asks for, held for its whole (declared, or Forever) duration,

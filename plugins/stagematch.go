@@ -59,16 +59,11 @@ func (m *StageMatch) Filter(c *framework.Cycle, a *framework.Attempt) framework.
 		if int(mode) < len(m.matchers) {
 			mt = m.matchers[mode]
 		}
-		// The built-in matchers write their verdict in place: a Result is large, and a
-		// copy of one costs a push placement's candidate about as much as the match.
-		switch b := mt.(type) {
-		case match.FineGrained:
-			b.MatchTo(&a.Result, server, a.Start, a.Demand.Hold)
-		case match.CoarseGrained:
-			b.MatchTo(&a.Result, server, a.Start, a.Demand.Hold)
-		case match.RequestQuantity:
-			b.MatchTo(&a.Result, server, a.Start, a.Demand.Hold)
-		default:
+		// A matcher that writes its verdict in place saves each candidate a copy of a
+		// large Result (match.MatcherTo).
+		if to, ok := mt.(match.MatcherTo); ok {
+			to.MatchTo(&a.Result, server, a.Start, a.Demand.Hold)
+		} else {
 			a.Result = mt.Match(server, a.Start, a.Demand.Hold)
 		}
 	} else {
