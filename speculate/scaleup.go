@@ -282,15 +282,18 @@ func fits(free, req resource.Tuple) bool {
 // positive returns t with negative slots set to zero.
 func positive(t resource.Tuple) resource.Tuple { return t.Max(resource.Tuple{}) }
 
-// addChecked returns a + b for non-negative tuples, and false on overflow.
+// addChecked returns a + b, and false when a dimension's sum overflows int64 (the sum
+// is then not to be used). A sum overflows when its sign differs from both addends';
+// the signs of those differences, or-ed together, tell it without a branch a
+// dimension.
 func addChecked(a, b resource.Tuple) (resource.Tuple, bool) {
+	var over int64
 	for d := range a {
-		if a[d] > math.MaxInt64-b[d] {
-			return a, false
-		}
-		a[d] += b[d]
+		s := a[d] + b[d]
+		over |= (a[d] ^ s) & (b[d] ^ s)
+		a[d] = s
 	}
-	return a, true
+	return a, over >= 0
 }
 
 // run is the working state of one Plan call. Tasks and nodes are referred to by their
