@@ -44,6 +44,7 @@ type DemandClasses struct {
 	windows []classWindow // by class slot, with FirstStageWindow
 	refused []uint64      // by class slot: the cycle in which the class was refused
 	serials []uint64      // by class slot: the serial of the class refused
+	latest  uint64        // the cycle of the latest refusal remembered: refused holds no other cycle's
 	marks   uint64        // the refusals remembered so far, for a pass that keeps what let jobs through (classLet)
 }
 
@@ -135,9 +136,11 @@ func (d *DemandClasses) FilterJob(c *framework.Cycle, j *cluster.JobInfo, node *
 }
 
 // refusedNow reports whether the class of slot and serial was refused on the node in
-// cycle c (Refused).
+// cycle c (Refused). Most cycles remember no refusal, and a walk asks about every
+// class of every job it reaches: the answer is then had without reading the slot's
+// record, a cache miss a class in a walk over tens of thousands of jobs.
 func (d *DemandClasses) refusedNow(c *framework.Cycle, slot int, serial uint64) bool {
-	return slot < len(d.refused) && d.refused[slot] == c.Gen() && d.serials[slot] == serial
+	return d.latest == c.Gen() && slot < len(d.refused) && d.refused[slot] == c.Gen() && d.serials[slot] == serial
 }
 
 // classLet is what let a job through FilterJob in a cycle, for a pass that keeps the
@@ -226,6 +229,7 @@ func (d *DemandClasses) Refused(c *framework.Cycle, a *framework.Attempt, st fra
 			d.serials = append(d.serials, 0)
 		}
 		d.refused[cl.Slot], d.serials[cl.Slot] = c.Gen(), cl.Serial
+		d.latest = c.Gen()
 		d.marks++
 		return
 	}
