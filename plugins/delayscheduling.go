@@ -227,15 +227,15 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 			return true
 		}
 		if len(j.Classes()) == 0 { // its last pending task started in this walk
-			c.SkipJob(j, framework.Skip{})
+			c.SkipJobFor(j, framework.NoReason, "")
 			return true
 		}
 		if p.clock != nil && !p.launchable(c, j, n) {
-			c.SkipJob(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
+			c.SkipJobFor(j, framework.LocalityWait, "")
 			return true
 		}
 		if p.ahead(c, j) {
-			c.SkipJob(j, framework.Skip{Job: j.ID(), Reason: framework.AheadOfOrder})
+			c.SkipJobFor(j, framework.AheadOfOrder, "")
 			return true
 		}
 		if s := c.CheckJob(j); !s.OK() {
@@ -248,7 +248,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 			// The first task in n's offer order is at the job's best locality there.
 			t, best, ok := st.FirstPending(j, n, fairness.OffSwitch)
 			if !ok {
-				c.SkipJob(j, framework.Skip{})
+				c.SkipJobFor(j, framework.NoReason, "")
 				return true
 			}
 			var wait *fairness.WaitRef
@@ -259,7 +259,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 			if best > allowed {
 				if !p.waivable(c, j, n, best, allowed) {
 					p.passUp(wait, j, best)
-					c.SkipJob(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
+					c.SkipJobFor(j, framework.LocalityWait, "")
 					return true
 				}
 				waived = true // no node holding its input can take it: no use waiting
