@@ -47,6 +47,7 @@ type State struct {
 	byslot    []*Class               // the classes by slot; nil: a free slot
 	nslots    int                    // class slots handed out
 	serial    uint64                 // classes created
+	classSets uint64                 // job class sets numbered (JobInfo.ClassSet)
 	runs      uint64                 // placements made (TaskInfo.RunID)
 	tasks     map[string]*TaskInfo
 	count     [Booked + 1]int
