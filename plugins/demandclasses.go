@@ -37,7 +37,10 @@ import (
 // matched as usual. Jobs with more than 8 classes are let through, and the
 // whole-cluster check looks at most at 256 classes, so that the checks cost O(1) a
 // job. When the whole-cluster check ends the heartbeat, no job is walked and no skip
-// is recorded: its Stop is NoClassFits.
+// is recorded: its Stop is NoClassFits. A job whose classes' needs are all fixed (by
+// request, or a declared profile) is refused, when it is, from one record of their
+// least need, kept while its set of classes stays (cluster.JobInfo.ClassSet), without
+// a look at each class: the same answer at a cache miss instead of several.
 type DemandClasses struct {
 	demand    *Prediction
 	stages    *StageMatch   // FirstStageWindow: the matcher a predicted first stage's window is checked by; nil: none
