@@ -80,7 +80,7 @@ func benchScale(b *testing.B, prefix string, tasks int, opts ...workload.Option)
 // about 1,000,000 tasks (86,000 jobs) all submitted at 0 s on BenchmarkScale's 1,000
 // nodes. It is kept out of BenchmarkScale because it runs far longer than the others
 // (docs/performance.md, "How the offline runs scale": DRF takes about three minutes
-// and FGM FGM_TIME, as every heartbeat walks the tens of thousands of jobs waiting).
+// and FGM about forty, as every heartbeat walks the tens of thousands of jobs waiting).
 // Run it alone, without the test timeout, one policy at a time (OfflineMillion/DRF):
 //
 //	go test -run XXX -bench OfflineMillion/DRF -benchtime 1x -timeout 0 ./sim
