@@ -115,6 +115,8 @@ func (s *State) addPending(j *JobInfo, t *TaskInfo) {
 	}
 	j.classIdx[id] = len(j.classes)
 	j.classes = append(j.classes, Class{ID: id, Slot: c.Slot, Serial: c.Serial, N: 1})
+	s.classSets++
+	j.classSet = s.classSets
 }
 
 // removePending takes task t out of its job's pending demand classes, and the
@@ -142,4 +144,6 @@ func (s *State) removePending(j *JobInfo, t *TaskInfo) {
 	}
 	j.classes = j.classes[:last]
 	delete(j.classIdx, id)
+	s.classSets++
+	j.classSet = s.classSets
 }

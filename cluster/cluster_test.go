@@ -739,6 +739,34 @@ func TestWalkOrderAndStop(t *testing.T) {
 	assert.Equal(t, []string{"j1"}, visited)
 }
 
+// The outermost walk takes jobs from the tree in batches (more than three here): fn
+// still sees every job once, in order, and the walk stops exactly where fn says, at a
+// batch's edge or inside one; a walk nested in it sees the same order.
+func TestWalkStopsWhereTold(t *testing.T) {
+	s := newState(t, cluster.WithOrdering(fairness.FIFO{}))
+	var want []string
+	for i := range 100 {
+		id := fmt.Sprintf("j%03d", i)
+		require.NoError(t, s.AddJob(cluster.JobSpec{ID: id, Submitted: time.Duration(i) * time.Second}))
+		submit(t, s, task("t"+id, id, 1, 1))
+		want = append(want, id)
+	}
+	for _, stop := range []int{1, 2, 31, 32, 33, 63, 64, 65, 99, 100, 101} {
+		var visited, nested []string
+		s.Walk(func(j *cluster.JobInfo) bool {
+			visited = append(visited, j.ID())
+			if len(visited) == 40 {
+				s.Walk(func(j *cluster.JobInfo) bool { nested = append(nested, j.ID()); return true })
+			}
+			return len(visited) < stop
+		})
+		assert.Equal(t, want[:min(stop, len(want))], visited, "stop after %d", stop)
+		if stop > 40 {
+			assert.Equal(t, want, nested, "the nested walk, stop after %d", stop)
+		}
+	}
+}
+
 func TestSetExternalLoad(t *testing.T) {
 	s := newState(t)
 	n := addNode(t, s, "n1", "")

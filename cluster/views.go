@@ -123,6 +123,7 @@ type JobInfo struct {
 	spec     JobSpec
 	index    int
 	classes  []Class                    // what its pending tasks ask for (classes.go)
+	classSet uint64                     // the number of the set of classes (ClassSet)
 	classIdx map[ClassID]int            // index of each class in classes
 	pending  fairness.JobRef[*TaskInfo] // where the pending index keeps its tasks
 	running  map[string]*TaskInfo       // its running tasks (not their backups)
@@ -162,6 +163,13 @@ func (j *JobInfo) Index() int { return j.index }
 // Classes are the demand classes of the job's pending tasks (classes.go), in no
 // particular order. The slice is the state's: read it, do not keep it.
 func (j *JobInfo) Classes() []Class { return j.classes }
+
+// ClassSet numbers the set of the job's demand classes (Classes, their counts of tasks
+// aside): it changes whenever a class joins the set or leaves it, and no other job's
+// set, now or earlier, has had the same number. 0 is the empty set of a job that never
+// had a pending task. A plugin keeps what it worked out from a job's classes for as
+// long as the number stays.
+func (j *JobInfo) ClassSet() uint64 { return j.classSet }
 
 // NumRunning is how many of the job's tasks are running (backups not counted).
 func (j *JobInfo) NumRunning() int { return len(j.running) }

@@ -34,7 +34,7 @@ type Tree struct {
 	queues   map[string]*tnode
 	jobs     map[string]*tnode
 	seq      uint64
-	free     *btree.FreeListG[*tnode]
+	free     *btree.FreeListG[seat]
 	bySlot   []*tnode // the jobs by slot, once Resettle asked (slotted); nil before
 	path     []*tnode // Resettle's scratch
 }
@@ -51,8 +51,30 @@ type tnode struct {
 	// queues only
 	policy Policy
 	kids   []*tnode
-	active *btree.BTreeG[*tnode]
+	active *btree.BTreeG[seat]
 }
+
+// seat is a child's place in its parent's active set: the node, and what a walk reads
+// of it, held in the set itself so that a walk over tens of thousands of jobs does not
+// load each job's node (a cache miss a job). A node's seat is made when it enters the
+// set (place, reseat), and its slot changes only while it is out (update).
+type seat struct {
+	n    *tnode
+	slot int // the job's slot (Slot), −1 for none; seatQueue for a queue
+}
+
+// seatQueue is a queue's seat's slot.
+const seatQueue = -2
+
+// seatOf is node n's seat.
+func seatOf(n *tnode) seat {
+	if n.Kind != KindJob {
+		return seat{n: n, slot: seatQueue}
+	}
+	return seat{n: n, slot: n.slot}
+}
+
+func lessSeat(a, b seat) bool { return lessNode(a.n, b.n) }
 
 func lessNode(a, b *tnode) bool {
 	if c := compareEntries(a.key, &a.Entry, b.key, &b.Entry); c != 0 {
@@ -92,7 +114,7 @@ func NewTree(schema *resource.Schema, capacity resource.Tuple, opts ...TreeOptio
 		capacity: capacity,
 		queues:   make(map[string]*tnode),
 		jobs:     make(map[string]*tnode),
-		free:     btree.NewFreeListG[*tnode](btree.DefaultFreeListSize),
+		free:     btree.NewFreeListG[seat](btree.DefaultFreeListSize),
 	}
 	t.root = t.newNode(Entry{Kind: KindQueue, Share: DefaultShare()}, nil)
 	t.root.policy = DRF{}
@@ -111,7 +133,7 @@ func (t *Tree) newNode(e Entry, parent *tnode) *tnode {
 	t.seq++
 	n := &tnode{Entry: e, parent: parent, seq: t.seq}
 	if e.Kind == KindQueue {
-		n.active = btree.NewWithFreeListG(16, lessNode, t.free)
+		n.active = btree.NewWithFreeListG(16, lessSeat, t.free)
 	}
 	if parent != nil {
 		n.idx = len(parent.kids)
@@ -520,12 +542,12 @@ func (t *Tree) reseat(n *tnode) {
 		if ok && key == n.key {
 			return
 		}
-		n.parent.active.Delete(n) // under its old key
+		n.parent.active.Delete(seatOf(n)) // under its old key
 		n.inParent = false
 	}
 	if ok {
 		n.key = key
-		n.parent.active.ReplaceOrInsert(n)
+		n.parent.active.ReplaceOrInsert(seatOf(n))
 		n.inParent = true
 	}
 }
@@ -552,7 +574,7 @@ func (t *Tree) eligibleKey(n *tnode) (OrderKey, bool) {
 func (t *Tree) detach(n *tnode) {
 	for ; n.parent != nil; n = n.parent {
 		if n.inParent {
-			n.parent.active.Delete(n)
+			n.parent.active.Delete(seatOf(n))
 			n.inParent = false
 		}
 	}
@@ -575,7 +597,7 @@ func (t *Tree) place(n *tnode) {
 		return
 	}
 	n.key = key
-	n.parent.active.ReplaceOrInsert(n)
+	n.parent.active.ReplaceOrInsert(seatOf(n))
 	n.inParent = true
 }
 
@@ -665,7 +687,7 @@ func (t *Tree) Next() (job string, ok bool) {
 		if !ok {
 			return "", false
 		}
-		n = c
+		n = c.n
 	}
 	return n.ID, true
 }
@@ -675,22 +697,24 @@ func (t *Tree) Next() (job string, ok bool) {
 // "for each queue … for each job", for a scheduler that passes over jobs (no task fits,
 // delay scheduling). fn must not change the tree; stop the walk, change, walk again.
 func (t *Tree) Walk(fn func(job string) bool) {
-	t.walk(t.root, func(j *tnode) bool { return fn(j.ID) })
+	t.walk(t.root, func(j seat) bool { return fn(j.n.ID) })
 }
 
 // WalkSlots is Walk handing fn each job's slot (Slot; −1 for a job given none)
 // instead of its ID.
 func (t *Tree) WalkSlots(fn func(slot int) bool) {
-	t.walk(t.root, func(j *tnode) bool { return fn(j.slot) })
+	t.walk(t.root, func(j seat) bool { return fn(j.slot) })
 }
 
-func (t *Tree) walk(q *tnode, fn func(*tnode) bool) bool {
+// walk calls fn with the seat of every eligible job under queue q, in offer order,
+// until fn returns false; it reads the node of no job.
+func (t *Tree) walk(q *tnode, fn func(seat) bool) bool {
 	more := true
-	q.active.Ascend(func(c *tnode) bool {
-		if c.Kind == KindJob {
+	q.active.Ascend(func(c seat) bool {
+		if c.slot != seatQueue {
 			more = fn(c)
 		} else {
-			more = t.walk(c, fn)
+			more = t.walk(c.n, fn)
 		}
 		return more
 	})
@@ -710,7 +734,7 @@ func (t *Tree) WalkChildren(queue string, fn func(id string, kind Kind) bool) er
 	if err != nil {
 		return err
 	}
-	q.active.Ascend(func(c *tnode) bool { return fn(c.ID, c.Kind) })
+	q.active.Ascend(func(c seat) bool { return fn(c.n.ID, c.n.Kind) })
 	return nil
 }
 

@@ -109,12 +109,15 @@ func (t *Tally) closer(node string, capacity resource.Tuple, st Status, r match.
 // CountOf is the key under which a Tally counts refusal st with match result r
 // (N is 1): its reason, and the dimension short of room (NoRoom, OverCapacity with a
 // match verdict) or else the plugin that refused.
-func CountOf(st Status, r match.Result) Count {
-	c := Count{Reason: st.Reason}
-	if (st.Reason == NoRoom || st.Reason == OverCapacity) && r.Code == match.NoRoom {
+func CountOf(st Status, r match.Result) Count { return countOf(st.Reason, st.Plugin, &r) }
+
+// countOf is CountOf for reason and plugin, with r read in place.
+func countOf(reason Reason, plugin string, r *match.Result) Count {
+	c := Count{Reason: reason}
+	if (reason == NoRoom || reason == OverCapacity) && r.Code == match.NoRoom {
 		c.Dim = r.DimName
 	} else {
-		c.Plugin = st.Plugin
+		c.Plugin = plugin
 	}
 	c.N = 1
 	return c

@@ -81,7 +81,7 @@ func (c *Cycle) CheckJob(j *cluster.JobInfo) Status {
 	for _, p := range c.fw.jobFilters {
 		if st := p.FilterJob(c, j, c.node); !st.OK() {
 			st = named(st, p)
-			c.SkipJob(j, Skip{Job: j.ID(), Reason: st.Reason, Plugin: st.Plugin})
+			c.SkipJobFor(j, st.Reason, st.Plugin)
 			return st
 		}
 	}
@@ -97,11 +97,27 @@ func (c *Cycle) Skipped(j *cluster.JobInfo) bool {
 // SkipJob passes job j over for the rest of the heartbeat; sk, when its Reason is
 // set, is recorded in the Decision as a skip.
 func (c *Cycle) SkipJob(j *cluster.JobInfo, sk Skip) {
+	c.pass(j)
+	if sk.Reason != NoReason {
+		c.d.skip(&sk)
+	}
+}
+
+// SkipJobFor is SkipJob with the skip of job j for reason r by plugin (empty: none),
+// before a task was chosen (no Task, no match Result): what a walk records for most
+// jobs it passes over, without building the Skip unless the Decision details it. With
+// NoReason nothing is recorded.
+func (c *Cycle) SkipJobFor(j *cluster.JobInfo, r Reason, plugin string) {
+	c.pass(j)
+	if r != NoReason {
+		c.d.skipJob(j, r, plugin)
+	}
+}
+
+// pass passes job j over for the rest of the heartbeat.
+func (c *Cycle) pass(j *cluster.JobInfo) {
 	if n := c.fw.state.JobSlots(); len(c.fw.passed) < n {
 		c.fw.passed = append(c.fw.passed, make([]uint64, n-len(c.fw.passed))...)
 	}
 	c.fw.passed[j.Index()] = c.gen
-	if sk.Reason != NoReason {
-		c.d.skip(sk)
-	}
 }

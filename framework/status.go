@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/gpu"
 	"github.com/finegrain/finegrain/match"
@@ -269,16 +270,29 @@ type Decision struct {
 // Details is how many skips the Decision details at most (the skip-details setting).
 func (d *Decision) Details() int { return d.details }
 
-func (d *Decision) skip(sk Skip) {
+func (d *Decision) skip(sk *Skip) {
 	d.Skipped++
 	d.Refusals.Of++
-	d.Refusals.count(CountOf(Status{Reason: sk.Reason, Plugin: sk.Plugin}, sk.Result), 1)
+	d.Refusals.count(countOf(sk.Reason, sk.Plugin, &sk.Result), 1)
 	if len(d.Skips) < d.details {
 		if d.Skips == nil {
 			d.Skips = make([]Skip, 0, d.details)
 		}
-		d.Skips = append(d.Skips, sk)
+		d.Skips = append(d.Skips, *sk)
 	}
+}
+
+// skipJob is skip for job j passed over for reason r by plugin (empty: none), before a
+// task was chosen: the Skip, whose match result alone is some 500 bytes, is built
+// only when the Decision details it. A walk records one for most jobs it reaches.
+func (d *Decision) skipJob(j *cluster.JobInfo, r Reason, plugin string) {
+	if len(d.Skips) < d.details {
+		d.skip(&Skip{Job: j.ID(), Reason: r, Plugin: plugin})
+		return
+	}
+	d.Skipped++
+	d.Refusals.Of++
+	d.Refusals.count(Count{Reason: r, Plugin: plugin, N: 1}, 1)
 }
 
 // ErrNotPlaced reports a push placement that found no node; the PlacementError says

@@ -21,7 +21,7 @@ func (c *Cycle) Try(j *cluster.JobInfo, t *cluster.TaskInfo, level fairness.Leve
 	for _, p := range c.fw.jobFilters {
 		p.Refused(c, a, st)
 	}
-	c.d.skip(Skip{Job: j.ID(), Task: t.ID(), Reason: c.explained(st, a).Reason, Plugin: st.Plugin, Result: a.Result})
+	c.d.skip(&Skip{Job: j.ID(), Task: t.ID(), Reason: c.explained(st, a).Reason, Plugin: st.Plugin, Result: a.Result})
 	if st.Code == Closed || st.Reason == PolicyStop {
 		st.Code = Closed
 		c.d.Stop = st.Reason

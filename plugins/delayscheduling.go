@@ -87,6 +87,16 @@ type DelayScheduling struct {
 
 	bound float64 // the fair packing bound; +Inf: none
 	floor float64 // in a heartbeat: the least share of a queue passed over for want of room; +Inf: none
+
+	walks  uint64      // the passes walked so far; a share remembered in another is stale
+	shares []shareMemo // by job slot: its queue's share in the pass under way (queueShare)
+}
+
+// shareMemo is the weighted dominant share of a job's queue, as worked out in one pass.
+type shareMemo struct {
+	job   *cluster.JobInfo
+	walk  uint64
+	share float64
 }
 
 // DefaultPackingBound is the fair packing bound the reference scheduler uses with DRF
@@ -211,20 +221,21 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 	}
 	st := c.State()
 	goOn := true
+	p.walks++
 	st.Walk(func(j *cluster.JobInfo) bool {
 		if c.Skipped(j) {
 			return true
 		}
 		if len(j.Classes()) == 0 { // its last pending task started in this walk
-			c.SkipJob(j, framework.Skip{})
+			c.SkipJobFor(j, framework.NoReason, "")
 			return true
 		}
 		if p.clock != nil && !p.launchable(c, j, n) {
-			c.SkipJob(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
+			c.SkipJobFor(j, framework.LocalityWait, "")
 			return true
 		}
 		if p.ahead(c, j) {
-			c.SkipJob(j, framework.Skip{Job: j.ID(), Reason: framework.AheadOfOrder})
+			c.SkipJobFor(j, framework.AheadOfOrder, "")
 			return true
 		}
 		if s := c.CheckJob(j); !s.OK() {
@@ -237,7 +248,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 			// The first task in n's offer order is at the job's best locality there.
 			t, best, ok := st.FirstPending(j, n, fairness.OffSwitch)
 			if !ok {
-				c.SkipJob(j, framework.Skip{})
+				c.SkipJobFor(j, framework.NoReason, "")
 				return true
 			}
 			var wait *fairness.WaitRef
@@ -248,7 +259,7 @@ func (p *DelayScheduling) pass(c *framework.Cycle, n *cluster.NodeInfo) bool {
 			if best > allowed {
 				if !p.waivable(c, j, n, best, allowed) {
 					p.passUp(wait, j, best)
-					c.SkipJob(j, framework.Skip{Job: j.ID(), Reason: framework.LocalityWait})
+					c.SkipJobFor(j, framework.LocalityWait, "")
 					return true
 				}
 				waived = true // no node holding its input can take it: no use waiting
@@ -418,20 +429,20 @@ func (p *DelayScheduling) ahead(c *framework.Cycle, j *cluster.JobInfo) bool {
 	if math.IsInf(p.bound, 1) || p.keepTurn || math.IsInf(p.floor, 1) {
 		return false
 	}
-	return queueShare(c.State(), j) > p.floor+p.bound
+	return p.queueShare(c, j) > p.floor+p.bound
 }
 
 // noRoom records that job j was passed over for want of room on the node.
 func (p *DelayScheduling) noRoom(c *framework.Cycle, j *cluster.JobInfo) {
 	if p.lowers(c, j) {
-		p.floor = queueShare(c.State(), j)
+		p.floor = p.queueShare(c, j)
 	}
 }
 
 // lowers reports whether job j, passed over for want of room, would lower the floor:
 // there is a bound, and j's queue is poorer than the floor so far.
 func (p *DelayScheduling) lowers(c *framework.Cycle, j *cluster.JobInfo) bool {
-	return !math.IsInf(p.bound, 1) && !p.keepTurn && queueShare(c.State(), j) < p.floor
+	return !math.IsInf(p.bound, 1) && !p.keepTurn && p.queueShare(c, j) < p.floor
 }
 
 // fitsEmpty reports whether some task class of job j could start on node n empty
@@ -486,6 +497,24 @@ func holdsEmpty(st *cluster.State, id cluster.ClassID, capacity resource.Tuple) 
 		return capacity.CoversOn(id.First, st.Schema().NonCompressible())
 	}
 	return capacity.Covers(id.Request)
+}
+
+// queueShare is the weighted dominant share of job j's queue, worked out once a pass
+// for each job the packing bound asks about: a pass is one cluster.State.Walk, which
+// holds back every change to the fairness tree until it ends, so that the queue's
+// entry, and its share, stay as they were for the whole pass. The bound asks about
+// every job the walk reaches once a job found no room, each a lookup of its queue by
+// ID.
+func (p *DelayScheduling) queueShare(c *framework.Cycle, j *cluster.JobInfo) float64 {
+	st := c.State()
+	if n := st.JobSlots(); len(p.shares) < n {
+		p.shares = append(p.shares, make([]shareMemo, n-len(p.shares))...)
+	}
+	m := &p.shares[j.Index()]
+	if m.job != j || m.walk != p.walks {
+		*m = shareMemo{job: j, walk: p.walks, share: queueShare(st, j)}
+	}
+	return m.share
 }
 
 // queueShare is the weighted dominant share of job j's queue.

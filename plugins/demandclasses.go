@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/finegrain/finegrain/cluster"
 	"github.com/finegrain/finegrain/framework"
@@ -36,15 +37,33 @@ import (
 // matched as usual. Jobs with more than 8 classes are let through, and the
 // whole-cluster check looks at most at 256 classes, so that the checks cost O(1) a
 // job. When the whole-cluster check ends the heartbeat, no job is walked and no skip
-// is recorded: its Stop is NoClassFits.
+// is recorded: its Stop is NoClassFits. A job whose classes' needs are all fixed (by
+// request, or a declared profile) is refused, when it is, from one record of their
+// least need, kept while its set of classes stays (cluster.JobInfo.ClassSet), without
+// a look at each class: the same answer at a cache miss instead of several.
 type DemandClasses struct {
-	demand  *Prediction
-	stages  *StageMatch   // FirstStageWindow: the matcher a predicted first stage's window is checked by; nil: none
-	needs   []classNeed   // by class slot
-	windows []classWindow // by class slot, with FirstStageWindow
-	refused []uint64      // by class slot: the cycle in which the class was refused
-	serials []uint64      // by class slot: the serial of the class refused
-	marks   uint64        // the refusals remembered so far, for a pass that keeps what let jobs through (classLet)
+	demand    *Prediction
+	stages    *StageMatch   // FirstStageWindow: the matcher a predicted first stage's window is checked by; nil: none
+	needs     []classNeed   // by class slot
+	windows   []classWindow // by class slot, with FirstStageWindow
+	refused   []uint64      // by class slot: the cycle in which the class was refused
+	serials   []uint64      // by class slot: the serial of the class refused
+	latest    uint64        // the cycle of the latest refusal remembered: refused holds no other cycle's
+	marks     uint64        // the refusals remembered so far, for a pass that keeps what let jobs through (classLet)
+	jobs      []jobNeed     // by job slot: the least its classes need (leastOf)
+	noLeast   bool          // tests: look at the classes every time
+	leastHits int           // tests: refusals the least need gave
+}
+
+// jobNeed is the least that any class of a job needs on each dimension every one of
+// its classes checks, for a set of classes whose needs depend on no estimate (fixed):
+// when what is free falls short of it on one such dimension, every class falls short
+// there, and FilterJob refuses the job without looking at its classes — a few cache
+// misses a job in a walk over tens of thousands of them.
+type jobNeed struct {
+	set   uint64        // the job's class set (cluster.JobInfo.ClassSet) this is of
+	dims  resource.Mask // the dimensions every class checks; 0: no quick refusal
+	least resource.Tuple
 }
 
 // classNeed is what a class needs free on a node to start now, worked out once per
@@ -122,6 +141,10 @@ func (d *DemandClasses) FilterJob(c *framework.Cycle, j *cluster.JobInfo, node *
 		return framework.Status{}
 	}
 	free := c.Free()
+	if q := d.leastOf(j); q != nil && !free.CoversOn(q.least, q.dims) {
+		d.leastHits++
+		return framework.Refuse(framework.NoClassFits) // as the classes below would
+	}
 	for i := range classes {
 		cl := &classes[i]
 		if d.refusedNow(c, cl.Slot, cl.Serial) {
@@ -134,10 +157,57 @@ func (d *DemandClasses) FilterJob(c *framework.Cycle, j *cluster.JobInfo, node *
 	return framework.Refuse(framework.NoClassFits)
 }
 
+// leastOf is the least need of job j's classes (jobNeed), or nil when there is none
+// to refuse by: one of its classes' needs depends on an estimate, or is not known yet
+// (need has not been asked about it since it joined). It asks need nothing, so that
+// it makes no estimate a walk would not have made: the record is put together from
+// needs already worked out, and kept while the job's set of classes is the same, as a
+// fixed need stays its class's for good.
+func (d *DemandClasses) leastOf(j *cluster.JobInfo) *jobNeed {
+	if d.noLeast {
+		return nil
+	}
+	i, set := j.Index(), j.ClassSet()
+	if i < len(d.jobs) && d.jobs[i].set == set {
+		if q := &d.jobs[i]; q.dims != 0 {
+			return q
+		}
+		return nil
+	}
+	q := jobNeed{set: set, dims: ^resource.Mask(0)}
+	for k := range q.least {
+		q.least[k] = math.MaxInt64
+	}
+	for _, cl := range j.Classes() {
+		if cl.Slot >= len(d.needs) || d.needs[cl.Slot].serial != cl.Serial {
+			return nil // not worked out yet: ask again next time
+		}
+		n := &d.needs[cl.Slot]
+		if !n.fixed {
+			q.dims = 0
+			break
+		}
+		q.dims &= n.dims
+		for k := range q.least {
+			q.least[k] = min(q.least[k], n.need[k])
+		}
+	}
+	for len(d.jobs) <= i {
+		d.jobs = append(d.jobs, jobNeed{})
+	}
+	d.jobs[i] = q
+	if q.dims == 0 {
+		return nil
+	}
+	return &d.jobs[i]
+}
+
 // refusedNow reports whether the class of slot and serial was refused on the node in
-// cycle c (Refused).
+// cycle c (Refused). Most cycles remember no refusal, and a walk asks about every
+// class of every job it reaches: the answer is then had without reading the slot's
+// record, a cache miss a class in a walk over tens of thousands of jobs.
 func (d *DemandClasses) refusedNow(c *framework.Cycle, slot int, serial uint64) bool {
-	return slot < len(d.refused) && d.refused[slot] == c.Gen() && d.serials[slot] == serial
+	return d.latest == c.Gen() && slot < len(d.refused) && d.refused[slot] == c.Gen() && d.serials[slot] == serial
 }
 
 // classLet is what let a job through FilterJob in a cycle, for a pass that keeps the
@@ -226,6 +296,7 @@ func (d *DemandClasses) Refused(c *framework.Cycle, a *framework.Attempt, st fra
 			d.serials = append(d.serials, 0)
 		}
 		d.refused[cl.Slot], d.serials[cl.Slot] = c.Gen(), cl.Serial
+		d.latest = c.Gen()
 		d.marks++
 		return
 	}

@@ -44,8 +44,8 @@ func BenchmarkRunFGMCluster(b *testing.B) {
 	}
 }
 
-// Scaling towards the project's performance budget in the README (1,000,000 tasks on
-// 1,000 nodes in 60 s): the same generator with more input on 1,000 FGM nodes (20 racks
+// Scaling towards the project's performance budget (docs/performance.md: 1,000,000 tasks
+// on 1,000 nodes in 60 s): the same generator with more input on 1,000 FGM nodes (20 racks
 // of 50), offline (every job at 0 s: every heartbeat walks thousands of waiting jobs) and
 // online (Poisson job arrivals 50 ms apart on average, about 13,000 tasks a simulated
 // minute, which the cluster keeps up with: mean job completion stays about 15 s). Run
@@ -79,10 +79,11 @@ func benchScale(b *testing.B, prefix string, tasks int, opts ...workload.Option)
 // BenchmarkOfflineMillion is the offline case of the project's performance budget:
 // about 1,000,000 tasks (86,000 jobs) all submitted at 0 s on BenchmarkScale's 1,000
 // nodes. It is kept out of BenchmarkScale because it runs far longer than the others
-// (README, "Performance": a DRF run took 15 minutes, as every heartbeat walks the tens
-// of thousands of jobs waiting for locality). Run it alone, without the test timeout:
+// (docs/performance.md, "How the offline runs scale": DRF takes about three minutes
+// and FGM about forty, as every heartbeat walks the tens of thousands of jobs waiting).
+// Run it alone, without the test timeout, one policy at a time (OfflineMillion/DRF):
 //
-//	go test -run XXX -bench OfflineMillion -benchtime 1x -timeout 0 ./sim
+//	go test -run XXX -bench OfflineMillion/DRF -benchtime 1x -timeout 0 ./sim
 func BenchmarkOfflineMillion(b *testing.B) {
 	benchScale(b, "", 1_000_000)
 }
