@@ -26,8 +26,7 @@ import (
 // scheduling with WaitForRoom, gangs, the gates and filters), for comparing the
 // heartbeats of two copies fed the same events.
 type memoWorld struct {
-	state *cluster.State
-	fw    *framework.Framework
+	twin
 	delay *DelayScheduling
 }
 
@@ -43,7 +42,7 @@ func newMemoWorld(t *testing.T, schema *resource.Schema, nodes []cluster.NodeSpe
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &memoWorld{state: w.state, fw: fw, delay: ds}
+	return &memoWorld{twin: twin{state: w.state, fw: fw}, delay: ds}
 }
 
 // decision renders what a heartbeat decided: the tasks started, where, when and at
@@ -71,94 +70,24 @@ func TestDelayOpenMemoChangesNothing(t *testing.T) {
 	props.Property("memo = no memo", prop.ForAll(func(seed int64) string {
 		r := rand.New(rand.NewSource(seed))
 		schema := resource.MustSchema(resource.CPU, resource.Memory)
-		var nodes []cluster.NodeSpec
-		for i := range 4 + r.Intn(9) {
-			nodes = append(nodes, cluster.NodeSpec{ID: fmt.Sprintf("n%d", i), Rack: fmt.Sprintf("r%d", i%3),
-				Capacity: schema.MustTuple(int64(2000+1000*r.Intn(4)), int64(4+4*r.Intn(3))<<30)})
-		}
+		nodes := twinNodes(r, schema, 4+r.Intn(9), 3)
 		memo, plain := newMemoWorld(t, schema, nodes), newMemoWorld(t, schema, nodes)
 		plain.delay.noMemo = true
-		worlds := []*memoWorld{memo, plain}
-		each := func(f func(w *memoWorld) error) string {
-			var errs []string
-			for _, w := range worlds {
-				e := f(w)
-				errs = append(errs, fmt.Sprint(e))
-			}
-			if errs[0] != errs[1] {
-				return fmt.Sprintf("memo: %s, plain: %s", errs[0], errs[1])
-			}
-			return ""
-		}
-		var now time.Duration
-		var running []string
-		jobs, tasks := 0, 0
-		for step := 0; step < 120; step++ {
-			switch k := r.Intn(10); {
-			case k < 2 || jobs == 0: // a job and its tasks
-				jobs++
-				job := cluster.JobSpec{ID: fmt.Sprintf("j%d", jobs), Submitted: now}
-				n := 1 + r.Intn(6)
-				if r.Intn(4) == 0 {
-					job.MinMember = min(n, 2+r.Intn(2))
+		if msg := twinEvents(r, memo.twin, plain.twin, nodes, twinScript{
+			steps: 120, jobOdds: 2, render: renderDecision, names: [2]string{"memo", "plain"},
+			newJob: func(r *rand.Rand, n int, now time.Duration, tasks *int) (cluster.JobSpec, []cluster.TaskSpec) {
+				job := cluster.JobSpec{ID: fmt.Sprintf("j%d", n), Submitted: now}
+				count := 1 + r.Intn(6)
+				if r.Intn(4) == 0 { // a gang
+					job.MinMember = min(count, 2+r.Intn(2))
 				}
-				var specs []cluster.TaskSpec
-				for range n {
-					tasks++
-					ts := cluster.TaskSpec{ID: fmt.Sprintf("t%d", tasks), Job: job.ID, Submitted: now,
-						Request: schema.MustTuple(int64(250+250*r.Intn(8)), int64(1+r.Intn(4))<<30), Duration: time.Duration(1+r.Intn(8)) * time.Second}
-					for range r.Intn(3) {
-						ts.Inputs = append(ts.Inputs, nodes[r.Intn(len(nodes))].ID)
-					}
-					specs = append(specs, ts)
-				}
-				if msg := each(func(w *memoWorld) error {
-					if err := w.state.AddJob(job); err != nil {
-						return err
-					}
-					return w.state.Submit(specs...)
-				}); msg != "" {
-					return msg
-				}
-			case k < 7: // a heartbeat
-				now += time.Duration(r.Intn(1500)) * time.Millisecond
-				node := nodes[r.Intn(len(nodes))].ID
-				var got []string
-				for _, w := range worlds {
-					n, _ := w.state.Node(node)
-					w.state.Advance(now)
-					d, err := w.fw.Heartbeat(n, now)
-					got = append(got, fmt.Sprint(renderDecision(d), err))
-					if w == memo {
-						for _, a := range d.Assignments {
-							running = append(running, a.Task)
-						}
-					}
-				}
-				if got[0] != got[1] {
-					return fmt.Sprintf("step %d, heartbeat of %s at %v:\n memo:  %s\n plain: %s", step, node, now, got[0], got[1])
-				}
-			default: // a running task finishes or fails
-				if len(running) == 0 {
-					continue
-				}
-				i := r.Intn(len(running))
-				id := running[i]
-				running = slices.Delete(running, i, i+1)
-				fail := r.Intn(4) == 0
-				if msg := each(func(w *memoWorld) error {
-					t, ok := w.state.Task(id)
-					if !ok || t.State() != cluster.Running {
-						return nil
-					}
-					if fail {
-						return w.state.Fail(t)
-					}
-					return w.state.Finish(t, max(now, t.Start()))
-				}); msg != "" {
-					return msg
-				}
-			}
+				specs := twinTasks(r, job, count, tasks, nodes, func() resource.Tuple {
+					return schema.MustTuple(int64(250+250*r.Intn(8)), int64(1+r.Intn(4))<<30)
+				})
+				return job, specs
+			},
+		}); msg != "" {
+			return msg
 		}
 		hits += memo.delay.memoHits
 		return ""

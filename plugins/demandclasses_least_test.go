@@ -3,7 +3,6 @@ package plugins
 import (
 	"fmt"
 	"math/rand"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,8 +22,7 @@ import (
 // no prediction, Alg. 2.1's delay scheduling), for comparing the heartbeats of two
 // copies fed the same events.
 type leastWorld struct {
-	state   *cluster.State
-	fw      *framework.Framework
+	twin
 	classes *DemandClasses
 }
 
@@ -39,7 +37,7 @@ func newLeastWorld(t *testing.T, schema *resource.Schema, nodes []cluster.NodeSp
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &leastWorld{state: w.state, fw: fw, classes: w.classes}
+	return &leastWorld{twin: twin{state: w.state, fw: fw}, classes: w.classes}
 }
 
 // renderFull renders a heartbeat's whole Decision: the tasks started, where, when and
@@ -69,93 +67,23 @@ func TestDemandClassesLeastChangesNothing(t *testing.T) {
 	props.Property("least = classes", prop.ForAll(func(seed int64) string {
 		r := rand.New(rand.NewSource(seed))
 		schema := resource.MustSchema(resource.CPU, resource.Memory)
-		var nodes []cluster.NodeSpec
-		for i := range 3 + r.Intn(6) {
-			nodes = append(nodes, cluster.NodeSpec{ID: fmt.Sprintf("n%d", i), Rack: fmt.Sprintf("r%d", i%2),
-				Capacity: schema.MustTuple(int64(2000+1000*r.Intn(4)), int64(4+4*r.Intn(3))<<30)})
-		}
+		nodes := twinNodes(r, schema, 3+r.Intn(6), 2)
 		least, plain := newLeastWorld(t, schema, nodes), newLeastWorld(t, schema, nodes)
 		plain.classes.noLeast = true
-		worlds := []*leastWorld{least, plain}
-		each := func(f func(w *leastWorld) error) string {
-			var errs []string
-			for _, w := range worlds {
-				errs = append(errs, fmt.Sprint(f(w)))
-			}
-			if errs[0] != errs[1] {
-				return fmt.Sprintf("least: %s, plain: %s", errs[0], errs[1])
-			}
-			return ""
-		}
-		request := func() resource.Tuple {
-			return schema.MustTuple(int64(250+250*r.Intn(12)), int64(1+r.Intn(6))<<30)
-		}
-		var now time.Duration
-		var running []string
-		jobs, tasks := 0, 0
-		for step := 0; step < 150; step++ {
-			switch k := r.Intn(10); {
-			case k < 3 || jobs == 0: // a job and its tasks, of one or two requests
-				jobs++
-				job := cluster.JobSpec{ID: fmt.Sprintf("j%d", jobs), Submitted: now}
+		if msg := twinEvents(r, least.twin, plain.twin, nodes, twinScript{
+			steps: 150, jobOdds: 3, render: renderFull, names: [2]string{"least", "plain"},
+			newJob: func(r *rand.Rand, n int, now time.Duration, tasks *int) (cluster.JobSpec, []cluster.TaskSpec) {
+				// Its tasks ask for one or two requests.
+				job := cluster.JobSpec{ID: fmt.Sprintf("j%d", n), Submitted: now}
+				request := func() resource.Tuple {
+					return schema.MustTuple(int64(250+250*r.Intn(12)), int64(1+r.Intn(6))<<30)
+				}
 				reqs := []resource.Tuple{request(), request()}
-				var specs []cluster.TaskSpec
-				for range 1 + r.Intn(6) {
-					tasks++
-					ts := cluster.TaskSpec{ID: fmt.Sprintf("t%d", tasks), Job: job.ID, Submitted: now,
-						Request: reqs[r.Intn(len(reqs))], Duration: time.Duration(1+r.Intn(8)) * time.Second}
-					for range r.Intn(3) {
-						ts.Inputs = append(ts.Inputs, nodes[r.Intn(len(nodes))].ID)
-					}
-					specs = append(specs, ts)
-				}
-				if msg := each(func(w *leastWorld) error {
-					if err := w.state.AddJob(job); err != nil {
-						return err
-					}
-					return w.state.Submit(specs...)
-				}); msg != "" {
-					return msg
-				}
-			case k < 7: // a heartbeat
-				now += time.Duration(r.Intn(1500)) * time.Millisecond
-				node := nodes[r.Intn(len(nodes))].ID
-				var got []string
-				for _, w := range worlds {
-					n, _ := w.state.Node(node)
-					w.state.Advance(now)
-					d, err := w.fw.Heartbeat(n, now)
-					got = append(got, fmt.Sprint(renderFull(d), err))
-					if w == least {
-						for _, a := range d.Assignments {
-							running = append(running, a.Task)
-						}
-					}
-				}
-				if got[0] != got[1] {
-					return fmt.Sprintf("step %d, heartbeat of %s at %v:\n least: %s\n plain: %s", step, node, now, got[0], got[1])
-				}
-			default: // a running task finishes or fails
-				if len(running) == 0 {
-					continue
-				}
-				i := r.Intn(len(running))
-				id := running[i]
-				running = slices.Delete(running, i, i+1)
-				fail := r.Intn(4) == 0
-				if msg := each(func(w *leastWorld) error {
-					t, ok := w.state.Task(id)
-					if !ok || t.State() != cluster.Running {
-						return nil
-					}
-					if fail {
-						return w.state.Fail(t)
-					}
-					return w.state.Finish(t, max(now, t.Start()))
-				}); msg != "" {
-					return msg
-				}
-			}
+				specs := twinTasks(r, job, 1+r.Intn(6), tasks, nodes, func() resource.Tuple { return reqs[r.Intn(len(reqs))] })
+				return job, specs
+			},
+		}); msg != "" {
+			return msg
 		}
 		hits += least.classes.leastHits
 		return ""
