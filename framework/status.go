@@ -271,9 +271,7 @@ type Decision struct {
 func (d *Decision) Details() int { return d.details }
 
 func (d *Decision) skip(sk *Skip) {
-	d.Skipped++
-	d.Refusals.Of++
-	d.Refusals.count(countOf(sk.Reason, sk.Plugin, &sk.Result), 1)
+	d.tally(countOf(sk.Reason, sk.Plugin, &sk.Result))
 	if len(d.Skips) < d.details {
 		if d.Skips == nil {
 			d.Skips = make([]Skip, 0, d.details)
@@ -290,9 +288,14 @@ func (d *Decision) skipJob(j *cluster.JobInfo, r Reason, plugin string) {
 		d.skip(&Skip{Job: j.ID(), Reason: r, Plugin: plugin})
 		return
 	}
+	d.tally(Count{Reason: r, Plugin: plugin, N: 1}) // countOf's, with no match result
+}
+
+// tally counts one skip under key c.
+func (d *Decision) tally(c Count) {
 	d.Skipped++
 	d.Refusals.Of++
-	d.Refusals.count(Count{Reason: r, Plugin: plugin, N: 1}, 1)
+	d.Refusals.count(c, 1)
 }
 
 // ErrNotPlaced reports a push placement that found no node; the PlacementError says

@@ -192,8 +192,8 @@ func (d *DemandClasses) leastOf(j *cluster.JobInfo) *jobNeed {
 			q.least[k] = min(q.least[k], n.need[k])
 		}
 	}
-	for len(d.jobs) <= i {
-		d.jobs = append(d.jobs, jobNeed{})
+	if len(d.jobs) <= i {
+		d.jobs = append(d.jobs, make([]jobNeed, i+1-len(d.jobs))...)
 	}
 	d.jobs[i] = q
 	if q.dims == 0 {

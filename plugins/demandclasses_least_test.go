@@ -3,7 +3,6 @@ package plugins
 import (
 	"fmt"
 	"math/rand"
-	"strings"
 	"testing"
 	"time"
 
@@ -40,18 +39,6 @@ func newLeastWorld(t *testing.T, schema *resource.Schema, nodes []cluster.NodeSp
 	return &leastWorld{twin: twin{state: w.state, fw: fw}, classes: w.classes}
 }
 
-// renderFull renders a heartbeat's whole Decision: the tasks started, where, when and
-// at which locality, why it stopped, and every skip counted, tallied and detailed.
-func renderFull(d framework.Decision) string {
-	var b strings.Builder
-	b.WriteString(renderDecision(d))
-	fmt.Fprintf(&b, " skipped=%d %v", d.Skipped, d.Refusals.Sorted())
-	for _, sk := range d.Skips {
-		fmt.Fprintf(&b, " [%v]", sk)
-	}
-	return b.String()
-}
-
 // DemandClasses' refusals from a job's least need (leastOf) change no decision: two
 // schedulers fed the same random events — submissions of jobs whose tasks ask for one
 // or two requests, heartbeats, finishes and failures (a failed task's class is not
@@ -71,7 +58,7 @@ func TestDemandClassesLeastChangesNothing(t *testing.T) {
 		least, plain := newLeastWorld(t, schema, nodes), newLeastWorld(t, schema, nodes)
 		plain.classes.noLeast = true
 		if msg := twinEvents(r, least.twin, plain.twin, nodes, twinScript{
-			steps: 150, jobOdds: 3, render: renderFull, names: [2]string{"least", "plain"},
+			steps: 150, jobOdds: 3, render: renderTetris, names: [2]string{"least", "plain"},
 			newJob: func(r *rand.Rand, n int, now time.Duration, tasks *int) (cluster.JobSpec, []cluster.TaskSpec) {
 				// Its tasks ask for one or two requests.
 				job := cluster.JobSpec{ID: fmt.Sprintf("j%d", n), Submitted: now}
