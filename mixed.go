@@ -3,8 +3,10 @@ package finegrain
 import (
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/finegrain/finegrain/cluster"
@@ -61,15 +63,26 @@ type ScaleUpConfig struct {
 	// Planner configures the planner (moves, the local top-up, recovery; all on by
 	// default).
 	Planner []speculate.PlannerOption
+	// Parallelism is how many goroutines list a round's running tasks — the tests of
+	// S1–S4 and T1–T2, the round's first step and, at thousands of tasks, its
+	// largest — each over a run of nodes; planning and carrying the plan out run on
+	// the caller's goroutine. The listing, and so the round, is the same whatever the
+	// number. 0 means runtime.GOMAXPROCS, with at least 1,024 running tasks for each
+	// goroutine (a smaller cluster is listed on the caller's goroutine); 1 lists on
+	// the caller's goroutine; at most one goroutine a node. Not negative.
+	Parallelism int
 }
 
 // WithScaleUp configures the scale-up rounds (Scheduler.ScaleUp). New fails on an
-// expected utilisation outside [0, 1], a preemptible share outside [0, 1], or an
-// invalid planner option.
+// expected utilisation outside [0, 1], a preemptible share outside [0, 1], a negative
+// parallelism, or an invalid planner option.
 func WithScaleUp(cfg ScaleUpConfig) Option {
 	return func(c *config) error {
 		if !(cfg.PreemptibleShare >= 0 && cfg.PreemptibleShare <= 1) {
 			return fmt.Errorf("finegrain: scale-up preemptible share %v, want 0..1: %w", cfg.PreemptibleShare, ErrInvalid)
+		}
+		if cfg.Parallelism < 0 {
+			return fmt.Errorf("finegrain: scale-up parallelism %d, want 0 or more: %w", cfg.Parallelism, ErrInvalid)
 		}
 		c.scaleUp = cfg
 		c.scaleUp.Planner = slices.Clone(cfg.Planner)
@@ -80,18 +93,19 @@ func WithScaleUp(cfg ScaleUpConfig) Option {
 // scaleUp is the scheduler's scale-up machinery: its planner, and the batch tasks its
 // rounds shrank and have not given everything back to.
 type scaleUp struct {
-	planner   *speculate.Planner
-	expected  resource.Vector
-	redundant predict.RedundancyTest // T1–T2 against expected
-	share     float64
-	idleOnly  bool
-	shrunk    map[string]shrinkage
-	degraded  map[string]float64  // the nodes with a recycle signal pending, and their stretch (Recycle)
-	newDemand resource.Tuple      // the requests of the latency-sensitive tasks submitted since the last round
-	peak      [1]resource.Tuple   // shrinkable's scratch: the samples handed to the redundancy test
-	onNode    []candidate         // planInput's scratch: one node's tasks (candidates)
-	input     speculate.PlanInput // the last round's planner input, emptied: its lists' room
-	stages    []stage.Stage       // shifted's scratch: the stages of a changed reservation
+	planner     *speculate.Planner
+	expected    resource.Vector
+	redundant   predict.RedundancyTest // T1–T2 against expected
+	share       float64
+	idleOnly    bool
+	shrunk      map[string]shrinkage
+	degraded    map[string]float64  // the nodes with a recycle signal pending, and their stretch (Recycle)
+	newDemand   resource.Tuple      // the requests of the latency-sensitive tasks submitted since the last round
+	input       speculate.PlanInput // the last round's planner input, emptied: its lists' room
+	parallelism int                 // ScaleUpConfig.Parallelism
+	nodes       []*cluster.NodeInfo // planInput's scratch: the nodes in ID order
+	listers     []*lister           // planInput's listers, kept with their room
+	stages      []stage.Stage       // UndoScale's scratch for shifted
 }
 
 // shrinkage is what rounds took from a running batch task's run and have not given
@@ -115,7 +129,7 @@ func (u *scaleUp) arrived(specs []Task) {
 
 // newScaleUp builds the machinery of cfg for schema.
 func newScaleUp(schema *resource.Schema, cfg ScaleUpConfig) (*scaleUp, error) {
-	u := &scaleUp{expected: cfg.ExpectedUtilisation, share: cfg.PreemptibleShare, idleOnly: cfg.IdleOnly, shrunk: map[string]shrinkage{}, degraded: map[string]float64{}}
+	u := &scaleUp{expected: cfg.ExpectedUtilisation, share: cfg.PreemptibleShare, idleOnly: cfg.IdleOnly, parallelism: cfg.Parallelism, shrunk: map[string]shrinkage{}, degraded: map[string]float64{}}
 	if u.expected == (resource.Vector{}) {
 		u.expected = resource.Uniform(schema.Compressible(), DefaultExpectedUtilisation)
 	}
@@ -254,7 +268,7 @@ func (u *scaleUp) keepRoom(in speculate.PlanInput) {
 // that cannot be sized go to round.Skipped. The tasks it lists are running tasks of
 // the state, named by their IDs.
 func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInput {
-	st, at, schema := s.state, round.At, s.schema
+	st, at := s.state, round.At
 	for id, r := range u.shrunk {
 		if r.task.State() != Running || r.task.RunID() != r.run {
 			// Its run ended — finished, failed, evicted, its node lost — and perhaps
@@ -264,69 +278,31 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 	}
 	in := u.input
 	u.input = speculate.PlanInput{} // the round owns the room until keepRoom
-	in.Nodes = slices.Grow(in.Nodes, st.NumNodes())
-	in.Batch = slices.Grow(in.Batch, st.Count(Running))
-	nc := schema.NonCompressible()
-	var samples []predict.ProgressSample
-	var verdicts []predict.StragglerVerdict // in.Stragglers' verdicts
-	var prio jobPriority
+	nodes := u.nodes[:0]
 	for n := range st.Nodes() { // in ID order
-		id, capacity := n.ID(), n.Capacity()
-		allocated := capacity.Sub(n.Timeline().FreeAt(at)).Max(resource.Tuple{})
-		// A node whose capacity shrank below what it holds (UpdateNode) is full, not
-		// over: the planner refuses a non-compressible dimension over capacity.
-		for d := range allocated {
-			if nc.Has(d) {
-				allocated[d] = min(allocated[d], capacity[d])
-			}
-		}
-		in.Nodes = append(in.Nodes, speculate.Node{ID: id, Capacity: capacity, Allocated: allocated})
-		bounded := u.candidates(n, at, allocated)
-		var listed resource.Tuple
-		skips := len(round.Skipped)
-		for _, c := range u.onNode {
-			t, held := c.task, c.held
-			if bounded && !allocated.Covers(listed.Add(held)) {
-				continue // what the node holds is not all the tasks': leave the rest out
-			}
-			switch t.Class() {
-			case cluster.LatencySensitive:
-				if t.SLO() <= 0 {
-					continue
-				}
-				samples = t.ProgressSamples(samples[:0])
-				if len(samples) < 4 {
-					continue
-				}
-				v, err := predict.DetectStraggler(samples, t.Start(), t.SLO())
-				if err != nil || !v.Straggler {
-					continue
-				}
-				extra, err := speculate.ScaleUp(schema, v, at, t.Start(), t.SLO(), held)
-				if err != nil {
-					round.Skipped = append(round.Skipped, ScaleSkip{Task: t.ID(), Kind: speculate.Expand, Err: err})
-					continue
-				}
-				if extra.IsZero() {
-					continue
-				}
-				in.Stragglers = append(in.Stragglers, speculate.Straggler{Task: t.ID(), Node: id, Allocated: held, Extra: extra})
-				verdicts = append(verdicts, v)
-			default:
-				if u.idleOnly {
-					continue
-				}
-				in.Batch = append(in.Batch, speculate.BatchTask{Task: t.ID(), Node: id, Allocated: held, Priority: prio.of(st, t.Job())})
-				u.shrinkable(&in.Batch[len(in.Batch)-1], schema, t)
-			}
-			if bounded {
-				listed = listed.Add(held)
-			}
-		}
-		// The node's tasks may have been looked at in any order (candidates): its
-		// skips are reported in ID order.
-		slices.SortFunc(round.Skipped[skips:], func(a, b ScaleSkip) int { return strings.Compare(a.Task, b.Task) })
+		nodes = append(nodes, n)
 	}
+	u.nodes = nodes
+	in.Nodes = slices.Grow(in.Nodes[:0], len(nodes))[:len(nodes)]
+	workers := u.workers(len(nodes), st.Count(Running))
+	u.ensureListers(workers)
+	// The first lister fills the input's own lists; the others their own, appended
+	// after it in node order.
+	lead := u.listers[0]
+	lead.batch, lead.stragglers = slices.Grow(in.Batch, st.Count(Running)), in.Stragglers
+	split(len(nodes), workers, func(w, lo, hi int) {
+		u.listers[w].list(u, s, nodes[lo:hi], in.Nodes[lo:hi], at)
+	})
+	in.Batch, in.Stragglers = lead.batch, lead.stragglers
+	lead.batch, lead.stragglers = nil, nil // the input's, which keepRoom keeps
+	verdicts, skipped := lead.verdicts, lead.skipped
+	for _, l := range u.listers[1:workers] {
+		in.Batch = append(in.Batch, l.batch...)
+		in.Stragglers = append(in.Stragglers, l.stragglers...)
+		verdicts = append(verdicts, l.verdicts...)
+		skipped = append(skipped, l.skipped...)
+	}
+	round.Skipped = append(round.Skipped, skipped...)
 	// The new latency-sensitive demand: what arrived since the last round and still
 	// waits. A backlog that waits on is not made room for again round after round.
 	in.NewDemand = u.newDemand.Min(st.PendingLatencySensitive())
@@ -339,9 +315,150 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 		}
 		in.Shrunk = append(in.Shrunk, speculate.Shrunk{Task: id, Node: t.Node().ID(), Taken: r.taken, Preempted: r.preempted})
 	}
-	clear(u.onNode) // the round's tasks are not kept alive by the scratch
 	round.Stragglers = found(in.Stragglers, verdicts)
+	for _, l := range u.listers[:workers] {
+		l.done()
+	}
+	clear(u.nodes) // the round's nodes are not kept alive by the scratch
 	return in
+}
+
+// parallelChunk is how many tasks (or changes) a goroutine of a round takes at least
+// (scaleUp.workers): at about a microsecond each, a goroutine's start costs a fraction
+// of a percent of that.
+const parallelChunk = 1024
+
+// workers is how many goroutines share a step of a round over n items (nodes, or
+// changes) that concern tasks tasks: ScaleUpConfig.Parallelism, or by default
+// runtime.GOMAXPROCS with one goroutine for every parallelChunk tasks at most; never
+// more than one an item, never none.
+func (u *scaleUp) workers(n, tasks int) int {
+	w := u.parallelism
+	if w == 0 {
+		w = min(runtime.GOMAXPROCS(0), tasks/parallelChunk)
+	}
+	return max(1, min(w, n))
+}
+
+// ensureListers makes sure that u has the scratch of k goroutines (listers).
+func (u *scaleUp) ensureListers(k int) {
+	for len(u.listers) < k {
+		u.listers = append(u.listers, &lister{})
+	}
+}
+
+// split runs fn over [0, n) cut into workers runs of consecutive items, at once:
+// fn(w, lo, hi) for run w, the first on the caller's goroutine, each of the others on
+// its own. It returns when all have.
+func split(n, workers int, fn func(w, lo, hi int)) {
+	per := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		lo, hi := min(w*per, n), min((w+1)*per, n)
+		if lo >= hi {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(w, lo, hi)
+		}()
+	}
+	fn(0, 0, min(per, n))
+	wg.Wait()
+}
+
+// A lister lists the running tasks of a run of nodes for a round's planner input
+// (planInput): its stragglers and batch tasks, in node ID order. A round's listers
+// run at once, each on its own nodes with its own scratch, reading the state and the
+// round's machinery only; the scheduler keeps them, and their lists' room, from round
+// to round. They are the scratch of the goroutines that prepare the round's changes
+// too (carryOut).
+type lister struct {
+	batch      []speculate.BatchTask
+	stragglers []speculate.Straggler
+	verdicts   []predict.StragglerVerdict // stragglers' verdicts
+	skipped    []ScaleSkip                // stragglers that could not be sized
+	onNode     []candidate                // one node's tasks (candidates)
+	samples    []predict.ProgressSample
+	prio       jobPriority
+	peak       [1]resource.Tuple // the samples handed to the redundancy test
+	stages     []stage.Stage     // the stages of a changed reservation (shifted)
+}
+
+// list lists the tasks of nodes for a round at at, and sets out[i] to node i as the
+// planner sees it.
+func (l *lister) list(u *scaleUp, s *Scheduler, nodes []*cluster.NodeInfo, out []speculate.Node, at time.Duration) {
+	st, schema := s.state, s.schema
+	nc := schema.NonCompressible()
+	for i, n := range nodes {
+		id, capacity := n.ID(), n.Capacity()
+		allocated := capacity.Sub(n.Timeline().FreeAt(at)).Max(resource.Tuple{})
+		// A node whose capacity shrank below what it holds (UpdateNode) is full, not
+		// over: the planner refuses a non-compressible dimension over capacity.
+		for d := range allocated {
+			if nc.Has(d) {
+				allocated[d] = min(allocated[d], capacity[d])
+			}
+		}
+		out[i] = speculate.Node{ID: id, Capacity: capacity, Allocated: allocated}
+		bounded := l.candidates(n, at, allocated)
+		var listed resource.Tuple
+		skips := len(l.skipped)
+		for _, c := range l.onNode {
+			t, held := c.task, c.held
+			if bounded && !allocated.Covers(listed.Add(held)) {
+				continue // what the node holds is not all the tasks': leave the rest out
+			}
+			switch t.Class() {
+			case cluster.LatencySensitive:
+				if t.SLO() <= 0 {
+					continue
+				}
+				l.samples = t.ProgressSamples(l.samples[:0])
+				if len(l.samples) < 4 {
+					continue
+				}
+				v, err := predict.DetectStraggler(l.samples, t.Start(), t.SLO())
+				if err != nil || !v.Straggler {
+					continue
+				}
+				extra, err := speculate.ScaleUp(schema, v, at, t.Start(), t.SLO(), held)
+				if err != nil {
+					l.skipped = append(l.skipped, ScaleSkip{Task: t.ID(), Kind: speculate.Expand, Err: err})
+					continue
+				}
+				if extra.IsZero() {
+					continue
+				}
+				l.stragglers = append(l.stragglers, speculate.Straggler{Task: t.ID(), Node: id, Allocated: held, Extra: extra})
+				l.verdicts = append(l.verdicts, v)
+			default:
+				if u.idleOnly {
+					continue
+				}
+				l.batch = append(l.batch, speculate.BatchTask{Task: t.ID(), Node: id, Allocated: held, Priority: l.prio.of(st, t.Job())})
+				l.shrinkable(u, &l.batch[len(l.batch)-1], schema, t)
+			}
+			if bounded {
+				listed = listed.Add(held)
+			}
+		}
+		// The node's tasks may have been looked at in any order (candidates): its
+		// skips are reported in ID order.
+		slices.SortFunc(l.skipped[skips:], func(a, b ScaleSkip) int { return strings.Compare(a.Task, b.Task) })
+	}
+}
+
+// done empties l after a round, keeping its lists' room but none of what they held:
+// the scratch keeps no task alive.
+func (l *lister) done() {
+	clear(l.batch)
+	clear(l.stragglers)
+	clear(l.skipped)
+	clear(l.onNode)
+	l.batch, l.stragglers, l.verdicts, l.skipped, l.onNode = l.batch[:0], l.stragglers[:0], l.verdicts[:0], l.skipped[:0], l.onNode[:0]
+	l.prio = jobPriority{}
 }
 
 // found lists stragglers, whose verdicts are verdicts, in task ID order, as a round
@@ -369,12 +486,12 @@ type candidate struct {
 	held resource.Tuple
 }
 
-// candidates sets u.onNode to the tasks of node n that a round at at may change, and
+// candidates sets l.onNode to the tasks of node n that a round at at may change, and
 // reports whether what n has allocated bounds the list. When it covers what they hold
 // (false), the order does not matter: planInput lists them all. Otherwise (true) they
 // are in ID order, in which planInput lists them until the node holds no more.
-func (u *scaleUp) candidates(n *cluster.NodeInfo, at time.Duration, allocated resource.Tuple) bool {
-	u.onNode = u.onNode[:0]
+func (l *lister) candidates(n *cluster.NodeInfo, at time.Duration, allocated resource.Tuple) bool {
+	l.onNode = l.onNode[:0]
 	var total resource.Tuple
 	n.RangeTasks(func(t *cluster.TaskInfo) bool {
 		if t.State() != Running || t.BackupOf() != nil || t.Backup() != nil {
@@ -385,13 +502,13 @@ func (u *scaleUp) candidates(n *cluster.NodeInfo, at time.Duration, allocated re
 		}
 		held := t.HeldAt(at)
 		total = total.Add(held)
-		u.onNode = append(u.onNode, candidate{task: t, held: held})
+		l.onNode = append(l.onNode, candidate{task: t, held: held})
 		return true
 	})
 	if allocated.Covers(total) {
 		return false
 	}
-	slices.SortFunc(u.onNode, func(a, b candidate) int { return strings.Compare(a.task.ID(), b.task.ID()) })
+	slices.SortFunc(l.onNode, func(a, b candidate) int { return strings.Compare(a.task.ID(), b.task.ID()) })
 	return true
 }
 
@@ -415,11 +532,11 @@ func (p *jobPriority) of(st *cluster.State, job string) int {
 // shrinkable sets what the planner may take from batch task t, which b lists with
 // what it holds now (b.Allocated): what T1–T2 find reclaimable against its measured
 // peak, and what preemption may take.
-func (u *scaleUp) shrinkable(b *speculate.BatchTask, schema *resource.Schema, t *cluster.TaskInfo) {
+func (l *lister) shrinkable(u *scaleUp, b *speculate.BatchTask, schema *resource.Schema, t *cluster.TaskInfo) {
 	held := b.Allocated
 	if peak, ok := t.UsedPeak(); ok {
-		u.peak[0] = peak
-		if r, err := u.redundant.Detect(u.peak[:], held); err == nil {
+		l.peak[0] = peak
+		if r, err := u.redundant.Detect(l.peak[:], held); err == nil {
 			b.Reclaimable = r.Reclaimable
 		}
 		if t.Failures() > 0 {
@@ -457,7 +574,9 @@ func (u *scaleUp) shrinkable(b *speculate.BatchTask, schema *resource.Schema, t 
 
 // carryOut applies plan to the state: one change a task, shrinks first, then grows
 // and moves, then restores; a change the state refuses is skipped and reported. The
-// tasks the plan names are the state's (planInput).
+// tasks the plan names are the state's (planInput). What each change makes its task
+// hold is worked out first, for all of them at once (prepare): a task's change reads
+// only its own reservation, which no other change of the round touches.
 func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, round *ScaleUpRound) {
 	changes, shrinks := mergeSteps(plan.Steps)
 	if len(changes) == 0 {
@@ -466,6 +585,14 @@ func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, round *ScaleUpRoun
 	if len(u.shrunk) == 0 && shrinks > 0 {
 		u.shrunk = make(map[string]shrinkage, shrinks) // room for what the shrinks record
 	}
+	workers := u.workers(len(changes), len(changes))
+	u.ensureListers(workers)
+	split(len(changes), workers, func(w, lo, hi int) {
+		l := u.listers[w]
+		for i := lo; i < hi; i++ {
+			s.prepare(&changes[i], round.At, &l.stages)
+		}
+	})
 	round.Actions = make([]ScaleAction, 0, len(changes))
 	for phase := range phases {
 		for i := range changes {
@@ -473,14 +600,13 @@ func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, round *ScaleUpRoun
 			if c.phase != phase {
 				continue
 			}
-			t, _ := s.state.Task(c.first.Task)
-			a, err := s.change(u, t, c, round.At)
+			a, err := s.change(c, round.At)
 			if err != nil {
 				round.Skipped = append(round.Skipped, ScaleSkip{Task: c.first.Task, Kind: c.kind, Err: err})
 				continue
 			}
 			round.Actions = append(round.Actions, a)
-			u.record(t, c.kind, c.amount)
+			u.record(c.task, c.kind, c.amount)
 		}
 	}
 	if len(round.Actions) == 0 {
@@ -503,6 +629,13 @@ type taskChange struct {
 	kind   speculate.StepKind
 	amount resource.Tuple
 	phase  int
+	// What prepare found: the task; what it holds at the round's time; what it is to
+	// hold from then on, or why it cannot (err); by how much a move grows it.
+	task  *cluster.TaskInfo
+	held  resource.Tuple
+	hold  stage.Profile
+	err   error
+	delta resource.Tuple
 }
 
 // mergeSteps merges the steps of each task into one change — a batch task reclaimed
@@ -558,23 +691,27 @@ func (u *scaleUp) record(t *cluster.TaskInfo, kind speculate.StepKind, amount re
 	u.shrunk[t.ID()] = r
 }
 
-// change carries change c out on task t at the round's time at: a resize by its
-// amount, or a move to its node, held and committed at once.
-func (s *Scheduler) change(u *scaleUp, t *cluster.TaskInfo, c *taskChange, at time.Duration) (ScaleAction, error) {
-	st := c.first
-	held := t.HeldAt(at)
-	delta := c.amount
-	grow := true
-	switch c.kind {
-	case speculate.Reclaim, speculate.Preempt:
-		grow = false
-	case speculate.Move:
-		delta = c.amount.Sub(st.Released).Max(resource.Tuple{})
+// prepare works out change c at the round's time at: its task, what the task holds
+// then, and what the change makes it hold from then on, with scratch for the stages.
+// It reads the state only.
+func (s *Scheduler) prepare(c *taskChange, at time.Duration, scratch *[]stage.Stage) {
+	c.task, _ = s.state.Task(c.first.Task)
+	c.held = c.task.HeldAt(at)
+	c.delta = c.amount
+	if c.kind == speculate.Move {
+		c.delta = c.amount.Sub(c.first.Released).Max(resource.Tuple{})
 	}
-	hold, err := u.shifted(s.schema, t, at, delta, grow)
-	if err != nil {
-		return ScaleAction{}, err
+	c.hold, c.err = shifted(s.schema, c.task, at, c.delta, c.kind != speculate.Reclaim && c.kind != speculate.Preempt, scratch)
+}
+
+// change carries change c, prepared, out on its task at the round's time at: a
+// resize by its amount, or a move to its node, held and committed at once.
+func (s *Scheduler) change(c *taskChange, at time.Duration) (ScaleAction, error) {
+	if c.err != nil {
+		return ScaleAction{}, c.err
 	}
+	st, t, held, hold := c.first, c.task, c.held, c.hold
+	grow := c.kind != speculate.Reclaim && c.kind != speculate.Preempt
 	r := cluster.Reservation{Start: at, Hold: hold, Predicted: t.Planned() > 0}
 	if !grow {
 		// A shrink frees room, but the node may be over-committed on a compressible
@@ -594,7 +731,7 @@ func (s *Scheduler) change(u *scaleUp, t *cluster.TaskInfo, c *taskChange, at ti
 		if to, ok = s.state.Node(st.Node); !ok {
 			return ScaleAction{}, fmt.Errorf("finegrain: move task %q to node %q: %w", t.ID(), st.Node, ErrUnknownNode)
 		}
-		a.From, a.Amount = t.Node().ID(), delta
+		a.From, a.Amount = t.Node().ID(), c.delta
 	}
 	// Rounds, undos and recycles decide a change when they make it: it is kept at once.
 	if err := s.state.ChangeNow(t, to, r); err != nil {
@@ -655,7 +792,7 @@ func (s *Scheduler) UndoScale(a ScaleAction, now time.Duration) error {
 	}
 	s.fw.Advance(at)
 	grow := a.Kind == speculate.Reclaim || a.Kind == speculate.Preempt
-	hold, err := s.scale.shifted(s.schema, t, at, a.Amount, grow)
+	hold, err := shifted(s.schema, t, at, a.Amount, grow, &s.scale.stages)
 	if err != nil {
 		return err
 	}
@@ -681,13 +818,14 @@ func (s *Scheduler) UndoScale(a ScaleAction, now time.Duration) error {
 
 // shifted is what task t holds from at on, with delta added to every stage it has
 // left (grow) or taken from it, never below zero: a staged reservation keeps its
-// shape. A task with no stage left holds delta (or nothing) until it ends.
-func (u *scaleUp) shifted(schema *resource.Schema, t *cluster.TaskInfo, at time.Duration, delta resource.Tuple, grow bool) (stage.Profile, error) {
-	stages := t.AppendHeldFrom(u.stages[:0], at)
+// shape. A task with no stage left holds delta (or nothing) until it ends. The
+// stages are built in *scratch, which keeps their room.
+func shifted(schema *resource.Schema, t *cluster.TaskInfo, at time.Duration, delta resource.Tuple, grow bool, scratch *[]stage.Stage) (stage.Profile, error) {
+	stages := t.AppendHeldFrom((*scratch)[:0], at)
 	if len(stages) == 0 {
 		stages = append(stages, stage.Stage{Duration: stage.Forever})
 	}
-	u.stages = stages
+	*scratch = stages
 	for i := range stages {
 		d := &stages[i].Demand
 		if grow {

@@ -68,11 +68,11 @@ func BenchmarkScaleUpRound(b *testing.B) {
 	}
 }
 
-// scaleUpCluster is BenchmarkScaleUpRound's cluster.
-func scaleUpCluster(b testing.TB) *finegrain.Scheduler {
+// scaleUpCluster is BenchmarkScaleUpRound's cluster, on a scheduler with opts.
+func scaleUpCluster(b testing.TB, opts ...finegrain.Option) *finegrain.Scheduler {
 	const nodes, perNode = 1000, 10
 	r := rand.New(rand.NewSource(1))
-	s, err := finegrain.New(schema, finegrain.WithPrediction(false))
+	s, err := finegrain.New(schema, append([]finegrain.Option{finegrain.WithPrediction(false)}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

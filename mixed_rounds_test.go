@@ -105,7 +105,13 @@ type roundWorld struct {
 // replayRounds builds seed's world and runs four rounds on it with round, then a
 // heartbeat from every node.
 func replayRounds(seed int64, round func(*finegrain.Scheduler, time.Duration) (finegrain.ScaleUpRound, error)) (*roundWorld, error) {
-	w, err := newRoundWorld(seed, round)
+	return replayRoundsOn(seed, 0, round)
+}
+
+// replayRoundsOn is replayRounds with the world's ScaleUpConfig.Parallelism set to
+// parallelism.
+func replayRoundsOn(seed int64, parallelism int, round func(*finegrain.Scheduler, time.Duration) (finegrain.ScaleUpRound, error)) (*roundWorld, error) {
+	w, err := newRoundWorld(seed, parallelism, round)
 	if err != nil {
 		return nil, err
 	}
@@ -153,8 +159,9 @@ func replayBenchRounds(tb testing.TB, round func(*finegrain.Scheduler, time.Dura
 // random priorities, 5–70 tasks (a third latency-sensitive; some with staged
 // profiles, some not preemptible) placed from 0 s where they fit, some failed and
 // placed again at 2 s, progress reported at 1–4 s and usage at 4 s; and a random
-// scale-up configuration.
-func newRoundWorld(seed int64, round func(*finegrain.Scheduler, time.Duration) (finegrain.ScaleUpRound, error)) (*roundWorld, error) {
+// scale-up configuration, with parallelism (ScaleUpConfig.Parallelism; the record
+// does not show it).
+func newRoundWorld(seed int64, parallelism int, round func(*finegrain.Scheduler, time.Duration) (finegrain.ScaleUpRound, error)) (*roundWorld, error) {
 	r := rand.New(rand.NewSource(seed))
 	var cfg finegrain.ScaleUpConfig
 	variant := r.Intn(7)
@@ -174,6 +181,7 @@ func newRoundWorld(seed int64, round func(*finegrain.Scheduler, time.Duration) (
 	if r.Intn(3) == 0 {
 		cfg.PreemptibleShare = 0.2 + 0.8*r.Float64()
 	}
+	cfg.Parallelism = parallelism
 	s, err := finegrain.New(roundSchema, finegrain.WithPrediction(false), finegrain.WithScaleUp(cfg))
 	if err != nil {
 		return nil, err
@@ -463,7 +471,7 @@ func TestRoundWorldVaries(t *testing.T) {
 	kinds := map[speculate.StepKind]int{}
 	var skipped, topUps, unserved int
 	for seed := int64(1); seed <= roundsSeeds; seed++ {
-		w, err := newRoundWorld(seed, (*finegrain.Scheduler).ScaleUp)
+		w, err := newRoundWorld(seed, 0, (*finegrain.Scheduler).ScaleUp)
 		require.NoError(t, err)
 		for k := range 4 {
 			if k > 0 {
@@ -510,6 +518,28 @@ func TestPropertyScaleUpMatchesReference(t *testing.T) {
 		}
 		return sameRounds(got, want)
 	}, gen.Int64().WithShrinker(gopter.NoShrinker)))
+	props.TestingRun(t)
+}
+
+// TestPropertyScaleUpParallelismChangesNothing: on random worlds (a fresh seed every
+// run; gopter prints it when the property fails), rounds listing the tasks and
+// preparing the changes on 2–6 goroutines (ScaleUpConfig.Parallelism) decide, and
+// leave the state, exactly as rounds on one goroutine do. The worlds have 2–13 nodes
+// and the rounds make up to a few dozen changes, so that every run of nodes and of
+// changes is small and the goroutines' shares are joined in many ways.
+func TestPropertyScaleUpParallelismChangesNothing(t *testing.T) {
+	props := mixedProperties()
+	props.Property("parallel rounds decide as serial ones", prop.ForAll(func(seed int64, parallelism int) string {
+		got, err := replayRoundsOn(seed, parallelism, (*finegrain.Scheduler).ScaleUp)
+		if err != nil {
+			return err.Error()
+		}
+		want, err := replayRoundsOn(seed, 1, (*finegrain.Scheduler).ScaleUp)
+		if err != nil {
+			return err.Error()
+		}
+		return sameRounds(got, want)
+	}, gen.Int64().WithShrinker(gopter.NoShrinker), gen.IntRange(2, 6)))
 	props.TestingRun(t)
 }
 
