@@ -300,6 +300,7 @@ func TestScaleUpRefusals(t *testing.T) {
 		{PreemptibleShare: 1.5},
 		{ExpectedUtilisation: resource.Vector{1.5, 0.5}},
 		{Planner: []speculate.PlannerOption{nil}},
+		{Parallelism: -1},
 	} {
 		_, err := finegrain.New(schema, finegrain.WithScaleUp(cfg))
 		assert.ErrorIs(t, err, finegrain.ErrInvalid, "%+v", cfg)
