@@ -286,22 +286,44 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 	in.Nodes = slices.Grow(in.Nodes[:0], len(nodes))[:len(nodes)]
 	workers := u.workers(len(nodes), st.Count(Running))
 	u.ensureListers(workers)
-	// The first lister fills the input's own lists; the others their own, appended
-	// after it in node order.
-	lead := u.listers[0]
-	lead.batch, lead.stragglers = slices.Grow(in.Batch, st.Count(Running)), in.Stragglers
+	// A run of nodes has no more batch tasks than tasks: each lister lists its batch
+	// tasks into in.Batch's room from the number of tasks on the nodes before its
+	// run, and the runs are closed up after. Its stragglers it lists in its own room.
+	room := 0
+	for w := range workers {
+		lo, hi := chunk(len(nodes), workers, w)
+		l := u.listers[w]
+		l.from = room
+		for _, n := range nodes[lo:hi] {
+			room += n.NumTasks()
+		}
+	}
+	full := slices.Grow(in.Batch[:0], room)
+	for w := range workers {
+		l, to := u.listers[w], room
+		if w+1 < workers {
+			to = u.listers[w+1].from
+		}
+		l.batch = full[l.from:l.from:to]
+	}
+	u.listers[0].stragglers = in.Stragglers
 	split(len(nodes), workers, func(w, lo, hi int) {
 		u.listers[w].list(u, s, nodes[lo:hi], in.Nodes[lo:hi], at)
 	})
-	in.Batch, in.Stragglers = lead.batch, lead.stragglers
-	lead.batch, lead.stragglers = nil, nil // the input's, which keepRoom keeps
+	lead := u.listers[0]
+	in.Batch, in.Stragglers = full[:len(lead.batch)], lead.stragglers
 	verdicts, skipped := lead.verdicts, lead.skipped
 	for _, l := range u.listers[1:workers] {
-		in.Batch = append(in.Batch, l.batch...)
+		in.Batch = append(in.Batch, l.batch...) // within the room, down from l's run
 		in.Stragglers = append(in.Stragglers, l.stragglers...)
 		verdicts = append(verdicts, l.verdicts...)
 		skipped = append(skipped, l.skipped...)
 	}
+	clear(full[len(in.Batch):room]) // what the runs closed up left behind
+	for _, l := range u.listers[:workers] {
+		l.batch = nil // in.Batch's room, which keepRoom keeps
+	}
+	lead.stragglers, lead.verdicts, lead.skipped = nil, verdicts, skipped // cleared by done
 	round.Skipped = append(round.Skipped, skipped...)
 	// The new latency-sensitive demand: what arrived since the last round and still
 	// waits. A backlog that waits on is not made room for again round after round.
@@ -351,10 +373,9 @@ func (u *scaleUp) ensureListers(k int) {
 // fn(w, lo, hi) for run w, the first on the caller's goroutine, each of the others on
 // its own. It returns when all have.
 func split(n, workers int, fn func(w, lo, hi int)) {
-	per := (n + workers - 1) / workers
 	var wg sync.WaitGroup
 	for w := 1; w < workers; w++ {
-		lo, hi := min(w*per, n), min((w+1)*per, n)
+		lo, hi := chunk(n, workers, w)
 		if lo >= hi {
 			break
 		}
@@ -364,8 +385,15 @@ func split(n, workers int, fn func(w, lo, hi int)) {
 			fn(w, lo, hi)
 		}()
 	}
-	fn(0, 0, min(per, n))
+	lo, hi := chunk(n, workers, 0)
+	fn(0, lo, hi)
 	wg.Wait()
+}
+
+// chunk is run w of [0, n) cut into workers runs (split): [lo, hi), empty past n.
+func chunk(n, workers, w int) (lo, hi int) {
+	per := (n + workers - 1) / workers
+	return min(w*per, n), min((w+1)*per, n)
 }
 
 // A lister lists the running tasks of a run of nodes for a round's planner input
@@ -375,7 +403,8 @@ func split(n, workers int, fn func(w, lo, hi int)) {
 // to round. They are the scratch of the goroutines that prepare the round's changes
 // too (carryOut).
 type lister struct {
-	batch      []speculate.BatchTask
+	batch      []speculate.BatchTask // a run of the input's Batch room, from from on
+	from       int
 	stragglers []speculate.Straggler
 	verdicts   []predict.StragglerVerdict // stragglers' verdicts
 	skipped    []ScaleSkip                // stragglers that could not be sized
