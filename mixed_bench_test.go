@@ -26,19 +26,23 @@ import (
 //     an earlier round on the same cluster, made and undone in reverse (UndoScale,
 //     untimed), so that it decides the same changes with the room the earlier one
 //     kept for its lists;
-//   - first: the first round a scheduler runs.
+//   - first: the first round a scheduler runs;
+//   - periodic-serial: periodic, on one goroutine (ScaleUpConfig.Parallelism 1): by
+//     default a round lists the tasks and prepares its changes on GOMAXPROCS
+//     goroutines, and this is what it costs on one core.
 func BenchmarkScaleUpRound(b *testing.B) {
-	for _, periodic := range []bool{true, false} {
-		name := "first"
-		if periodic {
-			name = "periodic"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name        string
+		periodic    bool
+		parallelism int
+	}{{"periodic", true, 0}, {"first", false, 0}, {"periodic-serial", true, 1}} {
+		periodic := c.periodic
+		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			actions := 0
 			for range b.N {
 				b.StopTimer()
-				s := scaleUpCluster(b)
+				s := scaleUpCluster(b, finegrain.WithScaleUp(finegrain.ScaleUpConfig{Parallelism: c.parallelism}))
 				want := -1
 				if periodic {
 					earlier, err := s.ScaleUp(4 * time.Second)
