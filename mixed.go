@@ -105,6 +105,8 @@ type scaleUp struct {
 	parallelism int                 // ScaleUpConfig.Parallelism
 	nodes       []*cluster.NodeInfo // planInput's scratch: the nodes in ID order
 	listers     []*lister           // planInput's listers, kept with their room
+	changes     []taskChange        // carryOut's changes, emptied: their room (mergeSteps)
+	byTask      map[string]int      // mergeSteps' scratch: a task's change, by its ID
 	stages      []stage.Stage       // UndoScale's scratch for shifted
 }
 
@@ -607,10 +609,11 @@ func (l *lister) shrinkable(u *scaleUp, b *speculate.BatchTask, schema *resource
 // hold is worked out first, for all of them at once (prepare): a task's change reads
 // only its own reservation, which no other change of the round touches.
 func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, round *ScaleUpRound) {
-	changes, shrinks := mergeSteps(plan.Steps)
+	changes, shrinks := u.mergeSteps(plan.Steps)
 	if len(changes) == 0 {
 		return
 	}
+	defer u.forget(changes)
 	if len(u.shrunk) == 0 && shrinks > 0 {
 		u.shrunk = make(map[string]shrinkage, shrinks) // room for what the shrinks record
 	}
@@ -643,6 +646,15 @@ func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, round *ScaleUpRoun
 	}
 }
 
+// forget empties changes, the round's, and keeps their room for the next round
+// (mergeSteps): rounds are periodic and make about as many changes each time. The
+// room keeps no task, profile or error alive.
+func (u *scaleUp) forget(changes []taskChange) {
+	clear(changes)
+	u.changes = changes[:0]
+	clear(u.byTask)
+}
+
 // The phases of a round's changes, in the order they are made.
 const (
 	phaseShrink  = iota // reclaims and preemptions
@@ -669,14 +681,18 @@ type taskChange struct {
 
 // mergeSteps merges the steps of each task into one change — a batch task reclaimed
 // from and preempted in one plan gets one shrink of the sum, a Preempt — and lists
-// the changes in the order of their tasks' first steps, with the number of shrinks.
-func mergeSteps(steps []speculate.Step) ([]taskChange, int) {
+// the changes in the order of their tasks' first steps, with the number of shrinks,
+// in the room u keeps for them (forget empties it).
+func (u *scaleUp) mergeSteps(steps []speculate.Step) ([]taskChange, int) {
 	if len(steps) == 0 {
 		return nil, 0
 	}
 	shrinks := 0
-	changes := make([]taskChange, 0, len(steps))
-	byTask := make(map[string]int, len(steps))
+	changes := slices.Grow(u.changes[:0], len(steps))
+	if u.byTask == nil {
+		u.byTask = make(map[string]int, len(steps))
+	}
+	byTask := u.byTask
 	for i := range steps {
 		st := &steps[i]
 		if k, ok := byTask[st.Task]; ok {
