@@ -63,13 +63,14 @@ type ScaleUpConfig struct {
 	// Planner configures the planner (moves, the local top-up, recovery; all on by
 	// default).
 	Planner []speculate.PlannerOption
-	// Parallelism is how many goroutines list a round's running tasks — the tests of
-	// S1–S4 and T1–T2, the round's first step and, at thousands of tasks, its
-	// largest — each over a run of nodes; planning and carrying the plan out run on
-	// the caller's goroutine. The listing, and so the round, is the same whatever the
-	// number. 0 means runtime.GOMAXPROCS, with at least 1,024 running tasks for each
-	// goroutine (a smaller cluster is listed on the caller's goroutine); 1 lists on
-	// the caller's goroutine; at most one goroutine a node. Not negative.
+	// Parallelism is how many goroutines share the two steps of a round that read
+	// the state only: listing the running tasks — the tests of S1–S4 and T1–T2, at
+	// thousands of tasks the round's largest step —, each goroutine over a run of
+	// nodes, and working out what each planned change makes its task hold. Planning
+	// and changing the state run on the caller's goroutine. The round is the same
+	// whatever the number. 0 means runtime.GOMAXPROCS, with at least 1,024 tasks (or
+	// changes) for each goroutine, so that a small cluster's round runs on the
+	// caller's goroutine alone; 1 runs it all there. Not negative.
 	Parallelism int
 }
 
@@ -285,47 +286,7 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 		nodes = append(nodes, n)
 	}
 	u.nodes = nodes
-	in.Nodes = slices.Grow(in.Nodes[:0], len(nodes))[:len(nodes)]
-	workers := u.workers(len(nodes), st.Count(Running))
-	u.ensureListers(workers)
-	// A run of nodes has no more batch tasks than tasks: each lister lists its batch
-	// tasks into in.Batch's room from the number of tasks on the nodes before its
-	// run, and the runs are closed up after. Its stragglers it lists in its own room.
-	room := 0
-	for w := range workers {
-		lo, hi := chunk(len(nodes), workers, w)
-		l := u.listers[w]
-		l.from = room
-		for _, n := range nodes[lo:hi] {
-			room += n.NumTasks()
-		}
-	}
-	full := slices.Grow(in.Batch[:0], room)
-	for w := range workers {
-		l, to := u.listers[w], room
-		if w+1 < workers {
-			to = u.listers[w+1].from
-		}
-		l.batch = full[l.from:l.from:to]
-	}
-	u.listers[0].stragglers = in.Stragglers
-	split(len(nodes), workers, func(w, lo, hi int) {
-		u.listers[w].list(u, s, nodes[lo:hi], in.Nodes[lo:hi], at)
-	})
-	lead := u.listers[0]
-	in.Batch, in.Stragglers = full[:len(lead.batch)], lead.stragglers
-	verdicts, skipped := lead.verdicts, lead.skipped
-	for _, l := range u.listers[1:workers] {
-		in.Batch = append(in.Batch, l.batch...) // within the room, down from l's run
-		in.Stragglers = append(in.Stragglers, l.stragglers...)
-		verdicts = append(verdicts, l.verdicts...)
-		skipped = append(skipped, l.skipped...)
-	}
-	clear(full[len(in.Batch):room]) // what the runs closed up left behind
-	for _, l := range u.listers[:workers] {
-		l.batch = nil // in.Batch's room, which keepRoom keeps
-	}
-	lead.stragglers, lead.verdicts, lead.skipped = nil, verdicts, skipped // cleared by done
+	verdicts, skipped := u.listTasks(s, nodes, &in, at)
 	round.Skipped = append(round.Skipped, skipped...)
 	// The new latency-sensitive demand: what arrived since the last round and still
 	// waits. A backlog that waits on is not made room for again round after round.
@@ -340,11 +301,59 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 		in.Shrunk = append(in.Shrunk, speculate.Shrunk{Task: id, Node: t.Node().ID(), Taken: r.taken, Preempted: r.preempted})
 	}
 	round.Stragglers = found(in.Stragglers, verdicts)
-	for _, l := range u.listers[:workers] {
+	for _, l := range u.listers {
 		l.done()
 	}
 	clear(u.nodes) // the round's nodes are not kept alive by the scratch
 	return in
+}
+
+// listTasks lists the tasks of nodes, in ID order, into in — its Nodes, sized to
+// nodes, and its Batch and Stragglers, emptied — for a round at at, on
+// scaleUp.workers goroutines, each over a run of nodes; it returns the stragglers'
+// verdicts and the stragglers that could not be sized, in node order. A run of nodes
+// has no more batch tasks than tasks: each lister lists its batch tasks into
+// in.Batch's room from the number of tasks on the nodes before its run, and the runs
+// are closed up after; stragglers, few, each lists in its own room.
+func (u *scaleUp) listTasks(s *Scheduler, nodes []*cluster.NodeInfo, in *speculate.PlanInput, at time.Duration) ([]predict.StragglerVerdict, []ScaleSkip) {
+	in.Nodes = slices.Grow(in.Nodes[:0], len(nodes))[:len(nodes)]
+	workers := u.workers(len(nodes), s.state.Count(Running))
+	u.ensureListers(workers)
+	room := 0
+	for w := range workers {
+		lo, hi := chunk(len(nodes), workers, w)
+		u.listers[w].from = room
+		for _, n := range nodes[lo:hi] {
+			room += n.NumTasks()
+		}
+	}
+	full := slices.Grow(in.Batch[:0], room)
+	for w, l := range u.listers[:workers] {
+		to := room
+		if w+1 < workers {
+			to = u.listers[w+1].from
+		}
+		l.batch = full[l.from:l.from:to]
+	}
+	lead := u.listers[0]
+	lead.stragglers = in.Stragglers[:0]
+	split(len(nodes), workers, func(w, lo, hi int) {
+		u.listers[w].list(u, s, nodes[lo:hi], in.Nodes[lo:hi], at)
+	})
+	in.Batch, in.Stragglers = full[:len(lead.batch)], lead.stragglers
+	verdicts, skipped := lead.verdicts, lead.skipped
+	for _, l := range u.listers[1:workers] {
+		in.Batch = append(in.Batch, l.batch...) // within the room, down from l's run
+		in.Stragglers = append(in.Stragglers, l.stragglers...)
+		verdicts = append(verdicts, l.verdicts...)
+		skipped = append(skipped, l.skipped...)
+	}
+	clear(full[len(in.Batch):room]) // what closing up the runs left behind
+	for _, l := range u.listers[:workers] {
+		l.batch = nil // in.Batch's room, which keepRoom keeps
+	}
+	lead.stragglers, lead.verdicts, lead.skipped = nil, verdicts, skipped // emptied by done
+	return verdicts, skipped
 }
 
 // parallelChunk is how many tasks (or changes) a goroutine of a round takes at least
