@@ -142,9 +142,9 @@ type Tetris struct {
 	node  tetrisNode
 }
 
+// tetrisCand is a competing job's candidate as a choice scores it: align is NaN when
+// the job has none.
 type tetrisCand struct {
-	at    int // in jobs
-	level fairness.Level
 	align float64
 	work  float64
 }
@@ -158,6 +158,10 @@ type tetrisPick struct {
 	level fairness.Level
 	work  float64       // the job's remaining work
 	end   time.Duration // the end of the hold profile's window from the cycle's time
+	// keep is what the alignment is multiplied by for the locality: 1 node-local,
+	// else 1 − RemotePenalty (the same product as the plain pass's, and no branch on
+	// a locality that varies from job to job).
+	keep float64
 	// norm is the peak over the node's capacity, clamped to [0, 1], in the node's
 	// dimensions (tetrisNode.dims): alignment's factors for the task.
 	norm [resource.MaxDims]float64
@@ -173,10 +177,14 @@ type tetrisNode struct {
 	gen      uint64 // the cycle it is of
 	capacity resource.Tuple
 	dims     []int
-	// starts[i] is the start of the timeline's i-th segment from now; rows[i] the
-	// least free amount over segments 0..i over the capacity, clamped to [0, 1], in
-	// dims (len(dims) values a row), and the row after the last the amount free at
-	// the instant now; zero a row of zeros, for a timeline without segments.
+	// starts[i] is the start of the i-th segment from now at which the least free
+	// amount from now, over the capacity, changes (the first segment's start for the
+	// first); rows[i] is that amount from starts[i] until starts[i+1], clamped to
+	// [0, 1], in dims (len(dims) values a row), and the row after the last the amount
+	// free at the instant now; zero a row of zeros, for a timeline without segments.
+	// A segment that changes no row is left out: a window ending in it has the row
+	// of the segments before it, and the search for a window's row is shorter (on a
+	// node whose tasks all started by now, one row).
 	starts []time.Duration
 	rows   []float64
 	zero   []float64
@@ -282,6 +290,64 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 	}
 	t.setNode(c.Gen(), n.Capacity())
 	t.window(n.Timeline(), c.Now())
+	gen := c.Gen()
+	if t.walkEach {
+		return t.choosePlainly(c, n, k)
+	}
+	// Each competing job's alignment and work, in order (len(t.cands) == k), summed as
+	// the plain pass sums them.
+	t.cands = slices.Grow(t.cands[:0], k)[:k]
+	sumA, sumW, first := 0.0, 0.0, -1
+	for i := range t.jobs[:k] {
+		e := &t.jobs[i]
+		pk := &t.picks[e.idx]
+		cd := &t.cands[i]
+		if pk.gen != gen || pk.job != e.job {
+			if !t.pick(c, e.job, n, pk) {
+				cd.align = math.NaN() // no candidate: its score, NaN, is never the best
+				continue
+			}
+		}
+		a := t.align(pk)
+		if a != a {
+			a = 0
+		}
+		a *= pk.keep
+		cd.align, cd.work = a, pk.work
+		sumA += a
+		sumW += pk.work
+		if first < 0 {
+			first = i
+		}
+	}
+	if first < 0 {
+		return nil, 0, false
+	}
+	eps := 0.0
+	if sumW > 0 {
+		eps = t.cfg.SRPTWeight * sumA / sumW
+	}
+	bi, bs := first, math.Inf(-1)
+	for i, cd := range t.cands[first:] {
+		if s := cd.align - eps*cd.work; s > bs {
+			bi, bs = first+i, s
+		}
+	}
+	t.at = bi
+	return t.jobs[bi].job, t.picks[t.jobs[bi].idx].level, true
+}
+
+// choosePlainly is choose's scoring as the pass did it before the factors were taken
+// apart (walkEach, the reference): each candidate aligned with match.Alignment over
+// the window's least free amount.
+func (t *Tetris) choosePlainly(c *framework.Cycle, n *cluster.NodeInfo, k int) (*cluster.JobInfo, fairness.Level, bool) {
+	type cand struct {
+		at    int
+		level fairness.Level
+		align float64
+		work  float64
+	}
+	var cands []cand
 	sumA, sumW := 0.0, 0.0
 	for i := range t.jobs[:k] {
 		e := &t.jobs[i]
@@ -291,18 +357,18 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 				continue
 			}
 		}
-		a := t.align(pk, c.Now())
+		a := match.Alignment{}.Score(t.node.capacity, t.minFree(c.Now(), pk.dur), pk.peak)
 		if a != a {
 			a = 0
 		}
 		if pk.level > fairness.NodeLocal {
 			a *= 1 - t.cfg.RemotePenalty
 		}
-		t.cands = append(t.cands, tetrisCand{at: i, level: pk.level, align: a, work: pk.work})
+		cands = append(cands, cand{at: i, level: pk.level, align: a, work: pk.work})
 		sumA += a
 		sumW += pk.work
 	}
-	if len(t.cands) == 0 {
+	if len(cands) == 0 {
 		return nil, 0, false
 	}
 	eps := 0.0
@@ -310,13 +376,13 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 		eps = t.cfg.SRPTWeight * sumA / sumW
 	}
 	bi, bs := 0, math.Inf(-1)
-	for i, cd := range t.cands {
+	for i, cd := range cands {
 		if s := cd.align - eps*cd.work; s > bs {
 			bi, bs = i, s
 		}
 	}
-	t.at = t.cands[bi].at
-	return t.jobs[t.at].job, t.cands[bi].level, true
+	t.at = cands[bi].at
+	return t.jobs[t.at].job, cands[bi].level, true
 }
 
 // pick works out job j's candidate on node n into pk: its first pending task at its
@@ -329,7 +395,10 @@ func (t *Tetris) pick(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInf
 		return false
 	}
 	hold := t.hold(c, j, task)
-	*pk = tetrisPick{gen: c.Gen(), job: j, level: level, peak: hold.Peak(), dur: hold.Duration(), work: t.remaining(c, j, n)}
+	*pk = tetrisPick{gen: c.Gen(), job: j, level: level, peak: hold.Peak(), dur: hold.Duration(), work: t.remaining(c, j, n), keep: 1}
+	if level > fairness.NodeLocal {
+		pk.keep = 1 - t.cfg.RemotePenalty
+	}
 	t.factors(pk, c.Now())
 	return true
 }
@@ -360,18 +429,23 @@ func (t *Tetris) setNode(gen uint64, capacity resource.Tuple) {
 }
 
 // window takes timeline tl from now for minFree and row: its segments, their running
-// minimum and that over the capacity.
+// minimum and that over the capacity where it changes.
 func (t *Tetris) window(tl *stage.Timeline, now time.Duration) {
 	nd := &t.node
 	t.segs = tl.AppendSegments(t.segs[:0], now, stage.Forever)
 	t.mins = t.mins[:0]
 	nd.starts, nd.rows = nd.starts[:0], nd.rows[:0]
+	w := len(nd.dims)
 	m := tl.Capacity()
 	for _, sg := range t.segs {
 		m = m.Min(sg.Free)
 		t.mins = append(t.mins, m)
-		nd.starts = append(nd.starts, sg.Start)
 		nd.rows = t.appendRow(nd.rows, m)
+		if r := len(nd.starts); r > 0 && slices.Equal(nd.rows[(r-1)*w:r*w], nd.rows[r*w:]) {
+			nd.rows = nd.rows[:r*w] // the row of the segments before
+			continue
+		}
+		nd.starts = append(nd.starts, sg.Start)
 	}
 	if len(t.segs) > 0 {
 		nd.rows = t.appendRow(nd.rows, t.segs[0].Free)
@@ -404,10 +478,7 @@ func unitShare(amount, capacity int64) float64 {
 // candidate's window from now: match.Alignment's score, with each factor taken once
 // (the task's when it is picked, the node's with the window) and the same sum in the
 // same order.
-func (t *Tetris) align(pk *tetrisPick, now time.Duration) float64 {
-	if t.walkEach {
-		return match.Alignment{}.Score(t.node.capacity, t.minFree(now, pk.dur), pk.peak)
-	}
+func (t *Tetris) align(pk *tetrisPick) float64 {
 	row := t.row(pk.end)
 	if len(row) == 0 {
 		return 0

@@ -95,7 +95,7 @@ func TestTetrisAlignIsAlignment(t *testing.T) {
 			pk := tetrisPick{peak: demand(), dur: d}
 			p.factors(&pk, now)
 			want := match.Alignment{}.Score(capacity, tl.MinFree(now, stage.AddSat(now, d)), pk.peak)
-			if got := p.align(&pk, now); math.Float64bits(got) != math.Float64bits(want) {
+			if got := p.align(&pk); math.Float64bits(got) != math.Float64bits(want) {
 				t.Logf("now %v d %v peak %v: got %v, want %v", now, d, pk.peak, got, want)
 				return false
 			}
