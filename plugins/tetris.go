@@ -298,6 +298,7 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 	// the plain pass sums them.
 	t.cands = slices.Grow(t.cands[:0], k)[:k]
 	sumA, sumW, first := 0.0, 0.0, -1
+	last, from := t.lastRow() // row's, taken once
 	for i := range t.jobs[:k] {
 		e := &t.jobs[i]
 		pk := &t.picks[e.idx]
@@ -308,7 +309,11 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 				continue
 			}
 		}
-		a := t.align(pk)
+		row := last
+		if !(from < pk.end) {
+			row = t.search(pk.end)
+		}
+		a := alignRow(&pk.norm, row)
 		if a != a {
 			a = 0
 		}
@@ -478,27 +483,51 @@ func unitShare(amount, capacity int64) float64 {
 // candidate's window from now: match.Alignment's score, with each factor taken once
 // (the task's when it is picked, the node's with the window) and the same sum in the
 // same order.
-func (t *Tetris) align(pk *tetrisPick) float64 {
-	row := t.row(pk.end)
+func (t *Tetris) align(pk *tetrisPick) float64 { return alignRow(&pk.norm, t.row(pk.end)) }
+
+// alignRow is the alignment of a task whose peak over the node's capacity is norm
+// with row, the node's least free amount over the task's window over its capacity.
+func alignRow(norm *[resource.MaxDims]float64, row []float64) float64 {
 	if len(row) == 0 {
 		return 0
 	}
 	sum := 0.0
 	for d, f := range row {
-		sum += pk.norm[d] * f
+		sum += norm[d] * f
 	}
 	return sum / float64(len(row))
 }
 
 // row is the node's least free amount over [now, end), over its capacity (window):
-// minFree's, normalised.
+// minFree's, normalised. A window that outlasts every change of the amount (the
+// common case: the node's tasks started by now) has the last row without a search.
 func (t *Tetris) row(end time.Duration) []float64 {
+	if last, from := t.lastRow(); from < end {
+		return last
+	}
+	return t.search(end)
+}
+
+// lastRow is the last change of the node's least free amount (row), and when it
+// starts; math.MaxInt64 when the timeline has no segments (no window outlasts it).
+func (t *Tetris) lastRow() ([]float64, time.Duration) {
+	nd := &t.node
+	n, w := len(nd.starts), len(nd.dims)
+	if n == 0 {
+		return nil, math.MaxInt64
+	}
+	return nd.rows[(n-1)*w : n*w], nd.starts[n-1]
+}
+
+// search is row for a window that ends before the last change: a binary search of
+// the changes.
+func (t *Tetris) search(end time.Duration) []float64 {
 	nd := &t.node
 	w, n := len(nd.dims), len(nd.starts)
 	if n == 0 {
 		return nd.zero
 	}
-	i, hi := 0, n // i: the first segment starting at end or later
+	i, hi := 0, n // i: the first change at end or later
 	for i < hi {
 		if m := int(uint(i+hi) >> 1); nd.starts[m] < end {
 			i = m + 1
