@@ -98,8 +98,9 @@ func (cfg TetrisConfig) Validate() error {
 // task, its hold profile's peak and window, and its remaining work are worked out once
 // per heartbeat and again only after the job is tried; alignment's factors are taken
 // apart — the task's peak over the node's capacity when the job is picked, the node's
-// least free amount over each window from now once per choice (a binary search gives
-// a candidate's, the same value as Timeline.MinFree) — and summed in match.Alignment's
+// least free amount over each window from now once per choice, as rows where it
+// changes (a window past the last change has the last row; a binary search gives
+// another's; the same value as Timeline.MinFree) — and summed in match.Alignment's
 // order, to the same score. The demand step runs once per demand class per
 // heartbeat, and a class's work once per heartbeat, from an estimate read through a
 // predict.Ref and worked out again only when the estimate or the capacity changed.
