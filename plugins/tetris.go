@@ -310,11 +310,7 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 				continue
 			}
 		}
-		row := last
-		if !(from < pk.end) {
-			row = t.search(pk.end)
-		}
-		a := alignRow(&pk.norm, row)
+		a := t.alignWith(pk, last, from)
 		if a != a {
 			a = 0
 		}
@@ -484,7 +480,22 @@ func unitShare(amount, capacity int64) float64 {
 // candidate's window from now: match.Alignment's score, with each factor taken once
 // (the task's when it is picked, the node's with the window) and the same sum in the
 // same order.
-func (t *Tetris) align(pk *tetrisPick) float64 { return alignRow(&pk.norm, t.row(pk.end)) }
+func (t *Tetris) align(pk *tetrisPick) float64 {
+	last, from := t.lastRow()
+	return t.alignWith(pk, last, from)
+}
+
+// alignWith is align given the node's last row and where it starts (lastRow), which a
+// choice takes once for all its candidates: a window that outlasts every change of the
+// least free amount (the common case: the node's tasks started by now) has the last
+// row without a search.
+func (t *Tetris) alignWith(pk *tetrisPick, last []float64, from time.Duration) float64 {
+	row := last
+	if !(from < pk.end) {
+		row = t.search(pk.end)
+	}
+	return alignRow(&pk.norm, row)
+}
 
 // alignRow is the alignment of a task whose peak over the node's capacity is norm
 // with row, the node's least free amount over the task's window over its capacity.
@@ -499,16 +510,6 @@ func alignRow(norm *[resource.MaxDims]float64, row []float64) float64 {
 	return sum / float64(len(row))
 }
 
-// row is the node's least free amount over [now, end), over its capacity (window):
-// minFree's, normalised. A window that outlasts every change of the amount (the
-// common case: the node's tasks started by now) has the last row without a search.
-func (t *Tetris) row(end time.Duration) []float64 {
-	if last, from := t.lastRow(); from < end {
-		return last
-	}
-	return t.search(end)
-}
-
 // lastRow is the last change of the node's least free amount (row), and when it
 // starts; math.MaxInt64 when the timeline has no segments (no window outlasts it).
 func (t *Tetris) lastRow() ([]float64, time.Duration) {
@@ -520,8 +521,8 @@ func (t *Tetris) lastRow() ([]float64, time.Duration) {
 	return nd.rows[(n-1)*w : n*w], nd.starts[n-1]
 }
 
-// search is row for a window that ends before the last change: a binary search of
-// the changes.
+// search is the node's least free amount over [now, end), over its capacity
+// (window): minFree's, normalised, by a binary search of the changes.
 func (t *Tetris) search(end time.Duration) []float64 {
 	nd := &t.node
 	w, n := len(nd.dims), len(nd.starts)
