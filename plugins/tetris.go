@@ -310,7 +310,7 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 				continue
 			}
 		}
-		a := t.alignWith(pk, last, from)
+		a := alignRow(&pk.norm, t.rowWith(pk.end, last, from))
 		if a != a {
 			a = 0
 		}
@@ -482,19 +482,19 @@ func unitShare(amount, capacity int64) float64 {
 // same order.
 func (t *Tetris) align(pk *tetrisPick) float64 {
 	last, from := t.lastRow()
-	return t.alignWith(pk, last, from)
+	return alignRow(&pk.norm, t.rowWith(pk.end, last, from))
 }
 
-// alignWith is align given the node's last row and where it starts (lastRow), which a
-// choice takes once for all its candidates: a window that outlasts every change of the
-// least free amount (the common case: the node's tasks started by now) has the last
-// row without a search.
-func (t *Tetris) alignWith(pk *tetrisPick, last []float64, from time.Duration) float64 {
-	row := last
-	if !(from < pk.end) {
-		row = t.search(pk.end)
+// rowWith is the node's least free amount over [now, end), over its capacity (window):
+// minFree's, normalised, given the last row and where it starts (lastRow), which a
+// choice takes once for all its candidates. A window that outlasts every change of the
+// amount (the common case: the node's tasks started by now) has the last row without
+// a search.
+func (t *Tetris) rowWith(end time.Duration, last []float64, from time.Duration) []float64 {
+	if from < end {
+		return last
 	}
-	return alignRow(&pk.norm, row)
+	return t.search(end)
 }
 
 // alignRow is the alignment of a task whose peak over the node's capacity is norm
@@ -521,8 +521,8 @@ func (t *Tetris) lastRow() ([]float64, time.Duration) {
 	return nd.rows[(n-1)*w : n*w], nd.starts[n-1]
 }
 
-// search is the node's least free amount over [now, end), over its capacity
-// (window): minFree's, normalised, by a binary search of the changes.
+// search is rowWith's row for a window that ends at the last change or before it: a
+// binary search of the changes.
 func (t *Tetris) search(end time.Duration) []float64 {
 	nd := &t.node
 	w, n := len(nd.dims), len(nd.starts)
