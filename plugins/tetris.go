@@ -98,8 +98,9 @@ func (cfg TetrisConfig) Validate() error {
 // task, its hold profile's peak and window, and its remaining work are worked out once
 // per heartbeat and again only after the job is tried; alignment's factors are taken
 // apart — the task's peak over the node's capacity when the job is picked, the node's
-// least free amount over each window from now once per choice (a binary search gives
-// a candidate's, the same value as Timeline.MinFree) — and summed in match.Alignment's
+// least free amount over each window from now once per choice, as rows where it
+// changes (a window past the last change has the last row; a binary search gives
+// another's; the same value as Timeline.MinFree) — and summed in match.Alignment's
 // order, to the same score. The demand step runs once per demand class per
 // heartbeat, and a class's work once per heartbeat, from an estimate read through a
 // predict.Ref and worked out again only when the estimate or the capacity changed.
@@ -142,9 +143,9 @@ type Tetris struct {
 	node  tetrisNode
 }
 
+// tetrisCand is a competing job's candidate as a choice scores it: align is NaN when
+// the job has none.
 type tetrisCand struct {
-	at    int // in jobs
-	level fairness.Level
 	align float64
 	work  float64
 }
@@ -158,6 +159,10 @@ type tetrisPick struct {
 	level fairness.Level
 	work  float64       // the job's remaining work
 	end   time.Duration // the end of the hold profile's window from the cycle's time
+	// keep is what the alignment is multiplied by for the locality: 1 node-local,
+	// else 1 − RemotePenalty (the same product as the plain pass's, and no branch on
+	// a locality that varies from job to job).
+	keep float64
 	// norm is the peak over the node's capacity, clamped to [0, 1], in the node's
 	// dimensions (tetrisNode.dims): alignment's factors for the task.
 	norm [resource.MaxDims]float64
@@ -173,10 +178,14 @@ type tetrisNode struct {
 	gen      uint64 // the cycle it is of
 	capacity resource.Tuple
 	dims     []int
-	// starts[i] is the start of the timeline's i-th segment from now; rows[i] the
-	// least free amount over segments 0..i over the capacity, clamped to [0, 1], in
-	// dims (len(dims) values a row), and the row after the last the amount free at
-	// the instant now; zero a row of zeros, for a timeline without segments.
+	// starts[i] is the start of the i-th segment from now at which the least free
+	// amount from now, over the capacity, changes (the first segment's start for the
+	// first); rows[i] is that amount from starts[i] until starts[i+1], clamped to
+	// [0, 1], in dims (len(dims) values a row), and the row after the last the amount
+	// free at the instant now; zero a row of zeros, for a timeline without segments.
+	// A segment that changes no row is left out: a window ending in it has the row
+	// of the segments before it, and the search for a window's row is shorter (on a
+	// node whose tasks all started by now, one row).
 	starts []time.Duration
 	rows   []float64
 	zero   []float64
@@ -282,6 +291,65 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 	}
 	t.setNode(c.Gen(), n.Capacity())
 	t.window(n.Timeline(), c.Now())
+	gen := c.Gen()
+	if t.walkEach {
+		return t.choosePlainly(c, n, k)
+	}
+	// Each competing job's alignment and work, in order (len(t.cands) == k), summed as
+	// the plain pass sums them.
+	t.cands = slices.Grow(t.cands[:0], k)[:k]
+	sumA, sumW, first := 0.0, 0.0, -1
+	last, from := t.lastRow() // row's, taken once
+	for i := range t.jobs[:k] {
+		e := &t.jobs[i]
+		pk := &t.picks[e.idx]
+		cd := &t.cands[i]
+		if pk.gen != gen || pk.job != e.job {
+			if !t.pick(c, e.job, n, pk) {
+				cd.align = math.NaN() // no candidate: its score, NaN, is never the best
+				continue
+			}
+		}
+		a := alignRow(&pk.norm, t.rowWith(pk.end, last, from))
+		if a != a {
+			a = 0
+		}
+		a *= pk.keep
+		cd.align, cd.work = a, pk.work
+		sumA += a
+		sumW += pk.work
+		if first < 0 {
+			first = i
+		}
+	}
+	if first < 0 {
+		return nil, 0, false
+	}
+	eps := 0.0
+	if sumW > 0 {
+		eps = t.cfg.SRPTWeight * sumA / sumW
+	}
+	bi, bs := first, math.Inf(-1)
+	for i, cd := range t.cands[first:] {
+		if s := cd.align - eps*cd.work; s > bs {
+			bi, bs = first+i, s
+		}
+	}
+	t.at = bi
+	return t.jobs[bi].job, t.picks[t.jobs[bi].idx].level, true
+}
+
+// choosePlainly is choose's scoring as the pass did it before the factors were taken
+// apart (walkEach, the reference): each candidate aligned with match.Alignment over
+// the window's least free amount.
+func (t *Tetris) choosePlainly(c *framework.Cycle, n *cluster.NodeInfo, k int) (*cluster.JobInfo, fairness.Level, bool) {
+	type cand struct {
+		at    int
+		level fairness.Level
+		align float64
+		work  float64
+	}
+	var cands []cand
 	sumA, sumW := 0.0, 0.0
 	for i := range t.jobs[:k] {
 		e := &t.jobs[i]
@@ -291,18 +359,18 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 				continue
 			}
 		}
-		a := t.align(pk, c.Now())
+		a := match.Alignment{}.Score(t.node.capacity, t.minFree(c.Now(), pk.dur), pk.peak)
 		if a != a {
 			a = 0
 		}
 		if pk.level > fairness.NodeLocal {
 			a *= 1 - t.cfg.RemotePenalty
 		}
-		t.cands = append(t.cands, tetrisCand{at: i, level: pk.level, align: a, work: pk.work})
+		cands = append(cands, cand{at: i, level: pk.level, align: a, work: pk.work})
 		sumA += a
 		sumW += pk.work
 	}
-	if len(t.cands) == 0 {
+	if len(cands) == 0 {
 		return nil, 0, false
 	}
 	eps := 0.0
@@ -310,13 +378,13 @@ func (t *Tetris) choose(c *framework.Cycle, n *cluster.NodeInfo) (*cluster.JobIn
 		eps = t.cfg.SRPTWeight * sumA / sumW
 	}
 	bi, bs := 0, math.Inf(-1)
-	for i, cd := range t.cands {
+	for i, cd := range cands {
 		if s := cd.align - eps*cd.work; s > bs {
 			bi, bs = i, s
 		}
 	}
-	t.at = t.cands[bi].at
-	return t.jobs[t.at].job, t.cands[bi].level, true
+	t.at = cands[bi].at
+	return t.jobs[t.at].job, cands[bi].level, true
 }
 
 // pick works out job j's candidate on node n into pk: its first pending task at its
@@ -329,7 +397,10 @@ func (t *Tetris) pick(c *framework.Cycle, j *cluster.JobInfo, n *cluster.NodeInf
 		return false
 	}
 	hold := t.hold(c, j, task)
-	*pk = tetrisPick{gen: c.Gen(), job: j, level: level, peak: hold.Peak(), dur: hold.Duration(), work: t.remaining(c, j, n)}
+	*pk = tetrisPick{gen: c.Gen(), job: j, level: level, peak: hold.Peak(), dur: hold.Duration(), work: t.remaining(c, j, n), keep: 1}
+	if level > fairness.NodeLocal {
+		pk.keep = 1 - t.cfg.RemotePenalty
+	}
 	t.factors(pk, c.Now())
 	return true
 }
@@ -360,18 +431,23 @@ func (t *Tetris) setNode(gen uint64, capacity resource.Tuple) {
 }
 
 // window takes timeline tl from now for minFree and row: its segments, their running
-// minimum and that over the capacity.
+// minimum and that over the capacity where it changes.
 func (t *Tetris) window(tl *stage.Timeline, now time.Duration) {
 	nd := &t.node
 	t.segs = tl.AppendSegments(t.segs[:0], now, stage.Forever)
 	t.mins = t.mins[:0]
 	nd.starts, nd.rows = nd.starts[:0], nd.rows[:0]
+	w := len(nd.dims)
 	m := tl.Capacity()
 	for _, sg := range t.segs {
 		m = m.Min(sg.Free)
 		t.mins = append(t.mins, m)
-		nd.starts = append(nd.starts, sg.Start)
 		nd.rows = t.appendRow(nd.rows, m)
+		if r := len(nd.starts); r > 0 && slices.Equal(nd.rows[(r-1)*w:r*w], nd.rows[r*w:]) {
+			nd.rows = nd.rows[:r*w] // the row of the segments before
+			continue
+		}
+		nd.starts = append(nd.starts, sg.Start)
 	}
 	if len(t.segs) > 0 {
 		nd.rows = t.appendRow(nd.rows, t.segs[0].Free)
@@ -404,30 +480,56 @@ func unitShare(amount, capacity int64) float64 {
 // candidate's window from now: match.Alignment's score, with each factor taken once
 // (the task's when it is picked, the node's with the window) and the same sum in the
 // same order.
-func (t *Tetris) align(pk *tetrisPick, now time.Duration) float64 {
-	if t.walkEach {
-		return match.Alignment{}.Score(t.node.capacity, t.minFree(now, pk.dur), pk.peak)
+func (t *Tetris) align(pk *tetrisPick) float64 {
+	last, from := t.lastRow()
+	return alignRow(&pk.norm, t.rowWith(pk.end, last, from))
+}
+
+// rowWith is the node's least free amount over [now, end), over its capacity (window):
+// minFree's, normalised, given the last row and where it starts (lastRow), which a
+// choice takes once for all its candidates. A window that outlasts every change of the
+// amount (the common case: the node's tasks started by now) has the last row without
+// a search.
+func (t *Tetris) rowWith(end time.Duration, last []float64, from time.Duration) []float64 {
+	if from < end {
+		return last
 	}
-	row := t.row(pk.end)
+	return t.search(end)
+}
+
+// alignRow is the alignment of a task whose peak over the node's capacity is norm
+// with row, the node's least free amount over the task's window over its capacity.
+func alignRow(norm *[resource.MaxDims]float64, row []float64) float64 {
 	if len(row) == 0 {
 		return 0
 	}
 	sum := 0.0
 	for d, f := range row {
-		sum += pk.norm[d] * f
+		sum += norm[d] * f
 	}
 	return sum / float64(len(row))
 }
 
-// row is the node's least free amount over [now, end), over its capacity (window):
-// minFree's, normalised.
-func (t *Tetris) row(end time.Duration) []float64 {
+// lastRow is the last change of the node's least free amount (row), and when it
+// starts; math.MaxInt64 when the timeline has no segments (no window outlasts it).
+func (t *Tetris) lastRow() ([]float64, time.Duration) {
+	nd := &t.node
+	n, w := len(nd.starts), len(nd.dims)
+	if n == 0 {
+		return nil, math.MaxInt64
+	}
+	return nd.rows[(n-1)*w : n*w], nd.starts[n-1]
+}
+
+// search is rowWith's row for a window that ends at the last change or before it: a
+// binary search of the changes.
+func (t *Tetris) search(end time.Duration) []float64 {
 	nd := &t.node
 	w, n := len(nd.dims), len(nd.starts)
 	if n == 0 {
 		return nd.zero
 	}
-	i, hi := 0, n // i: the first segment starting at end or later
+	i, hi := 0, n // i: the first change at end or later
 	for i < hi {
 		if m := int(uint(i+hi) >> 1); nd.starts[m] < end {
 			i = m + 1

@@ -58,7 +58,9 @@ func TestTetrisMinFreeIsMinFree(t *testing.T) {
 // A candidate's alignment, its factors taken apart (the task's when it is picked, the
 // node's window once per choice), is match.Alignment's score over the timeline's
 // MinFree to the last bit, on nodes with dimensions of no capacity, for windows from
-// none to unbounded, ending where a segment of the timeline starts among them.
+// none to unbounded, ending where a segment of the timeline starts among them — those
+// where the least free amount changes, those where it does not (which the window
+// leaves out of its rows), and past the last change (the last row, without a search).
 func TestTetrisAlignIsAlignment(t *testing.T) {
 	params := gopter.DefaultTestParameters()
 	params.MinSuccessfulTests = 300
@@ -95,7 +97,7 @@ func TestTetrisAlignIsAlignment(t *testing.T) {
 			pk := tetrisPick{peak: demand(), dur: d}
 			p.factors(&pk, now)
 			want := match.Alignment{}.Score(capacity, tl.MinFree(now, stage.AddSat(now, d)), pk.peak)
-			if got := p.align(&pk, now); math.Float64bits(got) != math.Float64bits(want) {
+			if got := p.align(&pk); math.Float64bits(got) != math.Float64bits(want) {
 				t.Logf("now %v d %v peak %v: got %v, want %v", now, d, pk.peak, got, want)
 				return false
 			}
