@@ -422,8 +422,7 @@ type lister struct {
 	onNode     []candidate                // one node's tasks (candidates)
 	samples    []predict.ProgressSample
 	prio       jobPriority
-	peak       [1]resource.Tuple // the samples handed to the redundancy test
-	stages     []stage.Stage     // the stages of a changed reservation (shifted)
+	stages     []stage.Stage // the stages of a changed reservation (shifted)
 }
 
 // list lists the tasks of nodes for a round at at, and sets out[i] to node i as the
@@ -575,9 +574,8 @@ func (p *jobPriority) of(st *cluster.State, job string) int {
 func (l *lister) shrinkable(u *scaleUp, b *speculate.BatchTask, schema *resource.Schema, t *cluster.TaskInfo) {
 	held := b.Allocated
 	if peak, ok := t.UsedPeak(); ok {
-		l.peak[0] = peak
-		if r, err := u.redundant.Detect(l.peak[:], held); err == nil {
-			b.Reclaimable = r.Reclaimable
+		if r, err := u.redundant.Reclaimable(peak, held); err == nil {
+			b.Reclaimable = r
 		}
 		if t.Failures() > 0 {
 			// A run of it was lost — perhaps for using more memory than a reclaim

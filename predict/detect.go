@@ -189,6 +189,24 @@ func (t RedundancyTest) Detect(usage []resource.Tuple, allocated resource.Tuple)
 	return redundancy(t.schema, usage, allocated, t.expected)
 }
 
+// Reclaimable is Detect's Reclaimable (Rr) for a task whose usage samples peak at
+// peak, against the allocation allocated: for a caller that keeps a task's peak
+// rather than its samples, and wants Rr alone — a scale-up round, for every batch task
+// of the cluster. It fails on a negative or out-of-schema amount.
+func (t RedundancyTest) Reclaimable(peak, allocated resource.Tuple) (resource.Tuple, error) {
+	var r resource.Tuple
+	if err := t.schema.Validate(peak); err != nil {
+		return r, wrapf(err, "peak")
+	}
+	if err := t.schema.Validate(allocated); err != nil {
+		return r, wrapf(err, "allocated")
+	}
+	for d := 0; d < t.schema.Len(); d++ {
+		_, _, r[d] = redundantOn(peak[d], allocated[d], t.expected[d])
+	}
+	return r, nil
+}
+
 // redundancy is T1–T2 on usage samples usage, whose amounts are not checked yet,
 // against a valid allocation and expected utilisation: what DetectRedundant returns.
 func redundancy(schema *resource.Schema, usage []resource.Tuple, allocated resource.Tuple, expected resource.Vector) (Redundancy, error) {
@@ -200,16 +218,28 @@ func redundancy(schema *resource.Schema, usage []resource.Tuple, allocated resou
 		r.Peak = r.Peak.Max(u)
 	}
 	for d := 0; d < schema.Len(); d++ {
-		if allocated[d] == 0 {
-			continue
-		}
-		r.Utilisation[d] = float64(r.Peak[d]) / float64(allocated[d])
-		if r.Utilisation[d] < expected[d] {
+		var redundant bool
+		r.Utilisation[d], redundant, r.Reclaimable[d] = redundantOn(r.Peak[d], allocated[d], expected[d])
+		if redundant {
 			r.Redundant |= 1 << d
-			if keep := math.Ceil(float64(r.Peak[d]) / expected[d]); keep < float64(allocated[d]) {
-				r.Reclaimable[d] = max(allocated[d]-int64(keep), 0)
-			}
 		}
 	}
 	return r, nil
+}
+
+// redundantOn is T1–T2 on one dimension: the utilisation Uc of a task that peaked at
+// peak with allocated, whether it is below expected (U_ECRU), and then Rr — 0 where
+// nothing is allocated.
+func redundantOn(peak, allocated int64, expected float64) (utilisation float64, redundant bool, reclaimable int64) {
+	if allocated == 0 {
+		return 0, false, 0
+	}
+	utilisation = float64(peak) / float64(allocated)
+	if !(utilisation < expected) {
+		return utilisation, false, 0
+	}
+	if keep := math.Ceil(float64(peak) / expected); keep < float64(allocated) {
+		reclaimable = max(allocated-int64(keep), 0)
+	}
+	return utilisation, true, reclaimable
 }

@@ -148,7 +148,8 @@ func TestDetectRedundantErrors(t *testing.T) {
 
 // TestRedundancyTest: NewRedundancyTest refuses what DetectRedundant refuses of the
 // schema and the expected utilisation; Detect refuses what it refuses of the samples
-// and the allocation, and answers as it does.
+// and the allocation, and answers as it does; Reclaimable refuses a peak and an
+// allocation as Detect does, and answers with its Reclaimable over the samples' peak.
 func TestRedundancyTest(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -182,6 +183,10 @@ func TestRedundancyTest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := test.Detect(tt.usage, tt.alloc)
 			require.ErrorIs(t, err, tt.want)
+			if len(tt.usage) > 0 {
+				_, err = test.Reclaimable(tt.usage[0], tt.alloc)
+				require.ErrorIs(t, err, tt.want, "Reclaimable")
+			}
 		})
 	}
 	props := gopter.NewProperties(params())
@@ -204,6 +209,11 @@ func TestRedundancyTest(t *testing.T) {
 		want, err2 := predict.DetectRedundant(std, usage, alloc, exp)
 		if got != want || fmt.Sprint(err1) != fmt.Sprint(err2) {
 			return fmt.Sprintf("Detect %+v (%v), DetectRedundant %+v (%v)", got, err1, want, err2)
+		}
+		if err2 == nil {
+			if rr, err := test.Reclaimable(want.Peak, alloc); err != nil || rr != want.Reclaimable {
+				return fmt.Sprintf("Reclaimable of the peak %v (%v), DetectRedundant's %v", rr, err, want.Reclaimable)
+			}
 		}
 		return ""
 	}, gen.Int64(), gen.Float64Range(0, 1)))
