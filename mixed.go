@@ -99,22 +99,21 @@ type scaleUp struct {
 	redundant   predict.RedundancyTest // T1–T2 against expected
 	share       float64
 	idleOnly    bool
-	shrunk      map[string]shrinkage
-	degraded    map[string]float64  // the nodes with a recycle signal pending, and their stretch (Recycle)
-	newDemand   resource.Tuple      // the requests of the latency-sensitive tasks submitted since the last round
-	input       speculate.PlanInput // the last round's planner input, emptied: its lists' room
-	parallelism int                 // ScaleUpConfig.Parallelism
-	nodes       []*cluster.NodeInfo // planInput's scratch: the nodes in ID order
-	listers     []*lister           // planInput's listers, kept with their room
-	changes     []taskChange        // carryOut's changes, emptied: their room (mergeSteps)
-	byTask      map[string]int      // mergeSteps' scratch: a task's change, by its ID
-	stages      []stage.Stage       // UndoScale's scratch for shifted
+	shrunk      map[*cluster.TaskInfo]shrinkage // the batch tasks rounds shrank, by their records: no hash of an ID
+	degraded    map[string]float64              // the nodes with a recycle signal pending, and their stretch (Recycle)
+	newDemand   resource.Tuple                  // the requests of the latency-sensitive tasks submitted since the last round
+	input       speculate.PlanInput             // the last round's planner input, emptied: its lists' room
+	parallelism int                             // ScaleUpConfig.Parallelism
+	nodes       []*cluster.NodeInfo             // planInput's scratch: the nodes in ID order
+	listers     []*lister                       // planInput's listers, kept with their room
+	changes     []taskChange                    // carryOut's changes, emptied: their room (mergeSteps)
+	byTask      map[string]int                  // mergeSteps' scratch: a task's change, by its ID
+	stages      []stage.Stage                   // UndoScale's scratch for shifted
 }
 
 // shrinkage is what rounds took from a running batch task's run and have not given
 // back.
 type shrinkage struct {
-	task      *cluster.TaskInfo
 	run       uint64 // the run shrunk (cluster.TaskInfo.RunID): a later run holds its all
 	taken     resource.Tuple
 	preempted bool
@@ -132,7 +131,7 @@ func (u *scaleUp) arrived(specs []Task) {
 
 // newScaleUp builds the machinery of cfg for schema.
 func newScaleUp(schema *resource.Schema, cfg ScaleUpConfig) (*scaleUp, error) {
-	u := &scaleUp{expected: cfg.ExpectedUtilisation, share: cfg.PreemptibleShare, idleOnly: cfg.IdleOnly, parallelism: cfg.Parallelism, shrunk: map[string]shrinkage{}, degraded: map[string]float64{}}
+	u := &scaleUp{expected: cfg.ExpectedUtilisation, share: cfg.PreemptibleShare, idleOnly: cfg.IdleOnly, parallelism: cfg.Parallelism, shrunk: map[*cluster.TaskInfo]shrinkage{}, degraded: map[string]float64{}}
 	if u.expected == (resource.Vector{}) {
 		u.expected = resource.Uniform(schema.Compressible(), DefaultExpectedUtilisation)
 	}
@@ -272,11 +271,11 @@ func (u *scaleUp) keepRoom(in speculate.PlanInput) {
 // the state, named by their IDs.
 func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInput {
 	st, at := s.state, round.At
-	for id, r := range u.shrunk {
-		if r.task.State() != Running || r.task.RunID() != r.run {
+	for t, r := range u.shrunk {
+		if t.State() != Running || t.RunID() != r.run {
 			// Its run ended — finished, failed, evicted, its node lost — and perhaps
 			// it runs again, placed anew on all it asks for: nothing to give back.
-			delete(u.shrunk, id)
+			delete(u.shrunk, t)
 		}
 	}
 	in := u.input
@@ -292,9 +291,8 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 	// waits. A backlog that waits on is not made room for again round after round.
 	in.NewDemand = u.newDemand.Min(st.PendingLatencySensitive())
 	u.newDemand = resource.Tuple{}
-	for _, id := range slices.Sorted(maps.Keys(u.shrunk)) {
-		r := u.shrunk[id]
-		t := r.task
+	for _, t := range slices.SortedFunc(maps.Keys(u.shrunk), byTaskID) {
+		r, id := u.shrunk[t], t.ID()
 		if k, _ := t.Change(); k != cluster.NoChange {
 			continue
 		}
@@ -500,6 +498,9 @@ func (l *lister) done() {
 	l.prio = jobPriority{}
 }
 
+// byTaskID orders tasks by their IDs.
+func byTaskID(a, b *cluster.TaskInfo) int { return strings.Compare(a.ID(), b.ID()) }
+
 // found lists stragglers, whose verdicts are verdicts, in task ID order, as a round
 // reports them; nil for none.
 func found(stragglers []speculate.Straggler, verdicts []predict.StragglerVerdict) []StragglerFound {
@@ -589,7 +590,7 @@ func (l *lister) shrinkable(u *scaleUp, b *speculate.BatchTask, schema *resource
 			}
 		}
 	}
-	taken := u.shrunk[t.ID()].taken
+	taken := u.shrunk[t].taken
 	before := held.Add(taken) // its allocation before any round shrank it
 	preemptible := t.Preemptible()
 	for d := range schema.Len() { // past the schema every amount is zero
@@ -622,7 +623,7 @@ func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, round *ScaleUpRoun
 	}
 	defer u.forget(changes)
 	if len(u.shrunk) == 0 && shrinks > 0 {
-		u.shrunk = make(map[string]shrinkage, shrinks) // room for what the shrinks record
+		u.shrunk = make(map[*cluster.TaskInfo]shrinkage, shrinks) // room for what the shrinks record
 	}
 	workers := u.workers(len(changes), len(changes))
 	u.ensureListers(workers)
@@ -726,10 +727,10 @@ func (u *scaleUp) mergeSteps(steps []speculate.Step) ([]taskChange, int) {
 
 // record keeps what a change of kind took from, or gave back to, task t: amount.
 func (u *scaleUp) record(t *cluster.TaskInfo, kind speculate.StepKind, amount resource.Tuple) {
-	r := u.shrunk[t.ID()]
+	r := u.shrunk[t]
 	switch kind {
 	case speculate.Reclaim, speculate.Preempt:
-		r.task, r.run, r.taken = t, t.RunID(), r.taken.Add(amount)
+		r.run, r.taken = t.RunID(), r.taken.Add(amount)
 		r.preempted = r.preempted || kind == speculate.Preempt
 	case speculate.Restore:
 		r.taken = r.taken.Sub(amount).Max(resource.Tuple{})
@@ -737,10 +738,10 @@ func (u *scaleUp) record(t *cluster.TaskInfo, kind speculate.StepKind, amount re
 		return
 	}
 	if r.taken.IsZero() {
-		delete(u.shrunk, t.ID())
+		delete(u.shrunk, t)
 		return
 	}
-	u.shrunk[t.ID()] = r
+	u.shrunk[t] = r
 }
 
 // prepare works out change c at the round's time at: its task, what the task holds

@@ -48,11 +48,11 @@ func (s *Scheduler) ReferenceScaleUp(now time.Duration) (ScaleUpRound, error) {
 // tasks gathered and sorted, every listed task kept in a map by ID.
 func (s *Scheduler) refPlanInput(u *scaleUp, round *ScaleUpRound) (speculate.PlanInput, map[string]*cluster.TaskInfo) {
 	st, at, schema := s.state, round.At, s.schema
-	for id, r := range u.shrunk {
-		if r.task.State() != Running || r.task.RunID() != r.run {
+	for t, r := range u.shrunk {
+		if t.State() != Running || t.RunID() != r.run {
 			// Its run ended — finished, failed, evicted, its node lost — and perhaps
 			// it runs again, placed anew on all it asks for: nothing to give back.
-			delete(u.shrunk, id)
+			delete(u.shrunk, t)
 		}
 	}
 	running := st.Count(Running)
@@ -135,9 +135,8 @@ func (s *Scheduler) refPlanInput(u *scaleUp, round *ScaleUpRound) (speculate.Pla
 	// waits. A backlog that waits on is not made room for again round after round.
 	in.NewDemand = u.newDemand.Min(st.PendingLatencySensitive())
 	u.newDemand = resource.Tuple{}
-	for _, id := range slices.Sorted(maps.Keys(u.shrunk)) {
-		r := u.shrunk[id]
-		t := r.task
+	for _, t := range slices.SortedFunc(maps.Keys(u.shrunk), byTaskID) {
+		r, id := u.shrunk[t], t.ID()
 		if k, _ := t.Change(); k != cluster.NoChange {
 			continue
 		}
@@ -168,7 +167,7 @@ func (u *scaleUp) refBatch(b *speculate.BatchTask, schema *resource.Schema, t *c
 			}
 		}
 	}
-	taken := u.shrunk[t.ID()].taken
+	taken := u.shrunk[t].taken
 	before := held.Add(taken) // its allocation before any round shrank it
 	for d := range before {
 		if schema.Compressible().Has(d) {
@@ -239,10 +238,10 @@ func (s *Scheduler) refCarryOut(u *scaleUp, plan speculate.Plan, tasks map[strin
 
 // refRecord is record as first written.
 func (u *scaleUp) refRecord(t *cluster.TaskInfo, st speculate.Step) {
-	r := u.shrunk[t.ID()]
+	r := u.shrunk[t]
 	switch st.Kind {
 	case speculate.Reclaim, speculate.Preempt:
-		r.task, r.run, r.taken = t, t.RunID(), r.taken.Add(st.Amount)
+		r.run, r.taken = t.RunID(), r.taken.Add(st.Amount)
 		r.preempted = r.preempted || st.Kind == speculate.Preempt
 	case speculate.Restore:
 		r.taken = r.taken.Sub(st.Amount).Max(resource.Tuple{})
@@ -250,10 +249,10 @@ func (u *scaleUp) refRecord(t *cluster.TaskInfo, st speculate.Step) {
 		return
 	}
 	if r.taken.IsZero() {
-		delete(u.shrunk, t.ID())
+		delete(u.shrunk, t)
 		return
 	}
-	u.shrunk[t.ID()] = r
+	u.shrunk[t] = r
 }
 
 // refChange is change as first written: the held amount read before and after,
