@@ -151,6 +151,30 @@ func (r *Result) WriteSamplesCSV(w io.Writer, header bool) error {
 	})
 }
 
+// WriteQueueSamplesCSV writes one row per queue and sample (Result.QueueSamples,
+// WithQueueSamples): policy, time (s), queue, active, pending, running, share,
+// oldest_pending_s; with a header line when header is true. A Result without queue
+// samples writes the header alone.
+func (r *Result) WriteQueueSamplesCSV(w io.Writer, header bool) error {
+	if err := r.check("result"); err != nil {
+		return err
+	}
+	var h []string
+	if header {
+		h = []string{"policy", "t_s", "queue", "active", "pending", "running", "share", "oldest_pending_s"}
+	}
+	return writeAll(w, h, func(emit func([]string) error) error {
+		for _, q := range r.QueueSamples {
+			row := []string{r.Policy, secs(q.At), q.Queue, strconv.Itoa(q.Active), strconv.Itoa(q.Pending),
+				strconv.Itoa(q.Running), frac(q.Share), secs(q.OldestPending)}
+			if err := emit(row); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // SummaryHeader is the header of WriteSummaryCSV's rows, for dims named dims.
 func SummaryHeader(dims []string) []string {
 	h := []string{"policy", "workload", "cluster", "mode", "cloud", "jobs", "jobs_finished", "tasks", "makespan_s",

@@ -31,6 +31,10 @@ type Result struct {
 	Tasks []TaskResult
 	// Samples are the cluster-wide metrics every WithSampleEvery.
 	Samples []Sample
+	// QueueSamples holds, when WithQueueSamples was given, one QueueSample per queue
+	// (in the order of workload.Workload.Queues) at every sample, sample by sample;
+	// nil otherwise.
+	QueueSamples []QueueSample
 	// Summary condenses the run into the metrics of docs/methods.md §7.
 	Summary Summary
 	// Timing is the wall-clock time of the scheduler's decisions, when
@@ -128,6 +132,24 @@ type Sample struct {
 	// with demand); among backlogged queues a fair scheduler keeps the shares equal.
 	Backlogged     int
 	BackloggedJain float64
+}
+
+// QueueSample is one queue at a sample instant (WithQueueSamples): the detail behind
+// the sample's Jain indices. A queue is active while it has an unfinished submitted
+// job, and backlogged while it is active with pending tasks (Sample.Backlogged).
+type QueueSample struct {
+	At    time.Duration
+	Queue string
+	// Active counts the queue's unfinished submitted jobs; Pending its tasks submitted
+	// and not placed, Running those running (the queue's part of Sample.Pending and
+	// Sample.Running).
+	Active, Pending, Running int
+	// Share is the queue's dominant share of what the scheduler allocates to it, the
+	// share the sample's Jain indices are over.
+	Share float64
+	// OldestPending is how long the queue's longest-waiting pending task has been
+	// pending, since it was submitted (a reduce: since its maps finished); 0 with none.
+	OldestPending time.Duration
 }
 
 // Dist summarises a distribution of durations.
@@ -400,6 +422,7 @@ type metrics struct {
 	queueAlloc []resource.Tuple
 	shares     []float64
 	samples    []Sample
+	queueSamp  []QueueSample
 
 	events, heartbeats, placeCalls, reports, modeChanges, recycles, obsRejected int
 	pred                                                                        predErr
@@ -637,8 +660,31 @@ func (s *Sim) sample() {
 		}
 	}
 	m.samples = append(m.samples, sm)
+	if s.cfg.queueSample {
+		s.sampleQueues()
+	}
 	if s.cfg.progress != nil {
 		s.cfg.progress(s.progress())
+	}
+}
+
+// sampleQueues records one QueueSample per queue at now (WithQueueSamples).
+func (s *Sim) sampleQueues() {
+	m := &s.m
+	first := len(m.queueSamp)
+	for q, name := range s.queues {
+		m.queueSamp = append(m.queueSamp, QueueSample{At: s.now, Queue: name, Active: m.active[q], Pending: m.pending[q],
+			Share: max(0, m.queueAlloc[q].DominantShare(m.capacity))})
+	}
+	for i := range s.tasks {
+		t := &s.tasks[i]
+		qs := &m.queueSamp[first+s.jobs[t.job].queue]
+		switch t.state {
+		case tRunning:
+			qs.Running++
+		case tPending, tReserved:
+			qs.OldestPending = max(qs.OldestPending, s.now-t.submitted)
+		}
 	}
 }
 
@@ -662,7 +708,7 @@ func meanJain(samples []Sample, of func(*Sample) (queues int, jain float64)) (fl
 func (m *metrics) result(s *Sim) *Result {
 	m.integrate(s.now)
 	r := &Result{Policy: s.pol.Name, Workload: s.w.Name, Cluster: s.cl.Name, Mode: s.cfg.mode,
-		Cloud: s.cfg.background != nil, Samples: m.samples, Evictions: m.evictions}
+		Cloud: s.cfg.background != nil, Samples: m.samples, QueueSamples: m.queueSamp, Evictions: m.evictions}
 	for k := 0; k < s.schema.Len(); k++ {
 		r.Dims = append(r.Dims, s.schema.DimName(k))
 	}

@@ -93,6 +93,7 @@ type config struct {
 	reserve     bool
 	failures    []NodeFailure
 	records     bool
+	queueSample bool
 	progress    func(Progress)
 	timeLimit   time.Duration
 	timing      bool
@@ -261,6 +262,17 @@ func WithFailures(f ...NodeFailure) Option {
 func WithTaskRecords() Option {
 	return func(c *config) error {
 		c.records = true
+		return nil
+	}
+}
+
+// WithQueueSamples keeps, at every sample (WithSampleEvery), one QueueSample per queue
+// in the Result (Result.QueueSamples): what each queue holds, runs and waits for, the
+// detail behind a sample's Jain indices. Each sample then looks at every task of the
+// workload, so a long run on a large workload samples more slowly.
+func WithQueueSamples() Option {
+	return func(c *config) error {
+		c.queueSample = true
 		return nil
 	}
 }

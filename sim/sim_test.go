@@ -571,6 +571,7 @@ func TestCSVErrors(t *testing.T) {
 		{"tasks of nil", func(w *bytes.Buffer) error { return nilResult.WriteTasksCSV(w, true) }, "result"},
 		{"evictions of nil", func(w *bytes.Buffer) error { return nilResult.WriteEvictionsCSV(w, true) }, "result"},
 		{"samples of nil", func(w *bytes.Buffer) error { return nilResult.WriteSamplesCSV(w, true) }, "result"},
+		{"queue samples of nil", func(w *bytes.Buffer) error { return nilResult.WriteQueueSamplesCSV(w, true) }, "result"},
 		{"summary of nil", func(w *bytes.Buffer) error { return WriteSummaryCSV(w, true, nil) }, "results[0]"},
 		{"summary of a nil after a good one", func(w *bytes.Buffer) error { return WriteSummaryCSV(w, true, ok, nil) }, "results[1]"},
 		{"samples of 9 dims", func(w *bytes.Buffer) error { return wide.WriteSamplesCSV(w, true) }, "result.Dims"},
@@ -588,7 +589,7 @@ func TestCSVErrors(t *testing.T) {
 
 func TestCSVHeaders(t *testing.T) {
 	w, cl := smallFGM(t, 1, 0.02)
-	r, err := Run(&w, &cl, FGM(), WithTaskRecords(), WithDecisionTiming())
+	r, err := Run(&w, &cl, FGM(), WithTaskRecords(), WithDecisionTiming(), WithQueueSamples())
 	require.NoError(t, err)
 	require.NotNil(t, r.Timing)
 	assert.Equal(t, r.Summary.Heartbeats, r.Timing.Calls)
@@ -603,6 +604,12 @@ func TestCSVHeaders(t *testing.T) {
 	b.Reset()
 	require.NoError(t, r.WriteSamplesCSV(&b, true))
 	assert.Len(t, bytes.Split(bytes.TrimSpace(b.Bytes()), []byte("\n")), len(r.Samples)+1)
+	b.Reset()
+	require.NoError(t, r.WriteQueueSamplesCSV(&b, true))
+	lines = bytes.Split(bytes.TrimSpace(b.Bytes()), []byte("\n"))
+	require.NotEmpty(t, r.QueueSamples)
+	assert.Len(t, lines, len(r.QueueSamples)+1)
+	assert.Equal(t, "policy,t_s,queue,active,pending,running,share,oldest_pending_s", string(lines[0]))
 	b.Reset()
 	require.NoError(t, r.WriteTasksCSV(&b, true))
 	assert.Len(t, bytes.Split(bytes.TrimSpace(b.Bytes()), []byte("\n")), len(r.Tasks)+1)

@@ -71,9 +71,12 @@
 //	-workers N     simulations run in parallel, in [1, 1024] (default: the number of
 //	               CPUs, at most 1024)
 //	-quiet         no progress bar
+//	-queues        also write queues-SCENARIO.csv: every queue at every sample of the
+//	               first seed (sim.WithQueueSamples), the detail behind Jain's indices
 //
 // Outputs in -out: table.csv (the printed tables, every column), runs.csv (one row per simulation,
-// every metric), jobs-SCENARIO.csv and samples-SCENARIO.csv (first seed), series.csv,
+// every metric), jobs-SCENARIO.csv and samples-SCENARIO.csv (first seed; with -queues
+// also queues-SCENARIO.csv), series.csv,
 // and SVG charts: compare-SCENARIO.svg (the policies side by side: job-completion CDFs,
 // and each policy's makespan, mean and p95 job completion ÷ FGM's as grouped bars),
 // jct-cdf-SCENARIO.svg (job-completion CDF), util-cpu-SCENARIO.svg and
@@ -155,6 +158,7 @@ type config struct {
 	reserve   bool
 	out       string
 	wide      bool // -wide: each scenario in one table of every column
+	queues    bool // -queues: write queues-SCENARIO.csv (first seed)
 	workers   int
 	quiet     bool
 	nodes     int          // the cluster's, once built
@@ -223,6 +227,7 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&c.wide, "wide", false, "print each scenario's table with every column side by side (about 240 characters wide), not split to fit 120")
 	fs.IntVar(&c.workers, "workers", simrun.DefaultWorkers(), fmt.Sprintf("simulations in parallel, in [1, %d]", simrun.MaxWorkers))
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&c.queues, "queues", false, "also write queues-SCENARIO.csv: every queue at every sample of the first seed (jobs, pending and running tasks, dominant share, oldest pending wait)")
 	var observe string
 	fs.StringVar(&observe, "observe", "measured", "what FGM learns from: measured (node agents' usage samples) or oracle (the true stages, an ablation)")
 	var yield string
@@ -432,6 +437,9 @@ func compare(c config, stdout, stderr io.Writer) error {
 		opts := []sim.Option{progress, sim.WithObserve(c.observe), sim.WithYield(c.yield), sim.WithPenalty(c.penalty)}
 		if tr != nil && tr.kind == traceOpenB {
 			opts = append(opts, sim.WithMode(sim.Push)) // a Kubernetes cluster
+		}
+		if c.queues && r.seed == c.seed {
+			opts = append(opts, sim.WithQueueSamples())
 		}
 		if in.bg != nil {
 			opts = append(opts, sim.WithBackground(in.bg))

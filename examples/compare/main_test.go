@@ -40,6 +40,54 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
+// -queues writes every queue at every sample of the first seed, one row per queue
+// and sample, the policies' rows one after another; without it there is no such file.
+func TestCompareQueues(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		queues bool
+	}{{"without -queues", false}, {"with -queues", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{"-scale", "0.01", "-runs", "2", "-series=false", "-env", "dedicated", "-mode", "online", "-policies", "DRF,FGM", "-out", dir, "-quiet"}
+			if tc.queues {
+				args = append(args, "-queues")
+			}
+			c, err := parseFlags(args)
+			require.NoError(t, err)
+			var out, errOut bytes.Buffer
+			require.NoError(t, compare(c, &out, &errOut))
+			b, err := os.ReadFile(filepath.Join(dir, "queues-online-dedicated.csv"))
+			if !tc.queues {
+				require.ErrorIs(t, err, os.ErrNotExist)
+				return
+			}
+			require.NoError(t, err)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			require.Equal(t, "policy,t_s,queue,active,pending,running,share,oldest_pending_s", lines[0])
+			samples, err := os.ReadFile(filepath.Join(dir, "samples-online-dedicated.csv"))
+			require.NoError(t, err)
+			perPolicy := map[string]int{}
+			for _, l := range strings.Split(strings.TrimSpace(string(samples)), "\n")[1:] {
+				perPolicy[strings.SplitN(l, ",", 2)[0]]++
+			}
+			rows := map[string]int{}
+			queues := map[string]bool{}
+			for _, l := range lines[1:] {
+				f := strings.Split(l, ",")
+				require.Len(t, f, 8, l)
+				rows[f[0]]++
+				queues[f[2]] = true
+			}
+			require.NotEmpty(t, queues)
+			for _, p := range []string{"DRF", "FGM"} {
+				require.Positive(t, perPolicy[p], p)
+				assert.Equal(t, perPolicy[p]*len(queues), rows[p], "%s: one row per queue and sample of the first seed", p)
+			}
+		})
+	}
+}
+
 // A small run writes the tables and every output file.
 func TestCompareSmall(t *testing.T) {
 	dir := t.TempDir()

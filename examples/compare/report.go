@@ -346,8 +346,8 @@ func writeRuns(w io.Writer, runs []*run) error {
 	return cw.Error()
 }
 
-// scenarioFiles writes the first seed's jobs and samples of every policy, and the
-// scenario's charts.
+// scenarioFiles writes the first seed's jobs and samples of every policy (with -queues
+// its queue samples too), and the scenario's charts.
 func scenarioFiles(c *config, sc scenario, rs []*run, rows []row) error {
 	var first []*sim.Result
 	for _, r := range rs {
@@ -375,6 +375,18 @@ func scenarioFiles(c *config, sc scenario, rs []*run, rows []row) error {
 		return nil
 	}); err != nil {
 		return err
+	}
+	if c.queues {
+		if err := output.WriteFile(filepath.Join(c.out, "queues-"+name+".csv"), func(w io.Writer) error {
+			for i, r := range first {
+				if err := r.WriteQueueSamplesCSV(w, i == 0); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
 	}
 	// The CDF pools every seed's jobs, as the tables average every seed; a time series
 	// cannot be pooled, so the utilisation charts show the first seed.
