@@ -290,7 +290,7 @@ type pjob[T any] struct {
 	seq      uint64
 	all      *btree.BTreeG[ranked[T]] // every task of the job
 	anywhere *btree.BTreeG[ranked[T]] // the tasks without nodes; nil until one comes
-	first    *PendingEntry[T]                // the first of all, kept for First
+	first    *PendingEntry[T]         // the first of all, kept for First
 }
 
 func (j *pjob[T]) anyAnywhere() bool { return j.anywhere != nil && j.anywhere.Len() > 0 }
