@@ -211,7 +211,8 @@ func newWorld(r *rand.Rand) (*world, error) {
 	return w, nil
 }
 
-// randSpec is a random task of job j: a random request, sometimes a declared
+// randSpec is a random task of job j: a random request (half the time one of two
+// common ones), sometimes a declared
 // two-stage profile, sometimes input replicas (possibly on a node the state does not
 // hold).
 func (w *world) randSpec(j *cluster.JobInfo) cluster.TaskSpec {
@@ -226,6 +227,11 @@ func (w *world) randSpec(j *cluster.JobInfo) cluster.TaskSpec {
 		NonPreemptible: r.Intn(6) == 0,
 	}
 	w.next++
+	if r.Intn(2) == 0 {
+		// One of two common requests: tasks of a job then share a demand record and,
+		// alike in key and failures, a demand class (State.pendingClass).
+		spec.Request = tup(int64(1+r.Intn(2)), 2, 1, 0, 0, 0)
+	}
 	if r.Intn(2) == 0 {
 		spec.Duration = time.Duration(1+r.Intn(4)) * time.Second
 	}

@@ -124,7 +124,7 @@ type JobInfo struct {
 	index    int
 	classes  []Class                    // what its pending tasks ask for (classes.go)
 	classSet uint64                     // the number of the set of classes (ClassSet)
-	classIdx map[ClassID]int            // index of each class in classes
+	classIdx map[int]int                // index in classes of each class, by Class.Slot
 	pending  fairness.JobRef[*TaskInfo] // where the pending index keeps its tasks
 	running  map[string]*TaskInfo       // its running tasks (not their backups)
 	progress *predict.ProgressTracker   // its tasks' progress (WithJobProgress)
@@ -257,6 +257,20 @@ type demand struct {
 	family   string                        // the tasks' predict.Key.Family
 	profile  atomic.Pointer[stage.Profile] // the request held for duration (RequestProfile)
 	owner    *State                        // the state whose job keeps it
+	// class is the demand class (State.pendingClass) of the latest undeclared task of
+	// this demand counted among the pending with key classKey and failures
+	// classFailures: that of the next such task, while it has pending tasks.
+	class         *Class
+	classKey      taskKey
+	classFailures uint8
+}
+
+// remember keeps class c as that of task t, of demand d, for the next tasks like it
+// (State.pendingClass); a task that declares its profile is not remembered.
+func (d *demand) remember(t *TaskInfo, c *Class) {
+	if t.Declared().Len() == 0 {
+		d.class, d.classKey, d.classFailures = c, t.key, t.failures
+	}
 }
 
 // recentDemands is how many distinct demands a job keeps for its next tasks to share.
