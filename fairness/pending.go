@@ -135,53 +135,7 @@ func taskOrder[T any](a, b *PendingEntry[T]) int {
 	return cmp.Compare(a.ID, b.ID)
 }
 
-// ranked is an entry as its job's trees hold it (pjob.all, pjob.anywhere): the entry
-// after the keys of the task order — its priority, its submission time and the first
-// 16 bytes of its ID — so that a search compares within the tree's own memory and reads
-// an entry (its record, then its ID's bytes: two cache misses where the entries are
-// many) only between two IDs alike in their first 16 bytes.
-type ranked[T any] struct {
-	priority  int
-	submitted time.Duration
-	id        [2]uint64 // the ID's first 16 bytes, big-endian, zero-padded (idPrefix)
-	e         *PendingEntry[T]
-}
-
-// rankOf is e's item in its job's trees.
-func rankOf[T any](e *PendingEntry[T]) ranked[T] {
-	return ranked[T]{priority: e.Priority, submitted: e.Submitted, id: idPrefix(e.ID), e: e}
-}
-
-// idPrefix is the first 16 bytes of id as two big-endian numbers, zero-padded: a
-// smaller prefix means a smaller ID (a byte of id is never below the padding), and
-// equal prefixes say nothing.
-func idPrefix(id string) [2]uint64 {
-	var k [2]uint64
-	for i := 0; i < 16; i++ {
-		k[i/8] <<= 8
-		if i < len(id) {
-			k[i/8] |= uint64(id[i])
-		}
-	}
-	return k
-}
-
-// lessRanked is the task order (taskOrder) of two items of a job's trees.
-func lessRanked[T any](a, b ranked[T]) bool {
-	switch {
-	case a.priority != b.priority:
-		return a.priority > b.priority
-	case a.submitted != b.submitted:
-		return a.submitted < b.submitted
-	case a.id[0] != b.id[0]:
-		return a.id[0] < b.id[0]
-	case a.id[1] != b.id[1]:
-		return a.id[1] < b.id[1]
-	case a.e == b.e:
-		return false
-	}
-	return a.e.ID < b.e.ID
-}
+func lessTask[T any](a, b *PendingEntry[T]) bool { return taskOrder(a, b) < 0 }
 
 // place is the index of one node or rack: its located items in a tree, ordered by job
 // and then task order, and each job's first entry there, which answers Best and First
@@ -288,9 +242,9 @@ type pjob[T any] struct {
 	main     *pjob[T] // of a twin: the job's record
 	twin     *pjob[T] // of a record: its twin, once an entry of the job is parked
 	seq      uint64
-	all      *btree.BTreeG[ranked[T]] // every task of the job
-	anywhere *btree.BTreeG[ranked[T]] // the tasks without nodes; nil until one comes
-	first    *PendingEntry[T]         // the first of all, kept for First
+	all      *btree.BTreeG[*PendingEntry[T]] // every task of the job
+	anywhere *btree.BTreeG[*PendingEntry[T]] // the tasks without nodes; nil until one comes
+	first    *PendingEntry[T]                // the first of all, kept for First
 }
 
 func (j *pjob[T]) anyAnywhere() bool { return j.anywhere != nil && j.anywhere.Len() > 0 }
@@ -339,7 +293,7 @@ type PendingIndex[T any] struct {
 	byNode places[T]
 	byRack places[T]
 	seq    uint64
-	free   *btree.FreeListG[ranked[T]]
+	free   *btree.FreeListG[*PendingEntry[T]]
 	lfree  lfree[T]
 }
 
@@ -349,7 +303,7 @@ func NewPendingIndex[T any]() *PendingIndex[T] {
 		jobs:   make(map[string]*pjob[T]),
 		byNode: places[T]{m: make(map[string]*place[T])},
 		byRack: places[T]{m: make(map[string]*place[T])},
-		free:   btree.NewFreeListG[ranked[T]](btree.DefaultFreeListSize),
+		free:   btree.NewFreeListG[*PendingEntry[T]](btree.DefaultFreeListSize),
 	}
 	return p
 }
@@ -392,11 +346,10 @@ func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 	j := p.jobs[e.Job]
 	if j == nil {
 		p.seq++
-		j = &pjob[T]{id: e.Job, owner: p, seq: p.seq, all: btree.NewWithFreeListG(16, lessRanked[T], p.free)}
+		j = &pjob[T]{id: e.Job, owner: p, seq: p.seq, all: btree.NewWithFreeListG(16, lessTask[T], p.free)}
 		p.jobs[e.Job] = j
 	}
-	r := rankOf(e)
-	if old, dup := j.all.ReplaceOrInsert(r); dup {
+	if old, dup := j.all.ReplaceOrInsert(e); dup {
 		j.all.ReplaceOrInsert(old)
 		return fieldErr("task ID", e.ID, ErrDuplicate)
 	}
@@ -405,9 +358,9 @@ func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 	}
 	if len(e.Nodes) == 0 {
 		if j.anywhere == nil {
-			j.anywhere = btree.NewWithFreeListG(16, lessRanked[T], p.free)
+			j.anywhere = btree.NewWithFreeListG(16, lessTask[T], p.free)
 		}
-		j.anywhere.ReplaceOrInsert(r)
+		j.anywhere.ReplaceOrInsert(e)
 	}
 	p.n++
 	if e.job != nil { // parked here
@@ -528,15 +481,14 @@ func (p *PendingIndex[T]) take(e *PendingEntry[T], park bool) error {
 	// take e out of its job's tree first, and only if that is e itself. The job's
 	// first entry, the one a heartbeat most often starts, is its tree's least: it
 	// leaves without a comparison.
-	var held ranked[T]
-	r := rankOf(e)
+	var held *PendingEntry[T]
 	if j.first == e {
 		held, _ = j.all.DeleteMin()
 	} else {
-		held, _ = j.all.Delete(r)
+		held, _ = j.all.Delete(e)
 	}
-	if held.e != e {
-		if held.e != nil {
+	if held != e {
+		if held != nil {
 			j.all.ReplaceOrInsert(held)
 		}
 		return fieldErr("task", e.ID, ErrUnknownTask)
@@ -552,11 +504,10 @@ func (p *PendingIndex[T]) take(e *PendingEntry[T], park bool) error {
 		e.job = nil
 	}
 	if len(e.Nodes) == 0 {
-		j.anywhere.Delete(r)
+		j.anywhere.Delete(e)
 	}
 	if j.first == e {
-		least, _ := j.all.Min()
-		j.first = least.e
+		j.first, _ = j.all.Min()
 	}
 	if j.all.Len() == 0 {
 		delete(p.jobs, j.id)
@@ -612,7 +563,7 @@ func (p *PendingIndex[T]) AscendByRef(ref *JobRef[T], job, node, rack string, wo
 // the job's n entries. fn must not change the index. An unknown job has no entries.
 func (p *PendingIndex[T]) AscendJob(job string, fn func(e *PendingEntry[T]) bool) {
 	if j := p.jobs[job]; j != nil {
-		j.all.Ascend(func(x ranked[T]) bool { return fn(x.e) })
+		j.all.Ascend(fn)
 	}
 }
 
@@ -626,8 +577,8 @@ func (p *PendingIndex[T]) ascend(j *pjob[T], node, rack string, worst Level, fn 
 		more, skip = ascendPlace(pl, j, f, "", NodeLocal, fn), node
 	}
 	if more && j.anyAnywhere() {
-		j.anywhere.Ascend(func(x ranked[T]) bool {
-			more = fn(x.e, NodeLocal)
+		j.anywhere.Ascend(func(x *PendingEntry[T]) bool {
+			more = fn(x, NodeLocal)
 			return more
 		})
 	}
@@ -643,11 +594,11 @@ func (p *PendingIndex[T]) ascend(j *pjob[T], node, rack string, worst Level, fn 
 	if !more || worst < OffSwitch {
 		return
 	}
-	j.all.Ascend(func(x ranked[T]) bool {
-		if e := x.e; len(e.Nodes) == 0 || e.onNode(node) || e.inRack(rack) {
+	j.all.Ascend(func(x *PendingEntry[T]) bool {
+		if len(x.Nodes) == 0 || x.onNode(node) || x.inRack(rack) {
 			return true
 		}
-		return fn(x.e, OffSwitch)
+		return fn(x, OffSwitch)
 	})
 }
 
@@ -695,7 +646,7 @@ func (p *PendingIndex[T]) first(j *pjob[T], node, rack string, worst Level) (e *
 	}
 	if j.anyAnywhere() {
 		f, _ := j.anywhere.Min()
-		return f.e, NodeLocal, true
+		return f, NodeLocal, true
 	}
 	if worst < RackLocal {
 		return nil, 0, false

@@ -53,8 +53,8 @@ func (p *PendingIndex[T]) slowAscend(job, node, rack string, worst Level, fn fun
 	}
 	more := slowAscendTree(p.byNode.m[node], j.seq, "", NodeLocal, fn)
 	if more && j.anyAnywhere() {
-		j.anywhere.Ascend(func(x ranked[T]) bool {
-			more = fn(x.e, NodeLocal)
+		j.anywhere.Ascend(func(x *PendingEntry[T]) bool {
+			more = fn(x, NodeLocal)
 			return more
 		})
 	}
@@ -67,11 +67,11 @@ func (p *PendingIndex[T]) slowAscend(job, node, rack string, worst Level, fn fun
 	if !more || worst < OffSwitch {
 		return
 	}
-	j.all.Ascend(func(x ranked[T]) bool {
-		if e := x.e; len(e.Nodes) == 0 || e.onNode(node) || e.inRack(rack) {
+	j.all.Ascend(func(x *PendingEntry[T]) bool {
+		if len(x.Nodes) == 0 || x.onNode(node) || x.inRack(rack) {
 			return true
 		}
-		return fn(x.e, OffSwitch)
+		return fn(x, OffSwitch)
 	})
 }
 
