@@ -74,14 +74,13 @@ func (s *State) Classes() iter.Seq[*Class] {
 // NumClasses is how many demand classes have pending tasks.
 func (s *State) NumClasses() int { return len(s.classes) }
 
-// pendingClass is task t's class (ClassOf) when it has pending tasks, else nil. The
-// class an undeclared task's demand record remembers (demand.class) answers without a
-// hash of the ClassID when the task is like the one it was remembered for — its key and
-// failures, the rest of the ID being the record's — and the class still has pending
-// tasks (it holds its slot).
+// pendingClass is task t's class (ClassOf) when it has pending tasks, else nil. A
+// class its demand record remembers (demand.classes) answers without a hash of the
+// ClassID when it is that of an undeclared task with t's key and failures (the rest of
+// the ID is the record's) and still has pending tasks (it holds its slot).
 func (s *State) pendingClass(t *TaskInfo) *Class {
-	if c := t.demand.class; c != nil && s.byslot[c.Slot] == c && t.demand.classKey == t.key &&
-		t.demand.classFailures == t.failures && t.Declared().Len() == 0 {
+	if c := t.demand.classes[t.failures%uint8(len(t.demand.classes))]; c != nil && s.byslot[c.Slot] == c &&
+		c.ID.Failures == t.failures && c.ID.Key.Logic == t.key.logic && c.ID.Key.InputSize == t.key.size && t.Declared().Len() == 0 {
 		return c
 	}
 	c := s.classes[s.ClassOf(t)]

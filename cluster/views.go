@@ -257,19 +257,17 @@ type demand struct {
 	family   string                        // the tasks' predict.Key.Family
 	profile  atomic.Pointer[stage.Profile] // the request held for duration (RequestProfile)
 	owner    *State                        // the state whose job keeps it
-	// class is the demand class (State.pendingClass) of the latest undeclared task of
-	// this demand counted among the pending with key classKey and failures
-	// classFailures: that of the next such task, while it has pending tasks.
-	class         *Class
-	classKey      taskKey
-	classFailures uint8
+	// classes are demand classes of this demand's undeclared tasks, by the tasks'
+	// failures modulo its length: that of a task of this demand with the class's key
+	// and failures, while the class has pending tasks (State.pendingClass).
+	classes [8]*Class
 }
 
-// remember keeps class c as that of task t, of demand d, for the next tasks like it
+// remember keeps class c, that of task t of demand d, for the next tasks like it
 // (State.pendingClass); a task that declares its profile is not remembered.
 func (d *demand) remember(t *TaskInfo, c *Class) {
 	if t.Declared().Len() == 0 {
-		d.class, d.classKey, d.classFailures = c, t.key, t.failures
+		d.classes[t.failures%uint8(len(d.classes))] = c
 	}
 }
 
