@@ -39,7 +39,7 @@ type State struct {
 	jobs      map[string]*JobInfo
 	jobList   []*JobInfo             // by JobInfo.Index; nil where a forgotten job was
 	freeJobs  []int                  // indexes of forgotten jobs, for reuse
-	busyJobs  map[string]*JobInfo    // the jobs with running tasks
+	busyJobs  []*JobInfo             // the jobs with running tasks, in no order (JobInfo.busyAt)
 	changing  map[*TaskInfo]struct{} // the running tasks holding a resize or a move (resize.go)
 	lsPending resource.Tuple         // the requests of the pending latency-sensitive tasks
 	classes   map[ClassID]*Class     // every pending task's demand class (classes.go)
@@ -131,7 +131,6 @@ func New(schema *resource.Schema, opts ...Option) (*State, error) {
 		schema:   schema,
 		nodes:    make(map[string]*NodeInfo),
 		jobs:     make(map[string]*JobInfo),
-		busyJobs: make(map[string]*JobInfo),
 		classes:  make(map[ClassID]*Class),
 		tasks:    make(map[string]*TaskInfo),
 		keyDim:   firstNonCompressible(schema),
@@ -363,7 +362,7 @@ func (s *State) AddJob(spec JobSpec) error {
 		}
 		return fmt.Errorf("cluster: job %q: %w", spec.ID, err)
 	}
-	j := &JobInfo{spec: spec, running: map[string]*TaskInfo{}}
+	j := &JobInfo{spec: spec, owner: s}
 	j.index = takeSlot(&s.jobList, &s.freeJobs, j)
 	s.jobs[spec.ID] = j
 	return nil
