@@ -74,6 +74,22 @@ func (s *State) Classes() iter.Seq[*Class] {
 // NumClasses is how many demand classes have pending tasks.
 func (s *State) NumClasses() int { return len(s.classes) }
 
+// pendingClass is task t's class (ClassOf) when it has pending tasks, else nil. A
+// class its demand record remembers (demand.classes) answers without a hash of the
+// ClassID when it is that of an undeclared task with t's key and failures (the rest of
+// the ID is the record's) and still has pending tasks (it holds its slot).
+func (s *State) pendingClass(t *TaskInfo) *Class {
+	if c := t.demand.classes[t.failures%uint8(len(t.demand.classes))]; c != nil && s.byslot[c.Slot] == c &&
+		c.ID.Failures == t.failures && c.ID.Key.Logic == t.key.logic && c.ID.Key.InputSize == t.key.size && t.Declared().Len() == 0 {
+		return c
+	}
+	c := s.classes[s.ClassOf(t)]
+	if c != nil {
+		t.demand.remember(t, c)
+	}
+	return c
+}
+
 // ClassPending is how many pending tasks of the cluster are of class id.
 func (s *State) ClassPending(id ClassID) int {
 	if c := s.classes[id]; c != nil {
@@ -87,11 +103,11 @@ func (s *State) ClassSlots() int { return s.nslots }
 
 // addPending counts task t among its job's pending demand classes, and the cluster's.
 func (s *State) addPending(j *JobInfo, t *TaskInfo) {
-	id := s.ClassOf(t)
-	c := s.classes[id]
+	c := s.pendingClass(t)
 	if c != nil {
 		c.N++
 	} else {
+		id := s.ClassOf(t)
 		slot := s.nslots
 		if k := len(s.slots); k > 0 {
 			slot, s.slots = s.slots[k-1], s.slots[:k-1]
@@ -105,45 +121,43 @@ func (s *State) addPending(j *JobInfo, t *TaskInfo) {
 			s.byslot = append(s.byslot, nil)
 		}
 		s.byslot[slot] = c
+		t.demand.remember(t, c)
 	}
-	if i, ok := j.classIdx[id]; ok {
+	if i, ok := j.classIdx[c.Slot]; ok {
 		j.classes[i].N++
 		return
 	}
 	if j.classIdx == nil {
-		j.classIdx = map[ClassID]int{}
+		j.classIdx = map[int]int{}
 	}
-	j.classIdx[id] = len(j.classes)
-	j.classes = append(j.classes, Class{ID: id, Slot: c.Slot, Serial: c.Serial, N: 1})
+	j.classIdx[c.Slot] = len(j.classes)
+	j.classes = append(j.classes, Class{ID: c.ID, Slot: c.Slot, Serial: c.Serial, N: 1})
 	s.classSets++
 	j.classSet = s.classSets
 }
 
-// removePending takes task t out of its job's pending demand classes, and the
-// cluster's.
+// removePending takes pending task t out of its job's pending demand classes, and
+// the cluster's. A job's classes are indexed by slot: the slot of a class with pending
+// tasks is its own, and is handed out again only once the class has none, in any job.
 func (s *State) removePending(j *JobInfo, t *TaskInfo) {
-	id := s.ClassOf(t)
-	if c := s.classes[id]; c != nil {
-		if c.N--; c.N == 0 {
-			delete(s.classes, id)
-			s.byslot[c.Slot] = nil
-			s.slots = append(s.slots, c.Slot)
-		}
+	c := s.pendingClass(t) // never nil: t is pending
+	slot := c.Slot
+	if c.N--; c.N == 0 {
+		delete(s.classes, c.ID)
+		s.byslot[slot] = nil
+		s.slots = append(s.slots, slot)
 	}
-	i, ok := j.classIdx[id]
-	if !ok {
-		return
-	}
+	i := j.classIdx[slot]
 	if j.classes[i].N--; j.classes[i].N > 0 {
 		return
 	}
 	last := len(j.classes) - 1
 	if i != last {
 		j.classes[i] = j.classes[last]
-		j.classIdx[j.classes[i].ID] = i
+		j.classIdx[j.classes[i].Slot] = i
 	}
 	j.classes = j.classes[:last]
-	delete(j.classIdx, id)
+	delete(j.classIdx, slot)
 	s.classSets++
 	j.classSet = s.classSets
 }

@@ -258,12 +258,19 @@ func checkPlacements(s *State, all []*TaskInfo, submitted map[string]submittedDe
 			return fmt.Sprintf("task %s %v (held %v): run %p", t.pe.ID, t.state, live, t.run)
 		}
 		// A placed task keeps its place in the pending index (parked) until it is
-		// pending again or ends; nothing else is parked there.
-		if want := live && placed && !strings.HasSuffix(t.pe.ID, BackupSuffix); t.pe.Parked() != want {
-			return fmt.Sprintf("task %s %v (held %v): parked %v", t.pe.ID, t.state, live, t.pe.Parked())
+		// pending again or ends, or until a node holding one of its inputs joins or
+		// leaves (relocate: it is then out of the index, to be filed anew); nothing
+		// else is parked there. A parked entry's racks are those its inputs are in,
+		// which index takes them for.
+		mayPark := live && placed && !strings.HasSuffix(t.pe.ID, BackupSuffix)
+		if t.pe.Parked() && !mayPark || mayPark && t.pe.Indexed() {
+			return fmt.Sprintf("task %s %v (held %v): parked %v, indexed %v", t.pe.ID, t.state, live, t.pe.Parked(), t.pe.Indexed())
 		}
 		if t.pe.Parked() {
 			parked++
+			if racks := s.racks(t.pe.Nodes); !slices.Equal(racks, t.pe.Racks) {
+				return fmt.Sprintf("task %s parked with racks %q, its inputs are in %q", t.pe.ID, t.pe.Racks, racks)
+			}
 		}
 		if t.run != nil {
 			if o := owner[t.run]; o != nil {

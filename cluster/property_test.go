@@ -211,7 +211,8 @@ func newWorld(r *rand.Rand) (*world, error) {
 	return w, nil
 }
 
-// randSpec is a random task of job j: a random request, sometimes a declared
+// randSpec is a random task of job j: a random request (half the time one of two
+// common ones), sometimes a declared
 // two-stage profile, sometimes input replicas (possibly on a node the state does not
 // hold).
 func (w *world) randSpec(j *cluster.JobInfo) cluster.TaskSpec {
@@ -226,6 +227,11 @@ func (w *world) randSpec(j *cluster.JobInfo) cluster.TaskSpec {
 		NonPreemptible: r.Intn(6) == 0,
 	}
 	w.next++
+	if r.Intn(2) == 0 {
+		// One of two common requests: tasks of a job then share a demand record and,
+		// alike in key and failures, a demand class (State.pendingClass).
+		spec.Request = tup(int64(1+r.Intn(2)), 2, 1, 0, 0, 0)
+	}
 	if r.Intn(2) == 0 {
 		spec.Duration = time.Duration(1+r.Intn(4)) * time.Second
 	}
@@ -570,6 +576,9 @@ func (m *model) check() string {
 	slotOf := map[cluster.ClassID][2]uint64{}
 	busy := map[string]bool{}
 	for j := range s.BusyJobs() {
+		if busy[j.ID()] {
+			return fmt.Sprintf("BusyJobs yields job %s twice", j.ID())
+		}
 		busy[j.ID()] = true
 	}
 	for _, j := range m.w.jobs {
@@ -587,6 +596,24 @@ func (m *model) check() string {
 		}
 		if j.NumRunning() != jw.running || busy[j.ID()] != (jw.running > 0) {
 			return fmt.Sprintf("job %s: %d running (busy %v), model says %d", j.ID(), j.NumRunning(), busy[j.ID()], jw.running)
+		}
+		// The running list, by ID and through IsRunning, is the model's running tasks.
+		var running []string
+		for _, mt := range m.tasks {
+			if mt.state == cluster.Running && mt.t.Job() == j.ID() {
+				running = append(running, mt.t.ID())
+			}
+			if got, want := j.IsRunning(mt.t.ID()), mt.state == cluster.Running && mt.t.Job() == j.ID(); got != want {
+				return fmt.Sprintf("job %s: IsRunning(%s) = %v, model says %v (%v)", j.ID(), mt.t.ID(), got, want, mt.state)
+			}
+		}
+		slices.Sort(running)
+		var listed []string
+		for _, t := range j.Running() {
+			listed = append(listed, t.ID())
+		}
+		if !slices.Equal(listed, running) {
+			return fmt.Sprintf("job %s: Running %v, model %v", j.ID(), listed, running)
 		}
 		got := map[string]int{}
 		sum := 0

@@ -299,12 +299,14 @@ func (s *State) run(t *TaskInfo) {
 	t.undisrupted = t.disrupted
 	s.restored(t)
 	j := s.jobs[t.pe.Job]
-	j.running[t.pe.ID] = t
+	t.run.runAt = len(j.running)
+	j.running = append(j.running, t)
 	if len(j.running)+j.finished >= j.spec.MinMember {
 		j.gathered = true
 	}
 	if len(j.running) == 1 { // busy from now on (it is there already when it had one running)
-		s.busyJobs[j.spec.ID] = j
+		j.busyAt = len(s.busyJobs)
+		s.busyJobs = append(s.busyJobs, j)
 	}
 	s.progressStart(t, t.run.node.spec.ID, t.start)
 	s.setState(t, Running)
@@ -540,9 +542,9 @@ func (s *State) release(t *TaskInfo) {
 	}
 	if t.state == Running {
 		s.progressAbandon(t)
-		if j := s.jobs[t.pe.Job]; len(j.running) > 0 {
-			if delete(j.running, t.pe.ID); len(j.running) == 0 {
-				delete(s.busyJobs, j.spec.ID)
+		if j := s.jobs[t.pe.Job]; j.isRunning(t) {
+			if j.running = swapRemove(j.running, t.run.runAt, func(u *TaskInfo, i int) { u.run.runAt = i }); len(j.running) == 0 {
+				s.busyJobs = swapRemove(s.busyJobs, j.busyAt, func(b *JobInfo, i int) { b.busyAt = i })
 			}
 		}
 	}

@@ -39,7 +39,7 @@ type State struct {
 	jobs      map[string]*JobInfo
 	jobList   []*JobInfo             // by JobInfo.Index; nil where a forgotten job was
 	freeJobs  []int                  // indexes of forgotten jobs, for reuse
-	busyJobs  map[string]*JobInfo    // the jobs with running tasks
+	busyJobs  []*JobInfo             // the jobs with running tasks, in no order (JobInfo.busyAt)
 	changing  map[*TaskInfo]struct{} // the running tasks holding a resize or a move (resize.go)
 	lsPending resource.Tuple         // the requests of the pending latency-sensitive tasks
 	classes   map[ClassID]*Class     // every pending task's demand class (classes.go)
@@ -131,7 +131,6 @@ func New(schema *resource.Schema, opts ...Option) (*State, error) {
 		schema:   schema,
 		nodes:    make(map[string]*NodeInfo),
 		jobs:     make(map[string]*JobInfo),
-		busyJobs: make(map[string]*JobInfo),
 		classes:  make(map[ClassID]*Class),
 		tasks:    make(map[string]*TaskInfo),
 		keyDim:   firstNonCompressible(schema),
@@ -304,16 +303,25 @@ func (s *State) RemoveNode(id string) ([]string, error) {
 	return ids, nil
 }
 
-// relocate re-indexes the pending tasks with an input on node id after the node
-// joined or left, so that the locality index sees the node's rack (or its absence) as
-// Locality does. Their order among their job's tasks is unchanged.
+// relocate re-files the tasks with an input on node id after the node joined or left,
+// so that the locality index sees the node's rack (or its absence) as Locality does:
+// a pending task is indexed again, its order among its job's tasks unchanged; a placed
+// one, parked in the index, leaves the node and rack tables, to be filed anew should
+// it come back to pending. A parked entry's racks are thus always those its inputs are
+// in (index).
 func (s *State) relocate(id string) {
 	for _, t := range s.tasks {
-		if t.state != Pending || !slices.Contains(t.pe.Nodes, id) {
+		if !slices.Contains(t.pe.Nodes, id) {
 			continue
 		}
-		_ = s.pending.Delete(&t.pe)
-		s.index(t)
+		switch {
+		case t.state == Pending:
+			_ = s.pending.Delete(&t.pe)
+			s.index(t)
+		case t.pe.Parked():
+			_ = s.pending.Delete(&t.pe)
+			t.pe.Racks = nil
+		}
 	}
 }
 
@@ -363,7 +371,7 @@ func (s *State) AddJob(spec JobSpec) error {
 		}
 		return fmt.Errorf("cluster: job %q: %w", spec.ID, err)
 	}
-	j := &JobInfo{spec: spec, running: map[string]*TaskInfo{}}
+	j := &JobInfo{spec: spec, owner: s}
 	j.index = takeSlot(&s.jobList, &s.freeJobs, j)
 	s.jobs[spec.ID] = j
 	return nil
@@ -503,7 +511,7 @@ func (s *State) enqueue(t *TaskInfo) {
 // starts: then Tree.Start does), the locality index and its demand classes. A task
 // that starts is parked in the locality index, which keeps its place there should it
 // come back to pending (Unreserve, an eviction); it leaves the index when it ends
-// (taskEnded).
+// (taskEnded), or when a node holding one of its inputs joins or leaves (relocate).
 func (s *State) dequeue(t *TaskInfo, starts bool) {
 	if starts {
 		_ = s.pending.Park(&t.pe) // pending: indexed; its racks stay as filed
@@ -525,16 +533,14 @@ func (s *State) dequeue(t *TaskInfo, starts bool) {
 // room for (docs/methods.md §11, R_NE). O(1): it is kept as tasks come and go.
 func (s *State) PendingLatencySensitive() resource.Tuple { return s.lsPending }
 
-// index puts pending task t's entry in the pending index, with the racks its inputs
-// are in now.
+// index puts pending task t's entry in the pending index with the racks its inputs
+// are in now: a parked entry takes up its places again under the racks it was filed
+// with, which are those (relocate files anew any whose input's node joined or left
+// since), and any other entry is filed with the racks looked up.
 func (s *State) index(t *TaskInfo) {
-	racks := s.racks(t.pe.Nodes)
-	if t.pe.Parked() && !slices.Equal(racks, t.pe.Racks) {
-		// Parked under racks its inputs are no longer in (a node left or joined
-		// since): filed anew.
-		_ = s.pending.Delete(&t.pe)
+	if !t.pe.Parked() {
+		t.pe.Racks = s.racks(t.pe.Nodes)
 	}
-	t.pe.Racks = racks
 	// Only fails on input validated at submission.
 	_ = s.pending.Insert(&t.pe)
 }

@@ -124,9 +124,11 @@ type JobInfo struct {
 	index    int
 	classes  []Class                    // what its pending tasks ask for (classes.go)
 	classSet uint64                     // the number of the set of classes (ClassSet)
-	classIdx map[ClassID]int            // index of each class in classes
+	classIdx map[int]int                // index in classes of each class, by Class.Slot
 	pending  fairness.JobRef[*TaskInfo] // where the pending index keeps its tasks
-	running  map[string]*TaskInfo       // its running tasks (not their backups)
+	running  []*TaskInfo                // its running tasks (not their backups), in no order (placement.runAt)
+	owner    *State                     // the state holding the job, for IsRunning
+	busyAt   int                        // its index in State.busyJobs while it has running tasks
 	progress *predict.ProgressTracker   // its tasks' progress (WithJobProgress)
 	// demands are the latest distinct demands of its tasks, for the next to share
 	// (demandOf); nextDemand is the one to replace next.
@@ -175,13 +177,32 @@ func (j *JobInfo) ClassSet() uint64 { return j.classSet }
 func (j *JobInfo) NumRunning() int { return len(j.running) }
 
 // IsRunning reports whether task id is one of the job's running tasks.
-func (j *JobInfo) IsRunning(id string) bool {
-	_, ok := j.running[id]
-	return ok
+func (j *JobInfo) IsRunning(id string) bool { return j.isRunning(j.owner.tasks[id]) }
+
+// isRunning reports whether t (nil: none) is one of the job's running tasks.
+func (j *JobInfo) isRunning(t *TaskInfo) bool {
+	return t != nil && t.run != nil && t.run.runAt < len(j.running) && j.running[t.run.runAt] == t
 }
 
 // Running returns the job's running tasks in ID order.
-func (j *JobInfo) Running() []*TaskInfo { return sorted(j.running) }
+func (j *JobInfo) Running() []*TaskInfo {
+	out := slices.Clone(j.running)
+	slices.SortFunc(out, byID)
+	return out
+}
+
+// swapRemove removes element i of list, moving the last element into its place and
+// telling it its new index (moved), and returns the shortened list.
+func swapRemove[T any](list []T, i int, moved func(T, int)) []T {
+	last := len(list) - 1
+	if i != last {
+		list[i] = list[last]
+		moved(list[i], i)
+	}
+	var zero T
+	list[last] = zero
+	return list[:last]
+}
 
 // Gathered reports whether the job runs as a gang should: it is no gang
 // (JobSpec.MinMember ≤ 1), or MinMember of its tasks have been running or finished
@@ -257,6 +278,18 @@ type demand struct {
 	family   string                        // the tasks' predict.Key.Family
 	profile  atomic.Pointer[stage.Profile] // the request held for duration (RequestProfile)
 	owner    *State                        // the state whose job keeps it
+	// classes are demand classes of this demand's undeclared tasks, by the tasks'
+	// failures modulo its length: that of a task of this demand with the class's key
+	// and failures, while the class has pending tasks (State.pendingClass).
+	classes [8]*Class
+}
+
+// remember keeps class c, that of task t of demand d, for the next tasks like it
+// (State.pendingClass); a task that declares its profile is not remembered.
+func (d *demand) remember(t *TaskInfo, c *Class) {
+	if t.Declared().Len() == 0 {
+		d.classes[t.failures%uint8(len(d.classes))] = c
+	}
 }
 
 // recentDemands is how many distinct demands a job keeps for its next tasks to share.
@@ -301,6 +334,7 @@ type placement struct {
 	change           *change   // a held resize or move (resize.go); nil for none
 	measured         *measured // progress samples reported while it runs; nil: none
 	id               uint64    // the state's number for this placement (TaskInfo.RunID)
+	runAt            int       // its index in its job's running list while it runs (JobInfo.running)
 
 	plan      stage.Profile  // what the task is expected to follow
 	planned   time.Duration  // predicted duration, 0 when placed by its request

@@ -154,6 +154,16 @@ func (t *Tree) check() error {
 				if !q.active.Has(seatOf(k)) {
 					return fmt.Errorf("%s %q: not found in parent's set", k.Kind, k.ID)
 				}
+				var held seat
+				q.active.Ascend(func(x seat) bool {
+					if x.n == k {
+						held = x
+					}
+					return held.n == nil
+				})
+				if held != seatOf(k) {
+					return fmt.Errorf("%s %q: its seat %+v, not %+v", k.Kind, k.ID, held, seatOf(k))
+				}
 			}
 		}
 		if q.active.Len() != eligible {

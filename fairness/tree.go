@@ -39,15 +39,17 @@ type Tree struct {
 	path     []*tnode // Resettle's scratch
 }
 
-// tnode is a queue or a job in the tree.
+// tnode is a queue or a job in the tree. What its parent's active set compares comes
+// first — the key, then the entry's ID, priority and submission time — so that a
+// comparison, most often settled by the keys, reads one cache line of the node.
 type tnode struct {
+	key OrderKey // the parent's policy's key, valid while inParent
+	seq uint64   // creation order: the final tie-break
 	Entry
 	parent   *tnode
-	key      OrderKey // the parent's policy's key, valid while inParent
-	seq      uint64   // creation order: the final tie-break
-	inParent bool     // held in parent.active
-	idx      int      // index in parent.kids
-	slot     int      // a job's slot (Slot), −1 for none
+	inParent bool // held in parent.active
+	idx      int  // index in parent.kids
+	slot     int  // a job's slot (Slot), −1 for none
 	// queues only
 	policy Policy
 	kids   []*tnode

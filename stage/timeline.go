@@ -3,8 +3,8 @@ package stage
 import (
 	"fmt"
 	"iter"
-	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -52,21 +52,14 @@ type Handle uint64
 type Timeline struct {
 	schema   *resource.Schema
 	capacity resource.Tuple
-	root     *node // the step tree (steptree.go); its first step begins at the origin
-	len      int   // steps in the tree
-	res      map[Handle]reservation
-	lifted   map[Handle]bool // reservations taken off by Suspend until Resume
+	root     *node         // the step tree (steptree.go); its first step begins at the origin
+	len      int           // steps in the tree
+	res      []reservation // the reservations held, by handle (reservations.go)
+	held     int           // how many of res are held; the others were released
 	last     Handle
 	origin   time.Duration
 	spare    []*node // recycled tree nodes
 	version  uint64  // free-amount changes so far (Version)
-}
-
-// reservation is kept by value in Timeline.res: it must stay small enough (≤ 128
-// bytes) for the map to hold it inline, without an allocation per reservation.
-type reservation struct {
-	start   time.Duration
-	profile Profile
 }
 
 // NewTimeline returns the timeline of a server of the given capacity, free from time 0
@@ -83,7 +76,6 @@ func NewTimeline(schema *resource.Schema, capacity resource.Tuple) (*Timeline, e
 		capacity: capacity,
 		root:     &node{leaf: true, width: width(schema), at: []time.Duration{0}, val: []resource.Tuple{capacity}},
 		len:      1,
-		res:      make(map[Handle]reservation),
 	}
 	return tl, nil
 }
@@ -122,11 +114,7 @@ func (tl *Timeline) Clone() *Timeline {
 		cp.root = tl.root.clone()
 		c = &cp
 	}
-	c.res = maps.Clone(tl.res)
-	if c.res == nil {
-		c.res = make(map[Handle]reservation)
-	}
-	c.lifted = maps.Clone(tl.lifted)
+	c.res = slices.Clone(tl.res)
 	c.spare = nil
 	return c
 }
@@ -163,12 +151,15 @@ func smallClone(tl *Timeline) *Timeline {
 }
 
 // Reservations is the number of reservations held (reserved and not yet released).
-func (tl *Timeline) Reservations() int { return len(tl.res) }
+func (tl *Timeline) Reservations() int { return tl.held }
 
 // Lookup returns the start and profile of a reservation.
 func (tl *Timeline) Lookup(h Handle) (start time.Duration, p Profile, ok bool) {
-	r, ok := tl.res[h]
-	return r.start, r.profile, ok
+	i, ok := tl.find(h)
+	if !ok {
+		return 0, Profile{}, false
+	}
+	return tl.res[i].start, tl.res[i].profile, true
 }
 
 // FreeAt returns the free resources at time t (the origin's for t before the origin).
@@ -367,25 +358,22 @@ func (tl *Timeline) Reserve(start time.Duration, p Profile, allow resource.Tuple
 		return 0, err
 	}
 	tl.apply(start, p, -1)
-	tl.last++
-	tl.res[tl.last] = reservation{start: start, profile: p}
-	return tl.last, nil
+	return tl.add(start, p), nil
 }
 
 // Release returns a reservation's resources to the timeline. Releasing a handle that is
 // not held (never issued, or already released) is an error and changes nothing.
 // Resources before the origin are gone with the history Trim dropped.
 func (tl *Timeline) Release(h Handle) error {
-	r, ok := tl.res[h]
+	i, ok := tl.find(h)
 	if !ok {
 		return fmt.Errorf("stage: release of handle %d: %w", h, ErrUnknownReservation)
 	}
-	delete(tl.res, h)
-	if tl.lifted[h] {
-		delete(tl.lifted, h)
-		return nil
+	r := tl.res[i]
+	tl.drop(i)
+	if !r.lifted {
+		tl.apply(r.start, r.profile, +1)
 	}
-	tl.apply(r.start, r.profile, +1)
 	return nil
 }
 
@@ -397,20 +385,19 @@ func (tl *Timeline) Release(h Handle) error {
 // a caller that replaces a reservation for good. Replacing a handle that is not held,
 // or is suspended, is an error and changes nothing.
 func (tl *Timeline) Replace(h Handle, start time.Duration, p Profile, allow resource.Tuple) (Handle, error) {
-	old, ok := tl.res[h]
-	if !ok || tl.lifted[h] {
+	i, ok := tl.find(h)
+	if !ok || tl.res[i].lifted {
 		return 0, fmt.Errorf("stage: replace of handle %d: %w", h, ErrUnknownReservation)
 	}
+	old := tl.res[i]
 	tl.apply(old.start, old.profile, +1)
 	if err := tl.Check(start, p, allow); err != nil {
 		tl.apply(old.start, old.profile, -1)
 		return 0, err
 	}
 	tl.apply(start, p, -1)
-	delete(tl.res, h)
-	tl.last++
-	tl.res[tl.last] = reservation{start: start, profile: p}
-	return tl.last, nil
+	tl.drop(i)
+	return tl.add(start, p), nil
 }
 
 // Suspend takes reservation h's resources off the timeline for a what-if question —
@@ -420,15 +407,12 @@ func (tl *Timeline) Replace(h Handle, start time.Duration, p Profile, allow reso
 // changes nothing. A suspended reservation still counts in Reservations, and Release
 // drops it.
 func (tl *Timeline) Suspend(h Handle) error {
-	r, ok := tl.res[h]
-	if !ok || tl.lifted[h] {
+	i, ok := tl.find(h)
+	if !ok || tl.res[i].lifted {
 		return fmt.Errorf("stage: suspend of handle %d: %w", h, ErrUnknownReservation)
 	}
-	if tl.lifted == nil {
-		tl.lifted = make(map[Handle]bool)
-	}
-	tl.lifted[h] = true
-	tl.apply(r.start, r.profile, +1)
+	tl.res[i].lifted = true
+	tl.apply(tl.res[i].start, tl.res[i].profile, +1)
 	return nil
 }
 
@@ -438,12 +422,12 @@ func (tl *Timeline) Suspend(h Handle) error {
 // into a suspension it will resume. Resuming a handle that is not suspended is an error
 // and changes nothing.
 func (tl *Timeline) Resume(h Handle) error {
-	r, ok := tl.res[h]
-	if !ok || !tl.lifted[h] {
+	i, ok := tl.find(h)
+	if !ok || !tl.res[i].lifted {
 		return fmt.Errorf("stage: resume of handle %d: not suspended: %w", h, ErrUnknownReservation)
 	}
-	delete(tl.lifted, h)
-	tl.apply(r.start, r.profile, -1)
+	tl.res[i].lifted = false
+	tl.apply(tl.res[i].start, tl.res[i].profile, -1)
 	return nil
 }
 
