@@ -3,7 +3,6 @@ package finegrain
 import (
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -66,11 +65,14 @@ type ScaleUpConfig struct {
 	// Parallelism is how many goroutines share the two steps of a round that read
 	// the state only: listing the running tasks — the tests of S1–S4 and T1–T2, at
 	// thousands of tasks the round's largest step —, each goroutine over a run of
-	// nodes, and working out what each planned change makes its task hold. Planning
-	// and changing the state run on the caller's goroutine. The round is the same
-	// whatever the number. 0 means runtime.GOMAXPROCS, with at least 1,024 tasks (or
-	// changes) for each goroutine, so that a small cluster's round runs on the
-	// caller's goroutine alone; 1 runs it all there. Not negative.
+	// nodes, and working out what each planned change makes its task hold (at most
+	// one goroutine a node, or a change). Planning and changing the state run on the
+	// caller's goroutine, and the scheduler's lock is held throughout. The round is
+	// the same whatever the number. 0 and 1 run the whole round on the caller's
+	// goroutine, the default: on a machine whose cores are busy, a round waits for
+	// its slowest goroutine to get one. Set it to runtime.GOMAXPROCS(0) where cores
+	// are free: at 10,000 running tasks a round is then about a tenth shorter on two
+	// cores. Not negative.
 	Parallelism int
 }
 
@@ -315,7 +317,7 @@ func (s *Scheduler) planInput(u *scaleUp, round *ScaleUpRound) speculate.PlanInp
 // are closed up after; stragglers, few, each lists in its own room.
 func (u *scaleUp) listTasks(s *Scheduler, nodes []*cluster.NodeInfo, in *speculate.PlanInput, at time.Duration) ([]predict.StragglerVerdict, []ScaleSkip) {
 	in.Nodes = slices.Grow(in.Nodes[:0], len(nodes))[:len(nodes)]
-	workers := u.workers(len(nodes), s.state.Count(Running))
+	workers := u.workers(len(nodes))
 	u.ensureListers(workers)
 	room := 0
 	for w := range workers {
@@ -354,21 +356,10 @@ func (u *scaleUp) listTasks(s *Scheduler, nodes []*cluster.NodeInfo, in *specula
 	return verdicts, skipped
 }
 
-// parallelChunk is how many tasks (or changes) a goroutine of a round takes at least
-// (scaleUp.workers): at about a microsecond each, a goroutine's start costs a fraction
-// of a percent of that.
-const parallelChunk = 1024
-
 // workers is how many goroutines share a step of a round over n items (nodes, or
-// changes) that concern tasks tasks: ScaleUpConfig.Parallelism, or by default
-// runtime.GOMAXPROCS with one goroutine for every parallelChunk tasks at most; never
-// more than one an item, never none.
-func (u *scaleUp) workers(n, tasks int) int {
-	w := u.parallelism
-	if w == 0 {
-		w = min(runtime.GOMAXPROCS(0), tasks/parallelChunk)
-	}
-	return max(1, min(w, n))
+// changes): ScaleUpConfig.Parallelism, never more than one an item, never none.
+func (u *scaleUp) workers(n int) int {
+	return max(1, min(u.parallelism, n))
 }
 
 // ensureListers makes sure that u has the scratch of k goroutines (listers).
@@ -625,7 +616,7 @@ func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, round *ScaleUpRoun
 	if len(u.shrunk) == 0 && shrinks > 0 {
 		u.shrunk = make(map[*cluster.TaskInfo]shrinkage, shrinks) // room for what the shrinks record
 	}
-	workers := u.workers(len(changes), len(changes))
+	workers := u.workers(len(changes))
 	u.ensureListers(workers)
 	split(len(changes), workers, func(w, lo, hi int) {
 		l := u.listers[w]
@@ -652,6 +643,12 @@ func (s *Scheduler) carryOut(u *scaleUp, plan speculate.Plan, round *ScaleUpRoun
 	if len(round.Actions) == 0 {
 		round.Actions = nil
 	}
+}
+
+// grows reports whether c adds to its task (an expansion, a move, a restore) rather
+// than taking from it (a reclaim, a preemption).
+func (c *taskChange) grows() bool {
+	return c.kind != speculate.Reclaim && c.kind != speculate.Preempt
 }
 
 // forget empties changes, the round's, and keeps their room for the next round
@@ -754,7 +751,7 @@ func (s *Scheduler) prepare(c *taskChange, at time.Duration, scratch *[]stage.St
 	if c.kind == speculate.Move {
 		c.delta = c.amount.Sub(c.first.Released).Max(resource.Tuple{})
 	}
-	c.hold, c.err = shifted(s.schema, c.task, at, c.delta, c.kind != speculate.Reclaim && c.kind != speculate.Preempt, scratch)
+	c.hold, c.err = shifted(s.schema, c.task, at, c.delta, c.grows(), scratch)
 }
 
 // change carries change c, prepared, out on its task at the round's time at: a
@@ -764,7 +761,7 @@ func (s *Scheduler) change(c *taskChange, at time.Duration) (ScaleAction, error)
 		return ScaleAction{}, c.err
 	}
 	st, t, held, hold := c.first, c.task, c.held, c.hold
-	grow := c.kind != speculate.Reclaim && c.kind != speculate.Preempt
+	grow := c.grows()
 	r := cluster.Reservation{Start: at, Hold: hold, Predicted: t.Planned() > 0}
 	if !grow {
 		// A shrink frees room, but the node may be over-committed on a compressible

@@ -27,15 +27,14 @@ import (
 //     untimed), so that it decides the same changes with the room the earlier one
 //     kept for its lists;
 //   - first: the first round a scheduler runs;
-//   - periodic-serial: periodic, on one goroutine (ScaleUpConfig.Parallelism 1): by
-//     default a round lists the tasks and prepares its changes on GOMAXPROCS
-//     goroutines, and this is what it costs on one core.
+//   - periodic-parallel: periodic, with the round's read-only steps on GOMAXPROCS
+//     goroutines (ScaleUpConfig.Parallelism); the others run on one, the default.
 func BenchmarkScaleUpRound(b *testing.B) {
 	for _, c := range []struct {
 		name        string
 		periodic    bool
 		parallelism int
-	}{{"periodic", true, 0}, {"first", false, 0}, {"periodic-serial", true, 1}} {
+	}{{"periodic", true, 0}, {"first", false, 0}, {"periodic-parallel", true, runtime.GOMAXPROCS(0)}} {
 		periodic := c.periodic
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

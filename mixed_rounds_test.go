@@ -137,9 +137,9 @@ func (w *roundWorld) actions() int {
 }
 
 // replayBenchRounds runs three rounds, at 4, 5 and 6 s, with round on
-// BenchmarkScaleUpRound's cluster.
-func replayBenchRounds(tb testing.TB, round func(*finegrain.Scheduler, time.Duration) (finegrain.ScaleUpRound, error)) (*roundWorld, error) {
-	w := &roundWorld{s: scaleUpCluster(tb), r: rand.New(rand.NewSource(0)), round: round, now: 4 * time.Second}
+// BenchmarkScaleUpRound's cluster, on a scheduler with opts.
+func replayBenchRounds(tb testing.TB, round func(*finegrain.Scheduler, time.Duration) (finegrain.ScaleUpRound, error), opts ...finegrain.Option) (*roundWorld, error) {
+	w := &roundWorld{s: scaleUpCluster(tb, opts...), r: rand.New(rand.NewSource(0)), round: round, now: 4 * time.Second}
 	for i := range 1000 {
 		w.nodes = append(w.nodes, fmt.Sprintf("n%04d", i))
 	}
@@ -544,14 +544,17 @@ func TestPropertyScaleUpParallelismChangesNothing(t *testing.T) {
 }
 
 // TestBenchRoundsMatchReference: three rounds on BenchmarkScaleUpRound's cluster
-// decide, and leave the state, as the reference rounds do.
+// decide, and leave the state, as the reference rounds do — on one goroutine and on
+// three (ScaleUpConfig.Parallelism).
 func TestBenchRoundsMatchReference(t *testing.T) {
-	got, err := replayBenchRounds(t, (*finegrain.Scheduler).ScaleUp)
-	require.NoError(t, err)
 	want, err := replayBenchRounds(t, (*finegrain.Scheduler).ReferenceScaleUp)
 	require.NoError(t, err)
-	require.Positive(t, got.actions())
-	assert.Empty(t, sameRounds(got, want))
+	require.Positive(t, want.actions())
+	for _, parallelism := range []int{0, 3} {
+		got, err := replayBenchRounds(t, (*finegrain.Scheduler).ScaleUp, finegrain.WithScaleUp(finegrain.ScaleUpConfig{Parallelism: parallelism}))
+		require.NoError(t, err)
+		assert.Empty(t, sameRounds(got, want), "parallelism %d", parallelism)
+	}
 }
 
 // sameRounds is "" when worlds got and want made the same rounds — equal values,

@@ -720,7 +720,9 @@ func (s *State) Nodes() iter.Seq[*NodeInfo] {
 	}
 }
 
-// BusyJobs yields the jobs with running tasks, in no particular order.
+// BusyJobs yields the jobs with running tasks, in no particular order. The state must
+// not change during the iteration: a job that stops being busy then may make it pass
+// over another.
 func (s *State) BusyJobs() iter.Seq[*JobInfo] {
 	return func(yield func(*JobInfo) bool) {
 		for _, j := range s.busyJobs {

@@ -40,8 +40,10 @@ type Tree struct {
 }
 
 // tnode is a queue or a job in the tree. What its parent's active set compares comes
-// first — the key, then the entry's ID, priority and submission time — so that a
-// comparison, most often settled by the keys, reads one cache line of the node.
+// first — the key and the sequence number, then the entry's ID, priority and
+// submission time — so that a comparison, most often settled by the keys, reads the
+// node's first bytes only (the key and the sequence number share a cache line unless
+// the node's allocation splits them).
 type tnode struct {
 	key OrderKey // the parent's policy's key, valid while inParent
 	seq uint64   // creation order: the final tie-break

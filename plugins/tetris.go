@@ -476,15 +476,6 @@ func unitShare(amount, capacity int64) float64 {
 	return x
 }
 
-// align is candidate pk's alignment with the node's least free amount over the
-// candidate's window from now: match.Alignment's score, with each factor taken once
-// (the task's when it is picked, the node's with the window) and the same sum in the
-// same order.
-func (t *Tetris) align(pk *tetrisPick) float64 {
-	last, from := t.lastRow()
-	return alignRow(&pk.norm, t.rowWith(pk.end, last, from))
-}
-
 // rowWith is the node's least free amount over [now, end), over its capacity (window):
 // minFree's, normalised, given the last row and where it starts (lastRow), which a
 // choice takes once for all its candidates. A window that outlasts every change of the

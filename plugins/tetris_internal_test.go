@@ -106,3 +106,12 @@ func TestTetrisAlignIsAlignment(t *testing.T) {
 	}, gen.Int64().WithShrinker(gopter.NoShrinker)))
 	props.TestingRun(t)
 }
+
+// align is candidate pk's alignment with the node's least free amount over the
+// candidate's window from now, as choose works it out: match.Alignment's score, with
+// each factor taken once (the task's when it is picked, the node's with the window)
+// and the same sum in the same order.
+func (t *Tetris) align(pk *tetrisPick) float64 {
+	last, from := t.lastRow()
+	return alignRow(&pk.norm, t.rowWith(pk.end, last, from))
+}
