@@ -272,7 +272,9 @@
 // response = submit → first placement), optional per-task records, samples every
 // WithSampleEvery (utilisation used / background / allocated per dimension, Jain's index
 // over the active queues' dominant shares of what the scheduler allocated to them,
-// fairness.Jain) and a Summary (makespan, job-completion and response distributions,
+// fairness.Jain, each placed task counted at the peak of the profile held for it;
+// WithHeldShares adds the index over what is held for them at the sample instant) and a
+// Summary (makespan, job-completion and response distributions,
 // small vs large task turnaround, mean Jain, mean utilisation, placements, compressed
 // placements, kills, evictions and the run time they lost, gangs gathered, locality,
 // time spent compressed, decision counts; with latency-sensitive tasks or scale-up,

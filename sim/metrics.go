@@ -132,6 +132,14 @@ type Sample struct {
 	// with demand); among backlogged queues a fair scheduler keeps the shares equal.
 	Backlogged     int
 	BackloggedJain float64
+	// HeldJain and HeldBackloggedJain are Jain and BackloggedJain, over the same
+	// queues, of the queues' dominant shares of what the scheduler holds for their
+	// running tasks at the sample instant (WithHeldShares; 0 without it): each task's
+	// reservation as it stands then — for a stage profile, the stage in force — rather
+	// than its peak. A request held from a task's start until it finishes is the same
+	// at every instant of its run, so for a request-based policy whose placements
+	// start at once they equal Jain and BackloggedJain.
+	HeldJain, HeldBackloggedJain float64
 }
 
 // QueueSample is one queue at a sample instant (WithQueueSamples): the detail behind
@@ -147,6 +155,10 @@ type QueueSample struct {
 	// Share is the queue's dominant share of what the scheduler allocates to it, the
 	// share the sample's Jain indices are over.
 	Share float64
+	// HeldShare is the queue's dominant share of what the scheduler holds for its
+	// running tasks at the sample instant, the share of Sample.HeldJain
+	// (WithHeldShares; 0 without it).
+	HeldShare float64
 	// OldestPending is how long the queue's longest-waiting pending task has been
 	// pending, since it was submitted (a reduce: since its maps finished); 0 with none.
 	OldestPending time.Duration
@@ -182,6 +194,10 @@ type Summary struct {
 	// them.
 	BackloggedJain        float64
 	BackloggedJainSamples int
+	// HeldJain and HeldBackloggedJain are the means of the samples' HeldJain and
+	// HeldBackloggedJain over the samples Jain and BackloggedJain are means over
+	// (WithHeldShares; 0 without it).
+	HeldJain, HeldBackloggedJain float64
 	// Used and Background are exact time averages over [0, makespan] as fractions of
 	// capacity; Allocated is the mean of the samples.
 	Used, Background, Allocated resource.Vector
@@ -420,6 +436,7 @@ type metrics struct {
 	active     []int
 	pending    []int // per queue: its tasks pending (submitted, not placed)
 	queueAlloc []resource.Tuple
+	queueHeld  []resource.Tuple // per queue: what the scheduler holds at the sample (WithHeldShares)
 	shares     []float64
 	samples    []Sample
 	queueSamp  []QueueSample
@@ -518,6 +535,9 @@ func (m *metrics) init(s *Sim) {
 	m.active = make([]int, len(s.queues))
 	m.pending = make([]int, len(s.queues))
 	m.queueAlloc = make([]resource.Tuple, len(s.queues))
+	if s.cfg.heldShares {
+		m.queueHeld = make([]resource.Tuple, len(s.queues))
+	}
 }
 
 // pendingAdd records d more pending tasks of task t's queue (s.pending's count, per
@@ -634,30 +654,15 @@ func (s *Sim) sample() {
 		alloc = alloc.Add(n.adv.Sub(free))
 	}
 	sm := Sample{At: s.now, Used: frac(m.used), Background: frac(m.bgUsed), Allocated: frac(alloc),
-		Running: s.running, Pending: s.pending, Jain: 1, BackloggedJain: 1}
-	m.shares = m.shares[:0]
-	for q := range s.queues {
-		if m.active[q] > 0 {
-			m.shares = append(m.shares, max(0, m.queueAlloc[q].DominantShare(m.capacity)))
-		}
-	}
-	sm.ActiveQueues = len(m.shares)
-	if len(m.shares) >= 2 {
-		if j, err := fairness.Jain(m.shares); err == nil {
-			sm.Jain = j
-		}
-	}
-	m.shares = m.shares[:0]
-	for q := range s.queues {
-		if m.active[q] > 0 && m.pending[q] > 0 {
-			m.shares = append(m.shares, max(0, m.queueAlloc[q].DominantShare(m.capacity)))
-		}
-	}
-	sm.Backlogged = len(m.shares)
-	if len(m.shares) >= 2 {
-		if j, err := fairness.Jain(m.shares); err == nil {
-			sm.BackloggedJain = j
-		}
+		Running: s.running, Pending: s.pending}
+	backlogged := func(q int) bool { return m.active[q] > 0 && m.pending[q] > 0 }
+	active := func(q int) bool { return m.active[q] > 0 }
+	sm.ActiveQueues, sm.Jain = m.jain(m.queueAlloc, active)
+	sm.Backlogged, sm.BackloggedJain = m.jain(m.queueAlloc, backlogged)
+	if s.cfg.heldShares {
+		s.heldByQueue()
+		_, sm.HeldJain = m.jain(m.queueHeld, active)
+		_, sm.HeldBackloggedJain = m.jain(m.queueHeld, backlogged)
 	}
 	m.samples = append(m.samples, sm)
 	if s.cfg.queueSample {
@@ -668,6 +673,62 @@ func (s *Sim) sample() {
 	}
 }
 
+// jain counts the queues q for which in(q) holds and returns Jain's index over their
+// dominant shares of alloc (indexed by queue): 1 when fewer than two are counted.
+func (m *metrics) jain(alloc []resource.Tuple, in func(q int) bool) (int, float64) {
+	m.shares = m.shares[:0]
+	for q := range alloc {
+		if in(q) {
+			m.shares = append(m.shares, max(0, alloc[q].DominantShare(m.capacity)))
+		}
+	}
+	if len(m.shares) < 2 {
+		return len(m.shares), 1
+	}
+	j, err := fairness.Jain(m.shares)
+	if err != nil {
+		return len(m.shares), 1
+	}
+	return len(m.shares), j
+}
+
+// allocator is the optional call through which the simulator reads what the
+// scheduler holds for a placed task at an instant (finegrain.Scheduler.Allocation):
+// WithHeldShares.
+type allocator interface {
+	Allocation(id string, at time.Duration) (finegrain.Allocation, error)
+}
+
+var _ allocator = (*finegrain.Scheduler)(nil)
+
+// heldByQueue sets m.queueHeld to what the scheduler holds, now, for each queue's
+// running tasks (WithHeldShares): the reservation's demand now, as the scheduler's
+// Allocation call gives it; for a scheduler without that call (or one that does not
+// know the task placed), the stage of the profile the task was placed on in force now,
+// counted from the start of its run (nothing once the profile has ended). Backup
+// attempts are left out, as they are of the queues' allocations.
+func (s *Sim) heldByQueue() {
+	m := &s.m
+	clear(m.queueHeld)
+	a, _ := s.sched.(allocator)
+	for _, n := range s.nodes {
+		for _, x := range n.running {
+			if x.backup {
+				continue
+			}
+			t := x.task
+			held := t.hold.At(s.now - t.start)
+			if a != nil {
+				if al, err := a.Allocation(t.wt.ID, s.now); err == nil {
+					held = al.Held
+				}
+			}
+			q := s.jobs[t.job].queue
+			m.queueHeld[q] = m.queueHeld[q].Add(held)
+		}
+	}
+}
+
 // sampleQueues records one QueueSample per queue at now (WithQueueSamples).
 func (s *Sim) sampleQueues() {
 	m := &s.m
@@ -675,6 +736,9 @@ func (s *Sim) sampleQueues() {
 	for q, name := range s.queues {
 		m.queueSamp = append(m.queueSamp, QueueSample{At: s.now, Queue: name, Active: m.active[q], Pending: m.pending[q],
 			Share: max(0, m.queueAlloc[q].DominantShare(m.capacity))})
+		if m.queueHeld != nil {
+			m.queueSamp[len(m.queueSamp)-1].HeldShare = max(0, m.queueHeld[q].DominantShare(m.capacity))
+		}
 	}
 	for i := range s.tasks {
 		t := &s.tasks[i]
@@ -765,6 +829,10 @@ func (m *metrics) result(s *Sim) *Result {
 	sum.SmallRuns, sum.LargeRuns = dist(m.smallRun), dist(m.largeRun)
 	sum.Jain, sum.JainSamples = meanJain(m.samples, func(sm *Sample) (int, float64) { return sm.ActiveQueues, sm.Jain })
 	sum.BackloggedJain, sum.BackloggedJainSamples = meanJain(m.samples, func(sm *Sample) (int, float64) { return sm.Backlogged, sm.BackloggedJain })
+	if s.cfg.heldShares {
+		sum.HeldJain, _ = meanJain(m.samples, func(sm *Sample) (int, float64) { return sm.ActiveQueues, sm.HeldJain })
+		sum.HeldBackloggedJain, _ = meanJain(m.samples, func(sm *Sample) (int, float64) { return sm.Backlogged, sm.HeldBackloggedJain })
+	}
 	capa := m.capacity.Float()
 	if span := s.now.Seconds(); span > 0 {
 		for k := 0; k < s.schema.Len(); k++ {

@@ -94,6 +94,7 @@ type config struct {
 	failures    []NodeFailure
 	records     bool
 	queueSample bool
+	heldShares  bool
 	progress    func(Progress)
 	timeLimit   time.Duration
 	timing      bool
@@ -273,6 +274,20 @@ func WithTaskRecords() Option {
 func WithQueueSamples() Option {
 	return func(c *config) error {
 		c.queueSample = true
+		return nil
+	}
+}
+
+// WithHeldShares also measures, at every sample, each queue's dominant share of what
+// the scheduler holds for its running tasks at that instant — a stage profile's stage
+// in force then, not its peak — and Jain's indices over those shares
+// (Sample.HeldJain, HeldBackloggedJain; Summary's means; QueueSample.HeldShare). The
+// scheduler is asked through its Allocation call (finegrain.Scheduler.Allocation);
+// one without it counts the stage of the profile each task was placed on in force
+// since its run started. Each sample then asks about every running task.
+func WithHeldShares() Option {
+	return func(c *config) error {
+		c.heldShares = true
 		return nil
 	}
 }

@@ -73,8 +73,12 @@
 //	-quiet         no progress bar
 //	-queues        also write queues-SCENARIO.csv: every queue at every sample of the
 //	               first seed (sim.WithQueueSamples), the detail behind Jain's indices
+//	-held          also Jain's indices over what the scheduler holds for each queue at
+//	               the sample instant — a stage profile's stage in force then, not its
+//	               peak (sim.WithHeldShares): a table per scenario ("Jain held", "Jain
+//	               all held") and table.csv's held_backlogged_jain and held_jain
 //
-// Outputs in -out: table.csv (the printed tables, every column), runs.csv (one row per simulation,
+// Outputs in -out: table.csv (the printed tables, every column; with -held two more), runs.csv (one row per simulation,
 // every metric), jobs-SCENARIO.csv and samples-SCENARIO.csv (first seed; with -queues
 // also queues-SCENARIO.csv), series.csv,
 // and SVG charts: compare-SCENARIO.svg (the policies side by side: job-completion CDFs,
@@ -159,6 +163,7 @@ type config struct {
 	out       string
 	wide      bool // -wide: each scenario in one table of every column
 	queues    bool // -queues: write queues-SCENARIO.csv (first seed)
+	held      bool // -held: Jain's indices also over what is held at each sample instant
 	workers   int
 	quiet     bool
 	nodes     int          // the cluster's, once built
@@ -228,6 +233,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.workers, "workers", simrun.DefaultWorkers(), fmt.Sprintf("simulations in parallel, in [1, %d]", simrun.MaxWorkers))
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
 	fs.BoolVar(&c.queues, "queues", false, "also write queues-SCENARIO.csv: every queue at every sample of the first seed (jobs, pending and running tasks, dominant share, oldest pending wait)")
+	fs.BoolVar(&c.held, "held", false, "also Jain's indices over what the scheduler holds for each queue at the sample instant (a stage profile's stage in force, not its peak): a table per scenario, two columns of table.csv")
 	var observe string
 	fs.StringVar(&observe, "observe", "measured", "what FGM learns from: measured (node agents' usage samples) or oracle (the true stages, an ablation)")
 	var yield string
@@ -440,6 +446,9 @@ func compare(c config, stdout, stderr io.Writer) error {
 		}
 		if c.queues && r.seed == c.seed {
 			opts = append(opts, sim.WithQueueSamples())
+		}
+		if c.held {
+			opts = append(opts, sim.WithHeldShares())
 		}
 		if in.bg != nil {
 			opts = append(opts, sim.WithBackground(in.bg))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"io"
 	"math"
 	"os"
@@ -85,6 +86,46 @@ func TestCompareQueues(t *testing.T) {
 				assert.Equal(t, perPolicy[p]*len(queues), rows[p], "%s: one row per queue and sample of the first seed", p)
 			}
 		})
+	}
+}
+
+// -held adds Jain's indices over what is held at each sample instant: a table per
+// scenario and two last columns of table.csv, equal to the peak-based ones for a
+// request-based policy; every other cell is as without it.
+func TestCompareHeld(t *testing.T) {
+	run := func(held bool) (string, [][]string) {
+		dir := t.TempDir()
+		args := []string{"-scale", "0.01", "-runs", "2", "-series=false", "-env", "dedicated", "-mode", "online", "-policies", "DRF,FGM", "-out", dir, "-quiet"}
+		if held {
+			args = append(args, "-held")
+		}
+		c, err := parseFlags(args)
+		require.NoError(t, err)
+		require.Equal(t, held, c.held)
+		var out, errOut bytes.Buffer
+		require.NoError(t, compare(c, &out, &errOut))
+		f, err := os.Open(filepath.Join(dir, "table.csv"))
+		require.NoError(t, err)
+		defer f.Close()
+		table, err := csv.NewReader(f).ReadAll()
+		require.NoError(t, err)
+		return out.String(), table
+	}
+	out, table := run(false)
+	heldOut, heldTable := run(true)
+	assert.NotContains(t, out, "Jain held")
+	assert.Contains(t, heldOut, "Jain all held")
+	require.Len(t, heldTable, len(table))
+	n := len(table[0])
+	assert.Equal(t, []string{"held_backlogged_jain", "held_jain"}, heldTable[0][n:])
+	jain, bl := slices.Index(table[0], "jain"), slices.Index(table[0], "backlogged_jain")
+	for i := range table {
+		require.Len(t, heldTable[i], n+2)
+		assert.Equal(t, table[i], heldTable[i][:n], "row %d: the other cells as without -held", i)
+		if i > 0 && heldTable[i][1] == "DRF" {
+			assert.Equal(t, heldTable[i][bl], heldTable[i][n], "DRF holds its requests whole")
+			assert.Equal(t, heldTable[i][jain], heldTable[i][n+1])
+		}
 	}
 }
 

@@ -33,6 +33,7 @@ type row struct {
 	gainMakespan, gainJCT, gainP95             float64 // FGM's gain over this policy, %
 	pairedJain                                 float64 // FGM's backlogged Jain less this policy's at the same instants (pairedJain)
 	pairedN                                    int     // how many instants pairedJain covers
+	heldJain, heldBLJain                       float64 // -held: sim.Summary.HeldJain, HeldBackloggedJain
 }
 
 // reference is the policy the others are measured against: FGM.
@@ -68,6 +69,8 @@ func aggregate(runs []*run) []row {
 			r.largeRun += s.LargeRuns.Mean.Seconds()
 			r.jain += s.Jain
 			r.blJain += s.BackloggedJain
+			r.heldJain += s.HeldJain
+			r.heldBLJain += s.HeldBackloggedJain
 			r.cpu += s.Used[workload.SlotCPU]
 			r.mem += s.Used[workload.SlotMemory]
 			r.allocCPU += s.Allocated[workload.SlotCPU]
@@ -89,7 +92,7 @@ func aggregate(runs []*run) []row {
 		if n > 0 {
 			for _, v := range []*float64{&r.makespan, &r.jct, &r.p95, &r.resp, &r.small, &r.large, &r.smallRun, &r.largeRun, &r.jain, &r.blJain, &r.cpu,
 				&r.mem, &r.allocCPU, &r.allocMem, &r.kills, &r.compressed, &r.predicted, &r.predRuns, &r.mae[0], &r.mae[1], &r.under[0], &r.under[1],
-				&r.coloCPU, &r.coloSqueezed, &r.coloSlow} {
+				&r.coloCPU, &r.coloSqueezed, &r.coloSlow, &r.heldJain, &r.heldBLJain} {
 				*v /= n
 			}
 		}
@@ -180,12 +183,15 @@ func report(c *config, runs []*run, out io.Writer) error {
 		}
 		byScenario[k] = append(byScenario[k], r)
 	}
-	var table [][]string
-	table = append(table, []string{"scenario", "policy", "makespan_s", "jct_mean_s", "jct_p95_s", "response_mean_s",
+	header := []string{"scenario", "policy", "makespan_s", "jct_mean_s", "jct_p95_s", "response_mean_s",
 		"small_task_mean_s", "large_task_mean_s", "small_run_mean_s", "large_run_mean_s", "jain", "backlogged_jain", "cpu_used", "memory_used", "cpu_allocated", "memory_allocated", "oom_kills",
 		"placed_compressed", "placed_predicted", "predicted_runs", "pred_mae_cpu", "pred_mae_memory", "pred_under_cpu", "pred_under_memory",
 		"unfinished_jobs", "colocated_cpu_shortfall", "colocated_squeezed", "colocated_slowdown",
-		"fgm_gain_makespan_pct", "fgm_gain_jct_pct", "fgm_gain_jct_p95_pct", "fgm_paired_backlogged_jain", "paired_instants"})
+		"fgm_gain_makespan_pct", "fgm_gain_jct_pct", "fgm_gain_jct_p95_pct", "fgm_paired_backlogged_jain", "paired_instants"}
+	if c.held {
+		header = append(header, "held_backlogged_jain", "held_jain")
+	}
+	table := [][]string{header}
 	for _, sc := range order {
 		if !sc.table {
 			continue
@@ -206,6 +212,11 @@ func report(c *config, runs []*run, out io.Writer) error {
 		if err := tables(out, rows); err != nil {
 			return err
 		}
+		if c.held {
+			if err := printHeld(out, rows); err != nil {
+				return err
+			}
+		}
 		hasRef := slices.ContainsFunc(rows, func(r row) bool { return r.policy == reference })
 		for _, r := range rows {
 			gains := []string{"", "", "", "", ""} // no FGM in the lineup: no gains
@@ -215,10 +226,14 @@ func report(c *config, runs []*run, out io.Writer) error {
 			if hasRef && r.policy != reference {
 				gains[3], gains[4] = f4(r.pairedJain), strconv.Itoa(r.pairedN)
 			}
-			table = append(table, append([]string{sc.name(), r.policy, f3(r.makespan), f3(r.jct), f3(r.p95), f3(r.resp), f3(r.small),
+			cells := append([]string{sc.name(), r.policy, f3(r.makespan), f3(r.jct), f3(r.p95), f3(r.resp), f3(r.small),
 				f3(r.large), f3(r.smallRun), f3(r.largeRun), f4(r.jain), f4(r.blJain), f4(r.cpu), f4(r.mem), f4(r.allocCPU), f4(r.allocMem), f3(r.kills), f3(r.compressed), f3(r.predicted),
 				f3(r.predRuns), f4(r.mae[0]), f4(r.mae[1]), f4(r.under[0]), f4(r.under[1]), strconv.Itoa(r.unfinished),
-				f4(r.coloCPU), f4(r.coloSqueezed), f4(r.coloSlow)}, gains...))
+				f4(r.coloCPU), f4(r.coloSqueezed), f4(r.coloSlow)}, gains...)
+			if c.held {
+				cells = append(cells, f4(r.heldBLJain), f4(r.heldJain))
+			}
+			table = append(table, cells)
 		}
 		if err := scenarioFiles(c, sc, rs, rows); err != nil {
 			return err
@@ -316,6 +331,21 @@ func printTables(out io.Writer, rows []row) error {
 	fmt.Fprintln(tw, "policy\tcolo lost\tcolo sq.\tcolo slow\t")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t\n", r.policy, formatCells(r, hasRef).colo)
+	}
+	return tw.Flush()
+}
+
+// printHeld prints a scenario's Jain's indices by both readings of what a queue holds
+// (-held): each placed task at the peak of the profile held for it ("Jain", "Jain
+// all", as the other tables), and at what is held for it at the sample instant — a
+// stage profile's stage in force then ("Jain held", "Jain all held"). A request is
+// held whole until its task finishes, so a request-based policy's two readings agree.
+func printHeld(out io.Writer, rows []row) error {
+	fmt.Fprintln(out)
+	tw := tabwriterFor(out)
+	fmt.Fprintln(tw, "policy\tJain\tJain held\tJain all\tJain all held\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t\n", r.policy, r.blJain, r.heldBLJain, r.jain, r.heldJain)
 	}
 	return tw.Flush()
 }
