@@ -464,3 +464,53 @@ func TestWalkSlotsFollowsWalk(t *testing.T) {
 	tree.WalkSlots(func(s int) bool { got = append(got, s); return len(got) < 2 })
 	assert.Equal(t, want[:2], got, "stops when fn says so")
 }
+
+// TestFirstTaskOverMax: an entity that lets its first task over its max share is
+// admitted a task of any size while it has none running, and is held to the max again
+// once it has one; without the option (or with it switched off by an update) the max
+// is hard.
+func TestFirstTaskOverMax(t *testing.T) {
+	cpu := resource.MustSchema(resource.CPU)
+	for _, tc := range []struct {
+		name    string
+		queue   []fairness.Option // queue Q's options (DRF: dominant share of 100 cpu)
+		job     []fairness.Option // job j's options
+		update  []fairness.Option // then UpdateQueue("Q", update...), when set
+		first   int64             // the first task's cpu
+		wantErr bool              // Admit of the first task refused
+	}{
+		{name: "hard max refuses a task above it", queue: []fairness.Option{fairness.MaxShare(0.5)}, first: 80, wantErr: true},
+		{name: "first task over the max", queue: []fairness.Option{fairness.MaxShare(0.5), fairness.FirstTaskOverMax(true)}, first: 80},
+		{name: "within the max either way", queue: []fairness.Option{fairness.MaxShare(0.5)}, first: 50},
+		{name: "on the job, not its queue: the queue's max still applies",
+			queue: []fairness.Option{fairness.MaxShare(0.5)}, job: []fairness.Option{fairness.MaxShare(0.3), fairness.FirstTaskOverMax(true)}, first: 60, wantErr: true},
+		{name: "on the job and its queue", queue: []fairness.Option{fairness.MaxShare(0.5), fairness.FirstTaskOverMax(true)},
+			job: []fairness.Option{fairness.MaxShare(0.3), fairness.FirstTaskOverMax(true)}, first: 60},
+		{name: "switched off by an update", queue: []fairness.Option{fairness.MaxShare(0.5), fairness.FirstTaskOverMax(true)},
+			update: []fairness.Option{fairness.FirstTaskOverMax(false)}, first: 80, wantErr: true},
+		{name: "an update of something else keeps it", queue: []fairness.Option{fairness.MaxShare(0.5), fairness.FirstTaskOverMax(true)},
+			update: []fairness.Option{fairness.Weight(2)}, first: 80},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tree, err := fairness.NewTree(cpu, cpu.MustTuple(100))
+			require.NoError(t, err)
+			require.NoError(t, tree.AddQueue("", "Q", tc.queue...))
+			require.NoError(t, tree.AddJob("Q", "j", tc.job...))
+			if tc.update != nil {
+				require.NoError(t, tree.UpdateQueue("Q", tc.update...))
+			}
+			err = tree.Admit("j", cpu.MustTuple(tc.first))
+			if tc.wantErr {
+				require.ErrorIs(t, err, fairness.ErrOverMax)
+				return
+			}
+			require.NoError(t, err)
+			// Running one task, the entity is held to its max again: the next task is
+			// refused if it takes the share over, whatever the first took.
+			require.NoError(t, tree.Allocate("j", cpu.MustTuple(tc.first)))
+			require.ErrorIs(t, tree.Admit("j", cpu.MustTuple(1)), fairness.ErrOverMax)
+			require.NoError(t, tree.Release("j", cpu.MustTuple(tc.first)))
+			require.NoError(t, tree.Admit("j", cpu.MustTuple(tc.first)), "none running again")
+		})
+	}
+}

@@ -234,6 +234,8 @@ func (s *script) options(queue bool) []Option {
 			if queue || s.next(4) == 0 {
 				opts = append(opts, OrderedBy(policies[s.next(len(policies))]))
 			}
+		case 6:
+			opts = append(opts, FirstTaskOverMax(s.next(2) == 0))
 		}
 	}
 	return opts
@@ -278,19 +280,24 @@ func (t *Tree) run(s *script) (string, error) {
 }
 
 // checkAdmit checks Admit against the outcome: a task it admits leaves everything on
-// the path within its max share; one it refuses would take something over.
+// the path within its max share, but an entity that lets its first task over it
+// (FirstTaskOverMax) and has none running; one it refuses would take something over.
 func (t *Tree) checkAdmit(job string, usage resource.Tuple) error {
 	err := t.Admit(job, usage)
 	if err != nil && !errors.Is(err, ErrOverMax) {
 		return err
 	}
+	var exempt []bool // per entity on the path, from the job up
+	for n := t.jobs[job]; n.parent != nil; n = n.parent {
+		exempt = append(exempt, n.firstOver && n.Running == 0)
+	}
 	if err := t.Allocate(job, usage); err != nil {
 		return fmt.Errorf("allocate after admit: %w", err)
 	}
-	over := false
-	for n := t.jobs[job]; n.parent != nil; n = n.parent {
+	over, i := false, 0
+	for n := t.jobs[job]; n.parent != nil; n, i = n.parent, i+1 {
 		used, _ := n.parent.policy.Measure(&n.Entry, t.capacity)
-		over = over || (n.Share.HasMax() && used > n.Share.Max)
+		over = over || (!exempt[i] && n.Share.HasMax() && used > n.Share.Max)
 	}
 	if rerr := t.Release(job, usage); rerr != nil {
 		return fmt.Errorf("release after admit: %w", rerr)

@@ -52,6 +52,9 @@ type tnode struct {
 	inParent bool // held in parent.active
 	idx      int  // index in parent.kids
 	slot     int  // a job's slot (Slot), −1 for none
+	// firstOver lets the entity start a task over its max share while it has none
+	// running (FirstTaskOverMax).
+	firstOver bool
 	// queues only
 	policy Policy
 	kids   []*tnode
@@ -158,6 +161,7 @@ type config struct {
 	setPolicy bool
 	slot      int
 	setSlot   bool
+	firstOver bool
 }
 
 // Weight sets the entity's weight among its siblings (default 1; must be positive and
@@ -169,6 +173,16 @@ func MinShare(m float64) Option { return func(c *config) { c.share.Min = m } }
 
 // MaxShare sets the entity's max share, in its parent's policy's unit (default 0, none).
 func MaxShare(m float64) Option { return func(c *config) { c.share.Max = m } }
+
+// FirstTaskOverMax sets whether the entity may start a task that takes it over its
+// max share while it has no task running (default false: a max share is hard, as a
+// YARN queue's maximum capacity is). On, a max share below one task's demand delays
+// that task until the entity's other tasks have ended, but never stops it for good, as
+// YARN lets a queue run one application master whatever its limit on them: a cap set
+// below the whole cluster to leave room for other queues cannot then starve a job
+// whose single task is larger than the cap. Admit applies it; the fairness order does
+// not (an entity with nothing running is below any max share).
+func FirstTaskOverMax(on bool) Option { return func(c *config) { c.firstOver = on } }
 
 // WithShare sets weight, min and max share at once.
 func WithShare(s Share) Option { return func(c *config) { c.share = s } }
@@ -190,7 +204,7 @@ func OrderedBy(p Policy) Option { return func(c *config) { c.policy, c.setPolicy
 func Slot(i int) Option { return func(c *config) { c.slot, c.setSlot = i, true } }
 
 func (t *Tree) configure(n *tnode, opts []Option) (config, error) {
-	c := config{share: n.Share, priority: n.Priority, submitted: n.Submitted, policy: n.policy, slot: n.slot}
+	c := config{share: n.Share, priority: n.Priority, submitted: n.Submitted, policy: n.policy, slot: n.slot, firstOver: n.firstOver}
 	for i, o := range opts {
 		if o == nil {
 			return c, fieldErr(fmt.Sprintf("options[%d]", i), "nil", ErrNilOption)
@@ -272,7 +286,7 @@ func (t *Tree) add(parent, id string, kind Kind, opts []Option) error {
 		return within(who(kind, id), err)
 	}
 	n := t.newNode(Entry{ID: id, Kind: kind, Priority: c.priority, Submitted: c.submitted, Share: c.share}, p)
-	n.slot = c.slot
+	n.slot, n.firstOver = c.slot, c.firstOver
 	if kind == KindJob {
 		t.setSlot(n, -1)
 	}
@@ -316,7 +330,7 @@ func (t *Tree) update(n *tnode, opts []Option) error {
 	}
 	t.detach(n)
 	old := n.slot
-	n.Share, n.Priority, n.Submitted, n.slot = c.share, c.priority, c.submitted, c.slot
+	n.Share, n.Priority, n.Submitted, n.slot, n.firstOver = c.share, c.priority, c.submitted, c.slot, c.firstOver
 	if n.Kind == KindJob && n.slot != old {
 		t.setSlot(n, old)
 	}
@@ -476,6 +490,7 @@ func (t *Tree) checkTake(tasks int, amount resource.Tuple, have int, held resour
 // queue above it within its max share, as measured by the policy ordering it: nil when
 // it does, else an error wrapping ErrOverMax that names the first entity (from the job
 // up) it would take over. This is the Capacity policy's "elastic up to the maximum".
+// An entity configured with FirstTaskOverMax(true) and no task running is not checked.
 func (t *Tree) Admit(job string, usage resource.Tuple) error {
 	j, err := t.job(job)
 	if err != nil {
@@ -485,7 +500,7 @@ func (t *Tree) Admit(job string, usage resource.Tuple) error {
 		return fieldErr(who(KindJob, job)+" usage", usage, err)
 	}
 	for n := j; n.parent != nil; n = n.parent {
-		if !n.Share.HasMax() {
+		if !n.Share.HasMax() || n.firstOver && n.Running == 0 {
 			continue
 		}
 		e := n.Entry

@@ -189,11 +189,12 @@ func (r *runRecorder) Heartbeat(node string, now time.Duration) (finegrain.Decis
 // any of them has finished — unless its estimator does not learn from running tasks.
 func TestAgentReportsRunningTasks(t *testing.T) {
 	cl := oneNode(tuple(5000, 8*gib, 100<<20, 100<<20))
-	// Eight 2-minute tasks using one core of the two they ask for: two fit by request,
-	// with a core to spare.
+	// Eight 2-minute tasks using half a core of the two they ask for: two fit by
+	// request, with a core to spare, and a third on what they use within FGM's max
+	// share (FGMMaxShare: 4.5 of the node's 5 cores).
 	var profiles []stage.Profile
 	for range 8 {
-		profiles = append(profiles, oneStage(2*time.Minute, tuple(1000, gib, 0, 0)))
+		profiles = append(profiles, oneStage(2*time.Minute, tuple(500, gib, 0, 0)))
 	}
 	w := workload.Workload{Name: "siblings", Jobs: []workload.Job{handJob("j", "q", 0, tuple(2000, 2*gib, 0, 0), profiles...)}}
 	run := func(opts ...predict.EstimatorOption) *runRecorder {

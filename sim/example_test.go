@@ -71,5 +71,5 @@ func ExampleRun() {
 	// Capacity 240/240 jobs, makespan 6m16s, mean job completion 58s
 	// Fair     240/240 jobs, makespan 6m29s, mean job completion 19s
 	// DRF      240/240 jobs, makespan 6m24s, mean job completion 19s
-	// FGM      240/240 jobs, makespan 5m32s, mean job completion 17s
+	// FGM      240/240 jobs, makespan 5m36s, mean job completion 17s
 }
