@@ -12,7 +12,9 @@ import (
 
 	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/examples/internal/clitest"
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/sim"
+	"github.com/finegrain/finegrain/sim/workload"
 )
 
 func TestMain(m *testing.M) {
@@ -82,4 +84,48 @@ func TestYieldAndPenaltyFlags(t *testing.T) {
 		_, err := parseFlags(args)
 		assert.ErrorContains(t, err, args[0], "%v", args)
 	}
+}
+
+// -max-share caps FGM's queues at another share (sim.FGMMaxShare by default), in
+// [0, 100]; the other policies keep their own queues.
+func TestMaxShareFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want float64
+	}{
+		{nil, sim.FGMMaxShare},
+		{[]string{"-max-share", "1"}, 1},
+		{[]string{"-max-share", "0.75", "-policies", "DRF,FGM"}, 0.75},
+	} {
+		c, err := parseFlags(tc.args)
+		require.NoError(t, err, "%v", tc.args)
+		assert.Equal(t, tc.want, c.maxShare)
+		n := 0
+		for _, p := range append(c.lineup, c.seriesOf...) {
+			if p.Name != "FGM" {
+				if p.Queue != nil {
+					assert.NotEqual(t, tc.want, queueMax(t, p), "%s keeps its own queues", p.Name)
+				}
+				continue
+			}
+			n++
+			assert.Equal(t, tc.want, queueMax(t, p), "%v", tc.args)
+		}
+		assert.Equal(t, 2, n, "FGM in the tables and the series: %v", tc.args)
+	}
+	for _, args := range [][]string{{"-max-share", "-0.1"}, {"-max-share", "101"}, {"-max-share", "NaN"}, {"-max-share", "+Inf"}} {
+		_, err := parseFlags(args)
+		assert.ErrorContains(t, err, "-max-share", "%v", args)
+	}
+}
+
+// queueMax is the max share p's queues are given.
+func queueMax(t *testing.T, p sim.Policy) float64 {
+	t.Helper()
+	tree, err := fairness.NewTree(workload.Schema(), workload.Schema().MustTuple(100, 100, 100, 100))
+	require.NoError(t, err)
+	require.NoError(t, tree.AddQueue("", "q", p.Queue("q", 2)...))
+	q, err := tree.Queue("q")
+	require.NoError(t, err)
+	return q.Share.Max
 }

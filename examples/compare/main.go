@@ -62,6 +62,8 @@
 //	               demand, the tasks the rest) or proportional (everyone in proportion)
 //	-penalty P     the execution model's contention penalty p of eq. 5, in [0, 10]
 //	               (default 0.05): a compressed task runs at (1 − rc)/(1 + p) of its speed
+//	-max-share M   FGM's queues' max share, a dominant share of the cluster in [0, 100]
+//	               (default sim.FGMMaxShare, 0.9; 1 the whole cluster, 0 none)
 //	-observe O     what FGM learns from: measured (default: the node agents' usage
 //	               samples) or oracle (the true stages, an ablation)
 //	-out DIR       output folder, made if missing (default ./out/compare)
@@ -112,6 +114,7 @@ import (
 	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/examples/internal/output"
 	"github.com/finegrain/finegrain/examples/internal/simrun"
+	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/sim"
 	"github.com/finegrain/finegrain/sim/workload"
 )
@@ -175,6 +178,7 @@ type config struct {
 	observe   sim.Observe  // -observe: what FGM learns from
 	yield     sim.Yield    // -yield: who gives way on an over-committed node (cloud)
 	penalty   float64      // -penalty: the execution model's contention penalty p (eq. 5)
+	maxShare  float64      // -max-share: FGM's queues' max share
 }
 
 // defaultOut is the output folder unless -out names another: compare's own under
@@ -238,6 +242,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&observe, "observe", "measured", "what FGM learns from: measured (node agents' usage samples) or oracle (the true stages, an ablation)")
 	var yield string
 	fs.StringVar(&yield, "yield", sim.DefaultYield.String(), "cloud: who gives way on an over-committed node's CPU: colocated-first (the co-located applications get their demand) or proportional (everyone in proportion to demand)")
+	fs.Float64Var(&c.maxShare, "max-share", sim.FGMMaxShare, "FGM's queues' max share (sim.FGMQueue), a dominant share of the cluster: 1 the whole of it, 0 none")
 	fs.Float64Var(&c.penalty, "penalty", sim.DefaultPenalty, "the execution model's contention penalty p (eq. 5): a compressed task runs at (1 − rc)/(1 + p) of its speed; in [0, 10]")
 	if err := cli.Parse(fs, args); err != nil {
 		return c, err
@@ -248,6 +253,9 @@ func parseFlags(args []string) (config, error) {
 	}
 	if c.yield, err = sim.ParseYield(yield); err != nil {
 		return c, cli.Usagef("-yield %q: want colocated-first or proportional", yield)
+	}
+	if !(c.maxShare >= 0 && c.maxShare <= maxMaxShare) {
+		return c, cli.Usagef("-max-share %v: must be in [0, %v] (0: none)", c.maxShare, maxMaxShare)
 	}
 	if !(c.penalty >= 0 && c.penalty <= 10) {
 		return c, cli.Usagef("-penalty %v: must be in [0, 10]", c.penalty)
@@ -289,7 +297,7 @@ func parseFlags(args []string) (config, error) {
 	if c.traceKind == traceOpenB && c.scale > 1 {
 		return c, cli.Usagef("-scale %v: openb's is a time factor in (0, 1]", c.scale)
 	}
-	if c.lineup, c.seriesOf, err = lineup(names); err != nil {
+	if c.lineup, c.seriesOf, err = lineup(names, c.maxShare); err != nil {
 		return c, err
 	}
 	if c.envs, err = choice("-env", env, "dedicated", "cloud"); err != nil {
@@ -309,10 +317,11 @@ func parseFlags(args []string) (config, error) {
 }
 
 // lineup is the policies of the tables and of the series: those named in names
-// (sim.PolicyByName, comma-separated, each once) for both, or the defaults.
-func lineup(names string) (tables, series []sim.Policy, err error) {
+// (sim.PolicyByName, comma-separated, each once) for both, or the defaults; FGM's
+// queues capped at maxShare.
+func lineup(names string, maxShare float64) (tables, series []sim.Policy, err error) {
 	if names == "" {
-		return policies(), seriesPolicies(), nil
+		return capFGM(policies(), maxShare), capFGM(seriesPolicies(), maxShare), nil
 	}
 	seen := map[string]bool{}
 	for _, n := range strings.Split(names, ",") {
@@ -326,7 +335,28 @@ func lineup(names string) (tables, series []sim.Policy, err error) {
 		seen[p.Name] = true
 		tables = append(tables, p)
 	}
+	tables = capFGM(tables, maxShare)
 	return tables, tables, nil
+}
+
+// maxMaxShare bounds -max-share: a queue's peaks can add up to more than the cluster
+// (sim.FGMQueue), so a cap above 1 still binds.
+const maxMaxShare = 100
+
+// capFGM returns ps with FGM's queues capped at maxShare (sim.FGMQueue's cap, which a
+// queue with nothing running may go over with one task), unless that is FGM's own.
+func capFGM(ps []sim.Policy, maxShare float64) []sim.Policy {
+	if maxShare == sim.FGMMaxShare {
+		return ps
+	}
+	for i := range ps {
+		if ps[i].Name == sim.FGM().Name {
+			ps[i].Queue = func(string, int) []fairness.Option {
+				return []fairness.Option{fairness.MaxShare(maxShare), fairness.FirstTaskOverMax(true)}
+			}
+		}
+	}
+	return ps
 }
 
 func choice(flagName, v, a, b string) ([]string, error) {
