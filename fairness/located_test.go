@@ -12,103 +12,6 @@ import (
 	"github.com/leanovate/gopter/prop"
 )
 
-// check verifies the B-tree's shape: every node but the root holds minLocated to
-// maxLocated items, an internal node one child more than items, every leaf is at the
-// same depth (within maxLocatedDepth), the items are in order and Len counts them. It
-// returns the items in order.
-func (t *ltree[T]) check() ([]located[T], error) {
-	var out []located[T]
-	leafDepth := -1
-	var walk func(n *lnode[T], depth int) error
-	walk = func(n *lnode[T], depth int) error {
-		switch {
-		case depth >= maxLocatedDepth:
-			return fmt.Errorf("depth %d", depth)
-		case len(n.items) > maxLocated:
-			return fmt.Errorf("a node of %d items", len(n.items))
-		case n != t.root && len(n.items) < minLocated:
-			return fmt.Errorf("a node of %d items below the root", len(n.items))
-		case len(n.items) == 0:
-			return fmt.Errorf("an empty node")
-		case len(n.children) > 0 && len(n.children) != len(n.items)+1:
-			return fmt.Errorf("%d children of %d items", len(n.children), len(n.items))
-		}
-		if len(n.children) == 0 {
-			if leafDepth >= 0 && leafDepth != depth {
-				return fmt.Errorf("leaves at depths %d and %d", leafDepth, depth)
-			}
-			leafDepth = depth
-			out = append(out, n.items...)
-			return nil
-		}
-		for i, c := range n.children {
-			if err := walk(c, depth+1); err != nil {
-				return err
-			}
-			if i < len(n.items) {
-				out = append(out, n.items[i])
-			}
-		}
-		return nil
-	}
-	if t.root != nil {
-		if err := walk(t.root, 0); err != nil {
-			return nil, err
-		}
-	}
-	for i := 1; i < len(out); i++ {
-		if !locatedLess(out[i-1], out[i]) {
-			return nil, fmt.Errorf("items %d and %d out of order", i-1, i)
-		}
-	}
-	if len(out) != t.n {
-		return nil, fmt.Errorf("Len %d, %d items", t.n, len(out))
-	}
-	return out, nil
-}
-
-// checkFree verifies the kept arrays of f: cleared (they hold no entry), of the capacity
-// they are kept under, none kept twice, and none an array a node of t uses.
-func (f *lfree[T]) checkFree(t *ltree[T]) error {
-	base := func(a []located[T]) *located[T] { return &a[:cap(a)][0] }
-	kept := map[*located[T]]bool{}
-	for c, arrays := range f.arrays {
-		if len(arrays) > pooledPerCap {
-			return fmt.Errorf("%d arrays of capacity %d kept", len(arrays), c)
-		}
-		for _, a := range arrays {
-			if cap(a) != c || len(a) != 0 {
-				return fmt.Errorf("an array of %d/%d kept as of capacity %d", len(a), cap(a), c)
-			}
-			for _, x := range a[:c] {
-				if x != (located[T]{}) {
-					return fmt.Errorf("a kept array of capacity %d holds %v", c, x)
-				}
-			}
-			if kept[base(a)] {
-				return fmt.Errorf("an array of capacity %d kept twice", c)
-			}
-			kept[base(a)] = true
-		}
-	}
-	var walk func(n *lnode[T]) error
-	walk = func(n *lnode[T]) error {
-		if cap(n.items) > 0 && kept[base(n.items)] {
-			return fmt.Errorf("a node uses a kept array")
-		}
-		for _, c := range n.children {
-			if err := walk(c); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if t.root != nil {
-		return walk(t.root)
-	}
-	return nil
-}
-
 // seeds are the seeds of the random sequences a property runs: gopter's own seed is
 // fresh on every run and printed when a property fails, and each case is reproducible
 // from the seed it shows.
@@ -118,12 +21,12 @@ func TestLocatedTreeProperties(t *testing.T) {
 	p := params()
 	p.MinSuccessfulTests = 40
 	props := gopter.NewProperties(p)
-	props.Property("a located tree holds what a sorted list holds: insert tells the predecessor, "+
-		"remove the neighbours, a cursor walks a job's items in order; its shape stays a B-tree",
+	props.Property("a located tree holds what a sorted list holds: Insert tells the predecessor, "+
+		"Delete the neighbours, a cursor walks a job's items in order; its shape stays a B-tree",
 		prop.ForAll(func(seed uint64) string {
 			rng := rand.New(rand.NewPCG(seed, 1))
-			free := &lfree[struct{}]{}
-			tree := ltree[struct{}]{free: free}
+			var tree ltree[struct{}]
+			tree.free = &bfree[located[struct{}], locatedOrder[struct{}]]{degree: locatedDegree}
 			var model []located[struct{}] // sorted
 			jobs := 1 + rng.IntN(8)
 			// Small trees, and trees of up to 8,000 items, enough for three levels of
@@ -151,8 +54,8 @@ func TestLocatedTreeProperties(t *testing.T) {
 					if i > 0 {
 						want = model[i-1]
 					}
-					if got := tree.insert(x); got != want {
-						return fmt.Sprintf("insert %v: predecessor %v, want %v", x, got, want)
+					if got, ok := tree.Insert(x); got != want || !ok {
+						return fmt.Sprintf("Insert %v: predecessor %v %v, want %v", x, got, ok, want)
 					}
 					model = slices.Insert(model, i, x)
 				} else {
@@ -174,18 +77,15 @@ func TestLocatedTreeProperties(t *testing.T) {
 							succ = model[j]
 						}
 					}
-					if ok, p, s := tree.remove(x); ok != found || p != pred || s != succ {
-						return fmt.Sprintf("remove %v: %v, neighbours %v %v; want %v, %v %v", x, ok, p, s, found, pred, succ)
+					if ok, p, s := tree.Delete(x); ok != found || p != pred || s != succ {
+						return fmt.Sprintf("Delete %v: %v, neighbours %v %v; want %v, %v %v", x, ok, p, s, found, pred, succ)
 					}
 					if found {
 						model = slices.Delete(model, i, i+1)
 					}
 				}
 				if op%97 == 0 || op == ops-1 {
-					items, err := tree.check()
-					if err == nil {
-						err = free.checkFree(&tree)
-					}
+					items, err := tree.check(cmpLocated, false)
 					if err != nil {
 						return err.Error()
 					}
@@ -210,9 +110,6 @@ func TestLocatedTreeProperties(t *testing.T) {
 						}
 					}
 				}
-			}
-			if len(free.nodes) > locatedFreeCap {
-				return fmt.Sprintf("%d free nodes kept", len(free.nodes))
 			}
 			return ""
 		}, seeds()))
@@ -245,13 +142,13 @@ func TestLocatedCursorEmpty(t *testing.T) {
 	if _, ok := c.item(); ok {
 		t.Fatal("an empty tree has an item")
 	}
-	tree.free = &lfree[int]{}
-	tree.insert(located[int]{job: 1, e: &PendingEntry[int]{ID: "a"}})
+	tree.free = &bfree[located[int], locatedOrder[int]]{degree: locatedDegree}
+	tree.Insert(located[int]{job: 1, e: &PendingEntry[int]{ID: "a"}})
 	c.seek(&tree, 2)
 	if _, ok := c.item(); ok {
 		t.Fatal("an item past the last job")
 	}
-	if ok, _, _ := tree.remove(located[int]{job: 1, e: &PendingEntry[int]{ID: "a"}}); ok {
+	if ok, _, _ := tree.Delete(located[int]{job: 1, e: &PendingEntry[int]{ID: "a"}}); ok {
 		t.Fatal("removed an item the tree does not hold")
 	}
 }

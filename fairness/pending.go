@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"time"
-
-	"github.com/google/btree"
 )
 
 // Location is a node holding a replica of a task's input data, and the node's rack
@@ -135,8 +133,6 @@ func taskOrder[T any](a, b *PendingEntry[T]) int {
 	return cmp.Compare(a.ID, b.ID)
 }
 
-func lessTask[T any](a, b *PendingEntry[T]) bool { return taskOrder(a, b) < 0 }
-
 // place is the index of one node or rack: its located items in a tree, ordered by job
 // and then task order, and each job's first entry there, which answers Best and First
 // without a search of the tree.
@@ -242,9 +238,9 @@ type pjob[T any] struct {
 	main     *pjob[T] // of a twin: the job's record
 	twin     *pjob[T] // of a record: its twin, once an entry of the job is parked
 	seq      uint64
-	all      *btree.BTreeG[*PendingEntry[T]] // every task of the job
-	anywhere *btree.BTreeG[*PendingEntry[T]] // the tasks without nodes; nil until one comes
-	first    *PendingEntry[T]                // the first of all, kept for First
+	all      *jtree[T]        // every task of the job
+	anywhere *jtree[T]        // the tasks without nodes; nil until one comes
+	first    *PendingEntry[T] // the first of all, kept for First
 }
 
 func (j *pjob[T]) anyAnywhere() bool { return j.anywhere != nil && j.anywhere.Len() > 0 }
@@ -293,8 +289,8 @@ type PendingIndex[T any] struct {
 	byNode places[T]
 	byRack places[T]
 	seq    uint64
-	free   *btree.FreeListG[*PendingEntry[T]]
-	lfree  lfree[T]
+	jfree  bfree[*PendingEntry[T], entryOrder[T]] // the nodes of the job trees
+	lfree  bfree[located[T], locatedOrder[T]]     // the nodes of the node and rack trees
 }
 
 // NewPendingIndex returns an empty index of entries owned by T.
@@ -303,7 +299,8 @@ func NewPendingIndex[T any]() *PendingIndex[T] {
 		jobs:   make(map[string]*pjob[T]),
 		byNode: places[T]{m: make(map[string]*place[T])},
 		byRack: places[T]{m: make(map[string]*place[T])},
-		free:   btree.NewFreeListG[*PendingEntry[T]](btree.DefaultFreeListSize),
+		jfree:  bfree[*PendingEntry[T], entryOrder[T]]{degree: jobDegree},
+		lfree:  bfree[located[T], locatedOrder[T]]{degree: locatedDegree},
 	}
 	return p
 }
@@ -346,11 +343,10 @@ func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 	j := p.jobs[e.Job]
 	if j == nil {
 		p.seq++
-		j = &pjob[T]{id: e.Job, owner: p, seq: p.seq, all: btree.NewWithFreeListG(16, lessTask[T], p.free)}
+		j = &pjob[T]{id: e.Job, owner: p, seq: p.seq, all: p.jobTree()}
 		p.jobs[e.Job] = j
 	}
-	if old, dup := j.all.ReplaceOrInsert(e); dup {
-		j.all.ReplaceOrInsert(old)
+	if _, ok := j.all.Insert(e); !ok {
 		return fieldErr("task ID", e.ID, ErrDuplicate)
 	}
 	if j.first == nil || taskOrder(e, j.first) < 0 {
@@ -358,9 +354,9 @@ func (p *PendingIndex[T]) Insert(e *PendingEntry[T]) error {
 	}
 	if len(e.Nodes) == 0 {
 		if j.anywhere == nil {
-			j.anywhere = btree.NewWithFreeListG(16, lessTask[T], p.free)
+			j.anywhere = p.jobTree()
 		}
-		j.anywhere.ReplaceOrInsert(e)
+		j.anywhere.Insert(e)
 	}
 	p.n++
 	if e.job != nil { // parked here
@@ -396,11 +392,12 @@ func unpark[T any](pl *place[T], seq uint64, e *PendingEntry[T]) {
 func (p *PendingIndex[T]) index(m *places[T], key string, e *PendingEntry[T]) {
 	pl := m.m[key] // not through the cache, which serves the heartbeat's lookups
 	if pl == nil {
-		pl = &place[T]{items: ltree[T]{free: &p.lfree}}
+		pl = new(place[T])
+		pl.items.free = &p.lfree
 		m.add(key, pl)
 	}
 	seq := e.job.seq
-	switch pred := pl.items.insert(located[T]{job: seq, e: e}); {
+	switch pred, _ := pl.items.Insert(located[T]{job: seq, e: e}); {
 	case pred.e == nil || pred.job != seq: // the job's first item here
 		pl.first.set(seq, e)
 	case pred.e.job != e.job: // after a parked one: first if before the job's slot
@@ -415,7 +412,7 @@ func (p *PendingIndex[T]) index(m *places[T], key string, e *PendingEntry[T]) {
 func (p *PendingIndex[T]) unindex(m *places[T], key string, e *PendingEntry[T]) {
 	pl := m.m[key]
 	seq := e.job.seq
-	_, pred, succ := pl.items.remove(located[T]{job: seq, e: e})
+	_, pred, succ := pl.items.Delete(located[T]{job: seq, e: e})
 	switch {
 	case pl.items.Len() == 0:
 		m.drop(key)
@@ -481,16 +478,9 @@ func (p *PendingIndex[T]) take(e *PendingEntry[T], park bool) error {
 	// take e out of its job's tree first, and only if that is e itself. The job's
 	// first entry, the one a heartbeat most often starts, is its tree's least: it
 	// leaves without a comparison.
-	var held *PendingEntry[T]
 	if j.first == e {
-		held, _ = j.all.DeleteMin()
-	} else {
-		held, _ = j.all.Delete(e)
-	}
-	if held != e {
-		if held != nil {
-			j.all.ReplaceOrInsert(held)
-		}
+		j.all.DeleteMin()
+	} else if held, _, _ := j.all.Delete(e); !held {
 		return fieldErr("task", e.ID, ErrUnknownTask)
 	}
 	if park {

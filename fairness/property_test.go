@@ -151,7 +151,7 @@ func (t *Tree) check() error {
 				if k.key != q.policy.Key(&k.Entry, t.capacity) {
 					return fmt.Errorf("%s %q: stale key", k.Kind, k.ID)
 				}
-				if !q.active.Has(seatOf(k)) {
+				if !q.active.has(k) {
 					return fmt.Errorf("%s %q: not found in parent's set", k.Kind, k.ID)
 				}
 				var held seat

@@ -6,7 +6,7 @@ import (
 )
 
 // A node's or rack's index holds one located item per task and place: 16 bytes, for
-// which locatedDegree and lfree's array sizes are chosen (see locatedDegree). An item
+// which locatedDegree and bfree's array sizes are chosen (see locatedDegree). An item
 // that grows changes what a pending task costs in every tree it is in: choose them again
 // (BenchmarkMemory, cluster's BenchmarkMemory in the root package).
 func TestLocatedSize(t *testing.T) {

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/btree"
-
 	"github.com/finegrain/finegrain/resource"
 )
 
@@ -34,9 +32,9 @@ type Tree struct {
 	queues   map[string]*tnode
 	jobs     map[string]*tnode
 	seq      uint64
-	free     *btree.FreeListG[seat]
-	bySlot   []*tnode // the jobs by slot, once Resettle asked (slotted); nil before
-	path     []*tnode // Resettle's scratch
+	free     bfree[seat, seatOrder] // the nodes of the queues' active sets
+	bySlot   []*tnode               // the jobs by slot, once Resettle asked (slotted); nil before
+	path     []*tnode               // Resettle's scratch
 }
 
 // tnode is a queue or a job in the tree. What its parent's active set compares comes
@@ -58,7 +56,7 @@ type tnode struct {
 	// queues only
 	policy Policy
 	kids   []*tnode
-	active *btree.BTreeG[seat]
+	active seatTree
 }
 
 // seat is a child's place in its parent's active set: the node, and what a walk reads
@@ -81,11 +79,21 @@ func seatOf(n *tnode) seat {
 	return seat{n: n, slot: n.slot}
 }
 
-func lessSeat(a, b seat) bool { return lessNode(a.n, b.n) }
-
+// lessNode orders the children in a queue's active set: compareEntries on their keys and
+// entries, then creation order. It is written out, not a call of compareEntries, so
+// that it inlines into the set's searches; TestLessNodeIsCompareEntries checks the two
+// agree.
 func lessNode(a, b *tnode) bool {
-	if c := compareEntries(a.key, &a.Entry, b.key, &b.Entry); c != 0 {
-		return c < 0
+	for i := range a.key {
+		if a.key[i] != b.key[i] {
+			return a.key[i] < b.key[i]
+		}
+	}
+	if a.Submitted != b.Submitted {
+		return a.Submitted < b.Submitted
+	}
+	if a.ID != b.ID {
+		return a.ID < b.ID
 	}
 	return a.seq < b.seq
 }
@@ -121,7 +129,7 @@ func NewTree(schema *resource.Schema, capacity resource.Tuple, opts ...TreeOptio
 		capacity: capacity,
 		queues:   make(map[string]*tnode),
 		jobs:     make(map[string]*tnode),
-		free:     btree.NewFreeListG[seat](btree.DefaultFreeListSize),
+		free:     bfree[seat, seatOrder]{degree: seatDegree, double: true},
 	}
 	t.root = t.newNode(Entry{Kind: KindQueue, Share: DefaultShare()}, nil)
 	t.root.policy = DRF{}
@@ -140,7 +148,7 @@ func (t *Tree) newNode(e Entry, parent *tnode) *tnode {
 	t.seq++
 	n := &tnode{Entry: e, parent: parent, seq: t.seq}
 	if e.Kind == KindQueue {
-		n.active = btree.NewWithFreeListG(16, lessSeat, t.free)
+		n.active.free = &t.free
 	}
 	if parent != nil {
 		n.idx = len(parent.kids)
@@ -553,12 +561,18 @@ func (t *Tree) change(j *tnode, running, pending int, usage, demand resource.Tup
 
 // reseat brings n's place in its parent's active set up to date after its stats
 // changed (its children's places already are): as detach and place, but a node that
-// stays eligible under the same key is left where it is. The set afterwards holds the
-// same nodes under the same keys either way, and so orders them alike.
+// stays eligible under the same key is left where it is, and one that stays eligible
+// under another is moved (seatTree.Rekey: within its leaf when its place is there). The
+// set afterwards holds the same nodes under the same keys either way, and so orders
+// them alike.
 func (t *Tree) reseat(n *tnode) {
 	key, ok := t.eligibleKey(n)
 	if n.inParent {
-		if ok && key == n.key {
+		switch {
+		case ok && key == n.key:
+			return
+		case ok:
+			n.parent.active.Rekey(n, key)
 			return
 		}
 		n.parent.active.Delete(seatOf(n)) // under its old key
@@ -566,7 +580,7 @@ func (t *Tree) reseat(n *tnode) {
 	}
 	if ok {
 		n.key = key
-		n.parent.active.ReplaceOrInsert(seatOf(n))
+		n.parent.active.Insert(seatOf(n))
 		n.inParent = true
 	}
 }
@@ -616,13 +630,13 @@ func (t *Tree) place(n *tnode) {
 		return
 	}
 	n.key = key
-	n.parent.active.ReplaceOrInsert(seatOf(n))
+	n.parent.active.Insert(seatOf(n))
 	n.inParent = true
 }
 
 // rebuild recomputes n's active set from its kids (and, when deep, theirs first).
 func (t *Tree) rebuild(n *tnode, deep bool) {
-	n.active.Clear(true)
+	n.active.Clear()
 	for _, k := range n.kids {
 		k.inParent = false
 		if deep && k.Kind == KindQueue {
@@ -728,16 +742,12 @@ func (t *Tree) WalkSlots(fn func(slot int) bool) {
 // walk calls fn with the seat of every eligible job under queue q, in offer order,
 // until fn returns false; it reads the node of no job.
 func (t *Tree) walk(q *tnode, fn func(seat) bool) bool {
-	more := true
-	q.active.Ascend(func(c seat) bool {
+	return q.active.Ascend(func(c seat) bool {
 		if c.slot != seatQueue {
-			more = fn(c)
-		} else {
-			more = t.walk(c.n, fn)
+			return fn(c)
 		}
-		return more
+		return t.walk(c.n, fn)
 	})
-	return more
 }
 
 // Order is Walk as an iterator over job IDs, for use with range.
