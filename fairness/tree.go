@@ -48,11 +48,11 @@ type tnode struct {
 	Entry
 	parent   *tnode
 	inParent bool // held in parent.active
-	idx      int  // index in parent.kids
-	slot     int  // a job's slot (Slot), −1 for none
 	// firstOver lets the entity start a task over its max share while it has none
-	// running (FirstTaskOverMax).
+	// running (FirstTaskOverMax); beside inParent, in its padding.
 	firstOver bool
+	idx       int // index in parent.kids
+	slot      int // a job's slot (Slot), −1 for none
 	// queues only
 	policy Policy
 	kids   []*tnode
