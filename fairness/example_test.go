@@ -121,6 +121,22 @@ func ExampleTree_Admit() {
 	// fairness: queue "prod" share after allocation (max 0.8) = 0.85: over max share
 }
 
+// A queue capped at nine tenths of the cluster, to leave room for others, whose job
+// has one task larger than the cap: with FirstTaskOverMax it starts when the queue has
+// nothing else running, and the queue is held to its cap again while it runs.
+func ExampleFirstTaskOverMax() {
+	s := resource.MustSchema(resource.CPU)
+	tree, _ := fairness.NewTree(s, s.MustTuple(100))
+	_ = tree.AddQueue("", "batch", fairness.MaxShare(0.9), fairness.FirstTaskOverMax(true))
+	_ = tree.AddJob("batch", "train")
+	fmt.Println(tree.Admit("train", s.MustTuple(95)))
+	_ = tree.Allocate("train", s.MustTuple(95))
+	fmt.Println(tree.Admit("train", s.MustTuple(1)))
+	// Output:
+	// <nil>
+	// fairness: queue "batch" share after allocation (max 0.9) = 0.96: over max share
+}
+
 // Weighted hierarchical DRF: the tree re-orders itself as tasks start and finish.
 func ExampleTree_Next() {
 	s := resource.MustSchema(resource.CPU, resource.Memory)
