@@ -277,11 +277,12 @@ const FGMMaxShare = 0.9
 // leaves room that the arriving queue's tasks start in at once, as a YARN queue's
 // maximum capacity or a YuniKorn queue's max resources do for their neighbours. The
 // price is that a queue alone with work cannot use that room either. The value 0.9
-// is measured, not derived: over max shares of 0.75 to 1 on compare's four
-// environments (seeds 1–9, checked on seeds 10–18), 0.95 and above left FGM's
-// backlogged Jain index online in a dedicated cluster more than 1% below DRF's
-// (0.858 against 0.867 at 0.95, 0.839 at 1), and 0.8 and below cost up to 9% of the
-// offline cloud makespan; docs/results.md gives the figures. A max share also makes the
+// is measured, not derived (compare -max-share; docs/results.md, "FGM's queue cap"):
+// over max shares of 0.75 to 1 on compare's four environments, seeds 1–9, it is the
+// largest that keeps FGM's backlogged Jain index online in a dedicated cluster within
+// 1% of DRF's both over the nine seeds and over the table's three (0.95: 0.858 against
+// 0.867 over nine, 2.7% below over three; 1: 0.839), and it held on seeds 10–18; lower
+// caps finish the offline cloud workload 3–4% later over nine seeds. A max share also makes the
 // scheduler re-take the fairness order after every task it starts
 // (plugins.DelayScheduling), so that a heartbeat's tasks go by up-to-date shares rather
 // than one to every job of the poorest queue before the next queue is looked at.
