@@ -59,7 +59,8 @@ type bnode[I comparable, O order[I]] struct {
 // match them (a node's or rack's tree holds a parked entry and may get a pending one
 // alike to it): Insert puts x before the items alike to it, and Delete goes down
 // where x would go now, looking for x by == in each node it passes, so that it misses
-// an x that comes after an alike item held in an internal node above it. The zero I
+// an x that comes after an alike item held in an internal node above it (ltree.Delete,
+// the one tree that holds alike items, looks for such an x among them). The zero I
 // is no item: a tree never holds it, and Insert and Delete return it for a predecessor
 // or successor that is not there.
 type btree[I comparable, O order[I]] struct {

@@ -1,5 +1,7 @@
 package fairness
 
+import "slices"
+
 // located is one item of a node's or rack's index: the entry, after its job's sequence
 // number, so that the search for a job's first task (a pivot) compares within the
 // index's own memory and reads no entry.
@@ -20,6 +22,58 @@ const locatedDegree = 32
 // alike items: an entry parked (Park) stays, and an entry alike to it may come.
 type ltree[T any] struct {
 	btree[located[T], locatedOrder[T]]
+}
+
+// Delete takes x out of the tree and tells its neighbours in order, as btree.Delete.
+// The descent looks for x only on the way to where an item alike to x would go first,
+// so it misses an x that an alike item higher in the tree comes before (a parked entry
+// and one inserted alike to it, the only alike items a node's or rack's tree holds).
+// Then Delete takes the alike items out in order — the first of them is always on the
+// descent's way — and puts back all but x, each before the ones put back after it, so
+// that they keep their order: O(k log n) for k alike items, where a tree without them
+// pays nothing.
+func (t *ltree[T]) Delete(x located[T]) (held bool, pred, succ located[T]) {
+	if held, pred, succ = t.btree.Delete(x); held || x.e == nil {
+		return held, pred, succ
+	}
+	var run []located[T] // the items alike to x, in order
+	var c lcursor[T]
+	c.seekItem(t, x)
+	for y, ok := c.item(); ok && y.job == x.job && taskOrder(y.e, x.e) == 0; y, ok = c.item() {
+		run = append(run, y)
+		c.next()
+	}
+	at := slices.Index(run, x)
+	if at < 0 {
+		return false, pred, succ
+	}
+	for i, y := range run {
+		ok, p, s := t.btree.Delete(y)
+		if !ok { // not reached: the first alike item is on the descent's way
+			for k := i - 1; k >= 0; k-- {
+				t.btree.Insert(run[k])
+			}
+			return false, located[T]{}, located[T]{}
+		}
+		if i == 0 && at == 0 {
+			pred = p
+		}
+		if i == len(run)-1 && at == len(run)-1 {
+			succ = s
+		}
+	}
+	if at > 0 {
+		pred = run[at-1]
+	}
+	if at < len(run)-1 {
+		succ = run[at+1]
+	}
+	for i := len(run) - 1; i >= 0; i-- {
+		if i != at {
+			t.btree.Insert(run[i])
+		}
+	}
+	return true, pred, succ
 }
 
 // locatedOrder is the order of located items: by job, then by the task order of their
