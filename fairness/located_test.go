@@ -69,10 +69,11 @@ func TestLocatedTreeProperties(t *testing.T) {
 					if rng.IntN(8) == 0 { // an item the tree does not hold
 						x.e = &PendingEntry[struct{}]{ID: x.e.ID, Priority: x.e.Priority, Submitted: x.e.Submitted + 1}
 					}
-					i, found := slices.BinarySearchFunc(model, x, cmpLocated)
-					if at := slices.Index(model, x); at >= 0 {
-						i, found = at, true // among items alike to it, perhaps not the first
-					} else {
+					// x's index, among items alike to it perhaps not the first; else where
+					// it would go, before them.
+					i, found := slices.Index(model, x), true
+					if i < 0 {
+						i, _ = slices.BinarySearchFunc(model, x, cmpLocated)
 						found = false
 					}
 					var pred, succ located[struct{}]
