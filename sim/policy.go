@@ -286,8 +286,16 @@ const FGMMaxShare = 0.9
 // scheduler re-take the fairness order after every task it starts
 // (plugins.DelayScheduling), so that a heartbeat's tasks go by up-to-date shares rather
 // than one to every job of the poorest queue before the next queue is looked at.
-func FGMQueue(string, int) []fairness.Option {
-	return []fairness.Option{fairness.MaxShare(FGMMaxShare), fairness.FirstTaskOverMax(true)}
+func FGMQueue(queue string, queues int) []fairness.Option {
+	return FGMQueueAt(FGMMaxShare)(queue, queues)
+}
+
+// FGMQueueAt is FGMQueue with a max share of max in place of FGMMaxShare (0: none), for
+// a Policy's Queue: to run FGM with another cap (compare -max-share).
+func FGMQueueAt(max float64) func(queue string, queues int) []fairness.Option {
+	return func(string, int) []fairness.Option {
+		return []fairness.Option{fairness.MaxShare(max), fairness.FirstTaskOverMax(true)}
+	}
 }
 
 // FairPreRelease is Hadoop's Fair scheduler choosing tasks by the pre-release resource

@@ -114,7 +114,6 @@ import (
 	"github.com/finegrain/finegrain/examples/internal/cli"
 	"github.com/finegrain/finegrain/examples/internal/output"
 	"github.com/finegrain/finegrain/examples/internal/simrun"
-	"github.com/finegrain/finegrain/fairness"
 	"github.com/finegrain/finegrain/sim"
 	"github.com/finegrain/finegrain/sim/workload"
 )
@@ -343,17 +342,15 @@ func lineup(names string, maxShare float64) (tables, series []sim.Policy, err er
 // (sim.FGMQueue), so a cap above 1 still binds.
 const maxMaxShare = 100
 
-// capFGM returns ps with FGM's queues capped at maxShare (sim.FGMQueue's cap, which a
-// queue with nothing running may go over with one task), unless that is FGM's own.
+// capFGM returns ps with FGM's queues capped at maxShare (sim.FGMQueueAt), unless that
+// is FGM's own.
 func capFGM(ps []sim.Policy, maxShare float64) []sim.Policy {
 	if maxShare == sim.FGMMaxShare {
 		return ps
 	}
 	for i := range ps {
 		if ps[i].Name == sim.FGM().Name {
-			ps[i].Queue = func(string, int) []fairness.Option {
-				return []fairness.Option{fairness.MaxShare(maxShare), fairness.FirstTaskOverMax(true)}
-			}
+			ps[i].Queue = sim.FGMQueueAt(maxShare)
 		}
 	}
 	return ps
